@@ -1,0 +1,9 @@
+//! From engine source to [`EngineSurface`](crate::surface::EngineSurface).
+//!
+//! `extract` knows Python syntax (tree-sitter), not recipes and not git: it reads
+//! files through [`Tree`](crate::source::Tree).
+
+pub mod package;
+pub mod python;
+
+pub use package::Package;

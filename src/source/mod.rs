@@ -1,0 +1,147 @@
+//! Engine source access: a tree of files at one ref, read without a work tree.
+//!
+//! `source` knows git and directories, not Python. Everything above it sees a [`Tree`].
+
+mod dir;
+mod discover;
+mod git;
+mod mem;
+mod resolve;
+
+pub use dir::DirTree;
+pub use discover::{discover_package_root, Engine};
+pub use mem::MemTree;
+
+use std::path::PathBuf;
+
+/// Content id of a file: the git blob oid, or for plain directories a hash of
+/// the bytes. The fact cache keys on it.
+pub type BlobId = String;
+
+/// One file of a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Path inside the tree, `/`-separated, never containing `..`.
+    pub path: String,
+    pub id: BlobId,
+    pub size: u64,
+}
+
+/// A read-only snapshot of engine source at one ref.
+pub trait Tree: Send + Sync {
+    /// Every regular file (symlinks are not followed; they are not listed).
+    fn entries(&self) -> &[Entry];
+    /// Bytes of one file.
+    fn read(&self, path: &str) -> Result<Vec<u8>, SourceError>;
+    /// What this tree is, for messages: `sglang.git@v0.5.19 (3c1f2a…)`.
+    fn describe(&self) -> String;
+    /// Commit id when the tree comes from git.
+    fn commit(&self) -> Option<String> {
+        None
+    }
+
+    fn entry(&self, path: &str) -> Option<&Entry> {
+        let entries = self.entries();
+        entries
+            .binary_search_by(|e| e.path.as_str().cmp(path))
+            .ok()
+            .map(|i| &entries[i])
+    }
+    fn contains(&self, path: &str) -> bool {
+        self.entry(path).is_some()
+    }
+    /// Read a file as UTF-8 text; invalid bytes are an error naming the file.
+    fn read_text(&self, path: &str) -> Result<String, SourceError> {
+        let bytes = self.read(path)?;
+        String::from_utf8(bytes).map_err(|e| SourceError::NotUtf8 {
+            path: path.to_string(),
+            offset: e.utf8_error().valid_up_to(),
+        })
+    }
+}
+
+/// Rejects paths that could leave the tree: absolute, `..`, empty components.
+pub fn is_safe_tree_path(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains('\\')
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum SourceError {
+    #[error("cannot open engine repository {path}: {message}")]
+    #[diagnostic(
+        code(engine_audit::source::open),
+        help("pass a git clone (bare or with a work tree), a plain package directory, or an https:// URL")
+    )]
+    Open { path: PathBuf, message: String },
+
+    #[error("ref `{wanted}` not found in {repo}{}", nearest_hint(.nearest))]
+    #[diagnostic(
+        code(engine_audit::source::unknown_ref),
+        help("use a tag (v0.5.19), a bare version (0.5.19), a branch or a commit sha")
+    )]
+    UnknownRef {
+        repo: String,
+        wanted: String,
+        nearest: Vec<String>,
+    },
+
+    #[error("ref `{wanted}` is not in the cached clone of {url} and --offline forbids fetching it")]
+    #[diagnostic(
+        code(engine_audit::source::offline),
+        help("run once without --offline to fetch it, or pass a local clone that has the ref")
+    )]
+    OfflineMissing { url: String, wanted: String },
+
+    #[error("cannot fetch {url}: {message}")]
+    #[diagnostic(code(engine_audit::source::fetch), help("check the URL and the network, or pass a local clone"))]
+    Fetch { url: String, message: String },
+
+    #[error("{path}: not found in {tree}")]
+    #[diagnostic(code(engine_audit::source::missing_file))]
+    MissingFile { path: String, tree: String },
+
+    #[error("{path}: not valid UTF-8 (first bad byte at offset {offset})")]
+    #[diagnostic(
+        code(engine_audit::source::not_utf8),
+        help("the file is skipped; engine sources are expected to be UTF-8 Python")
+    )]
+    NotUtf8 { path: String, offset: usize },
+
+    #[error("{path}: unsafe path in tree (absolute or containing `..`), ignored")]
+    #[diagnostic(code(engine_audit::source::unsafe_path))]
+    UnsafePath { path: String },
+
+    #[error("git error in {repo}: {message}")]
+    #[diagnostic(
+        code(engine_audit::source::git),
+        help("the object may be missing (shallow clone) or corrupt; re-clone or fetch the ref")
+    )]
+    Git { repo: String, message: String },
+
+    #[error("cannot find the {engine} package in {tree}")]
+    #[diagnostic(
+        code(engine_audit::source::no_package),
+        help("looked for {looked_for}; pass --{engine}-root to name the package folder")
+    )]
+    NoPackage {
+        engine: String,
+        tree: String,
+        looked_for: String,
+    },
+
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+}
+
+fn nearest_hint(nearest: &[String]) -> String {
+    if nearest.is_empty() {
+        String::new()
+    } else {
+        format!("; nearest tags: {}", nearest.join(", "))
+    }
+}

@@ -1,0 +1,231 @@
+//! The extracted model of one engine release: what a deployment can depend on.
+//!
+//! This is the contract between `extract` (which fills it from source) and `check`
+//! (which compares it with recipes). The JSON form is documented in `docs/surface-schema.md`.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Where a fact was found: a path relative to the repository root and a 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Evidence {
+    pub path: String,
+    pub line: u32,
+}
+
+/// A value the static analysis either knows exactly or cannot know.
+///
+/// Serialises as the plain JSON value, or `{"dynamic": "<source text>"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Known<T> {
+    Dynamic { dynamic: String },
+    Value(T),
+}
+
+impl<T> Known<T> {
+    pub fn dynamic(text: impl Into<String>) -> Self {
+        Known::Dynamic {
+            dynamic: text.into(),
+        }
+    }
+    pub fn value(&self) -> Option<&T> {
+        match self {
+            Known::Value(v) => Some(v),
+            Known::Dynamic { .. } => None,
+        }
+    }
+    pub fn is_dynamic(&self) -> bool {
+        matches!(self, Known::Dynamic { .. })
+    }
+}
+
+/// A Python literal value as the engine writes it (defaults, choices, consts).
+pub type PyValue = serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlagDeprecationKind {
+    /// Forwards to another flag (`DeprecatedAliasStoreAction`, `DeprecatedStoreTrueAction`, ...).
+    Alias,
+    /// Accepted, warns, changes nothing.
+    Noop,
+    /// Still parsed, but errors out.
+    Removed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlagDeprecation {
+    pub kind: FlagDeprecationKind,
+    /// The flag to use instead, as the engine spells it (`--cuda-graph-max-bs-decode`).
+    pub replacement: Option<String>,
+    /// The upstream message, when the action carries one.
+    pub message: Option<String>,
+}
+
+/// One CLI option as the engine's argparse parser registers it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Flag {
+    /// Every option string, canonical first (`["--model-path", "--model"]`).
+    pub names: Vec<String>,
+    pub dest: String,
+    /// argparse action: `store`, `store_true`, `store_false`, `store_const`, `append`,
+    /// `count`, `BooleanOptionalAction`, or the engine's own class name.
+    pub action: String,
+    /// Name of the `type=` callable (`int`, `str`, `float`, `json_list_type`, ...).
+    #[serde(rename = "type")]
+    pub type_name: Option<String>,
+    /// `null`, an int, or `"?"`, `"*"`, `"+"`.
+    pub nargs: Option<PyValue>,
+    /// `None` = any value accepted.
+    pub choices: Option<Known<Vec<PyValue>>>,
+    pub default: Known<PyValue>,
+    #[serde(rename = "const", skip_serializing_if = "Option::is_none", default)]
+    pub const_value: Option<Known<PyValue>>,
+    #[serde(default)]
+    pub required: bool,
+    pub deprecated: Option<FlagDeprecation>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub help: Option<String>,
+    pub evidence: Evidence,
+}
+
+impl Flag {
+    pub fn canonical(&self) -> &str {
+        &self.names[0]
+    }
+    /// Whether the flag takes no value on the command line.
+    pub fn is_switch(&self) -> bool {
+        matches!(
+            self.action.as_str(),
+            "store_true" | "store_false" | "store_const" | "count" | "BooleanOptionalAction"
+        ) || self.nargs == Some(serde_json::json!(0))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EnvDeprecationKind {
+    /// Deprecated, its value forwarded to a replacement (possibly transformed).
+    Renamed,
+    /// Deprecated with no replacement: setting it does nothing (or warns).
+    Removed,
+    /// A second name read for the same field (`EnvBoolWithAlias`).
+    Alias,
+    /// Gone from the registry; still read only to log that it was removed.
+    Notice,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvDeprecation {
+    pub kind: EnvDeprecationKind,
+    pub replacement: Option<String>,
+    /// Name of the value transform (`_invert_bool`, `_ms_to_s`), if any.
+    pub transform: Option<String>,
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvVar {
+    pub name: String,
+    /// Registry field class (`EnvBool`, `EnvInt`, ...), or `read` for a plain
+    /// `os.environ` read outside the registry.
+    pub kind: String,
+    pub default: Known<PyValue>,
+    pub deprecated: Option<EnvDeprecation>,
+    pub evidence: Evidence,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Module {
+    /// Dotted name (`sglang.srt.server_args`).
+    pub name: String,
+    /// Path relative to the repository root.
+    pub path: String,
+    /// Top-level names the module defines or re-exports; `None` when not parsed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub symbols: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemberKind {
+    Field,
+    Method,
+    Property,
+    Attribute,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Member {
+    pub name: String,
+    pub kind: MemberKind,
+    /// Class that defines it (differs from the class itself when inherited).
+    pub defined_in: String,
+    pub evidence: Evidence,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassInfo {
+    pub name: String,
+    pub module: String,
+    pub bases: Vec<String>,
+    pub members: Vec<Member>,
+    pub evidence: Evidence,
+}
+
+/// A PEP 508 requirement from the engine's `pyproject.toml`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requirement {
+    pub name: String,
+    /// PEP 440 specifier set, empty for any version (`==0.5.18`, `>=1.0,<2`).
+    pub specifier: String,
+    /// `None` for `dependencies`, else the optional-dependencies group.
+    pub group: Option<String>,
+    pub raw: String,
+    pub evidence: Evidence,
+}
+
+/// A problem met while extracting; the rest of the extraction went on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtractWarning {
+    pub path: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EngineSurface {
+    /// `sglang` or `dynamo`.
+    pub engine: String,
+    /// The ref as the user named it.
+    #[serde(rename = "ref")]
+    pub ref_name: String,
+    pub commit: Option<String>,
+    /// The package version from `pyproject.toml` or `version.py`, if found.
+    pub version: Option<String>,
+    /// Package folder inside the repository (`python/sglang`).
+    pub package_root: String,
+    pub flags: Vec<Flag>,
+    pub env: Vec<EnvVar>,
+    /// Prefix rewrites the env registry applies (`SGL_` → `SGLANG_`).
+    pub env_prefix_rewrites: Vec<(String, String)>,
+    pub modules: Vec<Module>,
+    pub classes: BTreeMap<String, ClassInfo>,
+    pub requires: Vec<Requirement>,
+    pub warnings: Vec<ExtractWarning>,
+}
+
+impl EngineSurface {
+    pub fn flag(&self, option: &str) -> Option<&Flag> {
+        self.flags.iter().find(|f| f.names.iter().any(|n| n == option))
+    }
+    pub fn env_var(&self, name: &str) -> Option<&EnvVar> {
+        self.env.iter().find(|e| e.name == name)
+    }
+    pub fn module(&self, dotted: &str) -> Option<&Module> {
+        self.modules
+            .binary_search_by(|m| m.name.as_str().cmp(dotted))
+            .ok()
+            .map(|i| &self.modules[i])
+    }
+}
