@@ -1,4 +1,131 @@
-//! Command-line wiring.
-pub fn main() -> std::process::ExitCode {
-    std::process::ExitCode::SUCCESS
+//! Command-line interface: argument types and dispatch. Each subcommand's work
+//! lives in `cmd/`; this file only says what can be asked.
+
+use crate::cmd;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "engine-audit",
+    version,
+    about = "Before bumping SGLang or Dynamo: what in your deployment recipes will break, silently change, or crash."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Extract one engine release's surface: flags, env vars, modules, classes, pins.
+    Surface(SurfaceArgs),
+    /// The changelog a bump reviewer wants between two refs of one engine.
+    Diff(DiffArgs),
+    /// Build small engine repos and recipes from the bundled fixtures and audit them.
+    Demo(DemoArgs),
+}
+
+/// Where engine source comes from.
+#[derive(Args, Debug, Clone, Default)]
+pub struct EngineSources {
+    /// SGLang source: a git clone (bare or not), a plain package folder, or a URL.
+    #[arg(long, value_name = "PATH|URL")]
+    pub sglang: Option<String>,
+    /// Dynamo source: a git clone (bare or not), a plain package folder, or a URL.
+    #[arg(long, value_name = "PATH|URL")]
+    pub dynamo: Option<String>,
+    /// Package folder of SGLang inside its tree (default: python/sglang or sglang).
+    #[arg(long, value_name = "DIR")]
+    pub sglang_root: Option<String>,
+    /// Package folder of Dynamo inside its tree (default: components/src/dynamo or dynamo).
+    #[arg(long, value_name = "DIR")]
+    pub dynamo_root: Option<String>,
+    /// Never touch the network; a ref missing from a cached clone is an error.
+    #[arg(long)]
+    pub offline: bool,
+    /// Where URL clones are cached (default: $XDG_CACHE_HOME/engine-audit/repos).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineName {
+    Sglang,
+    Dynamo,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SurfaceFormat {
+    Json,
+    Text,
+}
+
+#[derive(Args, Debug)]
+pub struct SurfaceArgs {
+    #[command(flatten)]
+    pub sources: EngineSources,
+    /// Which engine to extract (default: the one whose source is given).
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineName>,
+    /// The ref to read: tag, bare version, branch or sha (ignored for plain folders).
+    #[arg(long, value_name = "REF")]
+    pub at: Option<String>,
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: SurfaceFormat,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffFormat {
+    Text,
+    Markdown,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    #[command(flatten)]
+    pub sources: EngineSources,
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineName>,
+    /// The ref deployed today.
+    #[arg(long, value_name = "REF")]
+    pub from: String,
+    /// The ref to bump to.
+    #[arg(long, value_name = "REF")]
+    pub to: String,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: DiffFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Keep the generated repos and recipes in this folder instead of a temporary one.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
+}
+
+/// Parse arguments, run, and map the outcome to the documented exit codes:
+/// 0 clean, 1 findings at/above `--fail-on`, 2 bad input or usage.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    let result = match cli.command {
+        Command::Surface(args) => cmd::surface::run(args),
+        Command::Diff(args) => cmd::diff::run(args),
+        Command::Demo(args) => cmd::demo::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(report) => {
+            eprintln!("{report:?}");
+            ExitCode::from(2)
+        }
+    }
 }

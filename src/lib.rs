@@ -5,6 +5,10 @@
 //! `surface` (the model of one release) → `check` (findings) → `report`.
 
 pub mod cli;
+pub mod cmd;
+pub mod demo;
+pub mod embedded;
 pub mod extract;
 pub mod source;
 pub mod surface;
+pub mod surface_diff;

@@ -3,7 +3,9 @@
 //! `extract` knows Python syntax (tree-sitter), not recipes and not git: it reads
 //! files through [`Tree`](crate::source::Tree).
 
+pub mod assemble;
 pub mod package;
 pub mod python;
 
+pub use assemble::extract_surface;
 pub use package::Package;

@@ -1,2 +1,355 @@
-//! Engine repositories through libgit2: open, clone into a cache, resolve refs,
-//! read trees at a commit without writing a work tree.
+//! Engine repositories through libgit2: open a clone, or clone a URL into a bare
+//! cache; resolve refs; read the tree at a commit without writing a work tree.
+//!
+//! libgit2 runs no hooks and fetches no submodules, so nothing from the audited
+//! repository is executed by opening or fetching it.
+
+use super::resolve::{candidate_refs, looks_like_sha, nearest_tags, ResolvedRef};
+use super::{is_safe_tree_path, Entry, SourceError, Tree};
+use git2::{ObjectType, Oid, Repository};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    /// Never touch the network: a ref missing from a cached clone is an error.
+    pub offline: bool,
+    /// Where URL clones are cached; default `$XDG_CACHE_HOME/engine-audit/repos`.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// A git repository holding engine source.
+pub struct EngineRepo {
+    repo: Repository,
+    /// What the user passed (path or URL), for messages.
+    pub spec: String,
+    /// Set when the repo is a cache of a remote URL that may be fetched.
+    url: Option<String>,
+    offline: bool,
+}
+
+pub fn is_url(spec: &str) -> bool {
+    spec.contains("://") || (spec.starts_with("git@") && spec.contains(':'))
+}
+
+/// `$XDG_CACHE_HOME/engine-audit`, falling back to `~/.cache/engine-audit`.
+pub fn default_cache_root() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("engine-audit")
+}
+
+fn url_cache_dir(cache_dir: &Path, url: &str) -> PathBuf {
+    let digest = Sha256::digest(url.trim_end_matches('/').as_bytes());
+    let hex: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+    cache_dir.join(hex)
+}
+
+fn git_err(repo: &str, e: git2::Error) -> SourceError {
+    SourceError::Git {
+        repo: repo.to_string(),
+        message: e.message().to_string(),
+    }
+}
+
+impl EngineRepo {
+    /// Open a local clone (bare or with a work tree) or a URL's cached bare clone.
+    pub fn open(spec: &str, opts: &OpenOptions) -> Result<EngineRepo, SourceError> {
+        if is_url(spec) {
+            return Self::open_url(spec, opts);
+        }
+        let path = Path::new(spec);
+        // NO_SEARCH: the path itself must be the repo, never a parent folder's.
+        let repo = Repository::open_ext(
+            path,
+            git2::RepositoryOpenFlags::NO_SEARCH,
+            std::iter::empty::<&std::ffi::OsStr>(),
+        )
+        .map_err(|e| SourceError::Open {
+            path: path.to_path_buf(),
+            message: e.message().to_string(),
+        })?;
+        Ok(EngineRepo {
+            repo,
+            spec: spec.to_string(),
+            url: None,
+            offline: opts.offline,
+        })
+    }
+
+    fn open_url(url: &str, opts: &OpenOptions) -> Result<EngineRepo, SourceError> {
+        let cache_dir = opts
+            .cache_dir
+            .clone()
+            .unwrap_or_else(|| default_cache_root().join("repos"));
+        let dir = url_cache_dir(&cache_dir, url);
+        let repo = if dir.join("HEAD").exists() {
+            Repository::open_bare(&dir).map_err(|e| SourceError::Open {
+                path: dir.clone(),
+                message: e.message().to_string(),
+            })?
+        } else {
+            if opts.offline {
+                return Err(SourceError::OfflineMissing {
+                    url: url.to_string(),
+                    wanted: "(no cached clone yet)".into(),
+                });
+            }
+            std::fs::create_dir_all(&cache_dir).map_err(|e| SourceError::Io {
+                path: cache_dir.display().to_string(),
+                message: e.to_string(),
+            })?;
+            // Build beside the final folder and rename, so a half-done clone is never reused.
+            let tmp = tempfile::Builder::new()
+                .prefix(".clone-")
+                .tempdir_in(&cache_dir)
+                .map_err(|e| SourceError::Io {
+                    path: cache_dir.display().to_string(),
+                    message: e.to_string(),
+                })?;
+            let repo = Repository::init_bare(tmp.path()).map_err(|e| git_err(url, e))?;
+            repo.remote("origin", url).map_err(|e| git_err(url, e))?;
+            fetch_all(&repo, url)?;
+            drop(repo);
+            let staged = tmp.keep();
+            if std::fs::rename(&staged, &dir).is_err() {
+                // Another process won the race: use its clone.
+                let _ = std::fs::remove_dir_all(&staged);
+            }
+            Repository::open_bare(&dir).map_err(|e| SourceError::Open {
+                path: dir.clone(),
+                message: e.message().to_string(),
+            })?
+        };
+        Ok(EngineRepo {
+            repo,
+            spec: url.to_string(),
+            url: Some(url.to_string()),
+            offline: opts.offline,
+        })
+    }
+
+    /// Resolve a tag (lightweight or annotated), bare version, branch or sha to a commit.
+    /// A cached URL clone that lacks the ref fetches once (unless offline).
+    pub fn resolve(&self, wanted: &str) -> Result<ResolvedRef, SourceError> {
+        if let Some(found) = self.resolve_local(wanted)? {
+            return Ok(found);
+        }
+        if let Some(url) = &self.url {
+            if self.offline {
+                return Err(SourceError::OfflineMissing {
+                    url: url.clone(),
+                    wanted: wanted.to_string(),
+                });
+            }
+            fetch_all(&self.repo, url)?;
+            if let Some(found) = self.resolve_local(wanted)? {
+                return Ok(found);
+            }
+        }
+        Err(SourceError::UnknownRef {
+            repo: self.spec.clone(),
+            wanted: wanted.to_string(),
+            nearest: nearest_tags(wanted, &self.tags(), 5),
+        })
+    }
+
+    fn resolve_local(&self, wanted: &str) -> Result<Option<ResolvedRef>, SourceError> {
+        for name in candidate_refs(wanted) {
+            if let Ok(reference) = self.repo.find_reference(&name) {
+                let commit = reference
+                    .peel_to_commit()
+                    .map_err(|e| git_err(&self.spec, e))?;
+                return Ok(Some(ResolvedRef {
+                    wanted: wanted.to_string(),
+                    matched: name,
+                    commit: commit.id().to_string(),
+                }));
+            }
+        }
+        if looks_like_sha(wanted) {
+            if let Ok(obj) = self.repo.revparse_single(wanted) {
+                if let Ok(commit) = obj.peel_to_commit() {
+                    return Ok(Some(ResolvedRef {
+                        wanted: wanted.to_string(),
+                        matched: commit.id().to_string(),
+                        commit: commit.id().to_string(),
+                    }));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Every tag name, sorted.
+    pub fn tags(&self) -> Vec<String> {
+        let mut tags: Vec<String> = self
+            .repo
+            .tag_names(None)
+            .map(|names| names.iter().flatten().flatten().map(|n| n.to_string()).collect())
+            .unwrap_or_default();
+        tags.sort();
+        tags
+    }
+
+    /// The newest commit reachable from `branch` (default: HEAD) committed at or
+    /// before `unix_time`: how a nightly wheel's date maps to source.
+    pub fn last_commit_at_or_before(
+        &self,
+        branch: Option<&str>,
+        unix_time: i64,
+    ) -> Result<Option<String>, SourceError> {
+        let start = match branch {
+            Some(b) => self.resolve(b)?.commit,
+            None => self.default_branch_commit()?,
+        };
+        let mut walk = self.repo.revwalk().map_err(|e| git_err(&self.spec, e))?;
+        walk.push(Oid::from_str(&start).map_err(|e| git_err(&self.spec, e))?)
+            .map_err(|e| git_err(&self.spec, e))?;
+        walk.simplify_first_parent().map_err(|e| git_err(&self.spec, e))?;
+        for oid in walk {
+            let oid = oid.map_err(|e| git_err(&self.spec, e))?;
+            let commit = self.repo.find_commit(oid).map_err(|e| git_err(&self.spec, e))?;
+            if commit.time().seconds() <= unix_time {
+                return Ok(Some(oid.to_string()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The commit HEAD points at (or the default branch's tip).
+    pub fn resolve_head(&self) -> Result<String, SourceError> {
+        self.default_branch_commit()
+    }
+
+    /// Tip of the default branch: HEAD when it resolves, else the usual main-line
+    /// names (a bare cache's HEAD may name a branch the remote does not have).
+    fn default_branch_commit(&self) -> Result<String, SourceError> {
+        if let Ok(commit) = self.repo.head().and_then(|h| h.peel_to_commit()) {
+            return Ok(commit.id().to_string());
+        }
+        for name in ["refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master", "refs/heads/main", "refs/heads/master"] {
+            if let Ok(commit) = self.repo.find_reference(name).and_then(|r| r.peel_to_commit()) {
+                return Ok(commit.id().to_string());
+            }
+        }
+        Err(SourceError::UnknownRef {
+            repo: self.spec.clone(),
+            wanted: "(default branch)".into(),
+            nearest: Vec::new(),
+        })
+    }
+
+    /// The file tree at a resolved commit.
+    pub fn tree_at(&self, resolved: &ResolvedRef) -> Result<GitTree, SourceError> {
+        let oid = Oid::from_str(&resolved.commit).map_err(|e| git_err(&self.spec, e))?;
+        let commit = self.repo.find_commit(oid).map_err(|e| git_err(&self.spec, e))?;
+        let tree = commit.tree().map_err(|e| git_err(&self.spec, e))?;
+        let mut entries = Vec::new();
+        let mut unsafe_paths = Vec::new();
+        tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            // Only regular and executable blobs: symlinks (0o120000) are never
+            // followed, submodules (commits) are never fetched.
+            let mode = entry.filemode();
+            if entry.kind() != Some(ObjectType::Blob) || (mode != 0o100644 && mode != 0o100755) {
+                return git2::TreeWalkResult::Ok;
+            }
+            let Ok(name) = entry.name() else {
+                return git2::TreeWalkResult::Ok;
+            };
+            let path = format!("{dir}{name}");
+            if !is_safe_tree_path(&path) {
+                unsafe_paths.push(path);
+                return git2::TreeWalkResult::Ok;
+            }
+            entries.push(Entry {
+                path,
+                id: entry.id().to_string(),
+                size: 0,
+            });
+            git2::TreeWalkResult::Ok
+        })
+        .map_err(|e| git_err(&self.spec, e))?;
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        let path = self.repo.path().to_path_buf();
+        Ok(GitTree {
+            repo: Mutex::new(Repository::open(&path).map_err(|e| git_err(&self.spec, e))?),
+            name: format!("{}@{}", display_name(&self.spec), resolved.wanted),
+            commit: resolved.commit.clone(),
+            entries,
+            unsafe_paths,
+        })
+    }
+}
+
+fn display_name(spec: &str) -> String {
+    spec.trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(spec)
+        .to_string()
+}
+
+/// Fetch every tag and branch. Hooks never run (libgit2 has none) and submodules
+/// are not followed.
+fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
+    let mut remote = repo
+        .find_remote("origin")
+        .or_else(|_| repo.remote_anonymous(url))
+        .map_err(|e| git_err(url, e))?;
+    let mut fo = git2::FetchOptions::new();
+    fo.download_tags(git2::AutotagOption::All);
+    remote
+        .fetch(
+            &["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"],
+            Some(&mut fo),
+            None,
+        )
+        .map_err(|e| SourceError::Fetch {
+            url: url.to_string(),
+            message: e.message().to_string(),
+        })
+}
+
+/// The tree of one commit, read blob by blob from the object database.
+pub struct GitTree {
+    // git2::Repository is Send but not Sync; reads are short, so one lock suffices.
+    repo: Mutex<Repository>,
+    name: String,
+    commit: String,
+    entries: Vec<Entry>,
+    /// Paths that were skipped because they could leave the tree.
+    pub unsafe_paths: Vec<String>,
+}
+
+impl Tree for GitTree {
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn read(&self, path: &str) -> Result<Vec<u8>, SourceError> {
+        let entry = self.entry(path).ok_or_else(|| SourceError::MissingFile {
+            path: path.to_string(),
+            tree: self.name.clone(),
+        })?;
+        let oid = Oid::from_str(&entry.id).map_err(|e| git_err(&self.name, e))?;
+        let repo = self.repo.lock().unwrap_or_else(|p| p.into_inner());
+        let blob = repo.find_blob(oid).map_err(|e| SourceError::Git {
+            repo: self.name.clone(),
+            message: format!("{path}: {}", e.message()),
+        })?;
+        Ok(blob.content().to_vec())
+    }
+
+    fn describe(&self) -> String {
+        format!("{} ({})", self.name, &self.commit[..12.min(self.commit.len())])
+    }
+
+    fn commit(&self) -> Option<String> {
+        Some(self.commit.clone())
+    }
+}

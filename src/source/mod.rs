@@ -10,6 +10,8 @@ mod resolve;
 
 pub use dir::DirTree;
 pub use discover::{discover_package_root, Engine};
+pub use git::{default_cache_root, is_url, EngineRepo, GitTree, OpenOptions};
+pub use resolve::{parse_version_ref, ResolvedRef};
 pub use mem::MemTree;
 
 use std::path::PathBuf;

@@ -1,1 +1,105 @@
-//! Turning what a user or recipe names (a tag, a version, a sha) into a ref.
+//! Turning what a user or recipe names (a tag, a bare version, a branch, a sha) into
+//! candidate ref names, and picking the nearest tags for an error message.
+
+/// A ref resolved to a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedRef {
+    /// What the user asked for.
+    pub wanted: String,
+    /// The full ref name it matched (`refs/tags/v0.5.19`), or the sha itself.
+    pub matched: String,
+    pub commit: String,
+}
+
+/// Full ref names to try for `wanted`, most specific first. A bare version
+/// (`0.5.19`) also tries the `v`-prefixed tag, as engines tag `v0.5.19`.
+pub fn candidate_refs(wanted: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if wanted.starts_with("refs/") {
+        out.push(wanted.to_string());
+        return out;
+    }
+    out.push(format!("refs/tags/{wanted}"));
+    if parse_version_ref(wanted).is_some() && !wanted.starts_with('v') {
+        out.push(format!("refs/tags/v{wanted}"));
+    }
+    out.push(format!("refs/heads/{wanted}"));
+    out.push(format!("refs/remotes/origin/{wanted}"));
+    out
+}
+
+/// A PEP 440 version named by a ref (`v0.5.12.post1` → `0.5.12.post1`), if it is one.
+pub fn parse_version_ref(name: &str) -> Option<pep440_rs::Version> {
+    let bare = name.strip_prefix("refs/tags/").unwrap_or(name);
+    let bare = bare.strip_prefix('v').unwrap_or(bare);
+    // Only digits-first strings: PEP 440 also accepts things like `main` as nothing,
+    // but it would accept a bare number like `1` too, which is fine as a version.
+    if !bare.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    bare.parse().ok()
+}
+
+/// Whether `s` can be a (possibly abbreviated) commit id.
+pub fn looks_like_sha(s: &str) -> bool {
+    (4..=40).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// The tags closest to `wanted`: same version family first, then by spelling.
+pub fn nearest_tags(wanted: &str, tags: &[String], limit: usize) -> Vec<String> {
+    let wanted_bare = wanted.trim_start_matches('v');
+    let mut scored: Vec<(usize, f32, &String)> = tags
+        .iter()
+        .map(|t| {
+            let bare = t.trim_start_matches('v');
+            let prefix = common_prefix(wanted_bare, bare);
+            let ratio = similar::TextDiff::from_chars(wanted_bare, bare).ratio();
+            (prefix, ratio, t)
+        })
+        .filter(|(prefix, ratio, _)| *prefix > 0 || *ratio > 0.5)
+        .collect();
+    scored.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal))
+            .then(a.2.cmp(b.2))
+    });
+    scored.into_iter().take(limit).map(|(_, _, t)| t.clone()).collect()
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_versions_also_try_the_v_tag() {
+        assert_eq!(
+            candidate_refs("0.5.19"),
+            ["refs/tags/0.5.19", "refs/tags/v0.5.19", "refs/heads/0.5.19", "refs/remotes/origin/0.5.19"]
+        );
+        assert_eq!(candidate_refs("main")[0], "refs/tags/main");
+        assert!(!candidate_refs("main").contains(&"refs/tags/vmain".to_string()));
+    }
+
+    #[test]
+    fn versions_are_pep440() {
+        assert_eq!(parse_version_ref("v0.5.12.post1").unwrap().to_string(), "0.5.12.post1");
+        assert_eq!(parse_version_ref("1.5.0.dev20260910").unwrap().to_string(), "1.5.0.dev20260910");
+        assert!(parse_version_ref("main").is_none());
+    }
+
+    #[test]
+    fn nearest_tags_prefer_the_same_version_family() {
+        let tags: Vec<String> = ["v0.5.12.post1", "v0.5.16", "v0.5.19", "v0.5.23", "v1.5.0"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let near = nearest_tags("v0.5.18", &tags, 3);
+        assert_eq!(near[0], "v0.5.16");
+        assert!(near.contains(&"v0.5.19".to_string()));
+        assert!(!near.contains(&"v1.5.0".to_string()));
+    }
+}

@@ -1,0 +1,43 @@
+//! Embeds the demo fixtures and the shipped rules in the binary, so `engine-audit
+//! demo` and the built-in rules work wherever the binary is copied.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+fn files_below(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&dir) else { continue };
+        for entry in read.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push(path),
+                Ok(t) if t.is_file() => out.push(path),
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn embed(name: &str, root: &Path, code: &mut String) {
+    println!("cargo:rerun-if-changed={}", root.display());
+    let _ = writeln!(code, "pub static {name}: &[(&str, &[u8])] = &[");
+    for file in files_below(root) {
+        let rel = file.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+        let abs = file.canonicalize().unwrap();
+        let _ = writeln!(code, "    ({rel:?}, include_bytes!({:?})),", abs.display().to_string());
+    }
+    let _ = writeln!(code, "];");
+}
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let mut code = String::new();
+    embed("DEMO_FILES", &manifest.join("fixtures/demo"), &mut code);
+    embed("RULE_FILES", &manifest.join("rules"), &mut code);
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("embedded.rs");
+    std::fs::write(out, code).unwrap();
+}

@@ -1,0 +1,7 @@
+//! One module per subcommand: read inputs, call the pipeline, print.
+
+pub mod demo;
+pub mod diff;
+pub mod engines;
+pub mod output;
+pub mod surface;

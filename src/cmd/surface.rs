@@ -1,0 +1,47 @@
+//! `engine-audit surface`: one release's extracted surface.
+
+use super::engines::{open_package_tree, pick_engine};
+use super::output::{emit, emit_json};
+use crate::cli::{SurfaceArgs, SurfaceFormat};
+use crate::extract::extract_surface;
+use crate::surface::EngineSurface;
+use std::process::ExitCode;
+
+pub fn run(args: SurfaceArgs) -> miette::Result<ExitCode> {
+    let (engine, spec, root) = pick_engine(args.engine, &args.sources)?;
+    let (tree, ref_name, package_root) =
+        open_package_tree(engine, &spec, root.as_deref(), args.at.as_deref(), &args.sources)?;
+    let surface = extract_surface(tree.as_ref(), engine, &package_root, &ref_name);
+    match args.format {
+        SurfaceFormat::Json => emit_json(&surface)?,
+        SurfaceFormat::Text => emit(&render_text(&surface)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_text(s: &EngineSurface) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} @ {} ({}) version {}",
+        s.engine,
+        s.ref_name,
+        s.commit.as_deref().unwrap_or("no commit"),
+        s.version.as_deref().unwrap_or("unknown")
+    );
+    let _ = writeln!(out, "package root: {}", s.package_root);
+    let _ = writeln!(out, "{} flags, {} env vars, {} modules, {} classes, {} requirements", s.flags.len(), s.env.len(), s.modules.len(), s.classes.len(), s.requires.len());
+    for f in &s.flags {
+        let dep = f.deprecated.as_ref().map(|d| format!("  [deprecated {:?} -> {}]", d.kind, d.replacement.as_deref().unwrap_or("-"))).unwrap_or_default();
+        let _ = writeln!(out, "  {} (dest {}, {}){dep}", f.names.join(", "), f.dest, f.action);
+    }
+    for e in &s.env {
+        let dep = e.deprecated.as_ref().map(|d| format!("  [{:?} -> {}]", d.kind, d.replacement.as_deref().unwrap_or("-"))).unwrap_or_default();
+        let _ = writeln!(out, "  ${} ({}){dep}", e.name, e.kind);
+    }
+    for w in &s.warnings {
+        let _ = writeln!(out, "warning: {}: {}", w.path, w.message);
+    }
+    out
+}

@@ -1,0 +1,48 @@
+//! Plain-directory sources (unpacked wheels, site-packages) and package discovery.
+
+use engine_audit::source::{discover_package_root, DirTree, Engine, SourceError, Tree};
+use std::fs;
+
+#[test]
+fn discovers_both_layouts_and_the_override() {
+    let wheel = tempfile::tempdir().unwrap();
+    fs::create_dir_all(wheel.path().join("sglang/srt")).unwrap();
+    fs::write(wheel.path().join("sglang/__init__.py"), "").unwrap();
+    fs::write(wheel.path().join("sglang/srt/environ.py"), "").unwrap();
+    let tree = DirTree::open(wheel.path()).unwrap();
+    assert_eq!(discover_package_root(&tree, Engine::Sglang, None).unwrap(), "sglang");
+
+    let upstream = tempfile::tempdir().unwrap();
+    // Dynamo's package is a namespace package: no __init__.py at its root.
+    fs::create_dir_all(upstream.path().join("components/src/dynamo/sglang")).unwrap();
+    fs::write(upstream.path().join("components/src/dynamo/sglang/args.py"), "").unwrap();
+    let tree = DirTree::open(upstream.path()).unwrap();
+    assert_eq!(discover_package_root(&tree, Engine::Dynamo, None).unwrap(), "components/src/dynamo");
+    assert_eq!(
+        discover_package_root(&tree, Engine::Dynamo, Some("components/src/dynamo/sglang/")).unwrap(),
+        "components/src/dynamo/sglang"
+    );
+    match discover_package_root(&tree, Engine::Sglang, None) {
+        Err(SourceError::NoPackage { looked_for, .. }) => assert_eq!(looked_for, "python/sglang, sglang"),
+        other => panic!("expected NoPackage, got {other:?}"),
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_are_not_followed_and_paths_cannot_escape() {
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("secret.py"), "TOKEN = 1\n").unwrap();
+    let root = tempfile::tempdir().unwrap();
+    fs::create_dir_all(root.path().join("sglang")).unwrap();
+    fs::write(root.path().join("sglang/__init__.py"), "").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.py"), root.path().join("sglang/linked.py")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.path().join("sglang/linked_dir")).unwrap();
+
+    let tree = DirTree::open(root.path()).unwrap();
+    let paths: Vec<_> = tree.entries().iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(paths, ["sglang/__init__.py"]);
+    assert!(matches!(tree.read("sglang/../../secret.py"), Err(SourceError::UnsafePath { .. })));
+    assert!(matches!(tree.read("/etc/passwd"), Err(SourceError::UnsafePath { .. })));
+    assert!(matches!(tree.read("sglang/linked.py"), Err(SourceError::MissingFile { .. })));
+}

@@ -1,0 +1,151 @@
+//! The git source on repositories built here with git2: every kind of ref, the
+//! URL cache, offline mode, and what a tree exposes.
+
+use engine_audit::source::{discover_package_root, EngineRepo, Engine, OpenOptions, SourceError, Tree};
+use git2::{Repository, Signature, Time};
+use std::path::Path;
+
+/// A repo with two commits on `main`: v0.1.0 (lightweight) and v0.2.0 (annotated),
+/// a `feature` branch, and files in the upstream SGLang layout.
+fn build_repo(dir: &Path) -> (Repository, String, String) {
+    let repo = Repository::init(dir).unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    let sig = Signature::new("t", "t@localhost", &Time::new(1_700_000_000, 0)).unwrap();
+    let first = commit(&repo, &sig, &[("python/sglang/__init__.py", "V = 1\n"), ("python/sglang/srt/server_args.py", "X = 1\n")], None, 1_700_000_000);
+    repo.tag_lightweight("v0.1.0", &repo.find_object(first, None).unwrap(), false).unwrap();
+    let second = commit(&repo, &sig, &[("python/sglang/__init__.py", "V = 2\n"), ("python/sglang/srt/environ.py", "Y = 2\n")], Some(first), 1_700_086_400);
+    repo.tag("v0.2.0", &repo.find_object(second, None).unwrap(), &sig, "release 0.2.0", false).unwrap();
+    repo.branch("feature", &repo.find_commit(first).unwrap(), false).unwrap();
+    (repo, first.to_string(), second.to_string())
+}
+
+fn commit(repo: &Repository, _sig: &Signature, files: &[(&str, &str)], parent: Option<git2::Oid>, time: i64) -> git2::Oid {
+    let sig = Signature::new("t", "t@localhost", &Time::new(time, 0)).unwrap();
+    let mut index = repo.index().unwrap();
+    for (path, text) in files {
+        let oid = repo.blob(text.as_bytes()).unwrap();
+        let entry = git2::IndexEntry {
+            ctime: git2::IndexTime::new(0, 0),
+            mtime: git2::IndexTime::new(0, 0),
+            dev: 0,
+            ino: 0,
+            mode: 0o100644,
+            uid: 0,
+            gid: 0,
+            file_size: text.len() as u32,
+            id: oid,
+            flags: path.len() as u16,
+            flags_extended: 0,
+            path: path.as_bytes().to_vec(),
+        };
+        index.add(&entry).unwrap();
+    }
+    let tree_id = index.write_tree().unwrap();
+    let tree = repo.find_tree(tree_id).unwrap();
+    let parents: Vec<git2::Commit> = parent.into_iter().map(|p| repo.find_commit(p).unwrap()).collect();
+    let refs: Vec<&git2::Commit> = parents.iter().collect();
+    repo.commit(Some("refs/heads/main"), &sig, &sig, "c", &tree, &refs).unwrap()
+}
+
+#[test]
+fn resolves_every_kind_of_ref() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_repo, first, second) = build_repo(dir.path());
+    let repo = EngineRepo::open(dir.path().to_str().unwrap(), &OpenOptions::default()).unwrap();
+
+    assert_eq!(repo.resolve("v0.1.0").unwrap().commit, first, "lightweight tag");
+    assert_eq!(repo.resolve("v0.2.0").unwrap().commit, second, "annotated tag peels to its commit");
+    assert_eq!(repo.resolve("0.2.0").unwrap().matched, "refs/tags/v0.2.0", "bare version finds the v tag");
+    assert_eq!(repo.resolve("feature").unwrap().commit, first, "branch");
+    assert_eq!(repo.resolve("main").unwrap().commit, second, "default branch");
+    assert_eq!(repo.resolve(&second).unwrap().commit, second, "full sha");
+    assert_eq!(repo.resolve(&first[..8]).unwrap().commit, first, "short sha");
+}
+
+#[test]
+fn an_unknown_ref_lists_the_nearest_tags() {
+    let dir = tempfile::tempdir().unwrap();
+    build_repo(dir.path());
+    let repo = EngineRepo::open(dir.path().to_str().unwrap(), &OpenOptions::default()).unwrap();
+    match repo.resolve("v0.1.9") {
+        Err(SourceError::UnknownRef { wanted, nearest, .. }) => {
+            assert_eq!(wanted, "v0.1.9");
+            assert_eq!(nearest[0], "v0.1.0");
+            let message = SourceError::UnknownRef { repo: "r".into(), wanted, nearest }.to_string();
+            assert!(message.contains("nearest tags: v0.1.0"), "{message}");
+        }
+        other => panic!("expected UnknownRef, got {:?}", other.map(|r| r.commit)),
+    }
+}
+
+#[test]
+fn reads_a_tree_at_a_commit_without_a_work_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    build_repo(dir.path());
+    // A bare repo has no work tree at all: everything comes from objects.
+    let bare = tempfile::tempdir().unwrap();
+    Repository::clone(dir.path().to_str().unwrap(), bare.path()).unwrap();
+    let bare_path = bare.path().join(".git");
+    let repo = EngineRepo::open(bare_path.to_str().unwrap(), &OpenOptions::default()).unwrap();
+    let tree = repo.tree_at(&repo.resolve("v0.1.0").unwrap()).unwrap();
+    let paths: Vec<_> = tree.entries().iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(paths, ["python/sglang/__init__.py", "python/sglang/srt/server_args.py"]);
+    assert_eq!(tree.read_text("python/sglang/__init__.py").unwrap(), "V = 1\n");
+    // The blob id is git's: the cache keys on it.
+    let id = &tree.entry("python/sglang/__init__.py").unwrap().id;
+    assert_eq!(id, &git2::Oid::hash_object(git2::ObjectType::Blob, b"V = 1\n").unwrap().to_string());
+    assert_eq!(discover_package_root(&tree, Engine::Sglang, None).unwrap(), "python/sglang");
+    assert!(matches!(tree.read("python/sglang/srt/environ.py"), Err(SourceError::MissingFile { .. })));
+}
+
+#[test]
+fn clones_a_url_into_the_cache_and_reuses_it_offline() {
+    let upstream = tempfile::tempdir().unwrap();
+    let (repo, _, second) = build_repo(upstream.path());
+    let cache = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", upstream.path().display());
+    let opts = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) };
+
+    let cloned = EngineRepo::open(&url, &opts).unwrap();
+    assert_eq!(cloned.resolve("v0.2.0").unwrap().commit, second);
+    let cached: Vec<_> = std::fs::read_dir(cache.path()).unwrap().flatten().collect();
+    assert_eq!(cached.len(), 1, "one bare clone per URL");
+    assert!(cached[0].path().join("HEAD").exists());
+    assert!(!cached[0].path().join("python").exists(), "no work tree is written");
+
+    // Offline: the cached clone answers known refs, and names the missing one.
+    let offline = OpenOptions { offline: true, ..opts.clone() };
+    let again = EngineRepo::open(&url, &offline).unwrap();
+    assert_eq!(again.resolve("0.2.0").unwrap().commit, second);
+    let sig = Signature::new("t", "t@localhost", &Time::new(1_700_200_000, 0)).unwrap();
+    let head = repo.head().unwrap().peel_to_commit().unwrap().id();
+    let third = commit(&repo, &sig, &[("python/sglang/__init__.py", "V = 3\n")], Some(head), 1_700_200_000);
+    repo.tag_lightweight("v0.3.0", &repo.find_object(third, None).unwrap(), false).unwrap();
+    match again.resolve("v0.3.0") {
+        Err(SourceError::OfflineMissing { wanted, .. }) => assert_eq!(wanted, "v0.3.0"),
+        other => panic!("expected OfflineMissing, got {:?}", other.map(|r| r.commit)),
+    }
+
+    // Online, the same cache fetches only because the ref is missing.
+    let online = EngineRepo::open(&url, &opts).unwrap();
+    assert_eq!(online.resolve("v0.3.0").unwrap().commit, third.to_string());
+    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 1, "the cache is reused");
+}
+
+#[test]
+fn offline_without_a_cached_clone_says_so() {
+    let cache = tempfile::tempdir().unwrap();
+    let opts = OpenOptions { offline: true, cache_dir: Some(cache.path().to_path_buf()) };
+    let err = EngineRepo::open("file:///nonexistent/sglang.git", &opts).err().unwrap();
+    assert!(matches!(err, SourceError::OfflineMissing { .. }), "{err}");
+}
+
+#[test]
+fn nightly_dates_map_to_the_last_commit_before_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_repo, first, second) = build_repo(dir.path());
+    let repo = EngineRepo::open(dir.path().to_str().unwrap(), &OpenOptions::default()).unwrap();
+    assert_eq!(repo.last_commit_at_or_before(None, 1_700_050_000).unwrap(), Some(first));
+    assert_eq!(repo.last_commit_at_or_before(None, 1_800_000_000).unwrap(), Some(second));
+    assert_eq!(repo.last_commit_at_or_before(None, 1_600_000_000).unwrap(), None);
+}
