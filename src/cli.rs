@@ -19,6 +19,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Audit recipes against an engine bump: what breaks, silently changes, or crashes.
+    Audit(AuditArgs),
     /// Extract one engine release's surface: flags, env vars, modules, classes, pins.
     Surface(SurfaceArgs),
     /// The changelog a bump reviewer wants between two refs of one engine.
@@ -99,6 +101,58 @@ pub struct DiffArgs {
     pub format: DiffFormat,
 }
 
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditFormat {
+    Text,
+    Json,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailOn {
+    Error,
+    Warning,
+    Info,
+    Never,
+}
+
+#[derive(Args, Debug)]
+pub struct AuditArgs {
+    /// Recipe files or folders (searched recursively for .yaml, .yml, .sh).
+    #[arg(value_name = "PATHS")]
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub sources: EngineSources,
+    /// SGLang ref deployed today (default: from each recipe's container image).
+    #[arg(long, value_name = "REF")]
+    pub from: Option<String>,
+    /// SGLang ref to bump to (default: the current one: audit recipes as they are).
+    #[arg(long, value_name = "REF")]
+    pub to: Option<String>,
+    /// Dynamo ref deployed today (default: each recipe's `dynamo:` hash, version or wheel).
+    #[arg(long, value_name = "REF")]
+    pub dynamo_from: Option<String>,
+    /// Dynamo ref to bump to (default: the current one).
+    #[arg(long, value_name = "REF")]
+    pub dynamo_to: Option<String>,
+    /// A master config (`configs/*-master.yaml`) whose entries are checked against the recipes they link.
+    #[arg(long, value_name = "FILE")]
+    pub master: Option<PathBuf>,
+    /// Only this master-config key; with no PATHS, audits the recipes it links.
+    #[arg(long, value_name = "KEY", requires = "master")]
+    pub key: Option<String>,
+    /// Where master-config links (`recipes/...`) point, relative to the recipes repo root.
+    #[arg(long, value_name = "DIR", default_value = "benchmarks/multi_node/srt-slurm-recipes")]
+    pub recipes_dir: String,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: AuditFormat,
+    /// Lowest severity that makes the exit code 1.
+    #[arg(long, value_enum, default_value = "error")]
+    pub fail_on: FailOn,
+    /// Drop findings with this code (repeatable).
+    #[arg(long, value_name = "CODE")]
+    pub ignore: Vec<String>,
+}
+
 #[derive(Args, Debug)]
 pub struct DemoArgs {
     /// Keep the generated repos and recipes in this folder instead of a temporary one.
@@ -117,6 +171,7 @@ pub fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Audit(args) => cmd::audit::run(args),
         Command::Surface(args) => cmd::surface::run(args),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Demo(args) => cmd::demo::run(args),

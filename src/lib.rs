@@ -4,11 +4,16 @@
 //! Data flows one way: `source` (git trees) → `extract` (tree-sitter facts) →
 //! `surface` (the model of one release) → `check` (findings) → `report`.
 
+pub mod audit;
+pub mod check;
 pub mod cli;
+pub mod codes;
 pub mod cmd;
 pub mod demo;
 pub mod embedded;
 pub mod extract;
+pub mod recipe;
+pub mod report;
 pub mod source;
 pub mod surface;
 pub mod surface_diff;

@@ -1,9 +1,10 @@
 //! `engine-audit diff`: the engine changelog between two refs.
 
-use super::engines::{pick_engine, EngineSource};
+use super::engines::{open_options, pick_engine};
+use crate::source::EngineSource;
 use super::output::{emit, emit_json};
 use crate::cli::{DiffArgs, DiffFormat};
-use crate::extract::extract_surface;
+use crate::extract::{extract_surface, Demand};
 use crate::source::discover_package_root;
 use crate::surface_diff::{diff, SurfaceDiff};
 use std::fmt::Write;
@@ -11,12 +12,12 @@ use std::process::ExitCode;
 
 pub fn run(args: DiffArgs) -> miette::Result<ExitCode> {
     let (engine, spec, root) = pick_engine(args.engine, &args.sources)?;
-    let source = EngineSource::open(&spec, &args.sources)?;
+    let source = EngineSource::open(&spec, &open_options(&args.sources))?;
     let mut surfaces = Vec::new();
     for at in [&args.from, &args.to] {
         let (tree, ref_name) = source.tree(Some(at))?;
         let package_root = discover_package_root(tree.as_ref(), engine, root.as_deref())?;
-        surfaces.push(extract_surface(tree.as_ref(), engine, &package_root, &ref_name));
+        surfaces.push(extract_surface(tree.as_ref(), engine, &package_root, &ref_name, &Demand::full(engine)));
     }
     let d = diff(&surfaces[0], &surfaces[1]);
     match args.format {

@@ -1,51 +1,10 @@
 //! Opening the engine sources named on the command line.
 
 use crate::cli::{EngineName, EngineSources};
-use crate::source::{discover_package_root, DirTree, Engine, EngineRepo, OpenOptions, SourceError, Tree};
-use std::path::Path;
+use crate::source::{discover_package_root, Engine, EngineSource, OpenOptions, SourceError, Tree};
 
-/// An engine source as given: a git repository or a plain folder.
-pub enum EngineSource {
-    Git(EngineRepo),
-    Dir(String),
-}
-
-impl EngineSource {
-    pub fn open(spec: &str, sources: &EngineSources) -> Result<EngineSource, SourceError> {
-        let opts = OpenOptions {
-            offline: sources.offline,
-            cache_dir: sources.cache_dir.clone(),
-        };
-        let path = Path::new(spec);
-        if !crate::source::is_url(spec) && path.is_dir() && !looks_like_git(path) {
-            return Ok(EngineSource::Dir(spec.to_string()));
-        }
-        EngineRepo::open(spec, &opts).map(EngineSource::Git)
-    }
-
-    /// The tree at `at` (a plain folder has one tree and ignores the ref).
-    pub fn tree(&self, at: Option<&str>) -> Result<(Box<dyn Tree>, String), SourceError> {
-        match self {
-            EngineSource::Git(repo) => {
-                let wanted = at.unwrap_or("HEAD");
-                let resolved = if wanted == "HEAD" {
-                    crate::source::ResolvedRef {
-                        wanted: "HEAD".into(),
-                        matched: "HEAD".into(),
-                        commit: repo.resolve_head()?,
-                    }
-                } else {
-                    repo.resolve(wanted)?
-                };
-                Ok((Box::new(repo.tree_at(&resolved)?), wanted.to_string()))
-            }
-            EngineSource::Dir(path) => Ok((Box::new(DirTree::open(Path::new(path))?), "(directory)".into())),
-        }
-    }
-}
-
-fn looks_like_git(path: &Path) -> bool {
-    path.join(".git").exists() || (path.join("HEAD").is_file() && path.join("objects").is_dir())
+pub fn open_options(sources: &EngineSources) -> OpenOptions {
+    OpenOptions { offline: sources.offline, cache_dir: sources.cache_dir.clone() }
 }
 
 /// The engine a command is about: explicit, else the only source given.
@@ -81,7 +40,7 @@ pub fn open_package_tree(
     at: Option<&str>,
     sources: &EngineSources,
 ) -> Result<(Box<dyn Tree>, String, String), SourceError> {
-    let source = EngineSource::open(spec, sources)?;
+    let source = EngineSource::open(spec, &open_options(sources))?;
     let (tree, ref_name) = source.tree(at)?;
     let package_root = discover_package_root(tree.as_ref(), engine, root)?;
     Ok((tree, ref_name, package_root))

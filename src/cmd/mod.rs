@@ -1,5 +1,6 @@
 //! One module per subcommand: read inputs, call the pipeline, print.
 
+pub mod audit;
 pub mod demo;
 pub mod diff;
 pub mod engines;

@@ -7,5 +7,5 @@ pub mod assemble;
 pub mod package;
 pub mod python;
 
-pub use assemble::extract_surface;
+pub use assemble::{extract_surface, Demand, EnvReads};
 pub use package::Package;

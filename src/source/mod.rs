@@ -6,6 +6,7 @@ mod dir;
 mod discover;
 mod git;
 mod mem;
+mod open;
 mod resolve;
 
 pub use dir::DirTree;
@@ -13,6 +14,7 @@ pub use discover::{discover_package_root, Engine};
 pub use git::{default_cache_root, is_url, EngineRepo, GitTree, OpenOptions};
 pub use resolve::{parse_version_ref, ResolvedRef};
 pub use mem::MemTree;
+pub use open::EngineSource;
 
 use std::path::PathBuf;
 

@@ -1,0 +1,116 @@
+//! Which engine refs a deployment runs today and is bumped to: from the recipe's
+//! image and Dynamo spec, unless the command line overrides them.
+
+use crate::recipe::{Deployment, DynamoRef, ImageTag};
+use crate::source::{EngineRepo, SourceError};
+
+/// A ref a deployment maps to, and how it was found (said in the report).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DerivedRef {
+    /// What to resolve in the engine repo (a tag, a sha).
+    pub wanted: String,
+    /// How it was derived: `--to`, `image lmsysorg/sglang:v0.5.19-cu130`, ...
+    pub how: String,
+}
+
+/// Why a recipe's engine could not be mapped to a ref (EA303).
+#[derive(Debug, Clone)]
+pub struct Unresolved {
+    pub what: String,
+    pub message: String,
+}
+
+/// The SGLang ref a container image stands for: its version tag, else the commit
+/// a nightly tag names. `Ok(None)` when the recipe names no image.
+pub fn sglang_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
+    let (Some(container), Some(image)) = (&dep.container, &dep.image) else { return Ok(None) };
+    let how = format!("image {}", container.value);
+    for wanted in image_candidates(image) {
+        if let Ok(resolved) = repo.resolve(&wanted) {
+            return Ok(Some(DerivedRef { wanted: resolved.wanted, how }));
+        }
+    }
+    let tried = image_candidates(image);
+    let tried = if tried.is_empty() { "nothing: the tag names no version or commit".to_string() } else { tried.join(", ") };
+    Err(Unresolved {
+        what: container.value.clone(),
+        message: format!("image `{}` maps to no SGLang ref in {} (tried {tried})", container.value, repo.spec),
+    })
+}
+
+fn image_candidates(image: &ImageTag) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(v) = &image.version {
+        out.push(format!("v{v}"));
+        out.push(v.clone());
+    }
+    if let Some(c) = &image.commit {
+        out.push(c.clone());
+    }
+    out
+}
+
+/// The Dynamo ref a recipe's `dynamo:` block stands for. A nightly wheel maps to
+/// the last commit on the default branch at or before its build date.
+pub fn dynamo_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
+    let Some(spec) = &dep.dynamo else { return Ok(None) };
+    let unresolved = |detail: String| Unresolved {
+        what: spec.raw.value.clone(),
+        message: format!("dynamo {} `{}` maps to no Dynamo ref in {}: {detail}", spec.field, spec.raw.value, repo.spec),
+    };
+    let Some(reference) = &spec.reference else {
+        return Err(unresolved("the value is not a commit hash or a PEP 440 version".into()));
+    };
+    let how = format!("dynamo {}: {}", spec.field, spec.raw.value);
+    let found = |r: Result<crate::source::ResolvedRef, SourceError>| r.map(|r| r.wanted).map_err(|e| unresolved(e.to_string()));
+    let wanted = match reference {
+        DynamoRef::Hash { hash } => found(repo.resolve(hash))?,
+        DynamoRef::Version { version } | DynamoRef::Wheel { version, date: None } => found(repo.resolve(version))?,
+        DynamoRef::Wheel { version, date: Some(date) } => {
+            if let Ok(r) = repo.resolve(version) {
+                r.wanted
+            } else {
+                let end_of_day = date_end_unix(date).ok_or_else(|| unresolved(format!("`{date}` is not a YYYYMMDD date")))?;
+                let commit = repo
+                    .last_commit_at_or_before(None, end_of_day)
+                    .map_err(|e| unresolved(e.to_string()))?
+                    .ok_or_else(|| unresolved(format!("no commit on the default branch at or before {date}")))?;
+                return Ok(Some(DerivedRef { wanted: commit.clone(), how: format!("{how} (nightly: last default-branch commit at or before {date}, {})", &commit[..12]) }));
+            }
+        }
+    };
+    Ok(Some(DerivedRef { wanted, how }))
+}
+
+/// 23:59:59 UTC of a `YYYYMMDD` date, as a Unix time.
+pub fn date_end_unix(date: &str) -> Option<i64> {
+    if date.len() != 8 || !date.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (y, m, d): (i64, i64, i64) = (date[..4].parse().ok()?, date[4..6].parse().ok()?, date[6..].parse().ok()?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    // Days from civil date (Howard Hinnant's algorithm).
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = if y2 >= 0 { y2 } else { y2 - 399 } / 400;
+    let yoe = y2 - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + 86_399)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::date_end_unix;
+
+    #[test]
+    fn nightly_dates_end_at_midnight_utc() {
+        assert_eq!(date_end_unix("19700101"), Some(86_399));
+        assert_eq!(date_end_unix("20260910"), Some(1_789_084_799));
+        assert_eq!(date_end_unix("2026091"), None);
+        assert_eq!(date_end_unix("20261310"), None);
+    }
+}

@@ -1,0 +1,173 @@
+//! What Dynamo uses of SGLang, resolved against the SGLang target: EA201–EA204.
+//!
+//! A use that would fail is EA201/EA202/EA203 when nothing catches the failure,
+//! EA204 when a guard (try/except, getattr default, hasattr) turns it into a
+//! fallback. Module-level failures stop the worker at start; the message says so.
+
+use super::Bump;
+use crate::codes::Code;
+use crate::extract::consumer::{ConsumerUse, GuardKind, UseKind};
+use crate::report::{EvidenceRef, Finding, Fix, Location};
+use crate::surface::{EngineSurface, Module};
+use crate::surface_diff::relocation;
+
+/// Where the uses were read: Dynamo at `dynamo_ref`.
+pub struct Consumer<'a> {
+    pub uses: &'a [ConsumerUse],
+    pub dynamo_ref: &'a str,
+}
+
+pub fn check(consumer: &Consumer, sglang: Bump, out: &mut Vec<Finding>) {
+    for u in consumer.uses.iter().filter(|u| !u.type_only) {
+        if handler_never_runs(u, consumer.uses, sglang.to) {
+            continue;
+        }
+        let failure = match &u.kind {
+            UseKind::Import { module, name, .. } => import_failure(module, name.as_deref(), sglang),
+            UseKind::Attribute { class, attribute, write, .. } if !*write => attribute_failure(class, attribute, sglang),
+            UseKind::Attribute { .. } => None,
+        };
+        if let Some(f) = failure {
+            out.push(finish(f, u, consumer.dynamo_ref));
+        }
+    }
+}
+
+/// What fails and why, before the guard decides the code.
+struct Failure {
+    code: Code,
+    subject: String,
+    what: String,
+    hint: Option<String>,
+    evidence: Vec<EvidenceRef>,
+}
+
+fn import_failure(module: &str, name: Option<&str>, sglang: Bump) -> Option<Failure> {
+    let to = sglang.to;
+    let Some(target) = to.module(module) else {
+        let hint = moved_to(module, sglang);
+        return Some(Failure {
+            code: Code::EA201,
+            subject: module.to_string(),
+            what: format!("module `{module}` does not exist at SGLang {}", to.ref_name),
+            evidence: hint
+                .as_ref()
+                .and_then(|m| to.module(m))
+                .map(|m| EvidenceRef { path: m.path.clone(), line: 1, ref_name: to.ref_name.clone(), note: Some(format!("{} is here now", m.name)) })
+                .into_iter()
+                .collect(),
+            hint,
+        });
+    };
+    let name = name.filter(|n| *n != "*")?;
+    let symbols = target.symbols.as_ref()?;
+    if symbols.iter().any(|s| s == name) || to.module(&format!("{module}.{name}")).is_some() {
+        return None;
+    }
+    Some(Failure {
+        code: Code::EA202,
+        subject: format!("{module}.{name}"),
+        what: format!("`{module}` defines no `{name}` at SGLang {}", to.ref_name),
+        hint: None,
+        evidence: vec![EvidenceRef { path: target.path.clone(), line: 1, ref_name: to.ref_name.clone(), note: Some(format!("{module} at {}", to.ref_name)) }],
+    })
+}
+
+/// The relocation of a module absent at the target: same leaf name, else same symbols.
+fn moved_to(module: &str, sglang: Bump) -> Option<String> {
+    let old = sglang
+        .from
+        .and_then(|f| f.module(module).cloned())
+        .unwrap_or_else(|| Module { name: module.to_string(), path: String::new(), symbols: None });
+    let candidates: Vec<&Module> = sglang
+        .to
+        .modules
+        .iter()
+        .filter(|m| sglang.from.is_none_or(|f| f.module(&m.name).is_none()))
+        .collect();
+    relocation(&old, &candidates)
+}
+
+fn attribute_failure(class: &str, attribute: &str, sglang: Bump) -> Option<Failure> {
+    let info = sglang.to.classes.get(class)?;
+    if info.members.iter().any(|m| m.name == attribute) {
+        return None;
+    }
+    // Only a member the current release really had is a regression; one missing
+    // from both may be set dynamically somewhere the model cannot see.
+    let before = match sglang.from {
+        Some(from) => Some(from.classes.get(class)?.members.iter().find(|m| m.name == attribute)?),
+        None => None,
+    };
+    Some(Failure {
+        code: Code::EA203,
+        subject: format!("{class}.{attribute}"),
+        what: format!("`{class}.{attribute}` does not exist at SGLang {}", sglang.to.ref_name),
+        hint: None,
+        evidence: before
+            .map(|m| EvidenceRef::new(&m.evidence, sglang.from_ref().unwrap_or_default()).with_note(format!("{class}.{attribute} defined here before")))
+            .into_iter()
+            .chain(std::iter::once(EvidenceRef::new(&info.evidence, &sglang.to.ref_name).with_note(format!("{class} at {} has no {attribute}", sglang.to.ref_name))))
+            .collect(),
+    })
+}
+
+/// A use in an `except` handler runs only when its `try` failed: when every import
+/// that `try` guards resolves at the target, the handler is dead code there.
+fn handler_never_runs(u: &ConsumerUse, all: &[ConsumerUse], to: &EngineSurface) -> bool {
+    let Some(ctx) = &u.in_except else { return false };
+    let guarded: Vec<&ConsumerUse> = all
+        .iter()
+        .filter(|o| o.evidence.path == u.evidence.path)
+        .filter(|o| matches!(&o.guard, Some(g) if matches!(g.kind, GuardKind::TryExcept { try_line, .. } if try_line == ctx.try_line)))
+        .collect();
+    !guarded.is_empty()
+        && guarded.iter().all(|o| match &o.kind {
+            UseKind::Import { module, name, .. } => {
+                to.module(module).is_some_and(|m| match (name.as_deref(), &m.symbols) {
+                    (Some(n), Some(symbols)) if n != "*" => symbols.iter().any(|s| s == n) || to.module(&format!("{module}.{n}")).is_some(),
+                    _ => true,
+                })
+            }
+            UseKind::Attribute { .. } => false,
+        })
+}
+
+fn finish(f: Failure, u: &ConsumerUse, dynamo_ref: &str) -> Finding {
+    let at = Location::from_evidence(&u.evidence);
+    let consequence = if u.top_level {
+        "It runs at module import, so the Dynamo worker crashes at start."
+    } else {
+        "The code path that reaches it fails when it runs."
+    };
+    let hint = f.hint.as_deref().map(|h| format!(" It moved to `{h}`.")).unwrap_or_default();
+    let (code, message) = match &u.guard {
+        Some(g) => (
+            Code::EA204,
+            format!(
+                "{} (Dynamo {dynamo_ref}, `{}`), but the use is guarded ({}); instead it falls back to `{}`.{hint}",
+                f.what,
+                u.snippet,
+                guard_words(&g.kind),
+                g.fallback
+            ),
+        ),
+        None => (f.code, format!("{} (Dynamo {dynamo_ref}, `{}`). {consequence}{hint}", f.what, u.snippet)),
+    };
+    let mut finding = Finding::new(code, at, f.subject, message).evidence(
+        EvidenceRef { path: u.evidence.path.clone(), line: u.evidence.line, ref_name: dynamo_ref.to_string(), note: Some(u.snippet.clone()) },
+    );
+    for e in f.evidence {
+        finding = finding.evidence(e);
+    }
+    finding.fix(f.hint.map(|h| Fix { description: format!("import from `{h}` (or try both paths)"), edits: vec![] }))
+}
+
+fn guard_words(kind: &GuardKind) -> String {
+    match kind {
+        GuardKind::TryExcept { catches, try_line } if catches.is_empty() => format!("bare `except:` of the `try` at line {try_line}"),
+        GuardKind::TryExcept { catches, try_line } => format!("`except {}` of the `try` at line {try_line}", catches.join(", ")),
+        GuardKind::Getattr => "`getattr` with a default".into(),
+        GuardKind::Hasattr => "`hasattr` test".into(),
+    }
+}

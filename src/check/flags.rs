@@ -1,0 +1,293 @@
+//! Recipe flags against the target engine's parser: EA001–EA006, EA008, and the
+//! changed defaults of flags a recipe leaves unset (EA007).
+
+use super::values::{arity, known_choices, render_choices, type_error, value_matches_choice};
+use super::Bump;
+use crate::codes::Code;
+use crate::recipe::{Deployment, FlagUse, FlagValue, RecipeFile, RecipeKind, Span};
+use crate::report::{Edit, EvidenceRef, Finding, Fix, Location};
+use crate::surface::{Flag, FlagDeprecationKind, Known};
+
+/// The option string a recipe key stands for (`cuda-graph-max-bs` → `--cuda-graph-max-bs`).
+pub fn option_of(name: &str) -> String {
+    if name.starts_with('-') {
+        name.to_string()
+    } else {
+        format!("--{name}")
+    }
+}
+
+/// Whether the engine treats the option as taking no value: the target's view,
+/// else the current release's (an unknown flag is assumed to take one).
+fn is_switch(bump: &Bump, name: &str) -> bool {
+    let option = option_of(name);
+    bump.to
+        .flag(&option)
+        .or_else(|| bump.from.and_then(|f| f.flag(&option)))
+        .is_some_and(Flag::is_switch)
+}
+
+pub fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, out: &mut Vec<Finding>) {
+    if bump.to.flags.is_empty() {
+        // Extraction found no parser at the target: nothing can be said about flags.
+        return;
+    }
+    for role in &dep.roles {
+        for use_ in role.flag_uses(|name| is_switch(&bump, name)) {
+            if let Some(finding) = check_use(file, &use_, bump) {
+                out.push(finding.role(Some(&role.role)).deployment(&dep.name));
+            }
+            if let Some(finding) = semantics_changed(&use_, bump) {
+                out.push(finding.role(Some(&role.role)).deployment(&dep.name));
+            }
+        }
+    }
+}
+
+fn passed(value: &FlagValue) -> bool {
+    !matches!(value, FlagValue::Switch { on: false } | FlagValue::Null)
+}
+
+fn check_use(file: &RecipeFile, u: &FlagUse, bump: Bump) -> Option<Finding> {
+    if !passed(&u.value) {
+        return None;
+    }
+    let option = option_of(&u.name);
+    let at = Location::from_span(&u.key_span);
+    let to_ref = bump.to_ref();
+    let Some(flag) = bump.to.flag(&option) else {
+        return Some(unknown_flag(u, &option, bump));
+    };
+    let ev = EvidenceRef::new(&flag.evidence, to_ref);
+    if let Some(dep) = &flag.deprecated {
+        let upstream = dep.message.as_deref().map(|m| format!(" Upstream says: \"{m}\"")).unwrap_or_default();
+        return Some(match dep.kind {
+            FlagDeprecationKind::Removed => Finding::new(
+                Code::EA002,
+                at,
+                &u.name,
+                format!("`{option}` is still parsed at {to_ref} but makes the server refuse to start.{upstream}"),
+            )
+            .evidence(ev.with_note(format!("{option} registered with an erroring action")))
+            .fix(Some(Fix { description: format!("remove `{}`{}", u.name, dep.replacement.as_deref().map(|r| format!(" and use `{r}`")).unwrap_or_default()), edits: vec![] })),
+            FlagDeprecationKind::Alias => {
+                let replacement = dep.replacement.clone().unwrap_or_else(|| flag.dest.replace('_', "-"));
+                Finding::new(
+                    Code::EA003,
+                    at,
+                    &u.name,
+                    format!("`{option}` is a deprecated alias of `{replacement}` at {to_ref}; the value still applies, under the new name."),
+                )
+                .evidence(ev.with_note(format!("{option} forwards to {replacement}")))
+                .fix(Some(rename_fix(file, u, &replacement)))
+            }
+            FlagDeprecationKind::Noop => Finding::new(
+                Code::EA004,
+                at,
+                &u.name,
+                format!("`{option}` is accepted at {to_ref} but only logs a deprecation warning; it has no effect.{upstream}"),
+            )
+            .evidence(ev.with_note(format!("{option} registered with a warning-only action")))
+            .fix(Some(remove_fix(file, u))),
+        });
+    }
+    check_value(u, flag, bump).map(|f| f.evidence(ev))
+}
+
+fn unknown_flag(u: &FlagUse, option: &str, bump: Bump) -> Finding {
+    let to_ref = bump.to_ref();
+    let before = bump.from.and_then(|f| f.flag(option));
+    let names: Vec<&str> = bump.to.flags.iter().flat_map(|f| f.names.iter().map(String::as_str)).collect();
+    let close = similar_names(option, &names);
+    let mut message = format!("`{option}` is not accepted by the parser at {to_ref}");
+    if let Some(from) = bump.from_ref().filter(|_| before.is_some()) {
+        message.push_str(&format!(" (it was at {from})"));
+    }
+    message.push('.');
+    if let Some(c) = close.first() {
+        message.push_str(&format!(" Did you mean `{c}`?"));
+    }
+    let mut finding = Finding::new(Code::EA001, Location::from_span(&u.key_span), &u.name, message);
+    if let (Some(flag), Some(from)) = (before, bump.from_ref()) {
+        finding = finding.evidence(EvidenceRef::new(&flag.evidence, from).with_note(format!("{option} registered here")));
+    }
+    finding.fix(close.first().map(|c| Fix { description: format!("did you mean `{c}`?"), edits: vec![] }))
+}
+
+fn similar_names<'a>(option: &str, names: &[&'a str]) -> Vec<&'a str> {
+    let mut scored: Vec<(f32, &str)> = names
+        .iter()
+        .map(|n| (similar::TextDiff::from_chars(option, n).ratio(), *n))
+        .filter(|(r, _)| *r >= 0.8)
+        .collect();
+    scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(b.1)));
+    scored.into_iter().map(|(_, n)| n).take(3).collect()
+}
+
+/// EA005 / EA006: the value against choices, type and arity.
+fn check_value(u: &FlagUse, flag: &Flag, bump: Bump) -> Option<Finding> {
+    let option = flag.canonical();
+    let to_ref = bump.to_ref();
+    let at = Location::from_span(&u.value_span);
+    let values: Vec<&str> = match &u.value {
+        FlagValue::Switch { .. } => Vec::new(),
+        FlagValue::Scalar { text, .. } => vec![text.as_str()],
+        FlagValue::List { items } => items.iter().map(|i| i.value.as_str()).collect(),
+        FlagValue::Dynamic { .. } | FlagValue::Null => return None,
+        FlagValue::Invalid { reason } => {
+            return Some(Finding::new(Code::EA006, at, &u.name, format!("`{option}` cannot take this value: {reason}")));
+        }
+    };
+    let (min, max) = arity(flag);
+    if values.len() < min || max.is_some_and(|m| values.len() > m) {
+        let wants = match (min, max) {
+            (0, Some(0)) => "takes no value (it is a switch: write `true`)".to_string(),
+            (a, Some(b)) if a == b => format!("takes exactly {a} value{}", if a == 1 { "" } else { "s" }),
+            (a, None) => format!("takes at least {a} value{}", if a == 1 { "" } else { "s" }),
+            (a, Some(b)) => format!("takes {a} to {b} values"),
+        };
+        return Some(Finding::new(Code::EA006, at, &u.name, format!("`{option}` {wants} at {to_ref}; the recipe passes {}.", values.len())));
+    }
+    if let Some(choices) = known_choices(flag) {
+        if let Some(bad) = values.iter().find(|v| !choices.iter().any(|c| value_matches_choice(v, c))) {
+            return Some(Finding::new(
+                Code::EA005,
+                at,
+                &u.name,
+                format!("`{bad}` is not a valid choice for `{option}` at {to_ref} (choices: {}).", render_choices(choices)),
+            ));
+        }
+    }
+    if let Some(why) = values.iter().find_map(|v| type_error(flag, v)) {
+        return Some(Finding::new(Code::EA006, at, &u.name, format!("{why}, but `{option}` expects {} at {to_ref}.", flag.type_name.as_deref().unwrap_or("a value"))));
+    }
+    None
+}
+
+/// EA008: a flag the recipe passes whose type, nargs or action changed.
+fn semantics_changed(u: &FlagUse, bump: Bump) -> Option<Finding> {
+    if !passed(&u.value) {
+        return None;
+    }
+    let option = option_of(&u.name);
+    let (old, new) = (bump.from?.flag(&option)?, bump.to.flag(&option)?);
+    if old.deprecated.is_some() || new.deprecated.is_some() {
+        return None;
+    }
+    let mut changes = Vec::new();
+    if old.type_name != new.type_name {
+        changes.push(format!("type {} → {}", old.type_name.as_deref().unwrap_or("str"), new.type_name.as_deref().unwrap_or("str")));
+    }
+    if old.nargs != new.nargs {
+        let show = |n: &Option<serde_json::Value>| n.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "one".into());
+        changes.push(format!("nargs {} → {}", show(&old.nargs), show(&new.nargs)));
+    }
+    if old.action != new.action {
+        changes.push(format!("action {} → {}", old.action, new.action));
+    }
+    if changes.is_empty() {
+        return None;
+    }
+    Some(
+        Finding::new(
+            Code::EA008,
+            Location::from_span(&u.key_span),
+            &u.name,
+            format!("`{option}` changed between {}: {}.", bump.label(), changes.join(", ")),
+        )
+        .evidence(EvidenceRef::new(&old.evidence, bump.from_ref().unwrap_or_default()))
+        .evidence(EvidenceRef::new(&new.evidence, bump.to_ref())),
+    )
+}
+
+/// Replace the old flag name inside the key's text, keeping dashes, quotes and
+/// comments as written. A replacement that also sets a value (`--x=v`, from a
+/// deprecated store-const flag) sets that value too.
+fn rename_fix(file: &RecipeFile, u: &FlagUse, replacement: &str) -> Fix {
+    let (new_flag, new_value) = match replacement.split_once('=') {
+        Some((f, v)) => (f, Some(v)),
+        None => (replacement, None),
+    };
+    let description = format!("replace `{}` with `{}`", u.name, replacement.trim_start_matches("--"));
+    // `--cuda-graph-backend-{decode,prefill}=disabled` names two flags: advice only.
+    if new_flag.contains(['{', ' ', ',']) || !new_flag.starts_with("--") {
+        return Fix { description, edits: vec![] };
+    }
+    let new_name = if u.name.starts_with('-') { new_flag.to_string() } else { new_flag.trim_start_matches("--").to_string() };
+    let mut edits = Vec::new();
+    if let Some(edit) = replace_in_span(file, &u.key_span, &u.name, &new_name) {
+        edits.push(edit);
+    }
+    if let Some(value) = new_value {
+        match (&u.value, &file.kind) {
+            (FlagValue::Switch { on: true }, RecipeKind::SrtSlurm) => edits.push(Edit {
+                path: file.path.clone(),
+                offset: u.value_span.offset,
+                len: u.value_span.len,
+                replacement: value.to_string(),
+            }),
+            (FlagValue::Switch { on: true }, RecipeKind::LaunchScript) => {
+                if let Some(last) = edits.last_mut() {
+                    last.replacement.push('=');
+                    last.replacement.push_str(value);
+                }
+            }
+            _ => return Fix { description, edits: vec![] },
+        }
+    }
+    Fix { description, edits }
+}
+
+fn replace_in_span(file: &RecipeFile, span: &Span, old: &str, new: &str) -> Option<Edit> {
+    let text = file.text.get(span.offset..span.end())?;
+    let at = text.find(old)?;
+    Some(Edit { path: file.path.clone(), offset: span.offset + at, len: old.len(), replacement: new.to_string() })
+}
+
+/// Delete a `key: value` line of a YAML recipe (only when the entry is alone on its line).
+fn remove_fix(file: &RecipeFile, u: &FlagUse) -> Fix {
+    let description = format!("remove `{}`", u.name);
+    if file.kind != RecipeKind::SrtSlurm || u.key_span.line != u.value_span.line {
+        return Fix { description, edits: vec![] };
+    }
+    let text = &file.text;
+    let start = text[..u.key_span.offset].rfind('\n').map_or(0, |i| i + 1);
+    if !text[start..u.key_span.offset].trim().is_empty() {
+        return Fix { description, edits: vec![] };
+    }
+    let end = text[u.value_span.end()..].find('\n').map_or(text.len(), |i| u.value_span.end() + i + 1);
+    Fix { description, edits: vec![Edit { path: file.path.clone(), offset: start, len: end - start, replacement: String::new() }] }
+}
+
+/// A default that changed for a flag the deployment leaves unset.
+#[derive(Debug, Clone)]
+pub struct DefaultChange<'a> {
+    pub flag: &'a Flag,
+    pub from: &'a Known<serde_json::Value>,
+    pub to: &'a Known<serde_json::Value>,
+}
+
+/// EA007 inputs: every non-deprecated flag whose known default differs, that no
+/// role of the deployment sets.
+pub fn changed_defaults<'a>(dep: &Deployment, bump: Bump<'a>) -> Vec<DefaultChange<'a>> {
+    let Some(from) = bump.from else { return Vec::new() };
+    let set: std::collections::BTreeSet<String> = dep
+        .roles
+        .iter()
+        .flat_map(|r| r.flag_uses(|n| is_switch(&bump, n)))
+        .filter_map(|u| bump.to.flag(&option_of(&u.name)).map(|f| f.dest.clone()))
+        .collect();
+    let mut out = Vec::new();
+    for new in &bump.to.flags {
+        if new.deprecated.is_some() || set.contains(&new.dest) || new.action == "help" || new.dest == "help" {
+            continue;
+        }
+        let Some(old) = from.flag(new.canonical()).filter(|o| o.deprecated.is_none()) else { continue };
+        if let (Known::Value(a), Known::Value(b)) = (&old.default, &new.default) {
+            if a != b {
+                out.push(DefaultChange { flag: new, from: &old.default, to: &new.default });
+            }
+        }
+    }
+    out
+}

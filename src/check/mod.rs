@@ -1,0 +1,35 @@
+//! Cross-checks: recipe uses × engine surfaces × consumer uses → findings.
+//! `check` knows surfaces and recipes, not git or tree-sitter.
+
+pub mod consistency;
+pub mod consumer;
+pub mod env;
+pub mod flags;
+pub mod pins;
+mod values;
+
+use crate::surface::EngineSurface;
+
+/// One engine moved from the release a deployment runs today to the target.
+#[derive(Clone, Copy)]
+pub struct Bump<'a> {
+    /// `None` when the current release is unknown (only the target is checked).
+    pub from: Option<&'a EngineSurface>,
+    pub to: &'a EngineSurface,
+}
+
+impl<'a> Bump<'a> {
+    pub fn to_ref(&self) -> &str {
+        &self.to.ref_name
+    }
+    pub fn from_ref(&self) -> Option<&str> {
+        self.from.map(|s| s.ref_name.as_str())
+    }
+    /// "v0.5.12.post1 → v0.5.19", or "v0.5.19" alone.
+    pub fn label(&self) -> String {
+        match self.from {
+            Some(f) if f.ref_name != self.to.ref_name => format!("{} → {}", f.ref_name, self.to.ref_name),
+            _ => self.to.ref_name.clone(),
+        }
+    }
+}

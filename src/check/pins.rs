@@ -1,0 +1,37 @@
+//! Dynamo's requirement on SGLang against the SGLang target version: EA205.
+
+use crate::codes::Code;
+use crate::report::{EvidenceRef, Finding, Location};
+use crate::surface::EngineSurface;
+use std::str::FromStr;
+
+/// The version a surface is, from its package metadata or else its ref name.
+pub fn surface_version(s: &EngineSurface) -> Option<pep440_rs::Version> {
+    s.version
+        .as_deref()
+        .and_then(|v| pep440_rs::Version::from_str(v).ok())
+        .or_else(|| crate::source::parse_version_ref(&s.ref_name))
+}
+
+pub fn check(dynamo: &EngineSurface, sglang_to: &EngineSurface, out: &mut Vec<Finding>) {
+    let Some(target) = surface_version(sglang_to) else { return };
+    for req in dynamo.requires.iter().filter(|r| r.name == "sglang" && !r.specifier.is_empty()) {
+        let Ok(spec) = pep440_rs::VersionSpecifiers::from_str(&req.specifier) else { continue };
+        if spec.contains(&target) {
+            continue;
+        }
+        let group = req.group.as_deref().map(|g| format!(" (extra `{g}`)")).unwrap_or_default();
+        out.push(
+            Finding::new(
+                Code::EA205,
+                Location::from_evidence(&req.evidence),
+                "sglang",
+                format!(
+                    "Dynamo {} requires `{}`{group}, which excludes the SGLang target {target}: installing Dynamo with that extra pulls a different SGLang, or the resolver refuses.",
+                    dynamo.ref_name, req.raw
+                ),
+            )
+            .evidence(EvidenceRef::new(&req.evidence, &dynamo.ref_name).with_note(req.raw.clone())),
+        );
+    }
+}

@@ -1,0 +1,150 @@
+//! A finding: what is wrong, where in the recipe (or Dynamo file), the engine
+//! evidence that proves it, and the mechanical fix when there is one.
+
+use crate::codes::{Code, Severity};
+use serde::Serialize;
+
+/// A place in a user's file (recipe, script, master config) or in Dynamo's source.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Location {
+    /// The path as given on the command line (recipes) or repo-relative (Dynamo).
+    #[serde(rename = "recipe")]
+    pub path: String,
+    /// 1-based.
+    pub line: u32,
+    /// 1-based, in characters.
+    pub column: u32,
+    /// Byte range in the file, when known (recipes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub len: Option<usize>,
+}
+
+impl Location {
+    pub fn from_span(span: &crate::recipe::Span) -> Location {
+        Location { path: span.path.clone(), line: span.line, column: span.column, offset: Some(span.offset), len: Some(span.len) }
+    }
+    pub fn from_evidence(e: &crate::surface::Evidence) -> Location {
+        Location { path: e.path.clone(), line: e.line, column: 1, offset: None, len: None }
+    }
+}
+
+/// Engine source that backs a finding: `path:line @ ref`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct EvidenceRef {
+    pub path: String,
+    pub line: u32,
+    /// The engine ref the file was read at (`v0.5.19`).
+    #[serde(rename = "ref")]
+    pub ref_name: String,
+    /// What this evidence shows (`--cuda-graph-max-bs registered here`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl EvidenceRef {
+    pub fn new(e: &crate::surface::Evidence, ref_name: &str) -> EvidenceRef {
+        EvidenceRef { path: e.path.clone(), line: e.line, ref_name: ref_name.to_string(), note: None }
+    }
+    pub fn with_note(mut self, note: impl Into<String>) -> EvidenceRef {
+        self.note = Some(note.into());
+        self
+    }
+}
+
+/// A text replacement in one file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Edit {
+    pub path: String,
+    pub offset: usize,
+    pub len: usize,
+    pub replacement: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fix {
+    /// What the fix does, in words (`rename to cuda-graph-max-bs-decode`).
+    pub description: String,
+    /// Empty when the fix is advice only (no mechanical edit).
+    pub edits: Vec<Edit>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// `EA003`, or a rule id (`R001`).
+    pub code: String,
+    pub name: String,
+    pub severity: Severity,
+    pub message: String,
+    #[serde(flatten)]
+    pub location: Location,
+    /// The deployment (recipe name) it is about, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<String>,
+    /// prefilll / decode / ... for role-scoped flags and env vars.
+    pub role: Option<String>,
+    /// The flag without `--`, the env var, the module, or `Class.attribute`.
+    pub subject: String,
+    pub evidence: Vec<EvidenceRef>,
+    pub fix: Option<Fix>,
+    /// Repository-relative doc page of the code or rule.
+    pub doc: String,
+}
+
+impl Finding {
+    pub fn new(code: Code, location: Location, subject: impl Into<String>, message: impl Into<String>) -> Finding {
+        let info = code.info();
+        Finding {
+            code: code.as_str(),
+            name: info.name.to_string(),
+            severity: info.severity,
+            message: message.into(),
+            location,
+            deployment: None,
+            role: None,
+            subject: subject.into(),
+            evidence: Vec::new(),
+            fix: None,
+            doc: code.doc_path(),
+        }
+    }
+    pub fn role(mut self, role: Option<&str>) -> Self {
+        self.role = role.map(str::to_string);
+        self
+    }
+    pub fn deployment(mut self, name: &str) -> Self {
+        self.deployment = Some(name.to_string());
+        self
+    }
+    pub fn evidence(mut self, e: EvidenceRef) -> Self {
+        self.evidence.push(e);
+        self
+    }
+    pub fn fix(mut self, fix: Option<Fix>) -> Self {
+        self.fix = fix;
+        self
+    }
+    pub fn severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+
+    /// Deterministic order: file, position, code, subject.
+    pub fn sort_key(&self) -> (String, u32, u32, String, String, Option<String>) {
+        (
+            self.location.path.clone(),
+            self.location.line,
+            self.location.column,
+            self.code.clone(),
+            self.subject.clone(),
+            self.role.clone(),
+        )
+    }
+}
+
+/// Sort and drop exact duplicates (the same fact reached twice).
+pub fn normalize(findings: &mut Vec<Finding>) {
+    findings.sort_by_key(|a| a.sort_key());
+    findings.dedup();
+}

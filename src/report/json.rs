@@ -1,0 +1,23 @@
+//! Machine-readable report: `{"schema_version", "findings": [...], ...}` in a stable order.
+
+use crate::audit::AuditReport;
+use serde::Serialize;
+
+/// Bumped whenever a field changes meaning or disappears (additions keep it).
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    schema_version: u32,
+    tool: &'static str,
+    version: &'static str,
+    #[serde(flatten)]
+    report: &'a AuditReport,
+}
+
+pub fn render(report: &AuditReport) -> String {
+    let doc = JsonReport { schema_version: SCHEMA_VERSION, tool: "engine-audit", version: env!("CARGO_PKG_VERSION"), report };
+    let mut text = serde_json::to_string_pretty(&doc).expect("the report is plain data");
+    text.push('\n');
+    text
+}
