@@ -3,6 +3,7 @@
 //! `extract` knows Python syntax (tree-sitter), not recipes and not git: it reads
 //! files through [`Tree`](crate::source::Tree).
 
+pub mod consumer;
 pub mod package;
 pub mod python;
 
