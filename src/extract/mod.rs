@@ -4,6 +4,7 @@
 //! files through [`Tree`](crate::source::Tree).
 
 pub mod assemble;
+pub mod consumer;
 pub mod package;
 pub mod python;
 
