@@ -6,5 +6,6 @@
 
 pub mod cli;
 pub mod extract;
+pub mod recipe;
 pub mod source;
 pub mod surface;
