@@ -49,7 +49,9 @@ pub enum RecipeKind {
     LaunchScript,
     /// Recognised but not audited: an srt-slurm recipe for another backend
     /// (`backend: Some("vllm")`), or a file that is no recipe (`backend: None`).
-    Other { backend: Option<String> },
+    Other {
+        backend: Option<String>,
+    },
 }
 
 /// One way the engine is started: a recipe (or one variant of an override-format
@@ -185,13 +187,25 @@ pub struct Note {
 
 impl Note {
     pub fn info(message: impl Into<String>, span: Option<Span>) -> Note {
-        Note { level: NoteLevel::Info, message: message.into(), span }
+        Note {
+            level: NoteLevel::Info,
+            message: message.into(),
+            span,
+        }
     }
     pub fn warning(message: impl Into<String>, span: Option<Span>) -> Note {
-        Note { level: NoteLevel::Warning, message: message.into(), span }
+        Note {
+            level: NoteLevel::Warning,
+            message: message.into(),
+            span,
+        }
     }
     pub fn error(message: impl Into<String>, span: Option<Span>) -> Note {
-        Note { level: NoteLevel::Error, message: message.into(), span }
+        Note {
+            level: NoteLevel::Error,
+            message: message.into(),
+            span,
+        }
     }
 }
 
@@ -217,7 +231,7 @@ pub enum RecipeError {
         column: u32,
         message: String,
         #[source_code]
-        src: miette::NamedSource<String>,
+        src: std::sync::Arc<miette::NamedSource<String>>,
         #[label("here")]
         at: miette::SourceSpan,
     },
@@ -233,7 +247,7 @@ pub enum RecipeError {
         first_line: u32,
         second_line: u32,
         #[source_code]
-        src: miette::NamedSource<String>,
+        src: std::sync::Arc<miette::NamedSource<String>>,
         #[label("first here")]
         first: miette::SourceSpan,
         #[label("again here")]
@@ -247,7 +261,7 @@ pub enum RecipeError {
         line: u32,
         message: String,
         #[source_code]
-        src: miette::NamedSource<String>,
+        src: std::sync::Arc<miette::NamedSource<String>>,
         #[label("here")]
         at: miette::SourceSpan,
     },
@@ -314,7 +328,9 @@ pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<Recipe
         file.notes = notes;
     } else {
         match yaml::parse(&src)? {
-            None => file.notes.push(Note::info("empty file: no YAML document", None)),
+            None => file
+                .notes
+                .push(Note::info("empty file: no YAML document", None)),
             Some(root) if master_config::looks_like(&root) => {
                 file.kind = RecipeKind::MasterConfig;
                 let (master, notes) = master_config::read(&src, &root, links);
@@ -338,11 +354,18 @@ pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<Recipe
 }
 
 fn is_shell_script(path: &str, text: &str) -> bool {
-    let ext = Path::new(path).extension().and_then(|e| e.to_str()).unwrap_or("");
+    let ext = Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("");
     if matches!(ext, "sh" | "bash") {
         return true;
     }
-    let first = text.trim_start_matches('\u{feff}').lines().next().unwrap_or("");
+    let first = text
+        .trim_start_matches('\u{feff}')
+        .lines()
+        .next()
+        .unwrap_or("");
     first.starts_with("#!") && (first.contains("sh") && !first.contains("python"))
 }
 
@@ -375,14 +398,19 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<RecipeError>) {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) => {
-            errors.push(RecipeError::Io { path: dir.display().to_string(), message: e.to_string() });
+            errors.push(RecipeError::Io {
+                path: dir.display().to_string(),
+                message: e.to_string(),
+            });
             return;
         }
     };
     for entry in entries.flatten() {
         let path = entry.path();
         // Symlinked folders are not followed: a link cycle must not hang the walk.
-        let Ok(kind) = entry.file_type() else { continue };
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
         if kind.is_dir() {
             walk(&path, files, errors);
         } else if matches!(

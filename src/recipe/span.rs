@@ -101,7 +101,10 @@ impl SourceText {
     /// Byte offset of the end of the line holding `offset` (before `\r\n` / `\n`).
     pub fn line_end(&self, offset: usize) -> usize {
         let rest = &self.text[offset..];
-        let end = rest.find('\n').map(|i| offset + i).unwrap_or(self.text.len());
+        let end = rest
+            .find('\n')
+            .map(|i| offset + i)
+            .unwrap_or(self.text.len());
         if end > offset && self.text.as_bytes()[end - 1] == b'\r' {
             end - 1
         } else {
@@ -125,9 +128,9 @@ impl SourceText {
         i
     }
 
-    /// The source for miette's labelled snippets.
-    pub fn named_source(&self) -> miette::NamedSource<String> {
-        miette::NamedSource::new(&self.path, self.text.clone())
+    /// The source for miette's labelled snippets (shared: errors stay small).
+    pub fn named_source(&self) -> std::sync::Arc<miette::NamedSource<String>> {
+        std::sync::Arc::new(miette::NamedSource::new(&self.path, self.text.clone()))
     }
 }
 

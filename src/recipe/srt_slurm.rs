@@ -17,7 +17,9 @@
 use super::image::{parse_image, DynamoRef};
 use super::span::{SourceText, Spanned};
 use super::yaml::{Entry, Node, NodeKind, ScalarType};
-use super::{Deployment, DynamoSpec, EnvUse, FlagUse, FlagValue, Note, RecipeError, RecipeKind, RoleConfig};
+use super::{
+    Deployment, DynamoSpec, EnvUse, FlagUse, FlagValue, Note, RecipeError, RecipeKind, RoleConfig,
+};
 use crate::surface::Known;
 
 /// What one srt-slurm file yields.
@@ -53,14 +55,22 @@ pub fn read(src: &SourceText, root: &Node) -> Result<SrtRecipe, RecipeError> {
     let kind = match other_backend {
         Some(backend) if deployments.is_empty() => {
             notes.push(Note::info(
-                format!("`{backend}` backend recipe: skipped, only SGLang server flags are audited"),
+                format!(
+                    "`{backend}` backend recipe: skipped, only SGLang server flags are audited"
+                ),
                 root.get("backend").map(|b| b.span.clone()),
             ));
-            RecipeKind::Other { backend: Some(backend) }
+            RecipeKind::Other {
+                backend: Some(backend),
+            }
         }
         _ => RecipeKind::SrtSlurm,
     };
-    Ok(SrtRecipe { kind, deployments, notes })
+    Ok(SrtRecipe {
+        kind,
+        deployments,
+        notes,
+    })
 }
 
 /// `backend.type` when written; otherwise told by the `<engine>_config` key;
@@ -77,21 +87,35 @@ fn backend_type(tree: &Node) -> String {
         .into_iter()
         .flatten()
         .filter_map(|e| e.key.as_str()?.strip_suffix("_config"))
-        .find(|engine| matches!(*engine, "sglang" | "vllm" | "trtllm" | "mocker" | "atom" | "tokenspeed" | "tilert"))
+        .find(|engine| {
+            matches!(
+                *engine,
+                "sglang" | "vllm" | "trtllm" | "mocker" | "atom" | "tokenspeed" | "tilert"
+            )
+        })
         .unwrap_or("sglang")
         .to_string()
 }
 
-fn read_deployment(src: &SourceText, tree: &Node, variant: Option<String>, notes: &mut Vec<Note>) -> Deployment {
+fn read_deployment(
+    src: &SourceText,
+    tree: &Node,
+    variant: Option<String>,
+    notes: &mut Vec<Note>,
+) -> Deployment {
     let name_node = tree.get("name");
     let (name, name_span) = match name_node.and_then(|n| n.as_str().map(|s| (s, n))) {
         Some((s, n)) => {
             let generated = n.as_scalar().and_then(|s| s.tag.as_deref()) == Some("generated");
             (s.to_string(), (!generated).then(|| n.span.clone()))
         }
-        None => (variant.clone().unwrap_or_else(|| file_stem(&src.path)), None),
+        None => (
+            variant.clone().unwrap_or_else(|| file_stem(&src.path)),
+            None,
+        ),
     };
-    let scalar = |keys: &[&str], notes: &mut Vec<Note>| spanned_scalar(tree.path(keys), keys, notes);
+    let scalar =
+        |keys: &[&str], notes: &mut Vec<Note>| spanned_scalar(tree.path(keys), keys, notes);
     let container = scalar(&["model", "container"], notes);
     let backend = tree.get("backend");
     let roles = backend.map(|b| read_roles(b, notes)).unwrap_or_default();
@@ -121,14 +145,25 @@ fn file_stem(path: &str) -> String {
         .unwrap_or_default()
 }
 
-fn spanned_scalar(node: Option<&Node>, keys: &[&str], notes: &mut Vec<Note>) -> Option<Spanned<String>> {
+fn spanned_scalar(
+    node: Option<&Node>,
+    keys: &[&str],
+    notes: &mut Vec<Note>,
+) -> Option<Spanned<String>> {
     let node = node?;
     match node.as_scalar() {
         Some(_) if node.is_null() => None,
-        Some(s) => Some(Spanned { value: s.text.clone(), span: node.span.clone() }),
+        Some(s) => Some(Spanned {
+            value: s.text.clone(),
+            span: node.span.clone(),
+        }),
         None => {
             notes.push(Note::error(
-                format!("`{}` should be a single value, found a {}", keys.join("."), node.kind_name()),
+                format!(
+                    "`{}` should be a single value, found a {}",
+                    keys.join("."),
+                    node.kind_name()
+                ),
                 Some(node.span.clone()),
             ));
             None
@@ -143,7 +178,9 @@ fn read_roles(backend: &Node, notes: &mut Vec<Note>) -> Vec<RoleConfig> {
         match config.as_map() {
             Some(entries) => {
                 for entry in entries {
-                    let Some(role) = entry.key.as_str() else { continue };
+                    let Some(role) = entry.key.as_str() else {
+                        continue;
+                    };
                     roles.push(RoleConfig {
                         role: role.to_string(),
                         span: Some(entry.key.span.clone()),
@@ -156,13 +193,20 @@ fn read_roles(backend: &Node, notes: &mut Vec<Note>) -> Vec<RoleConfig> {
             }
             None if config.is_null() => {}
             None => notes.push(Note::error(
-                format!("`backend.sglang_config` should map roles to flags, found a {}", config.kind_name()),
+                format!(
+                    "`backend.sglang_config` should map roles to flags, found a {}",
+                    config.kind_name()
+                ),
                 Some(config.span.clone()),
             )),
         }
     }
     for entry in backend.as_map().into_iter().flatten() {
-        let Some(role) = entry.key.as_str().and_then(|k| k.strip_suffix("_environment")) else {
+        let Some(role) = entry
+            .key
+            .as_str()
+            .and_then(|k| k.strip_suffix("_environment"))
+        else {
             continue;
         };
         let env = read_env(&entry.value, notes);
@@ -185,7 +229,10 @@ fn read_flags(role: &str, node: &Node, notes: &mut Vec<Note>) -> Vec<FlagUse> {
     let Some(entries) = node.as_map() else {
         if !node.is_null() {
             notes.push(Note::error(
-                format!("`sglang_config.{role}` should map flag names to values, found a {}", node.kind_name()),
+                format!(
+                    "`sglang_config.{role}` should map flag names to values, found a {}",
+                    node.kind_name()
+                ),
                 Some(node.span.clone()),
             ));
         }
@@ -210,13 +257,20 @@ fn flag_value(role: &str, key: &str, node: &Node, notes: &mut Vec<Note>) -> Flag
         NodeKind::Scalar(s) => match s.resolve() {
             ScalarType::Null => FlagValue::Null,
             ScalarType::Bool(on) => FlagValue::Switch { on },
-            ty => FlagValue::Scalar { text: s.text.clone(), quoted: s.is_quoted(), ty },
+            ty => FlagValue::Scalar {
+                text: s.text.clone(),
+                quoted: s.is_quoted(),
+                ty,
+            },
         },
         NodeKind::Seq(items) => {
             let mut values = Vec::new();
             for item in items {
                 match item.as_scalar() {
-                    Some(s) => values.push(Spanned { value: s.text.clone(), span: item.span.clone() }),
+                    Some(s) => values.push(Spanned {
+                        value: s.text.clone(),
+                        span: item.span.clone(),
+                    }),
                     None => {
                         let reason = format!("a {} inside the list", item.kind_name());
                         notes.push(Note::error(
@@ -234,7 +288,9 @@ fn flag_value(role: &str, key: &str, node: &Node, notes: &mut Vec<Note>) -> Flag
                 format!("`{role}.{key}` is a map: srtctl would pass its Python repr as the value; write a JSON string"),
                 Some(node.span.clone()),
             ));
-            FlagValue::Invalid { reason: "a map is not a flag value".into() }
+            FlagValue::Invalid {
+                reason: "a map is not a flag value".into(),
+            }
         }
     }
 }
@@ -243,7 +299,10 @@ fn read_env(node: &Node, notes: &mut Vec<Note>) -> Vec<EnvUse> {
     let Some(entries) = node.as_map() else {
         if !node.is_null() {
             notes.push(Note::error(
-                format!("an environment block should map names to values, found a {}", node.kind_name()),
+                format!(
+                    "an environment block should map names to values, found a {}",
+                    node.kind_name()
+                ),
                 Some(node.span.clone()),
             ));
         }
@@ -251,10 +310,15 @@ fn read_env(node: &Node, notes: &mut Vec<Note>) -> Vec<EnvUse> {
     };
     let mut env = Vec::new();
     for entry in entries {
-        let Some(name) = entry.key.as_str() else { continue };
+        let Some(name) = entry.key.as_str() else {
+            continue;
+        };
         let Some(scalar) = entry.value.as_scalar() else {
             notes.push(Note::error(
-                format!("env `{name}` should be a single value, found a {}", entry.value.kind_name()),
+                format!(
+                    "env `{name}` should be a single value, found a {}",
+                    entry.value.kind_name()
+                ),
                 Some(entry.value.span.clone()),
             ));
             continue;
@@ -266,7 +330,11 @@ fn read_env(node: &Node, notes: &mut Vec<Note>) -> Vec<EnvUse> {
                 format!(
                     "env `{name}: {}` is a YAML {}, not a string; quote it",
                     scalar.text,
-                    if entry.value.is_null() { "null" } else { "boolean" }
+                    if entry.value.is_null() {
+                        "null"
+                    } else {
+                        "boolean"
+                    }
                 ),
                 Some(entry.value.span.clone()),
             )),
@@ -286,7 +354,10 @@ fn read_dynamo(node: &Node, notes: &mut Vec<Note>) -> Option<DynamoSpec> {
     let Some(entries) = node.as_map() else {
         if !node.is_null() {
             notes.push(Note::error(
-                format!("`dynamo` should be a map (hash|wheel|version, install), found a {}", node.kind_name()),
+                format!(
+                    "`dynamo` should be a map (hash|wheel|version, install), found a {}",
+                    node.kind_name()
+                ),
                 Some(node.span.clone()),
             ));
         }
@@ -294,7 +365,9 @@ fn read_dynamo(node: &Node, notes: &mut Vec<Note>) -> Option<DynamoSpec> {
     };
     let refs: Vec<&Entry> = entries
         .iter()
-        .filter(|e| matches!(e.key.as_str(), Some("hash" | "wheel" | "version")) && !e.value.is_null())
+        .filter(|e| {
+            matches!(e.key.as_str(), Some("hash" | "wheel" | "version")) && !e.value.is_null()
+        })
         .collect();
     if refs.len() > 1 {
         notes.push(Note::error(
@@ -303,14 +376,19 @@ fn read_dynamo(node: &Node, notes: &mut Vec<Note>) -> Option<DynamoSpec> {
         ));
         return None;
     }
-    let install = node.get("install").and_then(|n| match n.as_scalar()?.resolve() {
-        ScalarType::Bool(b) => Some(b),
-        _ => None,
-    });
+    let install = node
+        .get("install")
+        .and_then(|n| match n.as_scalar()?.resolve() {
+            ScalarType::Bool(b) => Some(b),
+            _ => None,
+        });
     let entry = refs.first()?;
     let field = entry.key.as_str().unwrap_or_default().to_string();
     let Some(text) = entry.value.as_scalar().map(|s| s.text.clone()) else {
-        notes.push(Note::error(format!("`dynamo.{field}` should be a single value"), Some(entry.value.span.clone())));
+        notes.push(Note::error(
+            format!("`dynamo.{field}` should be a single value"),
+            Some(entry.value.span.clone()),
+        ));
         return None;
     };
     let reference = DynamoRef::from_field(&field, &text);
@@ -322,7 +400,10 @@ fn read_dynamo(node: &Node, notes: &mut Vec<Note>) -> Option<DynamoSpec> {
     }
     Some(DynamoSpec {
         field,
-        raw: Spanned { value: text, span: entry.value.span.clone() },
+        raw: Spanned {
+            value: text,
+            span: entry.value.span.clone(),
+        },
         reference,
         install,
         span: node.span.clone(),
@@ -342,16 +423,30 @@ fn expand_variants(
         return Ok(vec![(None, root.clone())]);
     };
     if base.as_map().is_none() {
-        return Err(RecipeError::shape(src, &base.span, "`base` should be a map"));
+        return Err(RecipeError::shape(
+            src,
+            &base.span,
+            "`base` should be a map",
+        ));
     }
     let keys: Vec<&Entry> = root.as_map().unwrap_or_default().iter().collect();
     let mut overrides: Vec<(&str, &Entry)> = keys
         .iter()
-        .filter_map(|e| e.key.as_str().filter(|k| k.starts_with("override_")).map(|k| (k, *e)))
+        .filter_map(|e| {
+            e.key
+                .as_str()
+                .filter(|k| k.starts_with("override_"))
+                .map(|k| (k, *e))
+        })
         .collect();
     let mut zips: Vec<(&str, &Entry)> = keys
         .iter()
-        .filter_map(|e| e.key.as_str().filter(|k| k.starts_with("zip_override_")).map(|k| (k, *e)))
+        .filter_map(|e| {
+            e.key
+                .as_str()
+                .filter(|k| k.starts_with("zip_override_"))
+                .map(|k| (k, *e))
+        })
         .collect();
     overrides.sort_by_key(|(k, _)| *k);
     zips.sort_by_key(|(k, _)| *k);
@@ -362,30 +457,48 @@ fn expand_variants(
         ));
         return Ok(vec![(Some("base".into()), base.clone())]);
     }
-    let base_name = base.get("name").and_then(Node::as_str).unwrap_or("unnamed").to_string();
+    let base_name = base
+        .get("name")
+        .and_then(Node::as_str)
+        .unwrap_or("unnamed")
+        .to_string();
     let mut variants = Vec::new();
     for (key, entry) in overrides {
         let over = &entry.value;
         if over.as_map().is_none() {
-            return Err(RecipeError::shape(src, &over.span, format!("`{key}` should be a map")));
+            return Err(RecipeError::shape(
+                src,
+                &over.span,
+                format!("`{key}` should be a map"),
+            ));
         }
         let mut merged = deep_merge(base, over);
         if over.get("name").is_none() {
-            set_generated_name(&mut merged, format!("{base_name}_{}", &key["override_".len()..]));
+            set_generated_name(
+                &mut merged,
+                format!("{base_name}_{}", &key["override_".len()..]),
+            );
         }
         variants.push((Some(key.to_string()), merged));
     }
     for (key, entry) in zips {
         let zip = &entry.value;
         if zip.as_map().is_none() {
-            return Err(RecipeError::shape(src, &zip.span, format!("`{key}` should be a map")));
+            return Err(RecipeError::shape(
+                src,
+                &zip.span,
+                format!("`{key}` should be a map"),
+            ));
         }
         let n = zip_length(src, key, zip)?;
         let has_name_list = zip.get("name").is_some_and(|n| n.as_seq().is_some());
         for i in 0..n {
             let mut merged = deep_merge(base, &zip_slice(zip, i));
             if !has_name_list {
-                set_generated_name(&mut merged, format!("{base_name}_{}_{i}", &key["zip_override_".len()..]));
+                set_generated_name(
+                    &mut merged,
+                    format!("{base_name}_{}_{i}", &key["zip_override_".len()..]),
+                );
             }
             variants.push((Some(format!("{key}[{i}]")), merged));
         }
@@ -417,7 +530,11 @@ fn deep_merge(base: &Node, over: &Node) -> Node {
             None => entries.push(o.clone()),
         }
     }
-    Node { kind: NodeKind::Map(entries), span: base.span.clone(), alias: None }
+    Node {
+        kind: NodeKind::Map(entries),
+        span: base.span.clone(),
+        alias: None,
+    }
 }
 
 /// The zip length: every list leaf has length N or 1 (broadcast).
@@ -434,10 +551,18 @@ fn zip_length(src: &SourceText, key: &str, zip: &Node) -> Result<usize, RecipeEr
     let mut found = Vec::new();
     lengths(zip, &mut found);
     if found.is_empty() {
-        return Err(RecipeError::shape(src, &zip.span, format!("`{key}` has no list values: nothing to zip")));
+        return Err(RecipeError::shape(
+            src,
+            &zip.span,
+            format!("`{key}` has no list values: nothing to zip"),
+        ));
     }
     if let Some((_, empty)) = found.iter().find(|(n, _)| *n == 0) {
-        return Err(RecipeError::shape(src, &empty.span, format!("`{key}`: an empty list cannot be zipped")));
+        return Err(RecipeError::shape(
+            src,
+            &empty.span,
+            format!("`{key}`: an empty list cannot be zipped"),
+        ));
     }
     let mut n = 1;
     for (len, node) in &found {
@@ -469,10 +594,18 @@ fn zip_slice(node: &Node, index: usize) -> Node {
                 NodeKind::Map(_) => zip_slice(&e.value, index),
                 NodeKind::Scalar(_) => e.value.clone(),
             };
-            Entry { key: e.key.clone(), value, merged_at: e.merged_at.clone() }
+            Entry {
+                key: e.key.clone(),
+                value,
+                merged_at: e.merged_at.clone(),
+            }
         })
         .collect();
-    Node { kind: NodeKind::Map(entries), span: node.span.clone(), alias: None }
+    Node {
+        kind: NodeKind::Map(entries),
+        span: node.span.clone(),
+        alias: None,
+    }
 }
 
 /// srtctl names unnamed variants itself; the name then has no text in the file,
@@ -490,6 +623,10 @@ fn set_generated_name(tree: &mut Node, name: String) {
             span: span.clone(),
             alias: None,
         };
-        entries.push(Entry { key: scalar("name".into()), value: scalar(name), merged_at: None });
+        entries.push(Entry {
+            key: scalar("name".into()),
+            value: scalar(name),
+            merged_at: None,
+        });
     }
 }

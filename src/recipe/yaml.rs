@@ -100,7 +100,8 @@ impl Node {
             .map(|s| s.text.as_str())
     }
     pub fn is_null(&self) -> bool {
-        self.as_scalar().is_some_and(|s| s.resolve() == ScalarType::Null)
+        self.as_scalar()
+            .is_some_and(|s| s.resolve() == ScalarType::Null)
     }
     /// The entry under a scalar key.
     pub fn entry(&self, key: &str) -> Option<&Entry> {
@@ -191,7 +192,9 @@ fn is_yaml11_int(t: &str) -> bool {
         return head.starts_with(|c: char| ('1'..='9').contains(&c))
             && all(head, |c| c.is_ascii_digit())
             && parts.all(|p| {
-                p.len() <= 2 && p.chars().all(|c| c.is_ascii_digit()) && p.parse::<u32>().is_ok_and(|n| n < 60)
+                p.len() <= 2
+                    && p.chars().all(|c| c.is_ascii_digit())
+                    && p.parse::<u32>().is_ok_and(|n| n < 60)
             });
     }
     body.starts_with(|c: char| ('1'..='9').contains(&c)) && all(body, |c| c.is_ascii_digit())
@@ -224,7 +227,11 @@ fn is_yaml11_float(t: &str) -> bool {
 pub fn parse(src: &SourceText) -> Result<Option<Node>, RecipeError> {
     // yaml-rust2 does not skip a byte-order mark: parse the text after it and shift
     // every offset back so spans stay exact in the file as written.
-    let bom = if src.text.starts_with('\u{feff}') { 3 } else { 0 };
+    let bom = if src.text.starts_with('\u{feff}') {
+        3
+    } else {
+        0
+    };
     let body = &src.text[bom..];
     let mut builder = Builder {
         src,
@@ -385,7 +392,13 @@ impl Builder<'_> {
                 });
             }
             Event::SequenceEnd => {
-                let Some(Frame::Seq { anchor, start, flow, items }) = self.stack.pop() else {
+                let Some(Frame::Seq {
+                    anchor,
+                    start,
+                    flow,
+                    items,
+                }) = self.stack.pop()
+                else {
                     return Err(self.unbalanced(at));
                 };
                 let (start, end) = collection_range(start, flow, at, items.iter().map(|n| &n.span));
@@ -397,7 +410,14 @@ impl Builder<'_> {
                 self.finish(node, anchor)?;
             }
             Event::MappingEnd => {
-                let Some(Frame::Map { anchor, start, flow, entries, .. }) = self.stack.pop() else {
+                let Some(Frame::Map {
+                    anchor,
+                    start,
+                    flow,
+                    entries,
+                    ..
+                }) = self.stack.pop()
+                else {
                     return Err(self.unbalanced(at));
                 };
                 let spans = entries
@@ -427,7 +447,9 @@ impl Builder<'_> {
             None => self.root = Some(node),
             Some(Frame::Seq { items, .. }) => items.push(node),
             Some(Frame::Map {
-                entries, pending_key, ..
+                entries,
+                pending_key,
+                ..
             }) => match pending_key.take() {
                 None => *pending_key = Some(node),
                 Some(key) => {
@@ -504,7 +526,10 @@ fn same_key(a: &Node, b: &Node) -> bool {
 fn duplicate_key(src: &SourceText, first: &Node, second: &Node) -> RecipeError {
     RecipeError::DuplicateKey {
         path: src.path.clone(),
-        key: first.as_scalar().map(|s| s.text.clone()).unwrap_or_default(),
+        key: first
+            .as_scalar()
+            .map(|s| s.text.clone())
+            .unwrap_or_default(),
         first_line: first.span.line,
         second_line: second.span.line,
         src: src.named_source(),
@@ -611,8 +636,7 @@ fn scalar_end(src: &SourceText, at: usize, value: &str, style: ScalarStyle) -> u
             let indent = at - src.line_start(at);
             let mut end = src.line_end(at);
             let mut line_start = end;
-            loop {
-                let Some(nl) = text[line_start..].find('\n') else { break };
+            while let Some(nl) = text[line_start..].find('\n') {
                 line_start += nl + 1;
                 let line_end = src.line_end(line_start);
                 let line = &text[line_start..line_end];
@@ -669,7 +693,10 @@ mod tests {
     fn non_ascii_text_before_a_value_does_not_shift_it() {
         let (src, root) = tree("name: \"héllo wörld\"\nnext: 5\n");
         assert_eq!(src.slice(&root.get("next").unwrap().span), "5");
-        assert_eq!(src.slice(&root.get("name").unwrap().span), "\"héllo wörld\"");
+        assert_eq!(
+            src.slice(&root.get("name").unwrap().span),
+            "\"héllo wörld\""
+        );
     }
 
     #[test]
@@ -678,9 +705,16 @@ mod tests {
         let (src, root) = tree(text);
         let other = root.get("other").unwrap();
         let x = other.entry("x").unwrap();
-        assert_eq!(x.value.span.line, 2, "merged value points at the anchor's text");
+        assert_eq!(
+            x.value.span.line, 2,
+            "merged value points at the anchor's text"
+        );
         assert_eq!(x.merged_at.as_ref().unwrap().line, 5);
-        assert_eq!(src.slice(&other.get("y").unwrap().span), "3", "own key wins over merged");
+        assert_eq!(
+            src.slice(&other.get("y").unwrap().span),
+            "3",
+            "own key wins over merged"
+        );
         assert_eq!(other.as_map().unwrap().len(), 2);
         let plain = root.get("plain").unwrap();
         assert_eq!(plain.span.line, 2);
@@ -698,7 +732,12 @@ mod tests {
     fn duplicate_keys_name_both_lines() {
         let src = SourceText::new("t.yaml", "a: 1\nb: 2\na: 3\n".into());
         match parse(&src).unwrap_err() {
-            RecipeError::DuplicateKey { key, first_line, second_line, .. } => {
+            RecipeError::DuplicateKey {
+                key,
+                first_line,
+                second_line,
+                ..
+            } => {
                 assert_eq!((key.as_str(), first_line, second_line), ("a", 1, 3))
             }
             other => panic!("unexpected {other:?}"),
@@ -715,7 +754,12 @@ mod tests {
 
     #[test]
     fn syntax_errors_are_typed_with_a_position() {
-        for text in ["a: b\n\tc: d\n", "a: \"unterminated\nb: c\n", "a: *nope\n", "a: [1, 2\n"] {
+        for text in [
+            "a: b\n\tc: d\n",
+            "a: \"unterminated\nb: c\n",
+            "a: *nope\n",
+            "a: [1, 2\n",
+        ] {
             let src = SourceText::new("t.yaml", text.into());
             match parse(&src) {
                 Err(RecipeError::Yaml { line, .. }) => assert!(line >= 1),
@@ -727,12 +771,22 @@ mod tests {
     #[test]
     fn second_document_is_rejected() {
         let src = SourceText::new("t.yaml", "a: 1\n---\nb: 2\n".into());
-        assert!(matches!(parse(&src), Err(RecipeError::Shape { line: 2, .. })));
+        assert!(matches!(
+            parse(&src),
+            Err(RecipeError::Shape { line: 2, .. })
+        ));
     }
 
     #[test]
     fn yaml11_types_follow_pyyaml() {
-        let s = |t: &str| Scalar { text: t.into(), style: ScalarStyle::Plain, tag: None }.resolve();
+        let s = |t: &str| {
+            Scalar {
+                text: t.into(),
+                style: ScalarStyle::Plain,
+                tag: None,
+            }
+            .resolve()
+        };
         assert_eq!(s("yes"), ScalarType::Bool(true));
         assert_eq!(s("Off"), ScalarType::Bool(false));
         assert_eq!(s("~"), ScalarType::Null);
@@ -742,7 +796,11 @@ mod tests {
         assert_eq!(s("1e5"), ScalarType::Str, "PyYAML floats need a dot");
         assert_eq!(s("1.0e+5"), ScalarType::Float);
         assert_eq!(s("fp8_e4m3"), ScalarType::Str);
-        let quoted = Scalar { text: "true".into(), style: ScalarStyle::DoubleQuoted, tag: None };
+        let quoted = Scalar {
+            text: "true".into(),
+            style: ScalarStyle::DoubleQuoted,
+            tag: None,
+        };
         assert_eq!(quoted.resolve(), ScalarType::Str);
     }
 }
