@@ -3,12 +3,13 @@
 //!
 //! Data flows one way: `source` (git trees) → `extract` (tree-sitter facts) →
 //! `surface` (the model of one release) → `check` (findings) → `report`.
+//! `recipe` reads the deployments; `audit` wires one run together.
 
 pub mod audit;
 pub mod check;
 pub mod cli;
-pub mod codes;
 pub mod cmd;
+pub mod codes;
 pub mod demo;
 pub mod embedded;
 pub mod extract;

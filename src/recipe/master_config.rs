@@ -1,0 +1,287 @@
+//! The InferenceX master config (`configs/nvidia-master.yaml`): per config key, the
+//! image, framework, router, runner and precision, and the recipes that belong to
+//! the key through `CONFIG_FILE=...` settings.
+//!
+//! The links live in `scenarios.<name>[].search-space[].{prefill,decode}.additional-settings`
+//! lists, but they are found anywhere under the key so a reshuffle of the scenario
+//! layout does not silently drop them.
+
+use super::span::{SourceText, Span, Spanned};
+use super::yaml::{Node, NodeKind};
+use super::Note;
+use serde::Serialize;
+
+/// How a link in the master config names a recipe file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkMapping {
+    /// The prefix links start with (`recipes/`).
+    pub link_prefix: String,
+    /// Where that prefix points, relative to the recipes repository root.
+    pub recipes_dir: String,
+}
+
+impl Default for LinkMapping {
+    /// The InferenceX layout: `recipes/X` is `benchmarks/multi_node/srt-slurm-recipes/X`.
+    fn default() -> Self {
+        LinkMapping {
+            link_prefix: "recipes/".into(),
+            recipes_dir: "benchmarks/multi_node/srt-slurm-recipes".into(),
+        }
+    }
+}
+
+impl LinkMapping {
+    /// The repository path a link names, or `None` when it names no known place
+    /// (a bare file name, resolved by the benchmark scripts at run time).
+    pub fn resolve(&self, link: &str) -> Option<String> {
+        if let Some(rest) = link.strip_prefix(&self.link_prefix) {
+            return Some(format!("{}/{rest}", self.recipes_dir.trim_end_matches('/')));
+        }
+        if link.starts_with(&format!("{}/", self.recipes_dir.trim_end_matches('/'))) {
+            return Some(link.to_string());
+        }
+        None
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MasterConfig {
+    pub entries: Vec<MasterEntry>,
+}
+
+impl MasterConfig {
+    /// The entries that link to a recipe path (as resolved by the mapping).
+    pub fn entries_for_recipe<'a>(
+        &'a self,
+        recipe_path: &'a str,
+    ) -> impl Iterator<Item = &'a MasterEntry> {
+        self.entries.iter().filter(move |e| {
+            e.links.iter().any(|l| {
+                l.recipe
+                    .as_deref()
+                    .is_some_and(|r| recipe_path.ends_with(r))
+            })
+        })
+    }
+}
+
+/// One top-level key of the master config.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MasterEntry {
+    pub key: Spanned<String>,
+    pub image: Option<Spanned<String>>,
+    pub framework: Option<Spanned<String>>,
+    pub router: Option<Router>,
+    pub runner: Option<Spanned<String>>,
+    pub precision: Option<Spanned<String>>,
+    pub links: Vec<RecipeLink>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Router {
+    pub name: Option<Spanned<String>>,
+    /// A version or a Dynamo commit hash; see `DynamoRef::from_router_version`.
+    pub version: Option<Spanned<String>>,
+    pub span: Span,
+}
+
+/// A `CONFIG_FILE=<path>` setting (or another `*CONFIG_FILE=`, such as `EVAL_CONFIG_FILE`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecipeLink {
+    /// The setting name before `=`.
+    pub setting: String,
+    /// The path as written after `=`.
+    pub raw: String,
+    /// The repository path it names, when the mapping knows it.
+    pub recipe: Option<String>,
+    /// Span of the path text (after `=`), inside the quoted setting.
+    pub span: Span,
+}
+
+/// A master config maps keys to entries that name an `image` and a `framework`.
+pub fn looks_like(root: &Node) -> bool {
+    let Some(entries) = root.as_map() else {
+        return false;
+    };
+    if root.get("backend").is_some() || root.get("base").is_some() {
+        return false;
+    }
+    let with_image = entries
+        .iter()
+        .filter(|e| e.value.get("image").is_some() && e.value.get("framework").is_some())
+        .count();
+    with_image > 0 && with_image * 2 >= entries.len()
+}
+
+pub fn read(src: &SourceText, root: &Node, mapping: &LinkMapping) -> (MasterConfig, Vec<Note>) {
+    let mut notes = Vec::new();
+    let mut entries = Vec::new();
+    for entry in root.as_map().unwrap_or_default() {
+        let Some(key) = entry.key.as_str() else {
+            continue;
+        };
+        let value = &entry.value;
+        if value.as_map().is_none() {
+            notes.push(Note::warning(
+                format!("`{key}` is not a map; skipped"),
+                Some(value.span.clone()),
+            ));
+            continue;
+        }
+        let scalar = |k: &str| spanned(value.get(k));
+        let router = value.get("router").map(|r| Router {
+            name: spanned(r.get("name")),
+            version: spanned(r.get("version")),
+            span: r.span.clone(),
+        });
+        let mut links = Vec::new();
+        find_links(src, value, mapping, &mut links);
+        for link in links.iter().filter(|l| l.recipe.is_none()) {
+            notes.push(Note::info(
+                format!(
+                    "`{key}`: link `{}` names no known recipe folder; not followed",
+                    link.raw
+                ),
+                Some(link.span.clone()),
+            ));
+        }
+        entries.push(MasterEntry {
+            key: Spanned {
+                value: key.to_string(),
+                span: entry.key.span.clone(),
+            },
+            image: scalar("image"),
+            framework: scalar("framework"),
+            router,
+            runner: scalar("runner"),
+            precision: scalar("precision"),
+            links,
+        });
+    }
+    (MasterConfig { entries }, notes)
+}
+
+fn spanned(node: Option<&Node>) -> Option<Spanned<String>> {
+    let node = node?;
+    node.as_str().map(|s| Spanned {
+        value: s.to_string(),
+        span: node.span.clone(),
+    })
+}
+
+fn find_links(src: &SourceText, node: &Node, mapping: &LinkMapping, out: &mut Vec<RecipeLink>) {
+    match &node.kind {
+        NodeKind::Scalar(s) => {
+            let Some((setting, path)) = s.text.split_once('=') else {
+                return;
+            };
+            if !setting.ends_with("CONFIG_FILE") || setting.contains(char::is_whitespace) {
+                return;
+            }
+            out.push(RecipeLink {
+                setting: setting.to_string(),
+                raw: path.to_string(),
+                recipe: mapping.resolve(path),
+                span: value_span(src, &node.span, &s.text, setting.len() + 1),
+            });
+        }
+        NodeKind::Seq(items) => items.iter().for_each(|i| find_links(src, i, mapping, out)),
+        NodeKind::Map(entries) => entries
+            .iter()
+            .for_each(|e| find_links(src, &e.value, mapping, out)),
+    }
+}
+
+/// The span of the part of a scalar after `skip` bytes, when the written text holds
+/// the value verbatim (plain or simply quoted); else the whole scalar.
+fn value_span(src: &SourceText, scalar: &Span, value: &str, skip: usize) -> Span {
+    let written = src.slice(scalar);
+    match written.find(value) {
+        Some(i) => src.span(scalar.offset + i + skip, scalar.offset + i + value.len()),
+        None => scalar.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recipe::yaml;
+
+    const MASTER: &str = "\
+m1-fp4-b200-dynamo-sglang:
+  image: \"lmsysorg/sglang:v0.5.12.post1\"
+  model: some/model
+  runner: b200-multinode
+  precision: fp4
+  framework: dynamo-sglang
+  router: { name: dynamo-router, version: \"5b4bc1dd70965017a737c71b19db5a0aeaa88727\" }
+  scenarios:
+    fixed-seq-len:
+    - isl: 8192
+      search-space:
+      - conc-list: [4, 8]
+        prefill:
+          additional-settings:
+          # a comment
+          - \"CONFIG_FILE=recipes/sglang/m1/8k1k/a.yaml\"
+        decode:
+          tp: 8
+      - prefill:
+          additional-settings:
+          - \"CONFIG_FILE=dsv4-low-latency.yaml\"
+m2-fp8-h200-sglang:
+  image: lmsysorg/sglang:v0.5.16-cu130
+  framework: sglang
+";
+
+    #[test]
+    fn entries_links_and_spans() {
+        let src = SourceText::new("master.yaml", MASTER.to_string());
+        let root = yaml::parse(&src).unwrap().unwrap();
+        assert!(looks_like(&root));
+        let (master, notes) = read(&src, &root, &LinkMapping::default());
+        assert_eq!(master.entries.len(), 2);
+        let e = &master.entries[0];
+        assert_eq!(
+            e.image.as_ref().unwrap().value,
+            "lmsysorg/sglang:v0.5.12.post1"
+        );
+        assert_eq!(e.framework.as_ref().unwrap().value, "dynamo-sglang");
+        let router = e.router.as_ref().unwrap();
+        assert_eq!(router.name.as_ref().unwrap().value, "dynamo-router");
+        assert_eq!(router.version.as_ref().unwrap().span.line, 7);
+        assert_eq!(e.links.len(), 2);
+        let link = &e.links[0];
+        assert_eq!(
+            link.recipe.as_deref(),
+            Some("benchmarks/multi_node/srt-slurm-recipes/sglang/m1/8k1k/a.yaml")
+        );
+        assert_eq!(src.slice(&link.span), "recipes/sglang/m1/8k1k/a.yaml");
+        assert_eq!((link.span.line, link.span.column), (16, 26));
+        assert_eq!(e.links[1].recipe, None);
+        assert_eq!(notes.len(), 1, "the unresolvable link is noted: {notes:?}");
+        assert!(master.entries[1].links.is_empty());
+        assert_eq!(
+            master
+                .entries_for_recipe(
+                    "/x/benchmarks/multi_node/srt-slurm-recipes/sglang/m1/8k1k/a.yaml"
+                )
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn mapping_is_a_parameter() {
+        let mapping = LinkMapping {
+            link_prefix: "recipes/".into(),
+            recipes_dir: "srt".into(),
+        };
+        assert_eq!(
+            mapping.resolve("recipes/a/b.yaml").as_deref(),
+            Some("srt/a/b.yaml")
+        );
+        assert_eq!(mapping.resolve("srt/a.yaml").as_deref(), Some("srt/a.yaml"));
+        assert_eq!(mapping.resolve("a.yaml"), None);
+    }
+}

@@ -1,0 +1,426 @@
+//! Recipe readers: what a deployment asks of the engine, with the exact place it asks.
+//!
+//! Three formats are read: srt-slurm recipe YAML ([`srt_slurm`]), the InferenceX
+//! master config ([`master_config`]) and shell launch scripts ([`launch_script`]).
+//! Each yields [`Deployment`]s whose every value carries a [`Span`] into the file as
+//! read, so a finding names the line and `--fix` can edit the text in place.
+//!
+//! This module knows recipe files, not engines or git: it reports what is written
+//! (and what cannot be known statically, as `Dynamic`), never whether it is valid.
+
+pub mod image;
+pub mod launch_script;
+pub mod master_config;
+pub mod span;
+pub mod srt_slurm;
+pub mod yaml;
+
+pub use image::{parse_image, DynamoRef, ImageTag};
+pub use launch_script::{bind, ArgToken, Binding};
+pub use master_config::{LinkMapping, MasterConfig, MasterEntry, RecipeLink, Router};
+pub use span::{SourceText, Span, Spanned};
+
+use crate::surface::Known;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// One file read from a recipes tree.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecipeFile {
+    /// The path as given to the loader.
+    pub path: String,
+    pub kind: RecipeKind,
+    /// The file's text exactly as read (BOM and CRLF kept): spans index into it.
+    #[serde(skip)]
+    pub text: String,
+    pub deployments: Vec<Deployment>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub master: Option<MasterConfig>,
+    /// Problems and remarks that did not stop the file from loading.
+    pub notes: Vec<Note>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RecipeKind {
+    /// An srt-slurm recipe for the SGLang backend.
+    SrtSlurm,
+    MasterConfig,
+    LaunchScript,
+    /// Recognised but not audited: an srt-slurm recipe for another backend
+    /// (`backend: Some("vllm")`), or a file that is no recipe (`backend: None`).
+    Other {
+        backend: Option<String>,
+    },
+}
+
+/// One way the engine is started: a recipe (or one variant of an override-format
+/// recipe), or one launch command of a script.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Deployment {
+    /// The recipe's `name`, or a label for scripts (`launch_server@12`).
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_span: Option<Span>,
+    /// For override-format recipes: the srtctl selector of this variant
+    /// (`override_x`, `zip_override_y[2]`, `base`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    pub roles: Vec<RoleConfig>,
+    /// Environment shared by every role (`backend.environment`, script `export`s).
+    pub common_env: Vec<EnvUse>,
+    pub container: Option<Spanned<String>>,
+    /// `container` parsed; `None` when there is no container.
+    pub image: Option<ImageTag>,
+    pub model_path: Option<Spanned<String>>,
+    pub precision: Option<Spanned<String>>,
+    pub gpu_type: Option<Spanned<String>>,
+    pub dynamo: Option<DynamoSpec>,
+}
+
+/// The server flags and environment of one worker role.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RoleConfig {
+    /// The key as written (`prefill`, `decode`, `aggregated`, ...), or for scripts
+    /// the launcher (`launch_server`, `serve`).
+    pub role: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span: Option<Span>,
+    /// Flags as the recipe passes them. For launch scripts this is empty: whether
+    /// `--x y` binds `y` to `--x` depends on the engine's flag arity, so the raw
+    /// tokens are kept in `argv` and bound by the checker with [`bind`].
+    pub flags: Vec<FlagUse>,
+    pub env: Vec<EnvUse>,
+    /// Command-line tokens after the launcher, for launch scripts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub argv: Option<Vec<ArgToken>>,
+    /// Why this role's command line cannot be fully known (built by `eval`, in a loop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dynamic: Option<String>,
+}
+
+impl RoleConfig {
+    /// The flags of this role, binding raw script tokens with the engine's knowledge
+    /// of which flags take no value.
+    pub fn flag_uses(&self, is_switch: impl Fn(&str) -> bool) -> Vec<FlagUse> {
+        match &self.argv {
+            Some(tokens) => bind(tokens, is_switch).flags,
+            None => self.flags.clone(),
+        }
+    }
+}
+
+/// One flag passed to the server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlagUse {
+    /// As it reaches the command line, without the leading `--`
+    /// (`cuda-graph-max-bs`; srtctl turns `_` in keys into `-`). A single-dash
+    /// option from a script keeps its dash (`-h`).
+    pub name: String,
+    pub value: FlagValue,
+    pub key_span: Span,
+    pub value_span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FlagValue {
+    /// `true`: passed as a bare `--flag`; `false`: not passed at all.
+    Switch { on: bool },
+    /// One value, as written (unquoted). `ty` is how the YAML loader types it
+    /// (`str` for every script token).
+    Scalar {
+        text: String,
+        quoted: bool,
+        ty: yaml::ScalarType,
+    },
+    /// Several values after one flag (`--flag a b`).
+    List { items: Vec<Spanned<String>> },
+    /// `null`: srtctl does not pass the flag.
+    Null,
+    /// Not knowable statically (`$VAR` assigned outside the script); the source text.
+    Dynamic { text: String },
+    /// A value that is not a flag value (a map); see the file's notes.
+    Invalid { reason: String },
+}
+
+/// One environment variable set for the server process.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnvUse {
+    pub name: String,
+    pub value: Known<String>,
+    pub name_span: Span,
+    pub value_span: Span,
+}
+
+/// The Dynamo build a recipe installs (`dynamo: {hash|wheel|version, install}`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DynamoSpec {
+    /// Which key named it: `hash`, `wheel` or `version`.
+    pub field: String,
+    /// The value as written.
+    pub raw: Spanned<String>,
+    /// The parsed reference; `None` when the value is not one (see notes).
+    pub reference: Option<DynamoRef>,
+    pub install: Option<bool>,
+    /// The whole `dynamo:` block.
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoteLevel {
+    Info,
+    Warning,
+    Error,
+}
+
+/// A remark about a file that loaded: skipped content, suspicious values, values
+/// that could not be read (the "error items" of a file that is otherwise usable).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Note {
+    pub level: NoteLevel,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span: Option<Span>,
+}
+
+impl Note {
+    pub fn info(message: impl Into<String>, span: Option<Span>) -> Note {
+        Note {
+            level: NoteLevel::Info,
+            message: message.into(),
+            span,
+        }
+    }
+    pub fn warning(message: impl Into<String>, span: Option<Span>) -> Note {
+        Note {
+            level: NoteLevel::Warning,
+            message: message.into(),
+            span,
+        }
+    }
+    pub fn error(message: impl Into<String>, span: Option<Span>) -> Note {
+        Note {
+            level: NoteLevel::Error,
+            message: message.into(),
+            span,
+        }
+    }
+}
+
+/// A file that could not be read as a recipe at all.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum RecipeError {
+    #[error("{path}: cannot read: {message}")]
+    #[diagnostic(code(engine_audit::recipe::io))]
+    Io { path: String, message: String },
+
+    #[error("{path}: not valid UTF-8 (first bad byte at offset {offset})")]
+    #[diagnostic(
+        code(engine_audit::recipe::not_utf8),
+        help("recipes are read as UTF-8 text; re-encode the file")
+    )]
+    NotUtf8 { path: String, offset: usize },
+
+    #[error("{path}:{line}:{column}: YAML syntax error: {message}")]
+    #[diagnostic(code(engine_audit::recipe::yaml))]
+    Yaml {
+        path: String,
+        line: u32,
+        column: u32,
+        message: String,
+        #[source_code]
+        src: std::sync::Arc<miette::NamedSource<String>>,
+        #[label("here")]
+        at: miette::SourceSpan,
+    },
+
+    #[error("{path}: key `{key}` appears twice (lines {first_line} and {second_line})")]
+    #[diagnostic(
+        code(engine_audit::recipe::duplicate_key),
+        help("YAML loaders keep only the last one; remove the key that is not meant")
+    )]
+    DuplicateKey {
+        path: String,
+        key: String,
+        first_line: u32,
+        second_line: u32,
+        #[source_code]
+        src: std::sync::Arc<miette::NamedSource<String>>,
+        #[label("first here")]
+        first: miette::SourceSpan,
+        #[label("again here")]
+        second: miette::SourceSpan,
+    },
+
+    #[error("{path}:{line}: {message}")]
+    #[diagnostic(code(engine_audit::recipe::shape))]
+    Shape {
+        path: String,
+        line: u32,
+        message: String,
+        #[source_code]
+        src: std::sync::Arc<miette::NamedSource<String>>,
+        #[label("here")]
+        at: miette::SourceSpan,
+    },
+}
+
+impl RecipeError {
+    /// The file the error is about.
+    pub fn path(&self) -> &str {
+        match self {
+            RecipeError::Io { path, .. }
+            | RecipeError::NotUtf8 { path, .. }
+            | RecipeError::Yaml { path, .. }
+            | RecipeError::DuplicateKey { path, .. }
+            | RecipeError::Shape { path, .. } => path,
+        }
+    }
+
+    pub(crate) fn shape(src: &SourceText, span: &Span, message: impl Into<String>) -> RecipeError {
+        RecipeError::Shape {
+            path: src.path.clone(),
+            line: span.line,
+            message: message.into(),
+            src: src.named_source(),
+            at: span.source_span(),
+        }
+    }
+}
+
+/// Read one file, telling its kind by its content (and `.sh` / a shell shebang
+/// for scripts). Master-config links use the InferenceX layout
+/// ([`LinkMapping::default`]).
+pub fn load_path(path: &Path) -> Result<RecipeFile, RecipeError> {
+    load_path_with(path, &LinkMapping::default())
+}
+
+pub fn load_path_with(path: &Path, links: &LinkMapping) -> Result<RecipeFile, RecipeError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| RecipeError::Io {
+        path: shown.clone(),
+        message: e.to_string(),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| RecipeError::NotUtf8 {
+        path: shown.clone(),
+        offset: e.utf8_error().valid_up_to(),
+    })?;
+    load_text(&shown, text, links)
+}
+
+/// Read a file's text that is already in memory (from git, or a test).
+pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<RecipeFile, RecipeError> {
+    let src = SourceText::new(path, text);
+    let mut file = RecipeFile {
+        path: path.to_string(),
+        kind: RecipeKind::Other { backend: None },
+        text: String::new(),
+        deployments: Vec::new(),
+        master: None,
+        notes: Vec::new(),
+    };
+    if is_shell_script(path, &src.text) {
+        file.kind = RecipeKind::LaunchScript;
+        let (deployments, notes) = launch_script::read(&src);
+        file.deployments = deployments;
+        file.notes = notes;
+    } else {
+        match yaml::parse(&src)? {
+            None => file
+                .notes
+                .push(Note::info("empty file: no YAML document", None)),
+            Some(root) if master_config::looks_like(&root) => {
+                file.kind = RecipeKind::MasterConfig;
+                let (master, notes) = master_config::read(&src, &root, links);
+                file.master = Some(master);
+                file.notes = notes;
+            }
+            Some(root) if srt_slurm::looks_like(&root) => {
+                let recipe = srt_slurm::read(&src, &root)?;
+                file.kind = recipe.kind;
+                file.deployments = recipe.deployments;
+                file.notes = recipe.notes;
+            }
+            Some(root) => file.notes.push(Note::info(
+                "not a recognised recipe (no `backend`, `base` or master-config entries); skipped",
+                Some(root.span),
+            )),
+        }
+    }
+    file.text = src.text;
+    Ok(file)
+}
+
+fn is_shell_script(path: &str, text: &str) -> bool {
+    let ext = Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("");
+    if matches!(ext, "sh" | "bash") {
+        return true;
+    }
+    let first = text
+        .trim_start_matches('\u{feff}')
+        .lines()
+        .next()
+        .unwrap_or("");
+    first.starts_with("#!") && (first.contains("sh") && !first.contains("python"))
+}
+
+/// Load every recipe under `paths`: files as given, folders walked recursively for
+/// `.yaml`, `.yml` and `.sh` files. Sorted by path; a file that fails is reported
+/// and the rest still load.
+pub fn collect(paths: &[PathBuf]) -> (Vec<RecipeFile>, Vec<RecipeError>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            walk(path, &mut files, &mut errors);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    files.sort();
+    files.dedup();
+    let mut loaded = Vec::new();
+    for file in files {
+        match load_path(&file) {
+            Ok(recipe) => loaded.push(recipe),
+            Err(e) => errors.push(e),
+        }
+    }
+    (loaded, errors)
+}
+
+fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<RecipeError>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            errors.push(RecipeError::Io {
+                path: dir.display().to_string(),
+                message: e.to_string(),
+            });
+            return;
+        }
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        // Symlinked folders are not followed: a link cycle must not hang the walk.
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            walk(&path, files, errors);
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml" | "sh")
+        ) {
+            files.push(path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

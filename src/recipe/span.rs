@@ -1,0 +1,158 @@
+//! Exact positions in recipe files.
+//!
+//! Every value a recipe reader returns carries the byte range it was read from, so
+//! findings point at the line a user must change and `--fix` can edit the file in place.
+
+use serde::Serialize;
+
+/// Where a piece of text sits in a recipe file.
+///
+/// `offset`/`len` are bytes into the file exactly as read from disk (a leading BOM
+/// included), so `&text[offset..offset + len]` is the written text. `line` and
+/// `column` are 1-based; the column counts characters, as editors show it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Span {
+    /// The file path as it was given to the loader.
+    pub path: String,
+    pub offset: usize,
+    pub len: usize,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Span {
+    pub fn end(&self) -> usize {
+        self.offset + self.len
+    }
+
+    /// The span as miette wants it, for labelled diagnostics.
+    pub fn source_span(&self) -> miette::SourceSpan {
+        (self.offset, self.len).into()
+    }
+}
+
+/// A value and the span of its written text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Spanned<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+/// The text of one recipe file with a line index, shared by all readers to turn
+/// positions into [`Span`]s.
+#[derive(Debug, Clone)]
+pub struct SourceText {
+    pub path: String,
+    pub text: String,
+    /// Byte offset where each line starts (line 1 at index 0).
+    line_starts: Vec<usize>,
+}
+
+impl SourceText {
+    pub fn new(path: impl Into<String>, text: String) -> SourceText {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        SourceText {
+            path: path.into(),
+            text,
+            line_starts,
+        }
+    }
+
+    /// Span of a byte range. Out-of-range or non-boundary offsets are clamped to
+    /// the nearest valid position rather than panicking: positions come from
+    /// third-party parsers and a wrong column must not crash an audit.
+    pub fn span(&self, start: usize, end: usize) -> Span {
+        let start = self.floor_boundary(start.min(self.text.len()));
+        let end = self.floor_boundary(end.clamp(start, self.text.len()));
+        let line_index = match self.line_starts.binary_search(&start) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let line_start = self.line_starts[line_index];
+        let mut column = self.text[line_start..start].chars().count() + 1;
+        // A byte-order mark is invisible in editors: columns on line 1 skip it.
+        if line_index == 0 && start > 0 && self.text.starts_with('\u{feff}') {
+            column -= 1;
+        }
+        Span {
+            path: self.path.clone(),
+            offset: start,
+            len: end - start,
+            line: line_index as u32 + 1,
+            column: column as u32,
+        }
+    }
+
+    /// Byte offset of a 1-based line and a 0-based character column. Columns past
+    /// the end of the line stop at the line end.
+    pub fn offset_of(&self, line: usize, char_col: usize) -> usize {
+        let Some(&line_start) = self.line_starts.get(line.saturating_sub(1)) else {
+            return self.text.len();
+        };
+        let line_end = self.line_end(line_start);
+        self.text[line_start..line_end]
+            .char_indices()
+            .nth(char_col)
+            .map(|(i, _)| line_start + i)
+            .unwrap_or(line_end)
+    }
+
+    /// Byte offset of the end of the line holding `offset` (before `\r\n` / `\n`).
+    pub fn line_end(&self, offset: usize) -> usize {
+        let rest = &self.text[offset..];
+        let end = rest
+            .find('\n')
+            .map(|i| offset + i)
+            .unwrap_or(self.text.len());
+        if end > offset && self.text.as_bytes()[end - 1] == b'\r' {
+            end - 1
+        } else {
+            end
+        }
+    }
+
+    /// Byte offset of the start of the line holding `offset`.
+    pub fn line_start(&self, offset: usize) -> usize {
+        self.text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0)
+    }
+
+    pub fn slice(&self, span: &Span) -> &str {
+        &self.text[span.offset..span.end()]
+    }
+
+    fn floor_boundary(&self, mut i: usize) -> usize {
+        while i > 0 && !self.text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    }
+
+    /// The source for miette's labelled snippets (shared: errors stay small).
+    pub fn named_source(&self) -> std::sync::Arc<miette::NamedSource<String>> {
+        std::sync::Arc::new(miette::NamedSource::new(&self.path, self.text.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn span_counts_lines_and_character_columns() {
+        let src = SourceText::new("f.yaml", "a: 1\nbé: xyz\r\nc: 3".to_string());
+        let at = src.text.find("xyz").unwrap();
+        let span = src.span(at, at + 3);
+        assert_eq!((span.line, span.column, span.len), (2, 5, 3));
+        assert_eq!(src.slice(&span), "xyz");
+        assert_eq!(src.offset_of(2, 4), at);
+        assert_eq!(src.line_end(at), at + 3, "stops before CRLF");
+    }
+
+    #[test]
+    fn span_clamps_bad_offsets_instead_of_panicking() {
+        let src = SourceText::new("f", "é".to_string());
+        let span = src.span(1, 99);
+        assert_eq!((span.offset, span.len), (0, 2));
+    }
+}

@@ -1,0 +1,806 @@
+//! A small YAML tree that remembers where every node was written.
+//!
+//! serde drops positions, so recipes are read through yaml-rust2's event parser and
+//! rebuilt here with byte-exact spans. yaml-rust2 only gives the start of each event
+//! (and its `index` counts characters, inconsistently inside block scalars), so
+//! starts are taken from line/column and ends are found by re-lexing the source.
+//!
+//! Anchors, aliases and `<<` merge keys are resolved while building: a node reached
+//! through an alias keeps the span of the text it was anchored at, plus the span of
+//! the alias itself, so a finding points at the line that actually holds the value.
+
+use super::span::{SourceText, Span};
+use super::RecipeError;
+use serde::Serialize;
+use std::collections::HashMap;
+use yaml_rust2::parser::{Event, Parser};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Node {
+    pub kind: NodeKind,
+    /// The written text of this node (for an alias: the anchored node's text).
+    pub span: Span,
+    /// Where this node was referenced as `*alias`, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias: Option<Span>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum NodeKind {
+    Scalar(Scalar),
+    Seq(Vec<Node>),
+    Map(Vec<Entry>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Scalar {
+    /// The scalar's value after YAML unquoting/folding.
+    pub text: String,
+    pub style: ScalarStyle,
+    /// Explicit tag (`!!str` → `tag:yaml.org,2002:str`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScalarStyle {
+    Plain,
+    SingleQuoted,
+    DoubleQuoted,
+    Literal,
+    Folded,
+}
+
+/// What a scalar means to a YAML 1.1 loader (PyYAML's `safe_load`, which srtctl uses):
+/// the type a plain `yes` or `1_000` resolves to differs from YAML 1.2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScalarType {
+    Null,
+    Bool(bool),
+    Int,
+    Float,
+    Str,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Entry {
+    pub key: Node,
+    pub value: Node,
+    /// Set when the entry came in through a `<<` merge key: where that key is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged_at: Option<Span>,
+}
+
+impl Node {
+    pub fn as_map(&self) -> Option<&[Entry]> {
+        match &self.kind {
+            NodeKind::Map(entries) => Some(entries),
+            _ => None,
+        }
+    }
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.kind {
+            NodeKind::Seq(items) => Some(items),
+            _ => None,
+        }
+    }
+    pub fn as_scalar(&self) -> Option<&Scalar> {
+        match &self.kind {
+            NodeKind::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The scalar text, when this node is a scalar that is not null.
+    pub fn as_str(&self) -> Option<&str> {
+        self.as_scalar()
+            .filter(|s| s.resolve() != ScalarType::Null)
+            .map(|s| s.text.as_str())
+    }
+    pub fn is_null(&self) -> bool {
+        self.as_scalar()
+            .is_some_and(|s| s.resolve() == ScalarType::Null)
+    }
+    /// The entry under a scalar key.
+    pub fn entry(&self, key: &str) -> Option<&Entry> {
+        self.as_map()?
+            .iter()
+            .find(|e| e.key.as_scalar().is_some_and(|k| k.text == key))
+    }
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|e| &e.value)
+    }
+    /// Follow a path of keys through nested maps.
+    pub fn path(&self, keys: &[&str]) -> Option<&Node> {
+        keys.iter().try_fold(self, |node, key| node.get(key))
+    }
+    pub fn kind_name(&self) -> &'static str {
+        match &self.kind {
+            NodeKind::Scalar(_) if self.is_null() => "null",
+            NodeKind::Scalar(_) => "scalar",
+            NodeKind::Seq(_) => "list",
+            NodeKind::Map(_) => "map",
+        }
+    }
+}
+
+impl Scalar {
+    pub fn is_quoted(&self) -> bool {
+        self.style != ScalarStyle::Plain
+    }
+
+    /// The type PyYAML (YAML 1.1 core resolver) gives this scalar.
+    pub fn resolve(&self) -> ScalarType {
+        if let Some(tag) = &self.tag {
+            return match tag.rsplit(':').next().unwrap_or("") {
+                "null" => ScalarType::Null,
+                "bool" => ScalarType::Bool(bool_value(&self.text).unwrap_or(false)),
+                "int" => ScalarType::Int,
+                "float" => ScalarType::Float,
+                _ => ScalarType::Str,
+            };
+        }
+        if self.style != ScalarStyle::Plain {
+            return ScalarType::Str;
+        }
+        let t = self.text.as_str();
+        if matches!(t, "" | "~" | "null" | "Null" | "NULL") {
+            return ScalarType::Null;
+        }
+        if let Some(b) = bool_value(t) {
+            return ScalarType::Bool(b);
+        }
+        if is_yaml11_int(t) {
+            return ScalarType::Int;
+        }
+        if is_yaml11_float(t) {
+            return ScalarType::Float;
+        }
+        ScalarType::Str
+    }
+}
+
+fn bool_value(t: &str) -> Option<bool> {
+    match t {
+        "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => Some(true),
+        "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => Some(false),
+        _ => None,
+    }
+}
+
+/// PyYAML's int regexp: binary, octal, decimal, hex, sexagesimal; `_` allowed.
+fn is_yaml11_int(t: &str) -> bool {
+    let body = t.strip_prefix(['-', '+']).unwrap_or(t);
+    let all = |s: &str, f: fn(char) -> bool| !s.is_empty() && s.chars().all(|c| f(c) || c == '_');
+    if let Some(b) = body.strip_prefix("0b") {
+        return all(b, |c| c == '0' || c == '1');
+    }
+    if let Some(h) = body.strip_prefix("0x") {
+        return all(h, |c| c.is_ascii_hexdigit());
+    }
+    if body == "0" {
+        return true;
+    }
+    if body.starts_with('0') {
+        return all(body, |c| ('0'..='7').contains(&c));
+    }
+    if body.contains(':') {
+        let mut parts = body.split(':');
+        let head = parts.next().unwrap_or("");
+        return head.starts_with(|c: char| ('1'..='9').contains(&c))
+            && all(head, |c| c.is_ascii_digit())
+            && parts.all(|p| {
+                p.len() <= 2
+                    && p.chars().all(|c| c.is_ascii_digit())
+                    && p.parse::<u32>().is_ok_and(|n| n < 60)
+            });
+    }
+    body.starts_with(|c: char| ('1'..='9').contains(&c)) && all(body, |c| c.is_ascii_digit())
+}
+
+/// PyYAML's float regexp: needs a `.` (so `1e5` is a string), or `.inf` / `.nan`.
+fn is_yaml11_float(t: &str) -> bool {
+    let body = t.strip_prefix(['-', '+']).unwrap_or(t);
+    if matches!(body, ".inf" | ".Inf" | ".INF") || matches!(t, ".nan" | ".NaN" | ".NAN") {
+        return true;
+    }
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let Some(dot) = mantissa.find('.') else {
+        return false;
+    };
+    let (int_part, frac) = (&mantissa[..dot], &mantissa[dot + 1..]);
+    let digits = |s: &str| s.chars().all(|c| c.is_ascii_digit() || c == '_');
+    let exp_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+        !e.is_empty() && e.chars().all(|c| c.is_ascii_digit())
+    });
+    (!int_part.is_empty() || !frac.is_empty()) && digits(int_part) && digits(frac) && exp_ok
+}
+
+/// Parse one YAML document. `Ok(None)` for a file with no document (empty or only
+/// comments). More than one document is an error: recipes are one document each.
+pub fn parse(src: &SourceText) -> Result<Option<Node>, RecipeError> {
+    // yaml-rust2 does not skip a byte-order mark: parse the text after it and shift
+    // every offset back so spans stay exact in the file as written.
+    let bom = if src.text.starts_with('\u{feff}') {
+        3
+    } else {
+        0
+    };
+    let body = &src.text[bom..];
+    let mut builder = Builder {
+        src,
+        bom,
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        root: None,
+        documents: 0,
+    };
+    let mut parser = Parser::new_from_str(body);
+    loop {
+        let (event, mark) = parser
+            .next_token()
+            .map_err(|e| builder.syntax_error(e.info().to_string(), e.marker()))?;
+        if event == Event::StreamEnd {
+            break;
+        }
+        builder.on_event(event, mark)?;
+    }
+    Ok(builder.root)
+}
+
+struct Builder<'a> {
+    src: &'a SourceText,
+    bom: usize,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Node>,
+    root: Option<Node>,
+    documents: usize,
+}
+
+enum Frame {
+    Seq {
+        anchor: usize,
+        start: usize,
+        flow: bool,
+        items: Vec<Node>,
+    },
+    Map {
+        anchor: usize,
+        start: usize,
+        flow: bool,
+        entries: Vec<Entry>,
+        pending_key: Option<Node>,
+    },
+}
+
+impl Builder<'_> {
+    /// Byte offset in the file of a yaml-rust2 marker (1-based line, 0-based char column).
+    fn offset(&self, mark: &Marker) -> usize {
+        let line = mark.line().max(1);
+        let offset = self.src.offset_of(line, mark.col());
+        // Line 1 of the parsed body starts after the BOM; offset_of already counts
+        // from the file start, where the BOM is one character.
+        if line == 1 && self.bom > 0 {
+            self.src.offset_of(line, mark.col() + 1)
+        } else {
+            offset
+        }
+    }
+
+    fn syntax_error(&self, message: String, mark: &Marker) -> RecipeError {
+        let at = self.offset(mark);
+        let span = self.src.span(at, at);
+        RecipeError::Yaml {
+            path: self.src.path.clone(),
+            line: span.line,
+            column: span.column,
+            message,
+            src: self.src.named_source(),
+            at: span.source_span(),
+        }
+    }
+
+    /// yaml-rust2 balances start/end events; this reports it instead of panicking
+    /// should a parser bug ever break that.
+    fn unbalanced(&self, at: usize) -> RecipeError {
+        let span = self.src.span(at, at);
+        RecipeError::Shape {
+            path: self.src.path.clone(),
+            line: span.line,
+            message: "unbalanced YAML events (parser bug)".into(),
+            src: self.src.named_source(),
+            at: span.source_span(),
+        }
+    }
+
+    fn on_event(&mut self, event: Event, mark: Marker) -> Result<(), RecipeError> {
+        let at = self.offset(&mark);
+        match event {
+            Event::DocumentStart => {
+                self.documents += 1;
+                if self.documents > 1 {
+                    let span = self.src.span(at, self.src.line_end(at));
+                    return Err(RecipeError::Shape {
+                        path: self.src.path.clone(),
+                        line: span.line,
+                        message: "a second YAML document; a recipe file holds one".into(),
+                        src: self.src.named_source(),
+                        at: span.source_span(),
+                    });
+                }
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                let style = match style {
+                    TScalarStyle::Plain => ScalarStyle::Plain,
+                    TScalarStyle::SingleQuoted => ScalarStyle::SingleQuoted,
+                    TScalarStyle::DoubleQuoted => ScalarStyle::DoubleQuoted,
+                    TScalarStyle::Literal => ScalarStyle::Literal,
+                    TScalarStyle::Folded => ScalarStyle::Folded,
+                };
+                let end = scalar_end(self.src, at, &text, style);
+                let node = Node {
+                    kind: NodeKind::Scalar(Scalar {
+                        text,
+                        style,
+                        tag: tag.map(|t| format!("{}{}", t.handle, t.suffix)),
+                    }),
+                    span: self.src.span(at, end),
+                    alias: None,
+                };
+                self.finish(node, anchor)?;
+            }
+            Event::Alias(id) => {
+                let end = alias_end(&self.src.text, at);
+                let alias = self.src.span(at, end);
+                // yaml-rust2 rejects unknown anchors itself; this guards the lookup anyway.
+                let Some(target) = self.anchors.get(&id) else {
+                    return Err(RecipeError::Shape {
+                        path: self.src.path.clone(),
+                        line: alias.line,
+                        message: "alias to an unknown anchor".into(),
+                        src: self.src.named_source(),
+                        at: alias.source_span(),
+                    });
+                };
+                let mut node = target.clone();
+                node.alias = Some(alias);
+                self.finish(node, 0)?;
+            }
+            Event::SequenceStart(anchor, _) => {
+                let flow = self.src.text[at..].starts_with('[');
+                self.stack.push(Frame::Seq {
+                    anchor,
+                    start: at,
+                    flow,
+                    items: Vec::new(),
+                });
+            }
+            Event::MappingStart(anchor, _) => {
+                let flow = self.src.text[at..].starts_with('{');
+                self.stack.push(Frame::Map {
+                    anchor,
+                    start: at,
+                    flow,
+                    entries: Vec::new(),
+                    pending_key: None,
+                });
+            }
+            Event::SequenceEnd => {
+                let Some(Frame::Seq {
+                    anchor,
+                    start,
+                    flow,
+                    items,
+                }) = self.stack.pop()
+                else {
+                    return Err(self.unbalanced(at));
+                };
+                let (start, end) = collection_range(start, flow, at, items.iter().map(|n| &n.span));
+                let node = Node {
+                    kind: NodeKind::Seq(items),
+                    span: self.src.span(start, end),
+                    alias: None,
+                };
+                self.finish(node, anchor)?;
+            }
+            Event::MappingEnd => {
+                let Some(Frame::Map {
+                    anchor,
+                    start,
+                    flow,
+                    entries,
+                    ..
+                }) = self.stack.pop()
+                else {
+                    return Err(self.unbalanced(at));
+                };
+                let spans = entries
+                    .iter()
+                    .filter(|e| e.merged_at.is_none())
+                    .flat_map(|e| [&e.key.span, &e.value.span]);
+                let (start, end) = collection_range(start, flow, at, spans);
+                let entries = self.apply_merges(entries)?;
+                let node = Node {
+                    kind: NodeKind::Map(entries),
+                    span: self.src.span(start, end),
+                    alias: None,
+                };
+                self.finish(node, anchor)?;
+            }
+            Event::StreamStart | Event::DocumentEnd | Event::Nothing | Event::StreamEnd => {}
+        }
+        Ok(())
+    }
+
+    /// Attach a completed node to its parent (or make it the document root).
+    fn finish(&mut self, node: Node, anchor: usize) -> Result<(), RecipeError> {
+        if anchor != 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        match self.stack.last_mut() {
+            None => self.root = Some(node),
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map {
+                entries,
+                pending_key,
+                ..
+            }) => match pending_key.take() {
+                None => *pending_key = Some(node),
+                Some(key) => {
+                    if let Some(first) = entries.iter().find(|e| same_key(&e.key, &key)) {
+                        return Err(duplicate_key(self.src, &first.key, &key));
+                    }
+                    entries.push(Entry {
+                        key,
+                        value: node,
+                        merged_at: None,
+                    });
+                }
+            },
+        }
+        Ok(())
+    }
+
+    /// Replace `<<` entries by the entries of the maps they name. Keys written in
+    /// the map win over merged ones; among merged maps the first listed wins (YAML
+    /// merge-key spec, as PyYAML does it).
+    fn apply_merges(&self, entries: Vec<Entry>) -> Result<Vec<Entry>, RecipeError> {
+        let is_merge = |e: &Entry| {
+            e.key
+                .as_scalar()
+                .is_some_and(|k| k.text == "<<" && k.style == ScalarStyle::Plain)
+        };
+        if !entries.iter().any(is_merge) {
+            return Ok(entries);
+        }
+        let mut own = Vec::new();
+        let mut merged: Vec<Entry> = Vec::new();
+        for entry in entries {
+            if !is_merge(&entry) {
+                own.push(entry);
+                continue;
+            }
+            let sources: Vec<&Node> = match &entry.value.kind {
+                NodeKind::Map(_) => vec![&entry.value],
+                NodeKind::Seq(items) => items.iter().collect(),
+                NodeKind::Scalar(_) => vec![&entry.value],
+            };
+            for source in sources {
+                let Some(source_entries) = source.as_map() else {
+                    return Err(RecipeError::Shape {
+                        path: self.src.path.clone(),
+                        line: source.span.line,
+                        message: format!("`<<` merges maps, found a {}", source.kind_name()),
+                        src: self.src.named_source(),
+                        at: source.alias.as_ref().unwrap_or(&source.span).source_span(),
+                    });
+                };
+                for e in source_entries {
+                    if !merged.iter().any(|m| same_key(&m.key, &e.key)) {
+                        let mut e = e.clone();
+                        e.merged_at.get_or_insert(entry.key.span.clone());
+                        merged.push(e);
+                    }
+                }
+            }
+        }
+        merged.retain(|m| !own.iter().any(|o| same_key(&o.key, &m.key)));
+        own.extend(merged);
+        Ok(own)
+    }
+}
+
+fn same_key(a: &Node, b: &Node) -> bool {
+    match (a.as_scalar(), b.as_scalar()) {
+        (Some(x), Some(y)) => x.text == y.text,
+        _ => false,
+    }
+}
+
+fn duplicate_key(src: &SourceText, first: &Node, second: &Node) -> RecipeError {
+    RecipeError::DuplicateKey {
+        path: src.path.clone(),
+        key: first
+            .as_scalar()
+            .map(|s| s.text.clone())
+            .unwrap_or_default(),
+        first_line: first.span.line,
+        second_line: second.span.line,
+        src: src.named_source(),
+        first: first.span.source_span(),
+        second: second.span.source_span(),
+    }
+}
+
+/// Start and end of a collection. Flow collections run from the bracket to the
+/// closing bracket (whose marker is `end_mark`); block collections from their
+/// first child to their last, since yaml-rust2's block start/end markers sit on
+/// neighbouring tokens.
+fn collection_range<'s>(
+    start: usize,
+    flow: bool,
+    end_mark: usize,
+    children: impl Iterator<Item = &'s Span>,
+) -> (usize, usize) {
+    if flow {
+        return (start, end_mark + 1);
+    }
+    let mut range: Option<(usize, usize)> = None;
+    for span in children {
+        range = Some(match range {
+            None => (span.offset, span.end()),
+            Some((s, e)) => (s.min(span.offset), e.max(span.end())),
+        });
+    }
+    range.unwrap_or((start, start))
+}
+
+fn alias_end(text: &str, at: usize) -> usize {
+    let rest = &text[at..];
+    at + rest
+        .char_indices()
+        .skip(1)
+        .find(|&(_, c)| c.is_whitespace() || matches!(c, ',' | '[' | ']' | '{' | '}'))
+        .map(|(i, _)| i)
+        .unwrap_or(rest.len())
+}
+
+/// End offset of a scalar that starts at `at`, found by re-lexing its written form.
+fn scalar_end(src: &SourceText, at: usize, value: &str, style: ScalarStyle) -> usize {
+    let text = &src.text;
+    let bytes = text.as_bytes();
+    match style {
+        ScalarStyle::DoubleQuoted => {
+            let mut i = at + 1;
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'\\' => i += 2,
+                    b'"' => return i + 1,
+                    _ => i += 1,
+                }
+            }
+            text.len()
+        }
+        ScalarStyle::SingleQuoted => {
+            let mut i = at + 1;
+            while i < bytes.len() {
+                if bytes[i] == b'\'' {
+                    if bytes.get(i + 1) == Some(&b'\'') {
+                        i += 2;
+                        continue;
+                    }
+                    return i + 1;
+                }
+                i += 1;
+            }
+            text.len()
+        }
+        ScalarStyle::Plain => {
+            if value.is_empty() {
+                return at; // an empty value (`key:`) has no text of its own
+            }
+            if text[at..].starts_with(value) {
+                return at + value.len();
+            }
+            // Folded over several lines: walk the source, letting any run of
+            // whitespace/line breaks stand for one folded space or newline.
+            let mut src_chars = text[at..].char_indices().peekable();
+            let mut end = at;
+            for vc in value.chars() {
+                if vc == ' ' || vc == '\n' {
+                    while let Some(&(_, c)) = src_chars.peek() {
+                        if c.is_whitespace() {
+                            src_chars.next();
+                        } else {
+                            break;
+                        }
+                    }
+                    continue;
+                }
+                match src_chars.next() {
+                    Some((i, c)) if c == vc => end = at + i + c.len_utf8(),
+                    _ => return src.line_end(at), // cannot follow it: the rest of the line
+                }
+            }
+            end
+        }
+        ScalarStyle::Literal | ScalarStyle::Folded => {
+            // `at` is the first content line; the block ends at the last non-blank
+            // line indented at least as deep.
+            let indent = at - src.line_start(at);
+            let mut end = src.line_end(at);
+            let mut line_start = end;
+            while let Some(nl) = text[line_start..].find('\n') {
+                line_start += nl + 1;
+                let line_end = src.line_end(line_start);
+                let line = &text[line_start..line_end];
+                if line.trim().is_empty() {
+                    continue;
+                }
+                if line.len() - line.trim_start_matches(' ').len() < indent {
+                    break;
+                }
+                end = line_end;
+            }
+            end
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(text: &str) -> (SourceText, Node) {
+        let src = SourceText::new("t.yaml", text.to_string());
+        let node = parse(&src).unwrap().unwrap();
+        (src, node)
+    }
+
+    #[test]
+    fn scalar_spans_are_byte_exact_for_every_style() {
+        let text = "a: plain value # c\nb: \"dq \\\" x\"\nc: 'sq '' y'\nd: [1, two]\ne: |\n  line1\n  line2\n\nf: multi\n  line\n";
+        let (src, root) = tree(text);
+        let slice = |k: &str| src.slice(&root.get(k).unwrap().span).to_string();
+        assert_eq!(slice("a"), "plain value");
+        assert_eq!(slice("b"), "\"dq \\\" x\"");
+        assert_eq!(slice("c"), "'sq '' y'");
+        assert_eq!(slice("d"), "[1, two]");
+        assert_eq!(slice("e"), "line1\n  line2");
+        assert_eq!(slice("f"), "multi\n  line");
+        let key = &root.entry("d").unwrap().key.span;
+        assert_eq!((key.line, key.column), (4, 1));
+    }
+
+    #[test]
+    fn bom_and_crlf_keep_offsets_exact() {
+        let text = "\u{feff}a: 1\r\nbb: \"x\"\r\n";
+        let (src, root) = tree(text);
+        let a = &root.get("a").unwrap().span;
+        assert_eq!((a.offset, a.line, a.column), (6, 1, 4));
+        let b = &root.get("bb").unwrap().span;
+        assert_eq!(src.slice(b), "\"x\"");
+        assert_eq!((b.line, b.column), (2, 5));
+    }
+
+    #[test]
+    fn non_ascii_text_before_a_value_does_not_shift_it() {
+        let (src, root) = tree("name: \"héllo wörld\"\nnext: 5\n");
+        assert_eq!(src.slice(&root.get("next").unwrap().span), "5");
+        assert_eq!(
+            src.slice(&root.get("name").unwrap().span),
+            "\"héllo wörld\""
+        );
+    }
+
+    #[test]
+    fn aliases_and_merge_keys_point_at_the_anchored_text() {
+        let text = "base: &b\n  x: 1\n  y: 2\nother:\n  <<: *b\n  y: 3\nplain: *b\n";
+        let (src, root) = tree(text);
+        let other = root.get("other").unwrap();
+        let x = other.entry("x").unwrap();
+        assert_eq!(
+            x.value.span.line, 2,
+            "merged value points at the anchor's text"
+        );
+        assert_eq!(x.merged_at.as_ref().unwrap().line, 5);
+        assert_eq!(
+            src.slice(&other.get("y").unwrap().span),
+            "3",
+            "own key wins over merged"
+        );
+        assert_eq!(other.as_map().unwrap().len(), 2);
+        let plain = root.get("plain").unwrap();
+        assert_eq!(plain.span.line, 2);
+        assert_eq!(src.slice(plain.alias.as_ref().unwrap()), "*b");
+    }
+
+    #[test]
+    fn merge_of_a_scalar_is_an_error() {
+        let src = SourceText::new("t.yaml", "a: &s 1\nb:\n  <<: *s\n".into());
+        let err = parse(&src).unwrap_err();
+        assert!(err.to_string().contains("merges maps"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_keys_name_both_lines() {
+        let src = SourceText::new("t.yaml", "a: 1\nb: 2\na: 3\n".into());
+        match parse(&src).unwrap_err() {
+            RecipeError::DuplicateKey {
+                key,
+                first_line,
+                second_line,
+                ..
+            } => {
+                assert_eq!((key.as_str(), first_line, second_line), ("a", 1, 3))
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn empty_and_comment_only_files_have_no_document() {
+        for text in ["", "# nothing\n", "\u{feff}"] {
+            let src = SourceText::new("t.yaml", text.into());
+            assert!(parse(&src).unwrap().is_none(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn syntax_errors_are_typed_with_a_position() {
+        for text in [
+            "a: b\n\tc: d\n",
+            "a: \"unterminated\nb: c\n",
+            "a: *nope\n",
+            "a: [1, 2\n",
+        ] {
+            let src = SourceText::new("t.yaml", text.into());
+            match parse(&src) {
+                Err(RecipeError::Yaml { line, .. }) => assert!(line >= 1),
+                other => panic!("{text:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn second_document_is_rejected() {
+        let src = SourceText::new("t.yaml", "a: 1\n---\nb: 2\n".into());
+        assert!(matches!(
+            parse(&src),
+            Err(RecipeError::Shape { line: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn yaml11_types_follow_pyyaml() {
+        let s = |t: &str| {
+            Scalar {
+                text: t.into(),
+                style: ScalarStyle::Plain,
+                tag: None,
+            }
+            .resolve()
+        };
+        assert_eq!(s("yes"), ScalarType::Bool(true));
+        assert_eq!(s("Off"), ScalarType::Bool(false));
+        assert_eq!(s("~"), ScalarType::Null);
+        assert_eq!(s("1_000"), ScalarType::Int);
+        assert_eq!(s("0x1F"), ScalarType::Int);
+        assert_eq!(s("0.95"), ScalarType::Float);
+        assert_eq!(s("1e5"), ScalarType::Str, "PyYAML floats need a dot");
+        assert_eq!(s("1.0e+5"), ScalarType::Float);
+        assert_eq!(s("fp8_e4m3"), ScalarType::Str);
+        let quoted = Scalar {
+            text: "true".into(),
+            style: ScalarStyle::DoubleQuoted,
+            tag: None,
+        };
+        assert_eq!(quoted.resolve(), ScalarType::Str);
+    }
+}
