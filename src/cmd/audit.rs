@@ -48,9 +48,9 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
         master_key: args.key.clone(),
     };
     let mut result = audit::run(&files, &opts)?;
-    for e in &load_errors {
-        eprintln!("{:?}", miette::Report::new(e.clone_for_report()));
+    for e in load_errors {
         result.problems.push(audit::Problem { path: e.path().to_string(), message: e.to_string() });
+        eprintln!("{:?}", miette::Report::new(e));
     }
     result.findings.retain(|f| !args.ignore.iter().any(|c| c.eq_ignore_ascii_case(&f.code)));
     match args.format {

@@ -1,12 +1,34 @@
-//! `engine-audit demo`: builds small engine repos from the bundled fixtures and runs
-//! the pipeline on them, so a fresh clone shows what the tool does in one command.
+//! `engine-audit demo`: builds small engine repos from the bundled fixtures and
+//! audits the bundled recipes across the mini SGLang bump, so a fresh clone shows
+//! what the tool does in one command.
 
 use super::output::emit;
+use crate::audit::{self, AuditOptions, AuditReport};
 use crate::cli::DemoArgs;
-use crate::extract::extract_surface;
-use crate::source::{discover_package_root, Engine, EngineRepo, OpenOptions, Tree};
-use crate::surface_diff::diff;
+use crate::recipe::{self, LinkMapping};
+use crate::report;
+use crate::source::OpenOptions;
+use std::path::Path;
 use std::process::ExitCode;
+
+/// Build the demo workspace in `root` and audit it (shared with the report tests).
+pub fn audit_demo(root: &Path) -> miette::Result<(crate::demo::DemoWorkspace, AuditReport)> {
+    let ws = crate::demo::build(root)?;
+    let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir: ".".into() };
+    let (files, errors) = recipe::collect_with(&[ws.recipes.clone()], &mapping);
+    if let Some(e) = errors.into_iter().next() {
+        return Err(miette::Report::new(e));
+    }
+    let opts = AuditOptions {
+        sglang: Some(ws.sglang_repo.to_string_lossy().into_owned()),
+        dynamo: Some(ws.dynamo_repo.to_string_lossy().into_owned()),
+        open: OpenOptions { offline: true, cache_dir: None },
+        to: ws.sglang_tags.last().cloned(),
+        ..AuditOptions::default()
+    };
+    let report = audit::run(&files, &opts)?;
+    Ok((ws, report))
+}
 
 pub fn run(args: DemoArgs) -> miette::Result<ExitCode> {
     let temp;
@@ -17,21 +39,15 @@ pub fn run(args: DemoArgs) -> miette::Result<ExitCode> {
             temp.path().to_path_buf()
         }
     };
-    let ws = crate::demo::build(&root)?;
+    let (ws, report) = audit_demo(&root)?;
     emit(&format!(
-        "engine-audit demo: mini SGLang {} and mini Dynamo {} built in {}\n",
+        "engine-audit demo: mini SGLang {} and mini Dynamo {} built in {}\n\
+         Auditing the demo recipes for the SGLang bump to {} (Dynamo stays where each recipe pins it).\n\n",
         ws.sglang_tags.join(", "),
         ws.dynamo_tags.join(", "),
-        root.display()
+        root.display(),
+        ws.sglang_tags.last().map(String::as_str).unwrap_or("?"),
     ));
-
-    let repo = EngineRepo::open(&ws.sglang_repo.to_string_lossy(), &OpenOptions { offline: true, cache_dir: None })?;
-    let mut surfaces = Vec::new();
-    for tag in [&ws.sglang_tags[0], ws.sglang_tags.last().unwrap_or(&ws.sglang_tags[0])] {
-        let tree = repo.tree_at(&repo.resolve(tag)?)?;
-        let package_root = discover_package_root(&tree as &dyn Tree, Engine::Sglang, None)?;
-        surfaces.push(extract_surface(&tree, Engine::Sglang, &package_root, tag));
-    }
-    emit(&super::diff::render(&diff(&surfaces[0], &surfaces[1]), false));
+    emit(&report::text::render(&report));
     Ok(ExitCode::SUCCESS)
 }

@@ -373,6 +373,11 @@ fn is_shell_script(path: &str, text: &str) -> bool {
 /// `.yaml`, `.yml` and `.sh` files. Sorted by path; a file that fails is reported
 /// and the rest still load.
 pub fn collect(paths: &[PathBuf]) -> (Vec<RecipeFile>, Vec<RecipeError>) {
+    collect_with(paths, &LinkMapping::default())
+}
+
+/// [`collect`] with master-config links resolved by `links`.
+pub fn collect_with(paths: &[PathBuf], links: &LinkMapping) -> (Vec<RecipeFile>, Vec<RecipeError>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
@@ -386,7 +391,7 @@ pub fn collect(paths: &[PathBuf]) -> (Vec<RecipeFile>, Vec<RecipeError>) {
     files.dedup();
     let mut loaded = Vec::new();
     for file in files {
-        match load_path(&file) {
+        match load_path_with(&file, links) {
             Ok(recipe) => loaded.push(recipe),
             Err(e) => errors.push(e),
         }
