@@ -7,3 +7,6 @@ pub mod package;
 pub mod python;
 
 pub use package::Package;
+pub mod consts;
+pub mod classes;
+pub mod cli_flags;
