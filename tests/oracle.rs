@@ -116,6 +116,14 @@ fn newest_release_without_oracle_extracts_plausibly() {
         dynamic_defaults,
         warnings
     );
+    for f in &flags {
+        if let Some(Known::Dynamic { dynamic }) = &f.choices {
+            println!("  dynamic choices: {} = `{dynamic}`", f.canonical());
+        }
+        if let Known::Dynamic { dynamic } = &f.default {
+            println!("  dynamic default: {} = `{dynamic}`", f.canonical());
+        }
+    }
     assert!(flags.len() > 450, "implausibly few flags at 0.5.23: {}", flags.len());
     assert!(flags.iter().any(|f| f.names.iter().any(|n| n == "--model-path")));
 }
@@ -133,4 +141,59 @@ fn server_args_members_follow_the_release() {
     assert!(!has_member("0.5.19", "use_mla_backend"));
     assert!(has_member("0.5.19", "tp_size"));
     assert!(has_member("0.5.23", "tp_size"), "fields of the namespace-assembled record");
+}
+
+/// The env comparison itself: a slice that says exactly what the oracle says
+/// scores 100%, an empty one 0%, and a wrong replacement is caught.
+#[test]
+fn env_comparison_scores_what_it_is_given() {
+    use engine_audit::surface::{EnvDeprecation, EnvDeprecationKind, EnvVar, Evidence};
+    let path = oracle_dir().join("sglang-0.5.19.json");
+    if !path.exists() {
+        eprintln!("note: {} missing; env comparison check skipped", path.display());
+        return;
+    }
+    let oracle = oracle::load(&path);
+    let at = Evidence { path: "environ.py".into(), line: 1 };
+    let mut env: Vec<EnvVar> = oracle
+        .env_vars
+        .iter()
+        .map(|e| EnvVar {
+            name: e["name"].as_str().unwrap().to_string(),
+            kind: e["field_class"].as_str().unwrap().to_string(),
+            default: Known::Value(e["default"].clone()),
+            deprecated: None,
+            evidence: at.clone(),
+        })
+        .collect();
+    for (name, (kinds, replacement, transform)) in oracle::expected_env_deprecations(&oracle) {
+        let deprecation = EnvDeprecation {
+            kind: kinds[0],
+            replacement: replacement.flatten(),
+            transform: transform.flatten(),
+            message: None,
+        };
+        // Some registry fields are deprecated and still registered.
+        match env.iter_mut().find(|e| e.name == name) {
+            Some(registered) => registered.deprecated = Some(deprecation),
+            None => env.push(EnvVar {
+                name,
+                kind: "deprecated".into(),
+                default: Known::Value(serde_json::Value::Null),
+                deprecated: Some(deprecation),
+                evidence: at.clone(),
+            }),
+        }
+    }
+    let full = oracle::compare_env(&oracle, &env);
+    println!("{full}");
+    assert_eq!((full.recall.pct(), full.precision.pct(), full.deprecation.pct()), (100.0, 100.0, 100.0));
+
+    let renamed = env.iter_mut().find(|e| e.deprecated.as_ref().is_some_and(|d| d.kind == EnvDeprecationKind::Renamed)).unwrap();
+    renamed.deprecated.as_mut().unwrap().replacement = Some("SGLANG_SOMETHING_ELSE".into());
+    assert_eq!(oracle::compare_env(&oracle, &env).deprecation.wrong.len(), 1);
+
+    let empty = oracle::compare_env(&oracle, &[]);
+    assert_eq!(empty.recall.hit, 0);
+    assert!(empty.recall.total > 500);
 }

@@ -239,3 +239,63 @@ fn is_property(file: &PyFile, function: Node) -> bool {
             matches!(last, "property" | "cached_property" | "setter" | "getter" | "deleter")
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::source::DirTree;
+
+    fn info(fixture: &str, package: &str, module: &str) -> ClassInfo {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/flags").join(fixture);
+        let tree = DirTree::open(&root).expect("fixture exists");
+        let pkg = Package::new(&tree, package);
+        class_info(&pkg, module, "ServerArgs").expect("ServerArgs found")
+    }
+
+    fn kind_of(info: &ClassInfo, name: &str) -> Option<(MemberKind, String)> {
+        info.members.iter().find(|m| m.name == name).map(|m| (m.kind, m.defined_in.clone()))
+    }
+
+    #[test]
+    fn dataclass_members_by_kind() {
+        let info = info("dataclass_style", "python/minisrv", "minisrv.srt.server_args");
+        assert_eq!(kind_of(&info, "model_path"), Some((MemberKind::Field, "ServerArgs".into())));
+        assert_eq!(kind_of(&info, "hidden_field"), Some((MemberKind::Field, "ServerArgs".into())));
+        assert_eq!(kind_of(&info, "helper_method").map(|k| k.0), Some(MemberKind::Method));
+        assert_eq!(kind_of(&info, "address").map(|k| k.0), Some(MemberKind::Property));
+        assert_eq!(kind_of(&info, "derived_value").map(|k| k.0), Some(MemberKind::Attribute));
+        assert_eq!(kind_of(&info, "no_such_member"), None);
+        assert_eq!(info.evidence.path, "python/minisrv/srt/server_args.py");
+    }
+
+    #[test]
+    fn namespace_assembled_record_has_the_namespace_fields() {
+        let info = info("namespace_style", "python/nssrv", "nssrv.srt.server_args");
+        assert_eq!(kind_of(&info, "path"), Some((MemberKind::Field, "ModelNs".into())));
+        assert_eq!(kind_of(&info, "verbose"), Some((MemberKind::Field, "ServingNs".into())));
+        assert_eq!(kind_of(&info, "describe").map(|k| k.0), Some(MemberKind::Method));
+    }
+
+    #[test]
+    fn inherited_members_name_their_class() {
+        let tree = crate::source::MemTree::from_files(
+            "t",
+            [
+                ("p/e/__init__.py", ""),
+                ("p/e/base.py", "class Base:\n    shared: int = 1\n    def ping(self):\n        self.seen = True\n"),
+                ("p/e/child.py", "from .base import Base\nclass Child(Base):\n    own = 2\n"),
+            ],
+        );
+        let pkg = Package::new(&tree, "p/e");
+        let info = class_info(&pkg, "e.child", "Child").expect("found");
+        assert_eq!(info.bases, ["Base"]);
+        assert_eq!(kind_of(&info, "own"), Some((MemberKind::Attribute, "Child".into())));
+        assert_eq!(kind_of(&info, "shared"), Some((MemberKind::Field, "Base".into())));
+        assert_eq!(kind_of(&info, "seen"), Some((MemberKind::Attribute, "Base".into())));
+        // Imported into another module: still found.
+        assert!(class_info(&pkg, "e.child", "Base").is_some());
+        assert!(class_info(&pkg, "e.child", "Nope").is_none());
+    }
+}

@@ -338,10 +338,12 @@ pub fn expected_env_deprecations(oracle: &Oracle) -> BTreeMap<String, EnvExpecta
 
 pub fn compare_env(oracle: &Oracle, env: &[EnvVar]) -> EnvReport {
     let theirs: BTreeSet<&str> = oracle.env_vars.iter().filter_map(|e| e["name"].as_str()).collect();
-    // Registry entries only: plain `os.environ` reads and deprecated names are not registry fields.
+    // Registry entries only: plain `os.environ` reads are not registry fields, and
+    // neither is a deprecation record unless its kind is a registry field class
+    // (`EnvBool`, ...): some registry fields are deprecated and still registered.
     let ours: BTreeSet<&str> = env
         .iter()
-        .filter(|e| e.kind != "read" && e.deprecated.is_none())
+        .filter(|e| e.kind != "read" && (e.deprecated.is_none() || e.kind.starts_with("Env")))
         .map(|e| e.name.as_str())
         .collect();
     let mut report = EnvReport {
@@ -357,7 +359,7 @@ pub fn compare_env(oracle: &Oracle, env: &[EnvVar]) -> EnvReport {
         report.precision.record(theirs.contains(n), false, format!("{n} not in the registry"));
     }
     for (name, (kinds, replacement, transform)) in expected_env_deprecations(oracle) {
-        let got = env.iter().find(|e| e.name == name).and_then(|e| e.deprecated.as_ref());
+        let got = env.iter().filter(|e| e.name == name).find_map(|e| e.deprecated.as_ref());
         let ok = got.is_some_and(|d| {
             kinds.contains(&d.kind)
                 && replacement.as_ref().is_none_or(|r| *r == d.replacement)

@@ -67,7 +67,7 @@ impl ActionCache {
 enum ActionKind {
     Builtin(&'static str),
     BooleanOptional,
-    Engine(ActionClass),
+    Engine(Box<ActionClass>),
     /// Not understood: the expression text.
     Unknown(String),
 }
@@ -94,7 +94,7 @@ fn classify_action(ev: &ConstEval, cache: &mut ActionCache, action: Option<&KwAr
             }
         }
         Ok(Val::Class(c)) => match cache.get(ev, c) {
-            Some(ac) => ActionKind::Engine(ac),
+            Some(ac) => ActionKind::Engine(Box::new(ac)),
             None => ActionKind::Unknown(c.name.clone()),
         },
         _ => ActionKind::Unknown(action.text.clone()),

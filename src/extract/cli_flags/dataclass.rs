@@ -138,15 +138,12 @@ fn field_call(
     };
     let mut names = vec![cli_name];
     if let Some(aliases) = meta_get("aliases") {
-        match &aliases.value {
-            Ok(v) => {
-                for a in v.iter_items().unwrap_or_default() {
-                    if let Val::Str(s) = a {
-                        names.push(s);
-                    }
+        if let Ok(v) = &aliases.value {
+            for a in v.iter_items().unwrap_or_default() {
+                if let Val::Str(s) = a {
+                    names.push(s);
                 }
             }
-            Err(_) => {}
         }
     }
     let default = site.default.map(|d| field_default(ev, file, d, scope));
@@ -368,6 +365,14 @@ fn metadata_fields(ev: &ConstEval, class: &ClassRef) -> Option<Vec<String>> {
 
 fn field_default(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> KwArg {
     let text = file.text(node).to_string();
+    // `= (field(...))`: the parentheses change nothing.
+    let mut node = node;
+    while node.kind() == "parenthesized_expression" {
+        match named_children(node).as_slice() {
+            [inner] => node = *inner,
+            _ => break,
+        }
+    }
     if node.kind() == "call" {
         let callee = node.child_by_field_name("function").map(|f| ev.eval(file, f, scope));
         if let Some(Ok(Val::External(name))) = callee {

@@ -104,3 +104,52 @@ fn deprecations_are_read_from_the_action_classes() {
     assert_eq!(kind("--ancient"), Some((FlagDeprecationKind::Removed, None)));
 }
 
+
+#[test]
+fn record_assembled_from_namespace_classes() {
+    let (flags, warnings) = fixture_flags("namespace_style", "python/nssrv");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let names: Vec<&[String]> = flags.iter().map(|f| f.names.as_slice()).collect();
+    assert_eq!(
+        names,
+        [
+            &["-h".to_string(), "--help".into()][..],
+            &["--path".into(), "--model".into()],
+            &["--loader".into()],
+            &["--port".into()],
+            &["--verbose".into()],
+            &["--config".into()],
+        ]
+    );
+    assert!(by_name(&flags, "--path").required);
+    assert_eq!(by_name(&flags, "--loader").choices, strings(&["auto", "dummy"]));
+    assert_eq!(by_name(&flags, "--port").default, Known::Value(json!(8000)));
+    assert_eq!(by_name(&flags, "--verbose").action, "store_true");
+}
+
+#[test]
+fn broken_engine_source_gives_warnings_not_panics() {
+    use crate::source::MemTree;
+    let mut tree = MemTree::from_files(
+        "broken",
+        [
+            ("python/eng/__init__.py", ""),
+            (
+                "python/eng/srt/server_args.py",
+                "from eng.srt.consts import CHOICES\nclass ServerArgs:\n    @staticmethod\n    def add_cli_args(parser):\n        parser.add_argument('--a', choices=CHOICES)\n        parser.add_argument(NAME_FROM_NOWHERE)\n        parser.add_argument('--b', type=int, default=(1 +\n",
+            ),
+        ],
+    );
+    tree.insert("python/eng/srt/consts.py", vec![0xff, 0xfe, b'\n']);
+    let pkg = Package::new(&tree, "python/eng");
+    let mut warnings = Vec::new();
+    let flags = extract_flags(&pkg, &mut warnings);
+    let a = by_name(&flags, "--a");
+    assert_eq!(a.choices, Some(Known::dynamic("CHOICES")));
+    assert!(warnings.iter().any(|w| w.path == "python/eng/srt/consts.py" && w.message.contains("UTF-8")), "{warnings:?}");
+    assert!(warnings.iter().any(|w| w.path == "python/eng/srt/server_args.py"), "{warnings:?}");
+    let empty = MemTree::from_files("empty", []);
+    let mut w = Vec::new();
+    assert!(extract_flags(&Package::new(&empty, "python/eng"), &mut w).is_empty());
+    assert_eq!(w.len(), 1, "a missing entry point is said once: {w:?}");
+}

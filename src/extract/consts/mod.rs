@@ -508,3 +508,6 @@ impl Drop for DepthGuard<'_> {
         *self.0.borrow_mut() -= 1;
     }
 }
+
+#[cfg(test)]
+mod tests;
