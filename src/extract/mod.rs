@@ -10,3 +10,6 @@ pub mod python;
 
 pub use assemble::{extract_surface, Demand, EnvReads};
 pub use package::Package;
+pub mod consts;
+pub mod classes;
+pub mod cli_flags;

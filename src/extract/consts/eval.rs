@@ -1,0 +1,470 @@
+//! Folding of one expression node.
+
+use tree_sitter::Node;
+
+use super::value::{set_insert, Folded, Val};
+use super::{ConstEval, Locals, Scope};
+use crate::extract::python::{named_children, PyFile};
+
+pub(super) fn eval(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Folded {
+    let unknown = || Err(file.text(node).to_string());
+    let sub = |n: Node| ev.eval(file, n, scope);
+    match node.kind() {
+        "integer" => parse_int(file.text(node)).map(Val::Int).ok_or_else(|| file.text(node).to_string()),
+        "float" => file
+            .text(node)
+            .replace('_', "")
+            .parse::<f64>()
+            .map(Val::Float)
+            .map_err(|_| file.text(node).to_string()),
+        "true" => Ok(Val::Bool(true)),
+        "false" => Ok(Val::Bool(false)),
+        "none" => Ok(Val::None),
+        "string" | "concatenated_string" => file.string_value(node).map(Val::Str).ok_or_else(|| file.text(node).to_string()),
+        // Parts of annotations are wrapped in `type`.
+        "type" => match named_children(node).as_slice() {
+            [inner] => sub(*inner),
+            _ => unknown(),
+        },
+        "parenthesized_expression" => match named_children(node).as_slice() {
+            [inner] => sub(*inner),
+            _ => unknown(),
+        },
+        "list" => seq_items(ev, file, node, scope).map(Val::List),
+        "tuple" | "expression_list" => seq_items(ev, file, node, scope).map(Val::Tuple),
+        "set" => {
+            let mut out = Vec::new();
+            for v in seq_items(ev, file, node, scope)? {
+                set_insert(&mut out, v);
+            }
+            Ok(Val::Set(out))
+        }
+        "dictionary" => {
+            let mut out: Vec<(Val, Val)> = Vec::new();
+            for item in named_children(node) {
+                match item.kind() {
+                    "pair" => {
+                        let k = sub(item.child_by_field_name("key").ok_or_else(|| file.text(item).to_string())?)?;
+                        let vnode = item.child_by_field_name("value").ok_or_else(|| file.text(item).to_string())?;
+                        // A value that does not fold still leaves the keys known.
+                        let v = sub(vnode).unwrap_or_else(Val::Opaque);
+                        dict_set(&mut out, k, v);
+                    }
+                    "dictionary_splat" => {
+                        let inner = named_children(item).first().copied().ok_or_else(|| file.text(item).to_string())?;
+                        match sub(inner)? {
+                            Val::Dict(d) => {
+                                for (k, v) in d {
+                                    dict_set(&mut out, k, v);
+                                }
+                            }
+                            _ => return unknown(),
+                        }
+                    }
+                    _ => return unknown(),
+                }
+            }
+            Ok(Val::Dict(out))
+        }
+        "identifier" => lookup_name(ev, file.text(node), scope),
+        "attribute" => {
+            let obj = node.child_by_field_name("object").ok_or_else(|| file.text(node).to_string())?;
+            let attr = node.child_by_field_name("attribute").map(|a| file.text(a)).unwrap_or_default();
+            let base = sub(obj).map_err(|_| file.text(node).to_string())?;
+            attribute(ev, base, attr).ok_or_else(|| file.text(node).to_string())
+        }
+        "subscript" => {
+            let value = sub(node.child_by_field_name("value").ok_or_else(|| file.text(node).to_string())?)?;
+            let index_nodes = named_children(node);
+            let [_, index] = index_nodes.as_slice() else { return unknown() };
+            if index.kind() == "slice" {
+                return unknown();
+            }
+            let index = sub(*index)?;
+            subscript(&value, &index).ok_or_else(|| file.text(node).to_string())
+        }
+        "binary_operator" => {
+            let l = sub(node.child_by_field_name("left").ok_or_else(|| file.text(node).to_string())?)?;
+            let r = sub(node.child_by_field_name("right").ok_or_else(|| file.text(node).to_string())?)?;
+            let op = node.child_by_field_name("operator").map(|o| file.text(o)).unwrap_or_default();
+            binary(op, &l, &r).ok_or_else(|| file.text(node).to_string())
+        }
+        "unary_operator" => {
+            let arg = sub(node.child_by_field_name("argument").ok_or_else(|| file.text(node).to_string())?)?;
+            let op = node.child_by_field_name("operator").map(|o| file.text(o)).unwrap_or_default();
+            match (op, arg) {
+                ("-", Val::Int(i)) => Ok(Val::Int(-i)),
+                ("-", Val::Float(f)) => Ok(Val::Float(-f)),
+                ("+", v @ (Val::Int(_) | Val::Float(_))) => Ok(v),
+                ("~", Val::Int(i)) => Ok(Val::Int(!i)),
+                _ => unknown(),
+            }
+        }
+        "not_operator" => {
+            let arg = sub(node.child_by_field_name("argument").ok_or_else(|| file.text(node).to_string())?)?;
+            arg.truthy().map(|b| Val::Bool(!b)).ok_or_else(|| file.text(node).to_string())
+        }
+        "boolean_operator" => {
+            let l = sub(node.child_by_field_name("left").ok_or_else(|| file.text(node).to_string())?)?;
+            let op = node.child_by_field_name("operator").map(|o| file.text(o)).unwrap_or_default();
+            let truth = l.truthy().ok_or_else(|| file.text(node).to_string())?;
+            match (op, truth) {
+                ("or", true) | ("and", false) => Ok(l),
+                _ => sub(node.child_by_field_name("right").ok_or_else(|| file.text(node).to_string())?),
+            }
+        }
+        "conditional_expression" => {
+            let parts = named_children(node);
+            let [then, cond, otherwise] = parts.as_slice() else { return unknown() };
+            let c = sub(*cond)?.truthy().ok_or_else(|| file.text(node).to_string())?;
+            sub(if c { *then } else { *otherwise })
+        }
+        "call" => call(ev, file, node, scope),
+        "list_comprehension" | "set_comprehension" | "generator_expression" => {
+            let items = comprehension(ev, file, node, scope)?;
+            if node.kind() == "set_comprehension" {
+                let mut out = Vec::new();
+                for v in items {
+                    set_insert(&mut out, v);
+                }
+                Ok(Val::Set(out))
+            } else {
+                Ok(Val::List(items))
+            }
+        }
+        _ => unknown(),
+    }
+}
+
+fn parse_int(text: &str) -> Option<i64> {
+    let t = text.replace('_', "").to_ascii_lowercase();
+    let t = t.trim_end_matches('l');
+    if let Some(h) = t.strip_prefix("0x") {
+        i64::from_str_radix(h, 16).ok()
+    } else if let Some(o) = t.strip_prefix("0o") {
+        i64::from_str_radix(o, 8).ok()
+    } else if let Some(b) = t.strip_prefix("0b") {
+        i64::from_str_radix(b, 2).ok()
+    } else {
+        t.parse().ok()
+    }
+}
+
+fn dict_set(d: &mut Vec<(Val, Val)>, k: Val, v: Val) {
+    match d.iter_mut().find(|(key, _)| *key == k) {
+        Some(slot) => slot.1 = v,
+        None => d.push((k, v)),
+    }
+}
+
+/// Items of a list/tuple/set display, expanding `*splat`s.
+fn seq_items(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Result<Vec<Val>, String> {
+    let mut out = Vec::new();
+    for item in named_children(node) {
+        if item.kind() == "list_splat" {
+            let inner = named_children(item).first().copied().ok_or_else(|| file.text(item).to_string())?;
+            let v = ev.eval(file, inner, scope)?;
+            out.extend(iterate(ev, &v).ok_or_else(|| file.text(item).to_string())?);
+        } else {
+            out.push(ev.eval(file, item, scope)?);
+        }
+    }
+    Ok(out)
+}
+
+/// What `for x in v` yields, including the members of an `Enum` class.
+pub(super) fn iterate(ev: &ConstEval, v: &Val) -> Option<Vec<Val>> {
+    match v {
+        Val::Class(c) if ev.is_enum(c) => ev.enum_members(c),
+        other => other.iter_items(),
+    }
+}
+
+fn lookup_name(ev: &ConstEval, name: &str, scope: Scope) -> Folded {
+    if let Some(v) = scope.locals.and_then(|l| l.get(name)) {
+        return v.clone();
+    }
+    if let Some(class) = scope.class {
+        if let Some(file) = ev.module_file(&class.module) {
+            if let Some(body) = ev.class_def(&file, &class.name).and_then(super::class_body) {
+                if super::final_binding(&file.source, body, name).is_some() {
+                    return ev.class_attr(class, name);
+                }
+            }
+        }
+    }
+    ev.global(scope.module, name)
+}
+
+fn attribute(ev: &ConstEval, base: Val, attr: &str) -> Option<Val> {
+    match base {
+        Val::Module(m) => {
+            let sub = format!("{m}.{attr}");
+            match ev.global(&m, attr) {
+                Ok(v) => Some(v),
+                Err(_) if ev.pkg.module_path(&sub).is_some() => Some(Val::Module(sub)),
+                Err(_) => None,
+            }
+        }
+        Val::Class(c) => ev.class_attr(&c, attr).ok(),
+        Val::EnumMember { name, value, .. } => match attr {
+            "name" => Some(Val::Str(name)),
+            "value" => value.as_ref().clone().ok(),
+            _ => None,
+        },
+        Val::External(e) => {
+            let full = format!("{e}.{attr}");
+            Some(match full.as_str() {
+                // argparse's one constant that shows up as a default.
+                "argparse.SUPPRESS" => Val::Str("==SUPPRESS==".into()),
+                _ => Val::External(full),
+            })
+        }
+        // Attributes of literals are methods, handled where they are called.
+        _ => None,
+    }
+}
+
+fn subscript(value: &Val, index: &Val) -> Option<Val> {
+    match (value, index) {
+        (Val::List(v) | Val::Tuple(v), Val::Int(i)) => {
+            let len = v.len() as i64;
+            let at = if *i < 0 { len + i } else { *i };
+            (0..len).contains(&at).then(|| v[at as usize].clone())
+        }
+        (Val::Dict(d), k) => d.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone()).filter(|v| !matches!(v, Val::Opaque(_))),
+        _ => None,
+    }
+}
+
+fn binary(op: &str, l: &Val, r: &Val) -> Option<Val> {
+    use Val::*;
+    Some(match (op, l, r) {
+        ("+", List(a), List(b)) => List(a.iter().chain(b).cloned().collect()),
+        ("+", Tuple(a), Tuple(b)) => Tuple(a.iter().chain(b).cloned().collect()),
+        ("+", Str(a), Str(b)) => Str(format!("{a}{b}")),
+        ("|", Set(a), Set(b)) => {
+            let mut out = a.clone();
+            for x in b {
+                set_insert(&mut out, x.clone());
+            }
+            Set(out)
+        }
+        ("-", Set(a), Set(b)) => Set(a.iter().filter(|x| !b.contains(x)).cloned().collect()),
+        ("|", Dict(a), Dict(b)) => {
+            let mut out = a.clone();
+            for (k, v) in b {
+                dict_set(&mut out, k.clone(), v.clone());
+            }
+            Dict(out)
+        }
+        ("*", List(a), Int(n)) | ("*", Int(n), List(a)) => List((0..(*n).max(0)).flat_map(|_| a.clone()).collect()),
+        (_, Int(a), Int(b)) => match op {
+            "+" => Int(a.checked_add(*b)?),
+            "-" => Int(a.checked_sub(*b)?),
+            "*" => Int(a.checked_mul(*b)?),
+            "//" if *b != 0 => Int(a.div_euclid(*b)),
+            "%" if *b != 0 => Int(a.rem_euclid(*b)),
+            "/" if *b != 0 => Float(*a as f64 / *b as f64),
+            "**" if *b >= 0 => Int(a.checked_pow(u32::try_from(*b).ok()?)?),
+            "<<" if (0..63).contains(b) => Int(a.checked_shl(*b as u32)?),
+            ">>" if (0..63).contains(b) => Int(a >> b),
+            "|" => Int(a | b),
+            "&" => Int(a & b),
+            _ => return Option::None,
+        },
+        (_, Int(_) | Float(_), Int(_) | Float(_)) => {
+            let (a, b) = (as_f64(l)?, as_f64(r)?);
+            match op {
+                "+" => Float(a + b),
+                "-" => Float(a - b),
+                "*" => Float(a * b),
+                "/" if b != 0.0 => Float(a / b),
+                "**" => Float(a.powf(b)),
+                _ => return Option::None,
+            }
+        }
+        _ => return Option::None,
+    })
+}
+
+fn as_f64(v: &Val) -> Option<f64> {
+    match v {
+        Val::Int(i) => Some(*i as f64),
+        Val::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+fn call(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Folded {
+    let unknown = || Err(file.text(node).to_string());
+    let Some(func) = node.child_by_field_name("function") else { return unknown() };
+    let Some(args_node) = node.child_by_field_name("arguments") else { return unknown() };
+    let arg_nodes = if args_node.kind() == "generator_expression" {
+        vec![args_node]
+    } else {
+        named_children(args_node)
+    };
+    if arg_nodes
+        .iter()
+        .any(|a| matches!(a.kind(), "list_splat" | "dictionary_splat"))
+    {
+        return unknown();
+    }
+    let positional: Vec<Node> = arg_nodes.iter().copied().filter(|a| a.kind() != "keyword_argument").collect();
+    let keywords: Vec<Node> = arg_nodes.iter().copied().filter(|a| a.kind() == "keyword_argument").collect();
+
+    // Methods of literal values: `"x".lower()`, `D.keys()`.
+    if func.kind() == "attribute" {
+        let obj = func.child_by_field_name("object");
+        let method = func.child_by_field_name("attribute").map(|a| file.text(a)).unwrap_or_default();
+        if let Some(obj) = obj {
+            let receiver = ev.eval(file, obj, scope).map_err(|_| file.text(node).to_string())?;
+            if !matches!(receiver, Val::Module(_) | Val::Class(_) | Val::External(_)) {
+                if !keywords.is_empty() {
+                    return unknown();
+                }
+                let mut args = Vec::new();
+                for a in &positional {
+                    args.push(ev.eval(file, *a, scope)?);
+                }
+                return method_call(&receiver, method, &args).ok_or_else(|| file.text(node).to_string());
+            }
+        }
+    }
+
+    let callee = ev.eval(file, func, scope).map_err(|_| file.text(node).to_string())?;
+    let Val::External(name) = callee else { return unknown() };
+    // `dataclasses.field(default=X)`: the class attribute is X.
+    if matches!(name.as_str(), "dataclasses.field" | "msgspec.field") {
+        for kw in &keywords {
+            let key = kw.child_by_field_name("name").map(|n| file.text(n));
+            if key == Some("default") {
+                return ev.eval(file, kw.child_by_field_name("value").ok_or_else(|| file.text(node).to_string())?, scope);
+            }
+        }
+        return unknown();
+    }
+    if !keywords.is_empty() {
+        return unknown();
+    }
+    let mut args = Vec::new();
+    for a in &positional {
+        args.push(ev.eval(file, *a, scope)?);
+    }
+    builtin_call(ev, &name, &args).ok_or_else(|| file.text(node).to_string())
+}
+
+fn method_call(receiver: &Val, method: &str, args: &[Val]) -> Option<Val> {
+    match (receiver, method, args) {
+        (Val::Str(s), "lower", []) => Some(Val::Str(s.to_lowercase())),
+        (Val::Str(s), "upper", []) => Some(Val::Str(s.to_uppercase())),
+        (Val::Str(s), "strip", []) => Some(Val::Str(s.trim().to_string())),
+        (Val::Str(s), "replace", [Val::Str(a), Val::Str(b)]) => Some(Val::Str(s.replace(a.as_str(), b))),
+        (Val::Str(sep), "join", [it]) => {
+            let parts: Option<Vec<String>> = it
+                .iter_items()?
+                .into_iter()
+                .map(|v| match v {
+                    Val::Str(s) => Some(s),
+                    _ => None,
+                })
+                .collect();
+            Some(Val::Str(parts?.join(sep)))
+        }
+        (Val::Str(s), "split", [Val::Str(sep)]) => Some(Val::List(s.split(sep.as_str()).map(|p| Val::Str(p.into())).collect())),
+        (Val::Dict(d), "keys", []) => Some(Val::List(d.iter().map(|(k, _)| k.clone()).collect())),
+        (Val::Dict(d), "values", []) => {
+            let vals: Vec<Val> = d.iter().map(|(_, v)| v.clone()).collect();
+            (!vals.iter().any(|v| matches!(v, Val::Opaque(_)))).then_some(Val::List(vals))
+        }
+        (Val::Dict(d), "get", [k]) | (Val::Dict(d), "get", [k, _]) => match d.iter().find(|(key, _)| key == k) {
+            Some((_, Val::Opaque(_))) => None,
+            Some((_, v)) => Some(v.clone()),
+            None => Some(args.get(1).cloned().unwrap_or(Val::None)),
+        },
+        (Val::List(_) | Val::Dict(_) | Val::Set(_), "copy", []) => Some(receiver.clone()),
+        _ => None,
+    }
+}
+
+fn builtin_call(ev: &ConstEval, name: &str, args: &[Val]) -> Option<Val> {
+    let items = |v: &Val| iterate(ev, v);
+    Some(match (name, args) {
+        ("list", []) => Val::List(Vec::new()),
+        ("list", [v]) => Val::List(items(v)?),
+        ("tuple", []) => Val::Tuple(Vec::new()),
+        ("tuple", [v]) => Val::Tuple(items(v)?),
+        ("set" | "frozenset", []) => Val::Set(Vec::new()),
+        ("set" | "frozenset", [v]) => {
+            let mut out = Vec::new();
+            for x in items(v)? {
+                set_insert(&mut out, x);
+            }
+            Val::Set(out)
+        }
+        ("dict", []) => Val::Dict(Vec::new()),
+        ("sorted", [v]) => {
+            let mut xs = items(v)?;
+            if xs.iter().all(|x| matches!(x, Val::Str(_))) || xs.iter().all(|x| matches!(x, Val::Int(_))) {
+                xs.sort_by(|a, b| match (a, b) {
+                    (Val::Str(a), Val::Str(b)) => a.cmp(b),
+                    (Val::Int(a), Val::Int(b)) => a.cmp(b),
+                    _ => std::cmp::Ordering::Equal,
+                });
+                Val::List(xs)
+            } else {
+                return None;
+            }
+        }
+        ("len", [v]) => Val::Int(items(v)?.len() as i64),
+        ("int", [Val::Int(i)]) => Val::Int(*i),
+        ("int", [Val::Str(s)]) => Val::Int(s.trim().parse().ok()?),
+        ("float", [Val::Int(i)]) => Val::Float(*i as f64),
+        ("float", [Val::Float(f)]) => Val::Float(*f),
+        ("float", [Val::Str(s)]) => Val::Float(match s.trim().to_ascii_lowercase().as_str() {
+            "inf" | "+inf" | "infinity" => f64::INFINITY,
+            "-inf" | "-infinity" => f64::NEG_INFINITY,
+            other => other.parse().ok()?,
+        }),
+        ("str", [Val::Str(s)]) => Val::Str(s.clone()),
+        ("str", [v @ (Val::Int(_) | Val::Float(_) | Val::Bool(_) | Val::None)]) => Val::Str(v.repr()),
+        ("bool", [v]) => Val::Bool(v.truthy()?),
+        _ => return None,
+    })
+}
+
+/// `[body for x in it if cond]` with one `for` clause.
+fn comprehension(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Result<Vec<Val>, String> {
+    let unknown = || file.text(node).to_string();
+    let body = node.child_by_field_name("body").ok_or_else(unknown)?;
+    let clauses: Vec<Node> = named_children(node).into_iter().filter(|n| n.id() != body.id()).collect();
+    let fors: Vec<&Node> = clauses.iter().filter(|c| c.kind() == "for_in_clause").collect();
+    let [for_clause] = fors.as_slice() else { return Err(unknown()) };
+    let target = for_clause.child_by_field_name("left").ok_or_else(unknown)?;
+    if target.kind() != "identifier" {
+        return Err(unknown());
+    }
+    let var = file.text(target).to_string();
+    let iterable = for_clause.child_by_field_name("right").ok_or_else(unknown)?;
+    let items = iterate(ev, &ev.eval(file, iterable, scope)?).ok_or_else(unknown)?;
+    let mut locals: Locals = scope.locals.cloned().unwrap_or_default();
+    let mut out = Vec::new();
+    for item in items {
+        locals.insert(var.clone(), Ok(item));
+        let inner = Scope {
+            module: scope.module,
+            locals: Some(&locals),
+            class: scope.class,
+        };
+        let mut keep = true;
+        for cond in clauses.iter().filter(|c| c.kind() == "if_clause") {
+            let expr = named_children(*cond).first().copied().ok_or_else(unknown)?;
+            keep &= ev.eval(file, expr, inner)?.truthy().ok_or_else(unknown)?;
+        }
+        if keep {
+            out.push(ev.eval(file, body, inner)?);
+        }
+    }
+    Ok(out)
+}

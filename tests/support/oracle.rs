@@ -1,0 +1,375 @@
+//! Compare extracted flags and env vars with the ground truth of the real
+//! argparse parser (`/work/shared/oracle/sglang-<V>.json`, see its README).
+//!
+//! Conventions of the comparison:
+//! - The oracle includes argparse's `-h/--help`; so does the extraction.
+//! - A deprecated action is one the oracle gives `extra` (SGLang's own
+//!   attributes): `error_message` set → removed, `error_message` null → noop,
+//!   `new_flag` → alias with that replacement.
+//! - Choices are compared as strings (non-strings by Python `repr`, as the
+//!   oracle writes them); `choices_unordered` ones as sets. Values from stubs
+//!   are skipped.
+//! - A miss reported as dynamic (`{"dynamic": ...}`) is counted apart from a
+//!   wrong value.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+
+use engine_audit::surface::{EnvDeprecationKind, EnvVar, Flag, FlagDeprecationKind, Known};
+use serde_json::Value;
+
+/// Misses listed per measure.
+const MAX_LISTED: usize = 40;
+
+pub struct Oracle {
+    pub version: String,
+    pub actions: Vec<Value>,
+    pub env_vars: Vec<Value>,
+    pub env_deprecations: Value,
+}
+
+pub fn load(path: &Path) -> Oracle {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read oracle {}: {e}", path.display()));
+    let v: Value = serde_json::from_str(&text).expect("oracle is JSON");
+    Oracle {
+        version: v["version"].as_str().unwrap_or_default().to_string(),
+        actions: v["actions"].as_array().cloned().unwrap_or_default(),
+        env_vars: v["env_vars"].as_array().cloned().unwrap_or_default(),
+        env_deprecations: v["env_deprecations"].clone(),
+    }
+}
+
+/// A ratio with the items that missed it.
+#[derive(Default)]
+pub struct Score {
+    pub hit: usize,
+    pub total: usize,
+    /// Reported dynamic (not known) instead of the value.
+    pub dynamic: Vec<String>,
+    /// A known value that differs from the oracle's.
+    pub wrong: Vec<String>,
+}
+
+impl Score {
+    pub fn pct(&self) -> f64 {
+        if self.total == 0 {
+            100.0
+        } else {
+            100.0 * self.hit as f64 / self.total as f64
+        }
+    }
+    fn record(&mut self, ok: bool, dynamic: bool, what: String) {
+        self.total += 1;
+        if ok {
+            self.hit += 1;
+        } else if dynamic {
+            self.dynamic.push(what);
+        } else {
+            self.wrong.push(what);
+        }
+    }
+}
+
+impl fmt::Display for Score {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}/{} ({:.1}%)", self.hit, self.total, self.pct())?;
+        if !self.dynamic.is_empty() {
+            write!(f, ", {} dynamic", self.dynamic.len())?;
+        }
+        if !self.wrong.is_empty() {
+            write!(f, ", {} WRONG", self.wrong.len())?;
+        }
+        Ok(())
+    }
+}
+
+pub struct FlagReport {
+    pub version: String,
+    pub extracted: usize,
+    pub options_recall: Score,
+    pub options_precision: Score,
+    pub dest: Score,
+    pub deprecation: Score,
+    pub choices: Score,
+    pub defaults: Score,
+    pub types: Score,
+}
+
+impl fmt::Display for FlagReport {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        writeln!(f, "== sglang {} ({} flags extracted)", self.version, self.extracted)?;
+        let rows: [(&str, &Score); 7] = [
+            ("option strings recall", &self.options_recall),
+            ("option strings precision", &self.options_precision),
+            ("dest", &self.dest),
+            ("deprecation kind+replacement", &self.deprecation),
+            ("choices", &self.choices),
+            ("defaults", &self.defaults),
+            ("type (informative)", &self.types),
+        ];
+        for (name, s) in rows {
+            writeln!(f, "  {name:<30} {s}")?;
+            // Long lists mean something broke wholesale; the head says what.
+            for m in s.wrong.iter().take(MAX_LISTED) {
+                writeln!(f, "      wrong:   {m}")?;
+            }
+            for m in s.dynamic.iter().take(MAX_LISTED) {
+                writeln!(f, "      dynamic: {m}")?;
+            }
+            let more = (s.wrong.len() + s.dynamic.len()).saturating_sub(2 * MAX_LISTED);
+            if s.wrong.len() > MAX_LISTED || s.dynamic.len() > MAX_LISTED {
+                writeln!(f, "      ... and about {more} more")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn as_str_vec(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}
+
+/// Python `repr` of a JSON value, as the oracle writes non-string choices.
+pub fn py_repr(v: &Value) -> String {
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) if n.is_f64() => engine_audit::extract::consts::py_float_repr(n.as_f64().unwrap_or_default()),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => format!("'{s}'"),
+        other => other.to_string(),
+    }
+}
+
+fn choice_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => py_repr(other),
+    }
+}
+
+/// JSON equality with Python's numeric semantics (`1 == 1.0`).
+fn py_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q)),
+        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| py_eq(v, w))),
+        _ => a == b,
+    }
+}
+
+/// Expected deprecation of an oracle action: (kind, replacement).
+fn expected_deprecation(action: &Value) -> Option<(FlagDeprecationKind, Option<String>)> {
+    let extra = action.get("extra")?.as_object()?;
+    if let Some(msg) = extra.get("error_message") {
+        return Some(if msg.is_null() {
+            (FlagDeprecationKind::Noop, None)
+        } else {
+            (FlagDeprecationKind::Removed, None)
+        });
+    }
+    // Before `error_message` existed, a `DeprecatedAction` carried no extra at all.
+    let new_flag = extra.get("new_flag").and_then(Value::as_str).map(String::from);
+    Some((FlagDeprecationKind::Alias, new_flag))
+}
+
+/// Deprecated actions older oracles list without `extra` (plain warn-only `DeprecatedAction`).
+fn expected_deprecation_or_plain(action: &Value) -> Option<(FlagDeprecationKind, Option<String>)> {
+    expected_deprecation(action).or_else(|| (action["action"] == "DeprecatedAction").then_some((FlagDeprecationKind::Noop, None)))
+}
+
+fn oracle_action_name(a: &Value) -> String {
+    match a["action"].as_str().unwrap_or_default() {
+        "_StoreAction" => "store".into(),
+        "_StoreTrueAction" => "store_true".into(),
+        "_StoreFalseAction" => "store_false".into(),
+        "_StoreConstAction" => "store_const".into(),
+        "_AppendAction" => "append".into(),
+        "_CountAction" => "count".into(),
+        "_HelpAction" => "help".into(),
+        other => other.to_string(),
+    }
+}
+
+pub fn compare_flags(oracle: &Oracle, flags: &[Flag]) -> FlagReport {
+    let ours: BTreeSet<&str> = flags.iter().flat_map(|f| f.names.iter().map(String::as_str)).collect();
+    let theirs: BTreeSet<String> = oracle.actions.iter().flat_map(|a| as_str_vec(&a["option_strings"])).collect();
+    let mut report = FlagReport {
+        version: oracle.version.clone(),
+        extracted: flags.len(),
+        options_recall: Score::default(),
+        options_precision: Score::default(),
+        dest: Score::default(),
+        deprecation: Score::default(),
+        choices: Score::default(),
+        defaults: Score::default(),
+        types: Score::default(),
+    };
+    for o in &theirs {
+        report.options_recall.record(ours.contains(o.as_str()), false, format!("{o} missing"));
+    }
+    for o in &ours {
+        report.options_precision.record(theirs.contains(*o), false, format!("{o} not in the real parser"));
+    }
+    let by_name: BTreeMap<&str, &Flag> = flags.iter().flat_map(|f| f.names.iter().map(move |n| (n.as_str(), f))).collect();
+    for a in &oracle.actions {
+        let names = as_str_vec(&a["option_strings"]);
+        let Some(first) = names.first() else { continue };
+        let Some(flag) = by_name.get(first.as_str()) else { continue };
+        let label = first.clone();
+
+        let dest = a["dest"].as_str().unwrap_or_default();
+        report.dest.record(flag.dest == dest, false, format!("{label}: dest {} (real: {dest})", flag.dest));
+
+        let expected = expected_deprecation_or_plain(a);
+        let got = flag.deprecated.as_ref().map(|d| (d.kind, d.replacement.clone()));
+        if expected.is_some() || got.is_some() {
+            report
+                .deprecation
+                .record(expected == got, false, format!("{label}: {got:?} (real: {expected:?})"));
+        }
+
+        let oracle_choices = &a["choices"];
+        if !a["choices_from_stub"].as_bool().unwrap_or(false) && (!oracle_choices.is_null() || flag.choices.is_some()) {
+            let unordered = a["choices_unordered"].as_bool().unwrap_or(false);
+            let want: Option<Vec<String>> = oracle_choices.as_array().map(|v| v.iter().map(choice_string).collect());
+            match &flag.choices {
+                Some(Known::Dynamic { dynamic }) => report.choices.record(false, true, format!("{label}: `{dynamic}` (real: {want:?})")),
+                other => {
+                    let got: Option<Vec<String>> = other.as_ref().and_then(|k| k.value()).map(|v| v.iter().map(choice_string).collect());
+                    let ok = match (&got, &want) {
+                        (Some(g), Some(w)) if unordered => g.iter().collect::<BTreeSet<_>>() == w.iter().collect::<BTreeSet<_>>(),
+                        (g, w) => g == w,
+                    };
+                    report.choices.record(ok, false, format!("{label}: {got:?} (real: {want:?})"));
+                }
+            }
+        }
+
+        if !a["default_from_stub"].as_bool().unwrap_or(false) {
+            let want = &a["default"];
+            match &flag.default {
+                Known::Dynamic { dynamic } => report.defaults.record(false, true, format!("{label}: `{dynamic}` (real: {want})")),
+                Known::Value(v) => report.defaults.record(py_eq(v, want), false, format!("{label}: {v} (real: {want})")),
+            }
+        }
+
+        let want_type = a["type"].as_str().map(String::from);
+        report.types.record(
+            flag.type_name == want_type && flag.action == oracle_action_name(a),
+            false,
+            format!("{label}: {} {:?} (real: {} {want_type:?})", flag.action, flag.type_name, oracle_action_name(a)),
+        );
+    }
+    report
+}
+
+pub struct EnvReport {
+    pub version: String,
+    pub recall: Score,
+    pub precision: Score,
+    pub deprecation: Score,
+}
+
+impl fmt::Display for EnvReport {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        writeln!(f, "== sglang {} env", self.version)?;
+        for (name, s) in [("env names recall", &self.recall), ("env names precision", &self.precision), ("env deprecations", &self.deprecation)] {
+            writeln!(f, "  {name:<30} {s}")?;
+            for m in s.wrong.iter().chain(&s.dynamic) {
+                writeln!(f, "      miss: {m}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the oracle says an env deprecation is: (old name → accepted kinds, replacement, transform).
+/// `None` for replacement/transform = not checked.
+type EnvExpectation = (Vec<EnvDeprecationKind>, Option<Option<String>>, Option<Option<String>>);
+
+pub fn expected_env_deprecations(oracle: &Oracle) -> BTreeMap<String, EnvExpectation> {
+    use EnvDeprecationKind::*;
+    let mut out = BTreeMap::new();
+    let d = &oracle.env_deprecations;
+    // From 0.5.19: the runtime `_DEPRECATED_ENVS` table.
+    if let Some(table) = d["_DEPRECATED_ENVS"].as_object() {
+        for (name, e) in table {
+            let replacement = e["replacement"].as_str().map(String::from);
+            let transform = e["transform"].as_str().map(String::from);
+            let kinds = if replacement.is_some() { vec![Renamed] } else { vec![Removed, Notice] };
+            out.insert(name.clone(), (kinds, Some(replacement), Some(transform)));
+        }
+    }
+    // Earlier: the hard-coded calls in `environ.py`.
+    for call in d["calls"].as_array().into_iter().flatten() {
+        match call["func"].as_str() {
+            Some("_print_deprecated_env") => {
+                let old = call["old_name"].as_str().unwrap_or_default().to_string();
+                let new = call["new_name"].as_str().map(String::from);
+                let kinds = if new.is_some() { vec![Renamed] } else { vec![Removed, Notice] };
+                out.insert(old, (kinds, Some(new), None));
+            }
+            Some(_) => {
+                let name = call["env_name"].as_str().unwrap_or_default().to_string();
+                out.insert(name, (vec![Removed, Notice], None, None));
+            }
+            None => {}
+        }
+    }
+    for (_, table) in d["dicts"].as_object().into_iter().flatten() {
+        for (old, new) in table.as_object().into_iter().flatten() {
+            out.insert(old.clone(), (vec![Renamed], Some(new.as_str().map(String::from)), None));
+        }
+    }
+    for (field, old) in d["aliases"].as_object().into_iter().flatten() {
+        if let Some(old) = old.as_str() {
+            out.insert(old.to_string(), (vec![Alias], Some(Some(field.clone())), None));
+        }
+    }
+    out
+}
+
+pub fn compare_env(oracle: &Oracle, env: &[EnvVar]) -> EnvReport {
+    let theirs: BTreeSet<&str> = oracle.env_vars.iter().filter_map(|e| e["name"].as_str()).collect();
+    // Registry entries only: plain `os.environ` reads are not registry fields, and
+    // neither is a deprecation record unless its kind is a registry field class
+    // (`EnvBool`, ...): some registry fields are deprecated and still registered.
+    let ours: BTreeSet<&str> = env
+        .iter()
+        .filter(|e| e.kind != "read" && (e.deprecated.is_none() || e.kind.starts_with("Env")))
+        .map(|e| e.name.as_str())
+        .collect();
+    let mut report = EnvReport {
+        version: oracle.version.clone(),
+        recall: Score::default(),
+        precision: Score::default(),
+        deprecation: Score::default(),
+    };
+    for n in &theirs {
+        report.recall.record(ours.contains(n), false, format!("{n} missing"));
+    }
+    for n in &ours {
+        report.precision.record(theirs.contains(n), false, format!("{n} not in the registry"));
+    }
+    for (name, (kinds, replacement, transform)) in expected_env_deprecations(oracle) {
+        let got = env.iter().filter(|e| e.name == name).find_map(|e| e.deprecated.as_ref());
+        let ok = got.is_some_and(|d| {
+            kinds.contains(&d.kind)
+                && replacement.as_ref().is_none_or(|r| *r == d.replacement)
+                && transform.as_ref().is_none_or(|t| *t == d.transform)
+        });
+        report.deprecation.record(
+            ok,
+            false,
+            format!("{name}: {:?} (real: {kinds:?} {replacement:?} {transform:?})", got.map(|d| (d.kind, &d.replacement, &d.transform))),
+        );
+    }
+    report
+}
