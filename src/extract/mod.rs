@@ -4,12 +4,12 @@
 //! files through [`Tree`](crate::source::Tree).
 
 pub mod assemble;
+pub mod classes;
+pub mod cli_flags;
+pub mod consts;
 pub mod consumer;
 pub mod package;
 pub mod python;
 
 pub use assemble::{extract_surface, Demand, EnvReads};
 pub use package::Package;
-pub mod consts;
-pub mod classes;
-pub mod cli_flags;
