@@ -7,3 +7,6 @@ pub mod package;
 pub mod python;
 
 pub use package::Package;
+pub mod env_vars;
+pub mod pins;
+pub mod symbols;
