@@ -120,7 +120,8 @@ fn read_pyproject(tree: &dyn Tree, path: &str, warnings: &mut Vec<ExtractWarning
     }
 }
 
-/// `==0.5.18`, `<4.0,>=3.14.3`; empty for a bare name or a URL requirement.
+/// `==0.5.18`, `>=3.14.3,<4.0` (in pep508's normalised order); empty for a bare
+/// name or a URL requirement.
 fn specifier_text(req: &pep508_rs::Requirement) -> String {
     match &req.version_or_url {
         Some(pep508_rs::VersionOrUrl::VersionSpecifier(specs)) => {
@@ -197,5 +198,73 @@ impl<'a> LineLocator<'a> {
             offset += line.len();
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{DirTree, MemTree};
+    use std::path::Path;
+
+    fn fixture(sub: &str) -> DirTree {
+        DirTree::open(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/env/pins").join(sub)).expect("fixture exists")
+    }
+
+    #[test]
+    fn finds_the_nearest_pyproject_upwards() {
+        let tree = MemTree::from_files(
+            "t",
+            [("pyproject.toml", ""), ("python/pyproject.toml", ""), ("python/sglang/__init__.py", ""), ("components/src/dynamo/__init__.py", "")],
+        );
+        assert_eq!(find_pyproject(&tree, "python/sglang").as_deref(), Some("python/pyproject.toml"));
+        assert_eq!(find_pyproject(&tree, "components/src/dynamo").as_deref(), Some("pyproject.toml"));
+        let bare = MemTree::from_files("t", [("pkg/__init__.py", "")]);
+        assert_eq!(find_pyproject(&bare, "pkg"), None);
+    }
+
+    #[test]
+    fn requirements_by_group_with_lines() {
+        let tree = fixture("");
+        let mut warnings = Vec::new();
+        let reqs = requirements(&tree, "pyproject.toml", &mut warnings);
+        let rows: Vec<(Option<&str>, &str, &str, u32)> = reqs
+            .iter()
+            .map(|r| (r.group.as_deref(), r.name.as_str(), r.specifier.as_str(), r.evidence.line))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (None, "toy-runtime", "==2.1.0", 6),
+                (None, "aiohttp", ">=3.9,<4.0", 7), // pep508 orders the set
+                (None, "typing-extensions", ">=4.10", 8),
+                (None, "uvloop", "", 9),
+                (Some("engine"), "accelerate", ">=0.17.0", 14),
+                (Some("engine"), "toy-engine", "==0.5.18", 15),
+                (Some("other-engine"), "vllm", "==0.28.0", 18),
+            ]
+        );
+        assert_eq!(reqs[5].raw, "toy-engine[vision]==0.5.18");
+        // The malformed entry is reported, the rest kept.
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].path == "pyproject.toml" && warnings[0].message.contains("not a valid requirement"));
+    }
+
+    #[test]
+    fn version_from_pyproject_else_a_literal_version_file() {
+        let mut warnings = Vec::new();
+        assert_eq!(package_version(&fixture(""), "python/toypkg", &mut warnings).as_deref(), Some("2.1.0.post1"));
+        // Without a pyproject: `version.py` assigns inside `try` (not literal), `_version.py` does.
+        assert_eq!(package_version(&fixture("python"), "toypkg", &mut warnings).as_deref(), Some("0.3.0rc1"));
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn broken_toml_is_a_warning() {
+        let tree = MemTree::from_files("t", [("pyproject.toml", "[project\nname = 1\n")]);
+        let mut warnings = Vec::new();
+        assert!(requirements(&tree, "pyproject.toml", &mut warnings).is_empty());
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].message.starts_with("invalid TOML"));
     }
 }

@@ -147,7 +147,8 @@ impl Scope<'_, '_> {
                     names.bound.extend(bound);
                 }
             }
-            "import_from_statement" => self.import_from(stmt, names),
+            // `from __future__ import annotations` binds `annotations` like any import.
+            "import_from_statement" | "future_import_statement" => self.import_from(stmt, names),
             "type_alias_statement" => {
                 if let Some(left) = named_children(stmt).first() {
                     names.bound.insert(file.text(*left).to_string());
@@ -390,4 +391,86 @@ fn lazy_names(file: &PyFile) -> BTreeSet<String> {
         true
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{DirTree, MemTree};
+    use std::path::Path;
+
+    fn fixture() -> DirTree {
+        DirTree::open(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/env/symbols")).expect("fixture exists")
+    }
+
+    fn symbols_of(tree: &dyn crate::source::Tree, root: &str, module: &str) -> (Option<Vec<String>>, Vec<ExtractWarning>) {
+        let pkg = Package::new(tree, root);
+        let mut warnings = Vec::new();
+        (module_symbols(&pkg, module, &mut warnings), warnings)
+    }
+
+    fn sorted(names: &[&str]) -> Vec<String> {
+        let set: BTreeSet<String> = names.iter().map(|s| s.to_string()).collect();
+        set.into_iter().collect()
+    }
+
+    #[test]
+    fn every_kind_of_top_level_binding() {
+        let tree = fixture();
+        let (names, warnings) = symbols_of(&tree, "python/toypkg", "toypkg.core");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let expected = sorted(&[
+            // imports, aliases, `import os.path` binds `os`, the __future__ feature
+            "annotations", "os", "t", "TYPE_CHECKING", "Any", "loud", "whisper",
+            // star import of a module with __all__ (its cycle back here is cut)
+            "shout",
+            // try / else / finally, if / elif / else
+            "json_impl", "JSON_FAST", "LOADED", "SEP", "PLATFORM_SEP",
+            // assignments: plain, nested tuple targets, chained, annotated, augmented
+            "VERSION", "first", "second", "rest", "alpha", "beta", "counter",
+            "make", "Widget", "decorated", "_LAZY", "__getattr__", "__all__",
+            // served by __getattr__
+            "current_mode", "LazyThing", "OtherLazy",
+        ]);
+        assert_eq!(names.unwrap(), expected);
+    }
+
+    #[test]
+    fn star_imports_follow_all_or_public_names() {
+        let tree = fixture();
+        let (root, _) = symbols_of(&tree, "python/toypkg", "toypkg");
+        assert_eq!(
+            root.unwrap(),
+            sorted(&["LazyThing", "VERSION", "Widget", "make", "helper_module", "toypkg", "_json"])
+        );
+        let (user, warnings) = symbols_of(&tree, "python/toypkg", "toypkg.sub.user");
+        assert_eq!(user.unwrap(), sorted(&["PUBLIC", "visible", "build"]));
+        // The external star import is named, not silently dropped.
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].path, "python/toypkg/sub/plain.py");
+        assert!(warnings[0].message.contains("from torch import *"));
+
+        // Each side of the helpers <-> core cycle still sees the other's exports.
+        let (helpers, _) = symbols_of(&tree, "python/toypkg", "toypkg.sub.helpers");
+        let helpers = helpers.unwrap();
+        for name in ["make", "Widget", "VERSION", "LazyThing", "shout", "_private", "not_exported"] {
+            assert!(helpers.iter().any(|n| n == name), "{name} missing from {helpers:?}");
+        }
+    }
+
+    #[test]
+    fn missing_and_unreadable_modules() {
+        let tree = fixture();
+        assert_eq!(symbols_of(&tree, "python/toypkg", "toypkg.nowhere").0, None);
+
+        let mut tree = MemTree::from_files("bad", [("p/__init__.py", "A = 1\ndef broken(:\n    pass\nB = 2\n")]);
+        tree.insert("p/latin1.py", b"X = '\xe9'\n".to_vec());
+        let (names, warnings) = symbols_of(&tree, "p", "p");
+        let names = names.unwrap();
+        assert!(names.contains(&"A".to_string()) && names.contains(&"B".to_string()), "{names:?}");
+        assert!(warnings.iter().any(|w| w.path == "p/__init__.py" && w.message.contains("syntax error")));
+        let (names, warnings) = symbols_of(&tree, "p", "p.latin1");
+        assert_eq!(names, None);
+        assert_eq!(warnings[0].path, "p/latin1.py");
+    }
 }
