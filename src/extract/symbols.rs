@@ -15,6 +15,7 @@ use tree_sitter::Node;
 
 use crate::extract::python::{named_children, walk, PyFile};
 use crate::extract::Package;
+use crate::source::SourceError;
 use crate::surface::ExtractWarning;
 
 /// Larger source files are skipped with a warning: they are generated data,
@@ -25,30 +26,53 @@ pub const MAX_SOURCE_BYTES: u64 = 4 << 20;
 /// non-UTF-8 or oversized files yield `None` and a warning naming the file;
 /// syntax errors yield the partial tree and a warning.
 pub fn parse_module_file(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWarning>) -> Option<PyFile> {
-    let warn = |warnings: &mut Vec<ExtractWarning>, message: String| {
-        warnings.push(ExtractWarning {
-            path: path.to_string(),
-            message,
-        })
-    };
-    if let Some(entry) = pkg.tree.entry(path) {
-        if entry.size > MAX_SOURCE_BYTES {
-            warn(warnings, format!("skipped: {} bytes is over the {MAX_SOURCE_BYTES}-byte limit", entry.size));
-            return None;
+    if let Some(entry) = pkg.tree.entry(path).filter(|e| e.size > MAX_SOURCE_BYTES) {
+        warn(warnings, path, too_large(entry.size));
+        return None;
+    }
+    match pkg.tree.read(path) {
+        Ok(bytes) => parse_source(path, bytes, warnings),
+        Err(e) => {
+            warn(warnings, path, format!("not parsed: {e}"));
+            None
         }
     }
-    let file = match pkg.parse(path) {
-        Ok(file) => file,
+}
+
+/// Parse bytes already read (see [`parse_module_file`]).
+pub fn parse_source(path: &str, bytes: Vec<u8>, warnings: &mut Vec<ExtractWarning>) -> Option<PyFile> {
+    if bytes.len() as u64 > MAX_SOURCE_BYTES {
+        warn(warnings, path, too_large(bytes.len() as u64));
+        return None;
+    }
+    let source = match String::from_utf8(bytes) {
+        Ok(source) => source,
         Err(e) => {
-            warn(warnings, format!("not parsed: {e}"));
+            let error = SourceError::NotUtf8 {
+                path: path.to_string(),
+                offset: e.utf8_error().valid_up_to(),
+            };
+            warn(warnings, path, format!("not parsed: {error}"));
             return None;
         }
     };
+    let file = PyFile::parse(path, source);
     if file.has_errors() {
         let line = file.first_error_line().unwrap_or(1);
-        warn(warnings, format!("syntax error at line {line}; facts from this file may be partial"));
+        warn(warnings, path, format!("syntax error at line {line}; facts from this file may be partial"));
     }
     Some(file)
+}
+
+fn too_large(size: u64) -> String {
+    format!("skipped: {size} bytes is over the {MAX_SOURCE_BYTES}-byte limit")
+}
+
+fn warn(warnings: &mut Vec<ExtractWarning>, path: &str, message: String) {
+    warnings.push(ExtractWarning {
+        path: path.to_string(),
+        message,
+    });
 }
 
 /// Sorted top-level names of module `dotted`; `None` when the module is not
@@ -271,21 +295,29 @@ impl Scope<'_, '_> {
             }
             _ => Some(file.text(module).to_string()),
         };
-        let resolved = target.filter(|t| self.pkg.module_path(t).is_some());
+        let resolved = target.clone().filter(|t| self.pkg.module_path(t).is_some());
         match resolved {
             Some(target) => {
                 if let Some(inner) = ModuleNames::collect(self.pkg, &target, self.visiting, self.warnings) {
                     names.bound.extend(inner.star_exports());
                 }
             }
-            None => self.warnings.push(ExtractWarning {
-                path: file.path.clone(),
-                message: format!(
-                    "line {}: `from {} import *` names a module outside the package; its names are not listed",
-                    file.line(stmt),
-                    file.text(module)
-                ),
-            }),
+            None => {
+                let inside = target.as_deref().is_some_and(|t| t == self.pkg.name || t.starts_with(&format!("{}.", self.pkg.name)));
+                let why = if inside {
+                    "has no source file in the package (a namespace package or a missing module)"
+                } else {
+                    "is outside the package"
+                };
+                self.warnings.push(ExtractWarning {
+                    path: file.path.clone(),
+                    message: format!(
+                        "line {}: `from {} import *`: the module {why}; the names it binds are not listed",
+                        file.line(stmt),
+                        file.text(module)
+                    ),
+                })
+            }
         }
     }
 }

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
@@ -16,7 +17,7 @@ use super::literal::{known_value, KnownNames};
 use super::syntax::{bind_arguments, callee, first_argument, is_environ, is_message_call, unparenthesized};
 use super::{registry_instances, EnvRegistry};
 use crate::extract::python::{named_children, walk, PyFile};
-use crate::extract::symbols::parse_module_file;
+use crate::extract::symbols::parse_source;
 use crate::extract::Package;
 use crate::surface::{EnvDeprecation, EnvDeprecationKind, EnvVar, Evidence, ExtractWarning, Known, PyValue};
 
@@ -166,19 +167,31 @@ fn scan(
     if needles.is_empty() {
         return Vec::new();
     }
+    // One pass over each file's bytes for all needles; only matching files are
+    // parsed. Building fails only past automaton size limits no name list reaches.
+    let Ok(prefilter) = AhoCorasick::new(needles) else {
+        return Vec::new();
+    };
     let instances = registry_instances(pkg, warnings);
     let paths: Vec<String> = pkg.modules().into_iter().map(|m| m.path).collect();
     let per_file: Vec<(Vec<EnvRead>, Vec<ExtractWarning>)> = paths
         .par_iter()
         .map(|path| {
             let mut file_warnings = Vec::new();
-            let Ok(bytes) = pkg.tree.read(path) else {
-                return (Vec::new(), file_warnings);
+            let bytes = match pkg.tree.read(path) {
+                Ok(bytes) => bytes,
+                Err(e) => {
+                    file_warnings.push(ExtractWarning {
+                        path: path.clone(),
+                        message: format!("not read: {e}"),
+                    });
+                    return (Vec::new(), file_warnings);
+                }
             };
-            if !needles.iter().any(|n| contains_bytes(&bytes, n)) {
+            if !prefilter.is_match(&bytes) {
                 return (Vec::new(), file_warnings);
             }
-            let reads = match parse_module_file(pkg, path, &mut file_warnings) {
+            let reads = match parse_source(path, bytes, &mut file_warnings) {
                 Some(file) => reads_in_file(&file, &instances, wanted),
                 None => Vec::new(),
             };
@@ -192,10 +205,6 @@ fn scan(
     }
     reads.sort_by(|a, b| (&a.name, &a.evidence).cmp(&(&b.name, &b.evidence)));
     reads
-}
-
-fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// The reads of wanted names in one parsed file; `instances` are the names the

@@ -30,11 +30,13 @@ fn oracle(version: &str) -> Option<Value> {
 }
 
 type DeprecationRow = (Option<String>, Option<String>, Option<String>);
+/// Like [`DeprecationRow`], the transform `None` when the oracle cannot name it.
+type OracleRow = (Option<String>, Option<Option<String>>, Option<String>);
 
 /// Oracle deprecations as name → (replacement, transform, message). Inline
 /// conversions of the older style (`dicts`) have no transform name in the
 /// oracle; `None` there means "not compared".
-fn oracle_deprecations(oracle: &Value) -> BTreeMap<String, (Option<String>, Option<Option<String>>, Option<String>)> {
+fn oracle_deprecations(oracle: &Value) -> BTreeMap<String, OracleRow> {
     let s = |v: &Value| v.as_str().map(str::to_string);
     let mut out = BTreeMap::new();
     let deps = &oracle["env_deprecations"];
@@ -69,7 +71,14 @@ fn ours(registry: &EnvRegistry) -> BTreeMap<String, DeprecationRow> {
 
 fn compare_with_oracle(version: &str, registry: &EnvRegistry) {
     let Some(oracle) = oracle(version) else {
-        eprintln!("{version}: no oracle file, comparison skipped");
+        let count = |kind: Option<EnvDeprecationKind>| registry.vars.iter().filter(|v| v.deprecated.as_ref().map(|d| d.kind) == kind).count();
+        eprintln!(
+            "{version}: no oracle file; {} plain fields, {} aliases, {} renamed, {} removed",
+            count(None),
+            count(Some(EnvDeprecationKind::Alias)),
+            count(Some(EnvDeprecationKind::Renamed)),
+            count(Some(EnvDeprecationKind::Removed))
+        );
         return;
     };
     let entries = oracle["env_vars"].as_array().unwrap();
@@ -152,7 +161,7 @@ fn numbers_equal(a: &Value, b: &Value) -> bool {
 #[test]
 fn sglang_releases_match_the_oracle_and_must_hold_facts() {
     let Some(root) = source_root() else { return };
-    for (tag, version) in [("v0.5.12.post1", "0.5.12.post1"), ("v0.5.16", "0.5.16"), ("v0.5.19", "0.5.19")] {
+    for (tag, version) in [("v0.5.12.post1", "0.5.12.post1"), ("v0.5.16", "0.5.16"), ("v0.5.19", "0.5.19"), ("v0.5.23", "0.5.23")] {
         let tree = DirTree::open(&root.join(tag)).expect("release unpacked");
         let pkg = Package::new(&tree, "python/sglang");
         let mut warnings = Vec::new();
@@ -241,3 +250,29 @@ fn dynamo_pins_its_sglang() {
     }
 }
 
+
+/// Every module of a release yields symbols without a panic; unreadable or
+/// partial files are warnings naming them.
+#[test]
+fn every_sglang_module_has_symbols() {
+    let Some(root) = source_root() else { return };
+    let tree = DirTree::open(&root.join("v0.5.19")).expect("release unpacked");
+    let pkg = Package::new(&tree, "python/sglang");
+    let mut warnings = Vec::new();
+    let started = std::time::Instant::now();
+    let modules = pkg.modules();
+    let parsed = modules
+        .iter()
+        .filter(|m| symbols::module_symbols(&pkg, &m.name, &mut warnings).is_some())
+        .count();
+    eprintln!(
+        "v0.5.19: symbols for {parsed}/{} modules in {:?}; {} warnings, e.g. {:?}",
+        modules.len(),
+        started.elapsed(),
+        warnings.len(),
+        warnings.iter().take(5).collect::<Vec<_>>()
+    );
+    assert_eq!(parsed, modules.len());
+    let server_args = symbols::module_symbols(&pkg, "sglang.srt.server_args", &mut warnings).unwrap();
+    assert!(server_args.iter().any(|n| n == "ServerArgs"));
+}
