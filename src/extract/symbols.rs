@@ -25,7 +25,11 @@ pub const MAX_SOURCE_BYTES: u64 = 4 << 20;
 /// Read and parse one file of the package for fact extraction. Unreadable,
 /// non-UTF-8 or oversized files yield `None` and a warning naming the file;
 /// syntax errors yield the partial tree and a warning.
-pub fn parse_module_file(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWarning>) -> Option<PyFile> {
+pub fn parse_module_file(
+    pkg: &Package,
+    path: &str,
+    warnings: &mut Vec<ExtractWarning>,
+) -> Option<PyFile> {
     if let Some(entry) = pkg.tree.entry(path).filter(|e| e.size > MAX_SOURCE_BYTES) {
         warn(warnings, path, too_large(entry.size));
         return None;
@@ -40,7 +44,11 @@ pub fn parse_module_file(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWa
 }
 
 /// Parse bytes already read (see [`parse_module_file`]).
-pub fn parse_source(path: &str, bytes: Vec<u8>, warnings: &mut Vec<ExtractWarning>) -> Option<PyFile> {
+pub fn parse_source(
+    path: &str,
+    bytes: Vec<u8>,
+    warnings: &mut Vec<ExtractWarning>,
+) -> Option<PyFile> {
     if bytes.len() as u64 > MAX_SOURCE_BYTES {
         warn(warnings, path, too_large(bytes.len() as u64));
         return None;
@@ -59,7 +67,11 @@ pub fn parse_source(path: &str, bytes: Vec<u8>, warnings: &mut Vec<ExtractWarnin
     let file = PyFile::parse(path, source);
     if file.has_errors() {
         let line = file.first_error_line().unwrap_or(1);
-        warn(warnings, path, format!("syntax error at line {line}; facts from this file may be partial"));
+        warn(
+            warnings,
+            path,
+            format!("syntax error at line {line}; facts from this file may be partial"),
+        );
     }
     Some(file)
 }
@@ -77,7 +89,11 @@ fn warn(warnings: &mut Vec<ExtractWarning>, path: &str, message: String) {
 
 /// Sorted top-level names of module `dotted`; `None` when the module is not
 /// in the package or cannot be read.
-pub fn module_symbols(pkg: &Package, dotted: &str, warnings: &mut Vec<ExtractWarning>) -> Option<Vec<String>> {
+pub fn module_symbols(
+    pkg: &Package,
+    dotted: &str,
+    warnings: &mut Vec<ExtractWarning>,
+) -> Option<Vec<String>> {
     let names = ModuleNames::collect(pkg, dotted, &mut Vec::new(), warnings)?;
     let mut all: BTreeSet<String> = names.bound;
     all.extend(names.dunder_all.unwrap_or_default());
@@ -95,7 +111,12 @@ struct ModuleNames {
 }
 
 impl ModuleNames {
-    fn collect(pkg: &Package, dotted: &str, visiting: &mut Vec<String>, warnings: &mut Vec<ExtractWarning>) -> Option<Self> {
+    fn collect(
+        pkg: &Package,
+        dotted: &str,
+        visiting: &mut Vec<String>,
+        warnings: &mut Vec<ExtractWarning>,
+    ) -> Option<Self> {
         if visiting.iter().any(|m| m == dotted) {
             return None; // import cycle: the outer collection already covers it
         }
@@ -121,7 +142,11 @@ impl ModuleNames {
     fn star_exports(self) -> Vec<String> {
         match self.dunder_all {
             Some(all) => all,
-            None => self.bound.into_iter().filter(|n| !n.starts_with('_')).collect(),
+            None => self
+                .bound
+                .into_iter()
+                .filter(|n| !n.starts_with('_'))
+                .collect(),
         }
     }
 }
@@ -163,7 +188,9 @@ impl Scope<'_, '_> {
             "import_statement" => {
                 for imported in named_children(stmt) {
                     let bound = match imported.kind() {
-                        "aliased_import" => imported.child_by_field_name("alias").map(|a| file.text(a).to_string()),
+                        "aliased_import" => imported
+                            .child_by_field_name("alias")
+                            .map(|a| file.text(a).to_string()),
                         // `import a.b` binds `a`.
                         "dotted_name" => file.text(imported).split('.').next().map(str::to_string),
                         _ => None,
@@ -179,9 +206,9 @@ impl Scope<'_, '_> {
                 }
             }
             "if_statement" => {
-                let type_checking_only = stmt
-                    .child_by_field_name("condition")
-                    .is_some_and(|c| matches!(file.text(c), "TYPE_CHECKING" | "typing.TYPE_CHECKING"));
+                let type_checking_only = stmt.child_by_field_name("condition").is_some_and(|c| {
+                    matches!(file.text(c), "TYPE_CHECKING" | "typing.TYPE_CHECKING")
+                });
                 for part in named_children(stmt) {
                     match part.kind() {
                         "block" if !type_checking_only => self.block(part, names),
@@ -215,9 +242,11 @@ impl Scope<'_, '_> {
         for part in named_children(node) {
             match part.kind() {
                 "block" => self.block(part, names),
-                "elif_clause" | "else_clause" | "except_clause" | "except_group_clause" | "finally_clause" => {
-                    self.clause(part, names)
-                }
+                "elif_clause"
+                | "else_clause"
+                | "except_clause"
+                | "except_group_clause"
+                | "finally_clause" => self.clause(part, names),
                 _ => {}
             }
         }
@@ -227,7 +256,9 @@ impl Scope<'_, '_> {
         let file = self.file;
         match expr.kind() {
             "assignment" => {
-                let Some(left) = expr.child_by_field_name("left") else { return };
+                let Some(left) = expr.child_by_field_name("left") else {
+                    return;
+                };
                 let right = expr.child_by_field_name("right");
                 // A bare annotation (`x: int`) binds nothing at run time.
                 if right.is_none() {
@@ -242,16 +273,22 @@ impl Scope<'_, '_> {
                 }
             }
             "augmented_assignment" => {
-                let Some(left) = expr.child_by_field_name("left") else { return };
+                let Some(left) = expr.child_by_field_name("left") else {
+                    return;
+                };
                 bind_targets(file, left, &mut names.bound);
                 if file.text(left) == "__all__" {
-                    let extra = expr.child_by_field_name("right").and_then(|r| string_list(file, r));
+                    let extra = expr
+                        .child_by_field_name("right")
+                        .and_then(|r| string_list(file, r));
                     extend_all(names, extra);
                 }
             }
             // `__all__.extend([...])`, `__all__.append("x")`
             "call" => {
-                let Some(func) = expr.child_by_field_name("function") else { return };
+                let Some(func) = expr.child_by_field_name("function") else {
+                    return;
+                };
                 let extra = match file.text(func) {
                     "__all__.extend" => expr
                         .child_by_field_name("arguments")
@@ -276,34 +313,45 @@ impl Scope<'_, '_> {
         let imported: Vec<Node> = stmt.children_by_field_name("name", &mut cursor).collect();
         for name in &imported {
             let bound = match name.kind() {
-                "aliased_import" => name.child_by_field_name("alias").map(|a| file.text(a).to_string()),
+                "aliased_import" => name
+                    .child_by_field_name("alias")
+                    .map(|a| file.text(a).to_string()),
                 _ => Some(file.text(*name).to_string()),
             };
             names.bound.extend(bound);
         }
-        let star = named_children(stmt).into_iter().any(|n| n.kind() == "wildcard_import");
+        let star = named_children(stmt)
+            .into_iter()
+            .any(|n| n.kind() == "wildcard_import");
         if !star {
             return;
         }
-        let Some(module) = stmt.child_by_field_name("module_name") else { return };
+        let Some(module) = stmt.child_by_field_name("module_name") else {
+            return;
+        };
         let target = match module.kind() {
             "relative_import" => {
                 let text = file.text(module);
                 let dots = text.chars().take_while(|c| *c == '.').count();
                 let rest = text[dots..].trim();
-                self.pkg.resolve_relative(self.module, self.is_package, dots, rest)
+                self.pkg
+                    .resolve_relative(self.module, self.is_package, dots, rest)
             }
             _ => Some(file.text(module).to_string()),
         };
         let resolved = target.clone().filter(|t| self.pkg.module_path(t).is_some());
         match resolved {
             Some(target) => {
-                if let Some(inner) = ModuleNames::collect(self.pkg, &target, self.visiting, self.warnings) {
+                if let Some(inner) =
+                    ModuleNames::collect(self.pkg, &target, self.visiting, self.warnings)
+                {
                     names.bound.extend(inner.star_exports());
                 }
             }
             None => {
-                let inside = target.as_deref().is_some_and(|t| t == self.pkg.name || t.starts_with(&format!("{}.", self.pkg.name)));
+                let inside = target.as_deref().is_some_and(|t| {
+                    t == self.pkg.name || t.starts_with(&format!("{}.", self.pkg.name))
+                });
                 let why = if inside {
                     "has no source file in the package (a namespace package or a missing module)"
                 } else {
@@ -334,8 +382,14 @@ fn bind_targets(file: &PyFile, target: Node, bound: &mut BTreeSet<String>) {
         "identifier" => {
             bound.insert(file.text(target).to_string());
         }
-        "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern" | "as_pattern_target"
-        | "parenthesized_expression" | "tuple" | "list" => {
+        "pattern_list"
+        | "tuple_pattern"
+        | "list_pattern"
+        | "list_splat_pattern"
+        | "as_pattern_target"
+        | "parenthesized_expression"
+        | "tuple"
+        | "list" => {
             for part in named_children(target) {
                 bind_targets(file, part, bound);
             }
@@ -350,7 +404,10 @@ fn string_list(file: &PyFile, node: Node) -> Option<Vec<String>> {
     if !matches!(node.kind(), "list" | "tuple") {
         return None;
     }
-    named_children(node).into_iter().map(|n| file.string_value(n)).collect()
+    named_children(node)
+        .into_iter()
+        .map(|n| file.string_value(n))
+        .collect()
 }
 
 /// Names a module-level `__getattr__` serves: keys of literal dicts it looks
@@ -360,28 +417,43 @@ fn lazy_names(file: &PyFile) -> BTreeSet<String> {
     let module_dicts: BTreeMap<&str, Node> = top
         .iter()
         .filter_map(|stmt| {
-            let assign = named_children(*stmt).into_iter().find(|n| n.kind() == "assignment")?;
+            let assign = named_children(*stmt)
+                .into_iter()
+                .find(|n| n.kind() == "assignment")?;
             let left = assign.child_by_field_name("left")?;
             let right = assign.child_by_field_name("right")?;
-            (left.kind() == "identifier" && right.kind() == "dictionary").then(|| (file.text(left), right))
+            (left.kind() == "identifier" && right.kind() == "dictionary")
+                .then(|| (file.text(left), right))
         })
         .collect();
     let getattr = top.iter().copied().find(|stmt| {
         stmt.kind() == "function_definition"
-            && stmt.child_by_field_name("name").is_some_and(|n| file.text(n) == "__getattr__")
+            && stmt
+                .child_by_field_name("name")
+                .is_some_and(|n| file.text(n) == "__getattr__")
     });
     let mut out = BTreeSet::new();
     let Some(getattr) = getattr else { return out };
     let Some(param) = getattr
         .child_by_field_name("parameters")
         .and_then(|p| named_children(p).first().copied())
-        .map(|p| file.text(p.child_by_field_name("name").unwrap_or(p)).split(':').next().unwrap_or("").trim().to_string())
+        .map(|p| {
+            file.text(p.child_by_field_name("name").unwrap_or(p))
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        })
     else {
         return out;
     };
     let dict_keys = |dict: Node, out: &mut BTreeSet<String>| {
         for pair in named_children(dict) {
-            out.extend(pair.child_by_field_name("key").and_then(|k| file.string_value(k)));
+            out.extend(
+                pair.child_by_field_name("key")
+                    .and_then(|k| file.string_value(k)),
+            );
         }
     };
     walk(getattr, |n| {
@@ -392,7 +464,9 @@ fn lazy_names(file: &PyFile) -> BTreeSet<String> {
                     "call" => n
                         .child_by_field_name("function")
                         .and_then(|f| file.text(f).strip_suffix(".get").map(str::to_string)),
-                    _ => n.child_by_field_name("value").map(|v| file.text(v).to_string()),
+                    _ => n
+                        .child_by_field_name("value")
+                        .map(|v| file.text(v).to_string()),
                 };
                 if let Some(dict) = base.as_deref().and_then(|b| module_dicts.get(b)) {
                     dict_keys(*dict, &mut out);
@@ -405,9 +479,11 @@ fn lazy_names(file: &PyFile) -> BTreeSet<String> {
                     let other = parts[1];
                     match other.kind() {
                         "string" => out.extend(file.string_value(other)),
-                        "tuple" | "list" | "set" => {
-                            out.extend(named_children(other).into_iter().filter_map(|s| file.string_value(s)))
-                        }
+                        "tuple" | "list" | "set" => out.extend(
+                            named_children(other)
+                                .into_iter()
+                                .filter_map(|s| file.string_value(s)),
+                        ),
                         "dictionary" => dict_keys(other, &mut out),
                         "identifier" => {
                             if let Some(dict) = module_dicts.get(file.text(other)) {
@@ -432,10 +508,15 @@ mod tests {
     use std::path::Path;
 
     fn fixture() -> DirTree {
-        DirTree::open(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/env/symbols")).expect("fixture exists")
+        DirTree::open(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/env/symbols"))
+            .expect("fixture exists")
     }
 
-    fn symbols_of(tree: &dyn crate::source::Tree, root: &str, module: &str) -> (Option<Vec<String>>, Vec<ExtractWarning>) {
+    fn symbols_of(
+        tree: &dyn crate::source::Tree,
+        root: &str,
+        module: &str,
+    ) -> (Option<Vec<String>>, Vec<ExtractWarning>) {
         let pkg = Package::new(tree, root);
         let mut warnings = Vec::new();
         (module_symbols(&pkg, module, &mut warnings), warnings)
@@ -453,16 +534,39 @@ mod tests {
         assert!(warnings.is_empty(), "{warnings:?}");
         let expected = sorted(&[
             // imports, aliases, `import os.path` binds `os`, the __future__ feature
-            "annotations", "os", "t", "TYPE_CHECKING", "Any", "loud", "whisper",
+            "annotations",
+            "os",
+            "t",
+            "TYPE_CHECKING",
+            "Any",
+            "loud",
+            "whisper",
             // star import of a module with __all__ (its cycle back here is cut)
             "shout",
             // try / else / finally, if / elif / else
-            "json_impl", "JSON_FAST", "LOADED", "SEP", "PLATFORM_SEP",
+            "json_impl",
+            "JSON_FAST",
+            "LOADED",
+            "SEP",
+            "PLATFORM_SEP",
             // assignments: plain, nested tuple targets, chained, annotated, augmented
-            "VERSION", "first", "second", "rest", "alpha", "beta", "counter",
-            "make", "Widget", "decorated", "_LAZY", "__getattr__", "__all__",
+            "VERSION",
+            "first",
+            "second",
+            "rest",
+            "alpha",
+            "beta",
+            "counter",
+            "make",
+            "Widget",
+            "decorated",
+            "_LAZY",
+            "__getattr__",
+            "__all__",
             // served by __getattr__
-            "current_mode", "LazyThing", "OtherLazy",
+            "current_mode",
+            "LazyThing",
+            "OtherLazy",
         ]);
         assert_eq!(names.unwrap(), expected);
     }
@@ -473,7 +577,15 @@ mod tests {
         let (root, _) = symbols_of(&tree, "python/toypkg", "toypkg");
         assert_eq!(
             root.unwrap(),
-            sorted(&["LazyThing", "VERSION", "Widget", "make", "helper_module", "toypkg", "_json"])
+            sorted(&[
+                "LazyThing",
+                "VERSION",
+                "Widget",
+                "make",
+                "helper_module",
+                "toypkg",
+                "_json"
+            ])
         );
         let (user, warnings) = symbols_of(&tree, "python/toypkg", "toypkg.sub.user");
         assert_eq!(user.unwrap(), sorted(&["PUBLIC", "visible", "build"]));
@@ -485,8 +597,19 @@ mod tests {
         // Each side of the helpers <-> core cycle still sees the other's exports.
         let (helpers, _) = symbols_of(&tree, "python/toypkg", "toypkg.sub.helpers");
         let helpers = helpers.unwrap();
-        for name in ["make", "Widget", "VERSION", "LazyThing", "shout", "_private", "not_exported"] {
-            assert!(helpers.iter().any(|n| n == name), "{name} missing from {helpers:?}");
+        for name in [
+            "make",
+            "Widget",
+            "VERSION",
+            "LazyThing",
+            "shout",
+            "_private",
+            "not_exported",
+        ] {
+            assert!(
+                helpers.iter().any(|n| n == name),
+                "{name} missing from {helpers:?}"
+            );
         }
     }
 
@@ -495,12 +618,20 @@ mod tests {
         let tree = fixture();
         assert_eq!(symbols_of(&tree, "python/toypkg", "toypkg.nowhere").0, None);
 
-        let mut tree = MemTree::from_files("bad", [("p/__init__.py", "A = 1\ndef broken(:\n    pass\nB = 2\n")]);
+        let mut tree = MemTree::from_files(
+            "bad",
+            [("p/__init__.py", "A = 1\ndef broken(:\n    pass\nB = 2\n")],
+        );
         tree.insert("p/latin1.py", b"X = '\xe9'\n".to_vec());
         let (names, warnings) = symbols_of(&tree, "p", "p");
         let names = names.unwrap();
-        assert!(names.contains(&"A".to_string()) && names.contains(&"B".to_string()), "{names:?}");
-        assert!(warnings.iter().any(|w| w.path == "p/__init__.py" && w.message.contains("syntax error")));
+        assert!(
+            names.contains(&"A".to_string()) && names.contains(&"B".to_string()),
+            "{names:?}"
+        );
+        assert!(warnings
+            .iter()
+            .any(|w| w.path == "p/__init__.py" && w.message.contains("syntax error")));
         let (names, warnings) = symbols_of(&tree, "p", "p.latin1");
         assert_eq!(names, None);
         assert_eq!(warnings[0].path, "p/latin1.py");

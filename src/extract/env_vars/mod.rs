@@ -76,7 +76,10 @@ pub fn extract_env(pkg: &Package, warnings: &mut Vec<ExtractWarning>) -> EnvRegi
     if vars.len() != before {
         warnings.push(ExtractWarning {
             path: path.clone(),
-            message: format!("{} env names declared more than once; kept the first", before - vars.len()),
+            message: format!(
+                "{} env names declared more than once; kept the first",
+                before - vars.len()
+            ),
         });
     }
     EnvRegistry {
@@ -111,7 +114,10 @@ fn apply_deprecations(vars: &mut Vec<EnvVar>, entries: Vec<DeprecationEntry>) {
             transform: entry.transform,
             message: entry.message,
         };
-        match vars.iter_mut().find(|v| v.name == entry.name && v.deprecated.is_none()) {
+        match vars
+            .iter_mut()
+            .find(|v| v.name == entry.name && v.deprecated.is_none())
+        {
             // Still a field (kept for legacy call sites) but declared deprecated.
             Some(field) => field.deprecated = Some(deprecation),
             None => vars.push(EnvVar {

@@ -14,12 +14,16 @@ use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
 use super::literal::{known_value, KnownNames};
-use super::syntax::{bind_arguments, callee, first_argument, is_environ, is_message_call, unparenthesized};
+use super::syntax::{
+    bind_arguments, callee, first_argument, is_environ, is_message_call, unparenthesized,
+};
 use super::{registry_instances, EnvRegistry};
 use crate::extract::python::{named_children, walk, PyFile};
 use crate::extract::symbols::parse_source;
 use crate::extract::Package;
-use crate::surface::{EnvDeprecation, EnvDeprecationKind, EnvVar, Evidence, ExtractWarning, Known, PyValue};
+use crate::surface::{
+    EnvDeprecation, EnvDeprecationKind, EnvVar, Evidence, ExtractWarning, Known, PyValue,
+};
 
 /// How a variable is read.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -82,35 +86,36 @@ pub(crate) fn raw_read<'t>(file: &PyFile, node: Node<'t>) -> Option<RawRead<'t>>
             let via = match name.as_str() {
                 "os.environ.get" | "environ.get" => ReadVia::EnvironGet,
                 "os.getenv" | "getenv" => ReadVia::Getenv,
-                _ if last.starts_with("get_") && last.ends_with("_env_var") => ReadVia::Helper(last.to_string()),
+                _ if last.starts_with("get_") && last.ends_with("_env_var") => {
+                    ReadVia::Helper(last.to_string())
+                }
                 _ => return registry_read(node, &name),
             };
+            // The name comes first; engine helpers may call it `name` when passed by keyword.
             let bound = bind_arguments(file, node, &["key".to_string(), "default".to_string()]);
-            read(via, bound.get("key").copied().or_else(|| first_argument(node)), bound.get("default").copied())
+            read(
+                via,
+                bound.get("key").or(bound.get("name")).copied(),
+                bound.get("default").copied(),
+            )
         }
         "subscript" => {
             let value = node.child_by_field_name("value")?;
             if !is_environ(file, value) || is_write_target(node) {
                 return None;
             }
-            read(ReadVia::Subscript, node.child_by_field_name("subscript"), None)
+            read(
+                ReadVia::Subscript,
+                node.child_by_field_name("subscript"),
+                None,
+            )
         }
-        "comparison_operator" => {
-            let parts = named_children(node);
-            let operators: Vec<String> = {
-                let mut cursor = node.walk();
-                node.children(&mut cursor)
-                    .filter(|c| !c.is_named())
-                    .map(|c| file.text(c).to_string())
-                    .collect()
-            };
-            let membership = operators == ["in"] || operators == ["not", "in"] || operators == ["not in"];
-            if parts.len() == 2 && membership && is_environ(file, parts[1]) {
-                read(ReadVia::Membership, Some(parts[0]), None)
-            } else {
-                None
+        "comparison_operator" => match binary_comparison(file, node)? {
+            (name, "in" | "not in", environ) if is_environ(file, environ) => {
+                read(ReadVia::Membership, Some(name), None)
             }
-        }
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -126,14 +131,19 @@ fn registry_read<'t>(call: Node<'t>, name: &str) -> Option<RawRead<'t>> {
     Some(RawRead {
         via: ReadVia::Registry,
         key: None,
-        registry_name: Some((instance.rsplit('.').next().unwrap_or(instance).to_string(), var.to_string())),
+        registry_name: Some((
+            instance.rsplit('.').next().unwrap_or(instance).to_string(),
+            var.to_string(),
+        )),
         default: None,
         node: call,
     })
 }
 
 fn is_write_target(subscript: Node) -> bool {
-    let Some(parent) = subscript.parent() else { return false };
+    let Some(parent) = subscript.parent() else {
+        return false;
+    };
     match parent.kind() {
         "assignment" | "augmented_assignment" => parent
             .child_by_field_name("left")
@@ -144,7 +154,11 @@ fn is_write_target(subscript: Node) -> bool {
 }
 
 /// Every read of the given names in the package, sorted by name then place.
-pub fn find_env_reads(pkg: &Package, names: &[String], warnings: &mut Vec<ExtractWarning>) -> Vec<EnvRead> {
+pub fn find_env_reads(
+    pkg: &Package,
+    names: &[String],
+    warnings: &mut Vec<ExtractWarning>,
+) -> Vec<EnvRead> {
     let needles: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
     let wanted = |name: &str| names.iter().any(|n| n == name);
     scan(pkg, &needles, &wanted, warnings)
@@ -152,7 +166,11 @@ pub fn find_env_reads(pkg: &Package, names: &[String], warnings: &mut Vec<Extrac
 
 /// Every read of a variable whose literal name starts with one of `prefixes`
 /// (`SGLANG_`, `SGL_`): the surface-wide variant.
-pub fn find_prefixed_env_reads(pkg: &Package, prefixes: &[&str], warnings: &mut Vec<ExtractWarning>) -> Vec<EnvRead> {
+pub fn find_prefixed_env_reads(
+    pkg: &Package,
+    prefixes: &[&str],
+    warnings: &mut Vec<ExtractWarning>,
+) -> Vec<EnvRead> {
     let needles: Vec<&[u8]> = prefixes.iter().map(|p| p.as_bytes()).collect();
     let wanted = |name: &str| prefixes.iter().any(|p| name.starts_with(p));
     scan(pkg, &needles, &wanted, warnings)
@@ -209,11 +227,17 @@ fn scan(
 
 /// The reads of wanted names in one parsed file; `instances` are the names the
 /// registry object is bound to (`envs`).
-pub fn reads_in_file(file: &PyFile, instances: &[String], wanted: &dyn Fn(&str) -> bool) -> Vec<EnvRead> {
+pub fn reads_in_file(
+    file: &PyFile,
+    instances: &[String],
+    wanted: &dyn Fn(&str) -> bool,
+) -> Vec<EnvRead> {
     let no_names = KnownNames::new();
     let mut out = Vec::new();
     walk(file.root(), |node| {
-        let Some(read) = raw_read(file, node) else { return true };
+        let Some(read) = raw_read(file, node) else {
+            return true;
+        };
         let name = match (&read.registry_name, read.key) {
             (Some((instance, name)), _) => instances.contains(instance).then(|| name.clone()),
             (None, Some(key)) => file.string_value(key),
@@ -238,18 +262,38 @@ pub fn reads_in_file(file: &PyFile, instances: &[String], wanted: &dyn Fn(&str) 
 /// emits a message (log, warning, print or raise) that names the variable.
 fn removal_notice(file: &PyFile, read: Node, name: &str) -> Option<String> {
     let mut test = read;
-    // `os.getenv("X") is not None`, `not ...`, parentheses: still a presence test.
+    // Whether the test holds when the variable is set: `"X" not in os.environ`,
+    // `os.getenv("X") is None` and `not ...` hold when it is unset, and a
+    // message under them ("X not set, using ...") is no removal notice.
+    let mut when_set = !is_negated_membership(file, read);
     loop {
         let parent = test.parent()?;
         match parent.kind() {
-            "parenthesized_expression" | "not_operator" => test = parent,
-            "comparison_operator" if is_none_comparison(file, parent) => test = parent,
+            "parenthesized_expression" => test = parent,
+            "not_operator" => {
+                when_set = !when_set;
+                test = parent;
+            }
+            "comparison_operator" => match none_comparison(file, parent) {
+                Some(is_not) => {
+                    when_set = when_set == is_not;
+                    test = parent;
+                }
+                None => break,
+            },
             _ => break,
         }
     }
+    if !when_set {
+        return None;
+    }
     let if_stmt = test.parent()?;
     if if_stmt.kind() != "if_statement"
-        || if_stmt.child_by_field_name("condition").map(unparenthesized).map(|c| c.id()) != Some(unparenthesized(test).id())
+        || if_stmt
+            .child_by_field_name("condition")
+            .map(unparenthesized)
+            .map(|c| c.id())
+            != Some(unparenthesized(test).id())
         || if_stmt.child_by_field_name("alternative").is_some()
     {
         return None;
@@ -263,19 +307,54 @@ fn removal_notice(file: &PyFile, read: Node, name: &str) -> Option<String> {
             "pass_statement" => continue,
             _ => return None,
         }?;
-        if call.kind() != "call" || !(stmt.kind() == "raise_statement" || is_message_call(file, call)) {
+        if call.kind() != "call"
+            || !(stmt.kind() == "raise_statement" || is_message_call(file, call))
+        {
             return None;
         }
         if message.is_none() {
-            message = first_argument(call).map(|arg| file.string_value(arg).unwrap_or_else(|| file.text(arg).to_string()));
+            message = first_argument(call).map(|arg| {
+                file.string_value(arg)
+                    .unwrap_or_else(|| file.text(arg).to_string())
+            });
         }
     }
     message.filter(|m| m.contains(name))
 }
 
-fn is_none_comparison(file: &PyFile, comparison: Node) -> bool {
-    let parts = named_children(comparison);
-    parts.len() == 2 && parts[1].kind() == "none" && file.text(comparison).contains(" is ")
+/// `x is None` → `Some(false)`, `x is not None` → `Some(true)`, else `None`.
+fn none_comparison(file: &PyFile, comparison: Node) -> Option<bool> {
+    match binary_comparison(file, comparison)? {
+        (_, "is", none) if none.kind() == "none" => Some(false),
+        (_, "is not", none) if none.kind() == "none" => Some(true),
+        _ => None,
+    }
+}
+
+fn is_negated_membership(file: &PyFile, node: Node) -> bool {
+    node.kind() == "comparison_operator"
+        && binary_comparison(file, node).is_some_and(|(_, op, _)| op == "not in")
+}
+
+/// `left <op> right` with a single operator, spelled with single spaces (`not in`).
+fn binary_comparison<'t>(
+    file: &PyFile,
+    node: Node<'t>,
+) -> Option<(Node<'t>, &'static str, Node<'t>)> {
+    let parts = named_children(node);
+    let [left, right] = parts.as_slice() else {
+        return None;
+    };
+    let between = &file.source[left.end_byte()..right.start_byte()];
+    let words: Vec<&str> = between.split_whitespace().collect();
+    let op = match words.as_slice() {
+        ["in"] => "in",
+        ["not", "in"] => "not in",
+        ["is"] => "is",
+        ["is", "not"] => "is not",
+        _ => return None,
+    };
+    Some((*left, op, *right))
 }
 
 /// Variables the package reads that the registry does not declare. A variable
@@ -324,7 +403,10 @@ fn implicit_default(read: &EnvRead) -> Known<PyValue> {
 fn merged_default(reads: &[&EnvRead]) -> Known<PyValue> {
     let mut distinct: Vec<Known<PyValue>> = Vec::new();
     for read in reads {
-        let d = read.default.clone().unwrap_or_else(|| implicit_default(read));
+        let d = read
+            .default
+            .clone()
+            .unwrap_or_else(|| implicit_default(read));
         if !distinct.contains(&d) {
             distinct.push(d);
         }
