@@ -13,3 +13,6 @@ pub mod python;
 
 pub use assemble::{extract_surface, Demand, EnvReads};
 pub use package::Package;
+pub mod env_vars;
+pub mod pins;
+pub mod symbols;
