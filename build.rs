@@ -12,7 +12,11 @@ fn files_below(root: &Path) -> Vec<PathBuf> {
         for entry in read.flatten() {
             let path = entry.path();
             match entry.file_type() {
-                Ok(t) if t.is_dir() => stack.push(path),
+                Ok(t) if t.is_dir() => {
+                    // A moved or removed file changes its folder, not itself.
+                    println!("cargo:rerun-if-changed={}", path.display());
+                    stack.push(path)
+                }
                 Ok(t) if t.is_file() => out.push(path),
                 _ => {}
             }

@@ -14,8 +14,7 @@ use std::process::ExitCode;
 /// Build the demo workspace in `root` and audit it (shared with the report tests).
 pub fn audit_demo(root: &Path) -> miette::Result<(crate::demo::DemoWorkspace, AuditReport)> {
     let ws = crate::demo::build(root)?;
-    let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir: ".".into() };
-    let (files, errors) = recipe::collect_with(&[ws.recipes.clone()], &mapping);
+    let (files, errors) = recipe::collect_with(&[ws.recipes.clone()], &LinkMapping::default());
     if let Some(e) = errors.into_iter().next() {
         return Err(miette::Report::new(e));
     }
@@ -26,8 +25,41 @@ pub fn audit_demo(root: &Path) -> miette::Result<(crate::demo::DemoWorkspace, Au
         to: ws.sglang_tags.last().cloned(),
         ..AuditOptions::default()
     };
-    let report = audit::run(&files, &opts)?;
+    let mut report = audit::run(&files, &opts)?;
+    relativize(&mut report, root);
     Ok((ws, report))
+}
+
+/// Show recipe paths relative to the demo folder, so the output reads the same
+/// wherever the temporary folder was.
+fn relativize(report: &mut AuditReport, root: &Path) {
+    let prefix = format!("{}/", root.display());
+    let strip = |s: &mut String| {
+        if let Some(rest) = s.strip_prefix(&prefix) {
+            *s = rest.to_string();
+        }
+        *s = s.replace(&prefix, "");
+    };
+    for f in &mut report.findings {
+        strip(&mut f.location.path);
+        f.message = f.message.replace(&prefix, "");
+        if let Some(fix) = &mut f.fix {
+            for e in &mut fix.edits {
+                strip(&mut e.path);
+            }
+        }
+    }
+    for n in &mut report.notes {
+        strip(n);
+    }
+    for p in &mut report.problems {
+        strip(&mut p.path);
+    }
+    for b in &mut report.bumps {
+        for h in &mut b.how {
+            strip(h);
+        }
+    }
 }
 
 pub fn run(args: DemoArgs) -> miette::Result<ExitCode> {
