@@ -9,6 +9,7 @@ pub mod cmd;
 pub mod demo;
 pub mod embedded;
 pub mod extract;
+pub mod rules;
 pub mod source;
 pub mod surface;
 pub mod surface_diff;

@@ -1,0 +1,1 @@
+//! Loading errors, and every shipped rule's self-test cases under `cargo test`.
