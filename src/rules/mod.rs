@@ -98,7 +98,7 @@ fn is_rule_file(p: &Path) -> bool {
 pub fn parse_rule(text: &str, origin: RuleOrigin) -> Result<Rule, RuleError> {
     let rule_stub = Rule { spec: placeholder_spec(), origin: origin.clone() };
     let file = rule_stub.doc_path();
-    let spec: RuleSpec = serde_yaml_ng::from_str(text).map_err(|e| {
+    let spec: RuleSpec = model::from_yaml(text).map_err(|e| {
         let loc = e.location();
         RuleError::Parse {
             file: file.clone(),

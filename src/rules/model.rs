@@ -373,3 +373,9 @@ impl<'de> Deserialize<'de> for PyQuery {
             })
     }
 }
+
+/// Read YAML with enums as single-key maps (`flag: {...}`), the way rules are
+/// written, instead of YAML tags (`!flag`). Errors keep their line and column.
+pub fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_yaml_ng::Error> {
+    serde_yaml_ng::with::singleton_map_recursive::deserialize(serde_yaml_ng::Deserializer::from_str(text))
+}

@@ -1,1 +1,162 @@
-//! Loading errors, and every shipped rule's self-test cases under `cargo test`.
+//! Loading errors, and every shipped rule's self-test cases under `cargo test`
+//! (corpus cases only when ENGINE_AUDIT_CORPUS names the corpus).
+
+use super::*;
+use crate::source::MemTree;
+
+fn origin() -> RuleOrigin {
+    RuleOrigin::File(PathBuf::from("my-rules/R900.yaml"))
+}
+
+const MINIMAL: &str = "\
+id: R900
+name: minimal-rule
+title: t
+severity: warning
+engine: sglang
+when: {flag: {name: x, equals: 'on'}}
+evidence:
+  - file_exists: {files: [srt/a.py]}
+message: '{flag} is {value} at {ref}'
+docs: d
+tests:
+  invalid:
+    - name: c
+      engines: [{fixture: none}]
+      deployment: {flags: {x: 'on'}}
+";
+
+#[test]
+fn shipped_rules_load() {
+    let rules = load_rules(&[]).expect("shipped rules are valid");
+    assert!(rules.iter().any(|r| r.spec.id == "R001"));
+    let mut ids: Vec<_> = rules.iter().map(|r| r.spec.id.clone()).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), rules.len());
+}
+
+#[test]
+fn unknown_key_is_an_error_with_file_and_line() {
+    let text = MINIMAL.replace("docs: d", "docs: d\nseverty: error");
+    let err = parse_rule(&text, origin()).unwrap_err().to_string();
+    assert!(err.starts_with("my-rules/R900.yaml:"), "{err}");
+    assert!(err.contains("severty"), "{err}");
+    match parse_rule(&text, origin()).unwrap_err() {
+        RuleError::Parse { line, .. } => assert!(line > 0),
+        other => panic!("expected a parse error, got {other}"),
+    }
+}
+
+#[test]
+fn nested_typos_and_bad_values_are_located() {
+    let typo = MINIMAL.replace("file_exists: {files: [srt/a.py]}", "file_exists: {file: [srt/a.py]}");
+    let err = parse_rule(&typo, origin()).unwrap_err().to_string();
+    assert!(err.contains("file") && err.contains(":8:"), "{err}");
+
+    let regex = MINIMAL.replace("when: {flag: {name: x, equals: 'on'}}", "when: {model: {matches: '(unclosed'}}");
+    assert!(parse_rule(&regex, origin()).unwrap_err().to_string().contains("invalid regex"));
+
+    let spec = MINIMAL.replace("engine: sglang", "engine: sglang\nversions: '>=banana'");
+    assert!(parse_rule(&spec, origin()).unwrap_err().to_string().contains("PEP 440"));
+
+    let query = MINIMAL.replace(
+        "file_exists: {files: [srt/a.py]}",
+        "query: {files: [srt/a.py], query: '(no_such_node) @x'}",
+    );
+    assert!(parse_rule(&query, origin()).unwrap_err().to_string().contains("tree-sitter query"));
+}
+
+#[test]
+fn semantic_validation() {
+    let two_tests = MINIMAL.replace("equals: 'on'}", "equals: 'on', is: set}");
+    assert!(parse_rule(&two_tests, origin()).unwrap_err().to_string().contains("exactly one"));
+
+    let placeholder = MINIMAL.replace("{flag} is {value}", "{flga} is {value}");
+    assert!(parse_rule(&placeholder, origin()).unwrap_err().to_string().contains("unknown placeholder"));
+
+    let only_negative = MINIMAL.replace(
+        "file_exists: {files: [srt/a.py]}",
+        "not: {file_exists: {files: [srt/a.py]}}",
+    );
+    assert!(parse_rule(&only_negative, origin()).unwrap_err().to_string().contains("nothing to cite"));
+
+    let escape = MINIMAL.replace("[srt/a.py]", "[../../etc/passwd]");
+    assert!(parse_rule(&escape, origin()).unwrap_err().to_string().contains("without `..`"));
+
+    let bad_id = MINIMAL.replace("id: R900", "id: X1");
+    assert!(parse_rule(&bad_id, origin()).unwrap_err().to_string().contains("R001"));
+}
+
+#[test]
+fn fires_only_with_evidence_and_cites_it() {
+    let rule = parse_rule(MINIMAL, origin()).unwrap();
+    let facts = selftest::deployment_facts("d", &model::from_yaml("flags: {x: 'on'}").unwrap());
+    let with = MemTree::from_files("t", [("python/sglang/srt/a.py", "")]);
+    let without = MemTree::from_files("t", [("python/sglang/srt/b.py", "")]);
+    let hits = evaluate(&rule, &facts, &with, "python/sglang", "v1", None);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].message, "x is on at v1");
+    assert_eq!(hits[0].evidence[0].path, "python/sglang/srt/a.py");
+    assert_eq!(hits[0].role.as_deref(), Some("worker"));
+    assert!(evaluate(&rule, &facts, &without, "python/sglang", "v1", None).is_empty());
+
+    // Version gate: outside the specifiers nothing is evaluated; unknown version → evidence decides.
+    let gated = parse_rule(&MINIMAL.replace("engine: sglang", "engine: sglang\nversions: '>=2'"), origin()).unwrap();
+    let v1: pep440_rs::Version = "1.5".parse().unwrap();
+    assert!(evaluate(&gated, &facts, &with, "python/sglang", "v1.5", Some(&v1)).is_empty());
+    assert_eq!(evaluate(&gated, &facts, &with, "python/sglang", "main", None).len(), 1);
+}
+
+#[test]
+fn query_and_symbol_predicates() {
+    let text = MINIMAL.replace(
+        "  - file_exists: {files: [srt/a.py]}",
+        "  - symbol_exists: {files: ['srt/*.py'], class: Envs, name: FLAG_A}\n  - query:\n      files: [srt/a.py]\n      function: run\n      query: '((call function: (identifier) @f) (#eq? @f \"boom\"))'\n",
+    );
+    let rule = parse_rule(&text, origin()).unwrap();
+    let facts = selftest::deployment_facts("d", &model::from_yaml("flags: {x: 'on'}").unwrap());
+    let src = "class Envs:\n    FLAG_A = 1\n\ndef run():\n    safe()\n    boom()\n";
+    let tree = MemTree::from_files("t", [("python/sglang/srt/a.py", src)]);
+    let hits = evaluate(&rule, &facts, &tree, "python/sglang", "v1", None);
+    assert_eq!(hits.len(), 1);
+    let lines: Vec<u32> = hits[0].evidence.iter().map(|e| e.line).collect();
+    assert_eq!(lines, [2, 6]);
+    let quieter = src.replace("boom()", "fine()");
+    let quiet = MemTree::from_files("t", [("python/sglang/srt/a.py", quieter.as_str())]);
+    assert!(evaluate(&rule, &facts, &quiet, "python/sglang", "v1", None).is_empty());
+}
+
+/// Every shipped rule's cases. Fixture cases always run; corpus cases run when
+/// ENGINE_AUDIT_CORPUS is set (the corpus folder or the sglang.git clone).
+#[test]
+fn shipped_rule_cases() {
+    let rules = load_rules(&[]).unwrap();
+    let corpus = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from);
+    if corpus.is_none() {
+        eprintln!("note: ENGINE_AUDIT_CORPUS is not set; corpus cases are skipped");
+    }
+    let results = run_self_tests(&rules, corpus.as_deref());
+    for r in &results {
+        eprintln!("{r}");
+    }
+    eprintln!("{}", selftest::summary(&results));
+    let failures: Vec<String> = results.iter().filter(|r| r.outcome.is_failure()).map(|r| r.to_string()).collect();
+    assert!(failures.is_empty(), "failing rule cases:\n{}", failures.join("\n"));
+    let fixture_runs = results.iter().filter(|r| r.engine.starts_with("fixture:")).count();
+    assert!(results.iter().filter(|r| r.engine.starts_with("fixture:")).all(|r| !matches!(r.outcome, CaseOutcome::Skipped(_))));
+    assert!(fixture_runs > 0);
+}
+
+#[test]
+fn noisy_and_missing_are_reported() {
+    // A rule whose cases are wrong on purpose: the runner must say so.
+    let text = MINIMAL.replace("fixture: none", "fixture: r001/unconditional").replace(
+        "file_exists: {files: [srt/a.py]}",
+        "file_exists: {files: [srt/environ.py]}",
+    ) + "  valid:\n    - name: v\n      engines: [{fixture: r001/unconditional}]\n      deployment: {flags: {x: 'on'}}\n";
+    let text = text.replace("      deployment: {flags: {x: 'on'}}\n  valid", "      deployment: {flags: {x: 'off'}}\n  valid");
+    let rule = parse_rule(&text, RuleOrigin::BuiltIn("R900.yaml".into())).unwrap();
+    let results = run_self_tests(&[rule], None);
+    let outcomes: Vec<_> = results.iter().map(|r| r.outcome.clone()).collect();
+    assert_eq!(outcomes, [CaseOutcome::Missing, CaseOutcome::Noisy]);
+}

@@ -254,7 +254,7 @@ mod tests {
     }
 
     fn when(yaml: &str) -> When {
-        serde_yaml_ng::from_str(yaml).unwrap()
+        crate::rules::model::from_yaml(yaml).unwrap()
     }
 
     #[test]
