@@ -187,8 +187,8 @@ pub fn placeholders(template: &str) -> Vec<String> {
     let mut rest = template;
     while let Some(i) = rest.find('{') {
         let tail = &rest[i..];
-        if tail.starts_with("{{") {
-            rest = &tail[2..];
+        if let Some(after) = tail.strip_prefix("{{") {
+            rest = after;
             continue;
         }
         match tail.find('}') {

@@ -219,7 +219,7 @@ fn value_test(c: &ValueCond, value: Option<&FactValue>) -> bool {
         return text.as_deref() == Some(want.as_str());
     }
     if let Some(set) = &c.one_of {
-        return text.is_some_and(|t| set.iter().any(|s| *s == t));
+        return text.is_some_and(|t| set.contains(&t));
     }
     match c.is {
         Some(Presence::Set) => value.is_some(),
