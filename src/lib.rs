@@ -15,6 +15,7 @@ pub mod embedded;
 pub mod extract;
 pub mod recipe;
 pub mod report;
+pub mod rules;
 pub mod source;
 pub mod surface;
 pub mod surface_diff;

@@ -1,0 +1,272 @@
+//! Risk rules: YAML files (`rules/R001-*.yaml`) that pair deployment conditions
+//! with evidence in the target engine's source. A rule fires only when its
+//! `when` holds for a role of a deployment and every evidence predicate holds at
+//! the target ref; each hit cites the engine lines that prove it.
+//!
+//! A new rule made of known predicate kinds is one YAML file, no Rust change.
+
+pub mod eval;
+pub mod evidence;
+pub mod model;
+pub mod pyscope;
+pub mod selftest;
+pub mod when;
+
+pub use eval::{evaluate, EvidenceCite, FixAction, RuleHit, SubjectKind};
+pub use model::{RuleSpec, Severity};
+pub use selftest::{run_self_tests, CaseOutcome, CaseResult};
+pub use when::{DeploymentFacts, Fact, FactValue, RoleFacts, SpanRef};
+
+use model::{Evidence, ValueCond, When};
+use std::path::{Path, PathBuf};
+
+/// A loaded, validated rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub spec: RuleSpec,
+    pub origin: RuleOrigin,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleOrigin {
+    /// Shipped in the binary; the name under `rules/`.
+    BuiltIn(String),
+    /// Read from `--rules DIR`.
+    File(PathBuf),
+}
+
+impl Rule {
+    /// Repository-relative (built-in) or on-disk path of the rule file: its documentation.
+    pub fn doc_path(&self) -> String {
+        match &self.origin {
+            RuleOrigin::BuiltIn(name) => format!("rules/{name}"),
+            RuleOrigin::File(p) => p.display().to_string(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum RuleError {
+    #[error("{file}:{line}:{column}: {message}")]
+    #[diagnostic(code(engine_audit::rules::parse), help("see rules/README.md for the rule format"))]
+    Parse { file: String, line: usize, column: usize, message: String },
+
+    #[error("{file}: {key}: {message}")]
+    #[diagnostic(code(engine_audit::rules::invalid))]
+    Invalid { file: String, key: String, message: String },
+
+    #[error("{file}: rule id {id} is also defined in {other}")]
+    #[diagnostic(code(engine_audit::rules::duplicate), help("rule ids are unique; a --rules file cannot redefine a shipped rule"))]
+    Duplicate { file: String, id: String, other: String },
+
+    #[error("{path}: cannot read rules: {message}")]
+    #[diagnostic(code(engine_audit::rules::io))]
+    Io { path: String, message: String },
+}
+
+/// The shipped rules (embedded at build time) plus every `*.yaml`/`*.yml` in
+/// `extra_dirs`, sorted by id. The first malformed file is the error.
+pub fn load_rules(extra_dirs: &[PathBuf]) -> Result<Vec<Rule>, RuleError> {
+    let mut rules = Vec::new();
+    for (name, bytes) in crate::embedded::RULE_FILES {
+        if !is_rule_file(Path::new(name)) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(bytes);
+        rules.push(parse_rule(&text, RuleOrigin::BuiltIn(name.to_string()))?);
+    }
+    for dir in extra_dirs {
+        let read = std::fs::read_dir(dir).map_err(|e| RuleError::Io { path: dir.display().to_string(), message: e.to_string() })?;
+        let mut files: Vec<PathBuf> = read.flatten().map(|e| e.path()).filter(|p| p.is_file() && is_rule_file(p)).collect();
+        files.sort();
+        for path in files {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| RuleError::Io { path: path.display().to_string(), message: e.to_string() })?;
+            rules.push(parse_rule(&text, RuleOrigin::File(path))?);
+        }
+    }
+    check_unique(&rules)?;
+    rules.sort_by(|a, b| a.spec.id.cmp(&b.spec.id));
+    Ok(rules)
+}
+
+fn is_rule_file(p: &Path) -> bool {
+    matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
+}
+
+/// Parse and validate one rule file's text.
+pub fn parse_rule(text: &str, origin: RuleOrigin) -> Result<Rule, RuleError> {
+    let rule_stub = Rule { spec: placeholder_spec(), origin: origin.clone() };
+    let file = rule_stub.doc_path();
+    let spec: RuleSpec = model::from_yaml(text).map_err(|e| {
+        let loc = e.location();
+        RuleError::Parse {
+            file: file.clone(),
+            line: loc.as_ref().map_or(0, |l| l.line()),
+            column: loc.as_ref().map_or(0, |l| l.column()),
+            message: e.to_string(),
+        }
+    })?;
+    validate(&spec, &file)?;
+    Ok(Rule { spec, origin })
+}
+
+fn placeholder_spec() -> RuleSpec {
+    RuleSpec {
+        id: String::new(),
+        name: String::new(),
+        title: String::new(),
+        severity: Severity::Info,
+        engine: model::EngineKind::Sglang,
+        versions: None,
+        when: When::All(Vec::new()),
+        evidence: Vec::new(),
+        message: String::new(),
+        fix: Vec::new(),
+        docs: String::new(),
+        tests: Default::default(),
+    }
+}
+
+fn invalid(file: &str, key: &str, message: impl Into<String>) -> RuleError {
+    RuleError::Invalid { file: file.to_string(), key: key.to_string(), message: message.into() }
+}
+
+/// What serde cannot say: id/name shape, exactly-one value tests, placeholders,
+/// evidence that can cite something.
+fn validate(spec: &RuleSpec, file: &str) -> Result<(), RuleError> {
+    let id_ok = spec.id.len() >= 2 && spec.id.starts_with('R') && spec.id[1..].chars().all(|c| c.is_ascii_digit());
+    if !id_ok {
+        return Err(invalid(file, "id", format!("`{}` is not of the form R001", spec.id)));
+    }
+    let name_ok = !spec.name.is_empty()
+        && spec.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !spec.name.starts_with('-')
+        && !spec.name.ends_with('-');
+    if !name_ok {
+        return Err(invalid(file, "name", format!("`{}` is not kebab-case", spec.name)));
+    }
+    validate_when(&spec.when, file, "when")?;
+    if spec.evidence.is_empty() {
+        return Err(invalid(file, "evidence", "a rule needs at least one evidence predicate"));
+    }
+    for (i, e) in spec.evidence.iter().enumerate() {
+        validate_evidence(e, file, &format!("evidence[{i}]"))?;
+    }
+    if !spec.evidence.iter().any(can_cite) {
+        return Err(invalid(file, "evidence", "only negative (`not`) or deployment predicates: nothing to cite"));
+    }
+    for p in eval::placeholders(&spec.message) {
+        if !eval::PLACEHOLDERS.contains(&p.as_str()) {
+            return Err(invalid(
+                file,
+                "message",
+                format!("unknown placeholder `{{{p}}}` (known: {})", eval::PLACEHOLDERS.join(", ")),
+            ));
+        }
+    }
+    if spec.tests.invalid.is_empty() {
+        return Err(invalid(file, "tests.invalid", "a rule needs at least one case that must fire"));
+    }
+    for (kind, cases) in [("valid", &spec.tests.valid), ("invalid", &spec.tests.invalid)] {
+        for (i, case) in cases.iter().enumerate() {
+            if case.engines.is_empty() {
+                return Err(invalid(file, &format!("tests.{kind}[{i}].engines"), "name at least one engine"));
+            }
+            if let Some(v) = &case.version {
+                if v.parse::<pep440_rs::Version>().is_err() {
+                    return Err(invalid(file, &format!("tests.{kind}[{i}].version"), format!("`{v}` is not a PEP 440 version")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn validate_value_cond(c: &ValueCond, file: &str, key: &str) -> Result<(), RuleError> {
+    let tests = [c.equals.is_some(), c.one_of.is_some(), c.is.is_some()].iter().filter(|b| **b).count();
+    if tests != 1 {
+        return Err(invalid(file, key, format!("`{}`: give exactly one of `equals`, `in`, `is`", c.name)));
+    }
+    Ok(())
+}
+
+fn validate_when(w: &When, file: &str, key: &str) -> Result<(), RuleError> {
+    match w {
+        When::All(items) | When::Any(items) => {
+            let kind = if matches!(w, When::All(_)) { "all" } else { "any" };
+            if items.is_empty() {
+                return Err(invalid(file, key, format!("`{kind}` needs at least one condition")));
+            }
+            for (i, c) in items.iter().enumerate() {
+                validate_when(c, file, &format!("{key}.{kind}[{i}]"))?;
+            }
+            Ok(())
+        }
+        When::Not(inner) => validate_when(inner, file, &format!("{key}.not")),
+        When::Flag(c) => validate_value_cond(c, file, &format!("{key}.flag")),
+        When::Env(c) => validate_value_cond(c, file, &format!("{key}.env")),
+        When::Model(_) | When::GpuType(_) | When::Precision(_) => Ok(()),
+    }
+}
+
+fn validate_evidence(e: &Evidence, file: &str, key: &str) -> Result<(), RuleError> {
+    match e {
+        Evidence::AnyOf(items) | Evidence::AllOf(items) => {
+            let kind = if matches!(e, Evidence::AnyOf(_)) { "any_of" } else { "all_of" };
+            if items.is_empty() {
+                return Err(invalid(file, key, format!("`{kind}` needs at least one predicate")));
+            }
+            for (i, c) in items.iter().enumerate() {
+                validate_evidence(c, file, &format!("{key}.{kind}[{i}]"))?;
+            }
+            Ok(())
+        }
+        Evidence::Not(inner) => validate_evidence(inner, file, &format!("{key}.not")),
+        Evidence::Deployment(w) => validate_when(w, file, &format!("{key}.deployment")),
+        Evidence::FileExists(p) => files_ok(&p.files, file, key),
+        Evidence::SymbolExists(p) => files_ok(&p.files, file, key),
+        Evidence::AssignsAttribute(p) => files_ok(&p.files, file, key),
+        Evidence::ReturnsBefore(p) => files_ok(&p.files, file, key),
+        Evidence::TextInFunction(p) => files_ok(&p.files, file, key),
+        Evidence::TextInFile(p) => files_ok(&p.files, file, key),
+        Evidence::Query(p) => files_ok(&p.files, file, key),
+    }
+}
+
+/// Paths stay inside the package: no absolute paths, no `..`.
+fn files_ok(files: &[String], file: &str, key: &str) -> Result<(), RuleError> {
+    if files.is_empty() {
+        return Err(invalid(file, &format!("{key}.files"), "name at least one file or glob"));
+    }
+    for f in files {
+        if f.starts_with('/') || f.split('/').any(|c| c == ".." || c.is_empty()) {
+            return Err(invalid(file, &format!("{key}.files"), format!("`{f}` must be relative to the package root, without `..`")));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a predicate can produce a citation when it holds.
+fn can_cite(e: &Evidence) -> bool {
+    match e {
+        Evidence::Not(_) | Evidence::Deployment(_) => false,
+        Evidence::AllOf(items) => items.iter().any(can_cite),
+        Evidence::AnyOf(items) => items.iter().all(can_cite),
+        _ => true,
+    }
+}
+
+fn check_unique(rules: &[Rule]) -> Result<(), RuleError> {
+    for (i, a) in rules.iter().enumerate() {
+        for b in &rules[..i] {
+            if a.spec.id == b.spec.id || a.spec.name == b.spec.name {
+                return Err(RuleError::Duplicate { file: a.doc_path(), id: a.spec.id.clone(), other: b.doc_path() });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,244 @@
+//! Loading errors, and every shipped rule's self-test cases under `cargo test`
+//! (corpus cases only when ENGINE_AUDIT_CORPUS names the corpus).
+
+use super::*;
+use crate::source::{EngineRepo, MemTree, OpenOptions};
+use std::path::Path;
+
+fn origin() -> RuleOrigin {
+    RuleOrigin::File(PathBuf::from("my-rules/R900.yaml"))
+}
+
+const MINIMAL: &str = "\
+id: R900
+name: minimal-rule
+title: t
+severity: warning
+engine: sglang
+when: {flag: {name: x, equals: 'on'}}
+evidence:
+  - file_exists: {files: [srt/a.py]}
+message: '{flag} is {value} at {ref}'
+docs: d
+tests:
+  invalid:
+    - name: c
+      engines: [{fixture: none}]
+      deployment: {flags: {x: 'on'}}
+";
+
+#[test]
+fn shipped_rules_load() {
+    let rules = load_rules(&[]).expect("shipped rules are valid");
+    assert!(rules.iter().any(|r| r.spec.id == "R001"));
+    let mut ids: Vec<_> = rules.iter().map(|r| r.spec.id.clone()).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), rules.len());
+}
+
+#[test]
+fn unknown_key_is_an_error_with_file_and_line() {
+    let text = MINIMAL.replace("docs: d", "docs: d\nseverty: error");
+    let err = parse_rule(&text, origin()).unwrap_err().to_string();
+    assert!(err.starts_with("my-rules/R900.yaml:"), "{err}");
+    assert!(err.contains("severty"), "{err}");
+    match parse_rule(&text, origin()).unwrap_err() {
+        RuleError::Parse { line, .. } => assert!(line > 0),
+        other => panic!("expected a parse error, got {other}"),
+    }
+}
+
+#[test]
+fn nested_typos_and_bad_values_are_located() {
+    let typo = MINIMAL.replace("file_exists: {files: [srt/a.py]}", "file_exists: {file: [srt/a.py]}");
+    let err = parse_rule(&typo, origin()).unwrap_err().to_string();
+    assert!(err.contains("file") && err.contains(":8:"), "{err}");
+
+    let regex = MINIMAL.replace("when: {flag: {name: x, equals: 'on'}}", "when: {model: {matches: '(unclosed'}}");
+    assert!(parse_rule(&regex, origin()).unwrap_err().to_string().contains("invalid regex"));
+
+    let spec = MINIMAL.replace("engine: sglang", "engine: sglang\nversions: '>=banana'");
+    assert!(parse_rule(&spec, origin()).unwrap_err().to_string().contains("PEP 440"));
+
+    let query = MINIMAL.replace(
+        "file_exists: {files: [srt/a.py]}",
+        "query: {files: [srt/a.py], query: '(no_such_node) @x'}",
+    );
+    assert!(parse_rule(&query, origin()).unwrap_err().to_string().contains("tree-sitter query"));
+}
+
+#[test]
+fn semantic_validation() {
+    let two_tests = MINIMAL.replace("equals: 'on'}", "equals: 'on', is: set}");
+    assert!(parse_rule(&two_tests, origin()).unwrap_err().to_string().contains("exactly one"));
+
+    let placeholder = MINIMAL.replace("{flag} is {value}", "{flga} is {value}");
+    assert!(parse_rule(&placeholder, origin()).unwrap_err().to_string().contains("unknown placeholder"));
+
+    let only_negative = MINIMAL.replace(
+        "file_exists: {files: [srt/a.py]}",
+        "not: {file_exists: {files: [srt/a.py]}}",
+    );
+    assert!(parse_rule(&only_negative, origin()).unwrap_err().to_string().contains("nothing to cite"));
+
+    let escape = MINIMAL.replace("[srt/a.py]", "[../../etc/passwd]");
+    assert!(parse_rule(&escape, origin()).unwrap_err().to_string().contains("without `..`"));
+
+    let bad_id = MINIMAL.replace("id: R900", "id: X1");
+    assert!(parse_rule(&bad_id, origin()).unwrap_err().to_string().contains("R001"));
+}
+
+#[test]
+fn fires_only_with_evidence_and_cites_it() {
+    let rule = parse_rule(MINIMAL, origin()).unwrap();
+    let facts = selftest::deployment_facts("d", &model::from_yaml("flags: {x: 'on'}").unwrap());
+    let with = MemTree::from_files("t", [("python/sglang/srt/a.py", "")]);
+    let without = MemTree::from_files("t", [("python/sglang/srt/b.py", "")]);
+    let hits = evaluate(&rule, &facts, &with, "python/sglang", "v1", None);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].message, "x is on at v1");
+    assert_eq!(hits[0].evidence[0].path, "python/sglang/srt/a.py");
+    assert_eq!(hits[0].role.as_deref(), Some("worker"));
+    assert!(evaluate(&rule, &facts, &without, "python/sglang", "v1", None).is_empty());
+
+    // Version gate: outside the specifiers nothing is evaluated; unknown version → evidence decides.
+    let gated = parse_rule(&MINIMAL.replace("engine: sglang", "engine: sglang\nversions: '>=2'"), origin()).unwrap();
+    let v1: pep440_rs::Version = "1.5".parse().unwrap();
+    assert!(evaluate(&gated, &facts, &with, "python/sglang", "v1.5", Some(&v1)).is_empty());
+    assert_eq!(evaluate(&gated, &facts, &with, "python/sglang", "main", None).len(), 1);
+}
+
+#[test]
+fn query_and_symbol_predicates() {
+    let text = MINIMAL.replace(
+        "  - file_exists: {files: [srt/a.py]}",
+        "  - symbol_exists: {files: ['srt/*.py'], class: Envs, name: FLAG_A}\n  - query:\n      files: [srt/a.py]\n      function: run\n      query: '((call function: (identifier) @f) (#eq? @f \"boom\"))'\n",
+    );
+    let rule = parse_rule(&text, origin()).unwrap();
+    let facts = selftest::deployment_facts("d", &model::from_yaml("flags: {x: 'on'}").unwrap());
+    let src = "class Envs:\n    FLAG_A = 1\n\ndef run():\n    safe()\n    boom()\n";
+    let tree = MemTree::from_files("t", [("python/sglang/srt/a.py", src)]);
+    let hits = evaluate(&rule, &facts, &tree, "python/sglang", "v1", None);
+    assert_eq!(hits.len(), 1);
+    let lines: Vec<u32> = hits[0].evidence.iter().map(|e| e.line).collect();
+    assert_eq!(lines, [2, 6]);
+    let quieter = src.replace("boom()", "fine()");
+    let quiet = MemTree::from_files("t", [("python/sglang/srt/a.py", quieter.as_str())]);
+    assert!(evaluate(&rule, &facts, &quiet, "python/sglang", "v1", None).is_empty());
+}
+
+/// Every shipped rule's cases. Fixture cases always run; corpus cases run when
+/// ENGINE_AUDIT_CORPUS is set (the corpus folder or the sglang.git clone).
+#[test]
+fn shipped_rule_cases() {
+    let rules = load_rules(&[]).unwrap();
+    let corpus = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from);
+    if corpus.is_none() {
+        eprintln!("note: ENGINE_AUDIT_CORPUS is not set; corpus cases are skipped");
+    }
+    let results = run_self_tests(&rules, corpus.as_deref());
+    for r in &results {
+        eprintln!("{r}");
+    }
+    eprintln!("{}", selftest::summary(&results));
+    let failures: Vec<String> = results.iter().filter(|r| r.outcome.is_failure()).map(|r| r.to_string()).collect();
+    assert!(failures.is_empty(), "failing rule cases:\n{}", failures.join("\n"));
+    let fixture_runs = results.iter().filter(|r| r.engine.starts_with("fixture:")).count();
+    assert!(results.iter().filter(|r| r.engine.starts_with("fixture:")).all(|r| !matches!(r.outcome, CaseOutcome::Skipped(_))));
+    assert!(fixture_runs > 0);
+}
+
+#[test]
+fn noisy_and_missing_are_reported() {
+    // A rule whose cases are wrong on purpose: the runner must say so.
+    let text = MINIMAL.replace("fixture: none", "fixture: r001/unconditional").replace(
+        "file_exists: {files: [srt/a.py]}",
+        "file_exists: {files: [srt/environ.py]}",
+    ) + "  valid:\n    - name: v\n      engines: [{fixture: r001/unconditional}]\n      deployment: {flags: {x: 'on'}}\n";
+    let text = text.replace("      deployment: {flags: {x: 'on'}}\n  valid", "      deployment: {flags: {x: 'off'}}\n  valid");
+    let rule = parse_rule(&text, RuleOrigin::BuiltIn("R900.yaml".into())).unwrap();
+    let results = run_self_tests(&[rule], None);
+    let outcomes: Vec<_> = results.iter().map(|r| r.outcome.clone()).collect();
+    assert_eq!(outcomes, [CaseOutcome::Missing, CaseOutcome::Noisy]);
+}
+
+/// Test-only reading of an srt-slurm recipe into facts (the real adapter from
+/// `recipe::Deployment` belongs to the orchestrator): model, gpu, precision,
+/// `backend.sglang_config.<role>` flags and `backend.<role>_environment`.
+fn srt_slurm_facts(path: &Path) -> DeploymentFacts {
+    use serde_yaml_ng::Value;
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc: Value = serde_yaml_ng::from_str(&text).unwrap();
+    let s = |v: &Value| v.as_str().map(str::to_string);
+    let backend = &doc["backend"];
+    let mut roles = Vec::new();
+    if let Some(cfg) = backend["sglang_config"].as_mapping() {
+        for (role, flags) in cfg {
+            let role = role.as_str().unwrap().to_string();
+            let to_facts = |m: &Value, is_flag: bool| -> Vec<Fact> {
+                m.as_mapping()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(k, v)| {
+                        let value = match v {
+                            Value::Bool(b) if !is_flag => FactValue::Text(b.to_string()),
+                            _ => selftest::yaml_value(v)?,
+                        };
+                        let name = k.as_str()?;
+                        Some(Fact { name: if is_flag { when::normalize_flag(name) } else { name.into() }, value, key_span: None, value_span: None })
+                    })
+                    .collect()
+            };
+            let env = to_facts(&backend[format!("{role}_environment").as_str()], false);
+            roles.push(RoleFacts { role, flags: to_facts(flags, true), env });
+        }
+    }
+    DeploymentFacts {
+        name: path.file_name().unwrap().to_string_lossy().into(),
+        model_path: s(&doc["model"]["path"]),
+        precision: s(&doc["model"]["precision"]),
+        gpu_type: s(&doc["resources"]["gpu_type"]),
+        roles,
+        ..Default::default()
+    }
+}
+
+/// R001 on the real B200 FP4 MTP recipes at v0.5.19: the eight that pin
+/// `fp4-gemm-backend: flashinfer_trtllm` fire (prefill and decode), the c2048
+/// one (no fp4-gemm-backend flag: `auto`) does not.
+#[test]
+fn r001_on_real_recipes_at_v0_5_19() {
+    let dir = Path::new("/work/shared/recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp");
+    let Some(corpus) = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from) else {
+        eprintln!("note: ENGINE_AUDIT_CORPUS is not set; skipped");
+        return;
+    };
+    if !dir.is_dir() {
+        eprintln!("note: {} not present; skipped", dir.display());
+        return;
+    }
+    let repo = EngineRepo::open(&corpus.join("sglang.git").display().to_string(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
+    let rules = load_rules(&[]).unwrap();
+    let r001 = rules.iter().find(|r| r.spec.id == "R001").unwrap();
+    for tag in ["v0.5.19", "v0.5.23"] {
+        let tree = repo.tree_at(&repo.resolve(tag).unwrap()).unwrap();
+        let version = crate::source::parse_version_ref(tag);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+        files.sort();
+        let mut fired = Vec::new();
+        for f in &files {
+            let facts = srt_slurm_facts(f);
+            let hits = evaluate(r001, &facts, &tree, "python/sglang", tag, version.as_ref());
+            if let Some(h) = hits.first() {
+                eprintln!("{tag} {}: {} hit(s): {}", facts.name, hits.len(), h.message);
+                for e in &h.evidence {
+                    eprintln!("    {}:{} @ {}  {}", e.path, e.line, e.ref_name, e.note);
+                }
+                assert_eq!(hits.len(), 2, "prefill and decode both pin trtllm");
+                fired.push(facts.name.clone());
+            }
+        }
+        assert_eq!(fired.len(), 8, "{tag}: {fired:?}");
+        assert!(!fired.iter().any(|n| n == "8k1k_mtp_4p1d_c2048.yaml"));
+    }
+}
