@@ -151,6 +151,9 @@ pub struct AuditArgs {
     /// Drop findings with this code (repeatable).
     #[arg(long, value_name = "CODE")]
     pub ignore: Vec<String>,
+    /// Extra risk-rule folders, on top of the built-in rules (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub rules: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -3,6 +3,7 @@
 
 mod engines;
 pub mod refs;
+mod rule_findings;
 
 use crate::check::{self, consumer::Consumer, Bump};
 use crate::codes::Code;
@@ -30,6 +31,8 @@ pub struct AuditOptions {
     pub dynamo_to: Option<String>,
     /// Only this master-config key's links are checked (EA301/EA302).
     pub master_key: Option<String>,
+    /// Risk rules to apply (built-in plus `--rules DIR`).
+    pub rules: Vec<crate::rules::Rule>,
 }
 
 /// Where Dynamo's SGLang integration lives.
@@ -179,6 +182,12 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
         check::flags::check_deployment(file, dep, bump, &mut report.findings);
         check::env::check_deployment(file, dep, bump, &mut report.findings);
         changed_defaults(file, dep, bump, &mut defaults_seen, &mut report.findings);
+        if !opts.rules.is_empty() {
+            match handle.tree(&to.wanted) {
+                Ok(tree) => apply_rules(&opts.rules, file, dep, bump, &tree, &mut report.findings),
+                Err(e) => report.problems.push(Problem { path: format!("sglang@{}", to.wanted), message: e }),
+            }
+        }
 
         let (Some(dynamo), Some(dto)) = (dynamo.as_mut(), &refs.dynamo_to) else { continue };
         let dentry = summaries
@@ -274,6 +283,18 @@ fn derive_refs(
         refs.dynamo_to.get_or_insert(DerivedRef { wanted: "(directory)".into(), how: "--dynamo folder".into() });
     }
     refs
+}
+
+/// Every rule whose conditions hold and whose evidence is in the target's source.
+fn apply_rules(rules: &[crate::rules::Rule], file: &RecipeFile, dep: &Deployment, bump: Bump, tree: &engines::RefTree, out: &mut Vec<Finding>) {
+    let is_switch = |name: &str| bump.to.flag(&check::flags::option_of(name)).is_some_and(|f| f.is_switch());
+    let facts = rule_findings::deployment_facts(dep, &is_switch);
+    let version = check::pins::surface_version(bump.to);
+    for rule in rules {
+        for hit in crate::rules::evaluate(rule, &facts, tree.tree.as_ref(), &tree.package_root, &tree.ref_name, version.as_ref()) {
+            out.push(rule_findings::to_finding(hit, file, dep));
+        }
+    }
 }
 
 /// A recipe family: the folder a recipe sits in (recipes of one benchmark family

@@ -42,9 +42,17 @@ struct Failure {
     evidence: Vec<EvidenceRef>,
 }
 
+/// A folder of modules without `__init__.py` imports as a namespace package.
+fn is_namespace_package(to: &EngineSurface, module: &str) -> bool {
+    let prefix = format!("{module}.");
+    let start = to.modules.partition_point(|m| m.name.as_str() < prefix.as_str());
+    to.modules.get(start).is_some_and(|m| m.name.starts_with(&prefix))
+}
+
 fn import_failure(module: &str, name: Option<&str>, sglang: Bump) -> Option<Failure> {
     let to = sglang.to;
-    let Some(target) = to.module(module) else {
+    let target = to.module(module);
+    if target.is_none() && !is_namespace_package(to, module) {
         let hint = moved_to(module, sglang);
         return Some(Failure {
             code: Code::EA201,
@@ -58,18 +66,32 @@ fn import_failure(module: &str, name: Option<&str>, sglang: Bump) -> Option<Fail
                 .collect(),
             hint,
         });
-    };
+    }
     let name = name.filter(|n| *n != "*")?;
-    let symbols = target.symbols.as_ref()?;
-    if symbols.iter().any(|s| s == name) || to.module(&format!("{module}.{name}")).is_some() {
+    let submodule = format!("{module}.{name}");
+    if to.module(&submodule).is_some() || is_namespace_package(to, &submodule) {
         return None;
     }
+    // A regular module: the name must be one of its symbols (unknown symbols: no claim).
+    // A namespace package binds nothing but its submodules.
+    if let Some(t) = target {
+        if t.symbols.as_ref()?.iter().any(|s| s == name) {
+            return None;
+        }
+    }
+    let hint = moved_to(&submodule, sglang).filter(|_| target.is_none());
     Some(Failure {
-        code: Code::EA202,
-        subject: format!("{module}.{name}"),
-        what: format!("`{module}` defines no `{name}` at SGLang {}", to.ref_name),
-        hint: None,
-        evidence: vec![EvidenceRef { path: target.path.clone(), line: 1, ref_name: to.ref_name.clone(), note: Some(format!("{module} at {}", to.ref_name)) }],
+        code: if target.is_none() { Code::EA201 } else { Code::EA202 },
+        subject: submodule.clone(),
+        what: match target {
+            Some(_) => format!("`{module}` defines no `{name}` at SGLang {}", to.ref_name),
+            None => format!("module `{submodule}` does not exist at SGLang {}", to.ref_name),
+        },
+        evidence: target
+            .map(|t| EvidenceRef { path: t.path.clone(), line: 1, ref_name: to.ref_name.clone(), note: Some(format!("{module} at {}", to.ref_name)) })
+            .into_iter()
+            .collect(),
+        hint,
     })
 }
 

@@ -3,10 +3,11 @@
 //! Only the engine's own prefixes are judged (`SGLANG_`, `SGL_` against SGLang;
 //! `DYN_` against Dynamo's Python reads). NCCL_, UCX_, ... belong to other software.
 
+use super::edits::replace_in_span;
 use super::Bump;
 use crate::codes::Code;
 use crate::recipe::{Deployment, EnvUse, RecipeFile};
-use crate::report::{Edit, EvidenceRef, Finding, Fix, Location};
+use crate::report::{EvidenceRef, Finding, Fix, Location};
 use crate::surface::{EngineSurface, EnvDeprecationKind, EnvVar, Known};
 
 pub fn is_sglang_env(name: &str) -> bool {
@@ -147,18 +148,10 @@ fn rename_fix(file: &RecipeFile, u: &EnvUse, new_name: &str, transform: Option<&
     };
     let mut description = format!("rename `{}` to `{new_name}`", u.name);
     let mut edits = Vec::new();
-    if let Some(text) = file.text.get(u.name_span.offset..u.name_span.end()) {
-        if let Some(at) = text.find(&u.name) {
-            edits.push(Edit { path: file.path.clone(), offset: u.name_span.offset + at, len: u.name.len(), replacement: new_name.to_string() });
-        }
-    }
+    edits.extend(replace_in_span(file, &u.name_span, &u.name, new_name));
     if let (Some(new_value), Some(old_value)) = (converted, value) {
         description.push_str(&format!(" and set it to `{new_value}`"));
-        if let Some(text) = file.text.get(u.value_span.offset..u.value_span.end()) {
-            if let Some(at) = text.find(old_value) {
-                edits.push(Edit { path: file.path.clone(), offset: u.value_span.offset + at, len: old_value.len(), replacement: new_value });
-            }
-        }
+        edits.extend(replace_in_span(file, &u.value_span, old_value, &new_value));
     }
     Fix { description, edits }
 }

@@ -2,10 +2,11 @@
 //! changed defaults of flags a recipe leaves unset (EA007).
 
 use super::values::{arity, known_choices, render_choices, type_error, value_matches_choice};
+use super::edits::{delete_yaml_line, replace_in_span, replace_value};
 use super::Bump;
 use crate::codes::Code;
-use crate::recipe::{Deployment, FlagUse, FlagValue, RecipeFile, RecipeKind, Span};
-use crate::report::{Edit, EvidenceRef, Finding, Fix, Location};
+use crate::recipe::{Deployment, FlagUse, FlagValue, RecipeFile, RecipeKind};
+use crate::report::{EvidenceRef, Finding, Fix, Location};
 use crate::surface::{Flag, FlagDeprecationKind, Known};
 
 /// The option string a recipe key stands for (`cuda-graph-max-bs` → `--cuda-graph-max-bs`).
@@ -220,12 +221,7 @@ fn rename_fix(file: &RecipeFile, u: &FlagUse, replacement: &str) -> Fix {
     }
     if let Some(value) = new_value {
         match (&u.value, &file.kind) {
-            (FlagValue::Switch { on: true }, RecipeKind::SrtSlurm) => edits.push(Edit {
-                path: file.path.clone(),
-                offset: u.value_span.offset,
-                len: u.value_span.len,
-                replacement: value.to_string(),
-            }),
+            (FlagValue::Switch { on: true }, RecipeKind::SrtSlurm) => edits.extend(replace_value(file, &u.value_span, value)),
             (FlagValue::Switch { on: true }, RecipeKind::LaunchScript) => {
                 if let Some(last) = edits.last_mut() {
                     last.replacement.push('=');
@@ -238,25 +234,9 @@ fn rename_fix(file: &RecipeFile, u: &FlagUse, replacement: &str) -> Fix {
     Fix { description, edits }
 }
 
-fn replace_in_span(file: &RecipeFile, span: &Span, old: &str, new: &str) -> Option<Edit> {
-    let text = file.text.get(span.offset..span.end())?;
-    let at = text.find(old)?;
-    Some(Edit { path: file.path.clone(), offset: span.offset + at, len: old.len(), replacement: new.to_string() })
-}
-
 /// Delete a `key: value` line of a YAML recipe (only when the entry is alone on its line).
 fn remove_fix(file: &RecipeFile, u: &FlagUse) -> Fix {
-    let description = format!("remove `{}`", u.name);
-    if file.kind != RecipeKind::SrtSlurm || u.key_span.line != u.value_span.line {
-        return Fix { description, edits: vec![] };
-    }
-    let text = &file.text;
-    let start = text[..u.key_span.offset].rfind('\n').map_or(0, |i| i + 1);
-    if !text[start..u.key_span.offset].trim().is_empty() {
-        return Fix { description, edits: vec![] };
-    }
-    let end = text[u.value_span.end()..].find('\n').map_or(text.len(), |i| u.value_span.end() + i + 1);
-    Fix { description, edits: vec![Edit { path: file.path.clone(), offset: start, len: end - start, replacement: String::new() }] }
+    Fix { description: format!("remove `{}`", u.name), edits: delete_yaml_line(file, &u.key_span, &u.value_span).into_iter().collect() }
 }
 
 /// A default that changed for a flag the deployment leaves unset.

@@ -46,6 +46,7 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
         dynamo_from: args.dynamo_from.clone(),
         dynamo_to: args.dynamo_to.clone(),
         master_key: args.key.clone(),
+        rules: crate::rules::load_rules(&args.rules).map_err(miette::Report::new)?,
     };
     let mut result = audit::run(&files, &opts)?;
     for e in load_errors {

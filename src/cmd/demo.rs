@@ -23,6 +23,7 @@ pub fn audit_demo(root: &Path) -> miette::Result<(crate::demo::DemoWorkspace, Au
         dynamo: Some(ws.dynamo_repo.to_string_lossy().into_owned()),
         open: OpenOptions { offline: true, cache_dir: None },
         to: ws.sglang_tags.last().cloned(),
+        rules: crate::rules::load_rules(&[]).map_err(miette::Report::new)?,
         ..AuditOptions::default()
     };
     let mut report = audit::run(&files, &opts)?;

@@ -1,0 +1,134 @@
+//! Between the recipe model and the rules: what a rule's `when` reads from a
+//! deployment, and a rule hit turned into a finding with its mechanical fix.
+
+use crate::check::edits::{delete_yaml_line, replace_in_span, replace_value};
+use crate::recipe::{Deployment, EnvUse, FlagValue, RecipeFile, RoleConfig, Span};
+use crate::report::{EvidenceRef, Finding, Fix, Location};
+use crate::rules::model::FixSpec;
+use crate::rules::{DeploymentFacts, Fact, FactValue, RoleFacts, RuleHit, SpanRef};
+use crate::surface::Known;
+
+fn span_ref(s: &Span) -> SpanRef {
+    SpanRef { path: s.path.clone(), line: s.line, column: s.column, offset: s.offset, len: s.len }
+}
+
+fn env_fact(e: &EnvUse) -> Fact {
+    Fact {
+        name: e.name.clone(),
+        value: match &e.value {
+            Known::Value(v) => FactValue::Text(v.clone()),
+            Known::Dynamic { .. } => FactValue::Unknown,
+        },
+        key_span: Some(span_ref(&e.name_span)),
+        value_span: Some(span_ref(&e.value_span)),
+    }
+}
+
+fn role_facts(role: &RoleConfig, is_switch: &dyn Fn(&str) -> bool) -> RoleFacts {
+    let flags = role
+        .flag_uses(is_switch)
+        .into_iter()
+        .filter_map(|u| {
+            let value = match &u.value {
+                FlagValue::Switch { on: true } => FactValue::Text("true".into()),
+                FlagValue::Switch { on: false } | FlagValue::Null => return None,
+                FlagValue::Scalar { text, .. } => FactValue::Text(text.clone()),
+                FlagValue::List { items } => FactValue::List(items.iter().map(|i| i.value.clone()).collect()),
+                FlagValue::Dynamic { .. } | FlagValue::Invalid { .. } => FactValue::Unknown,
+            };
+            Some(Fact {
+                name: crate::rules::when::normalize_flag(&u.name),
+                value,
+                key_span: Some(span_ref(&u.key_span)),
+                value_span: Some(span_ref(&u.value_span)),
+            })
+        })
+        .collect();
+    RoleFacts { role: role.role.clone(), flags, env: role.env.iter().map(env_fact).collect() }
+}
+
+/// The rule view of a deployment; `is_switch` binds script tokens as the engine would.
+pub fn deployment_facts(dep: &Deployment, is_switch: &dyn Fn(&str) -> bool) -> DeploymentFacts {
+    DeploymentFacts {
+        name: dep.name.clone(),
+        name_span: dep.name_span.as_ref().map(span_ref),
+        model_path: dep.model_path.as_ref().map(|s| s.value.clone()),
+        gpu_type: dep.gpu_type.as_ref().map(|s| s.value.clone()),
+        precision: dep.precision.as_ref().map(|s| s.value.clone()),
+        common_env: dep.common_env.iter().map(env_fact).collect(),
+        roles: dep.roles.iter().map(|r| role_facts(r, is_switch)).collect(),
+    }
+}
+
+fn to_span(s: &SpanRef) -> Span {
+    Span { path: s.path.clone(), offset: s.offset, len: s.len, line: s.line, column: s.column }
+}
+
+pub fn to_finding(hit: RuleHit, file: &RecipeFile, dep: &Deployment) -> Finding {
+    let location = hit
+        .at
+        .as_ref()
+        .map(|s| Location::from_span(&to_span(s)))
+        .unwrap_or(Location { path: file.path.clone(), line: 1, column: 1, offset: None, len: None });
+    let fix = fix_of(&hit, file, dep);
+    Finding {
+        code: hit.rule_id,
+        name: hit.rule_name,
+        severity: hit.severity,
+        message: hit.message,
+        location,
+        deployment: Some(hit.deployment),
+        role: hit.role,
+        subject: hit.subject,
+        evidence: hit
+            .evidence
+            .into_iter()
+            .map(|c| EvidenceRef { path: c.path, line: c.line, ref_name: c.ref_name, note: Some(c.note).filter(|n| !n.is_empty()) })
+            .collect(),
+        fix,
+        doc: hit.doc,
+    }
+}
+
+/// Turn the rule's fix actions into edits of this recipe, where they are mechanical.
+fn fix_of(hit: &RuleHit, file: &RecipeFile, dep: &Deployment) -> Option<Fix> {
+    if hit.fix.is_empty() {
+        return None;
+    }
+    let mut words = Vec::new();
+    let mut edits = Vec::new();
+    for action in &hit.fix {
+        let role = dep.roles.iter().find(|r| Some(&r.role) == action.role.as_ref().or(hit.role.as_ref()));
+        let flag = |name: &str| role.and_then(|r| r.flags.iter().find(|f| crate::rules::when::normalize_flag(&f.name) == *name));
+        let env = |name: &str| {
+            role.and_then(|r| r.env.iter().find(|e| e.name == name)).or_else(|| dep.common_env.iter().find(|e| e.name == name))
+        };
+        match &action.spec {
+            FixSpec::SetFlag { name, value } => {
+                words.push(format!("set `{name}: {value}`"));
+                if let Some(f) = flag(name) {
+                    edits.extend(replace_value(file, &f.value_span, value));
+                }
+            }
+            FixSpec::RemoveFlag { name } => {
+                words.push(format!("remove `{name}`"));
+                if let Some(f) = flag(name) {
+                    edits.extend(delete_yaml_line(file, &f.key_span, &f.value_span));
+                }
+            }
+            FixSpec::RenameEnv { from, to } => {
+                words.push(format!("rename `{from}` to `{to}`"));
+                if let Some(e) = env(from) {
+                    edits.extend(replace_in_span(file, &e.name_span, from, to));
+                }
+            }
+            FixSpec::RemoveEnv { name } => {
+                words.push(format!("remove `{name}`"));
+                if let Some(e) = env(name) {
+                    edits.extend(delete_yaml_line(file, &e.name_span, &e.value_span));
+                }
+            }
+        }
+    }
+    Some(Fix { description: words.join(", "), edits })
+}
