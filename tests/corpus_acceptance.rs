@@ -65,3 +65,180 @@ fn surface_json_names_the_commit_and_the_modules() {
     assert!(!modules.contains(&"sglang.srt.server_args_config_parser"), "moved away by v0.5.19");
     assert!(modules.len() > 2000, "{} modules", modules.len());
 }
+
+// ---------------------------------------------------------------------------
+// Surface extraction (issue 3): facts that must hold on the real releases.
+
+use engine_audit::extract::{extract_surface, Demand};
+use engine_audit::surface::{EngineSurface, EnvDeprecationKind};
+
+fn sglang_surface(repo: &EngineRepo, tag: &str) -> EngineSurface {
+    let tree = repo.tree_at(&repo.resolve(tag).unwrap()).unwrap();
+    extract_surface(&tree, Engine::Sglang, "python/sglang", tag, &Demand::full(Engine::Sglang))
+}
+
+#[test]
+fn env_registry_facts_across_releases() {
+    let Some(corpus) = corpus() else { return };
+    let repo = open(&corpus, "sglang.git");
+    let old = sglang_surface(&repo, "v0.5.12.post1");
+    let new = sglang_surface(&repo, "v0.5.19");
+    let spec_v2 = old.env_var("SGLANG_ENABLE_SPEC_V2").expect("registered at v0.5.12.post1");
+    assert!(spec_v2.kind.starts_with("Env") && spec_v2.deprecated.is_none());
+    let notice = new.env_var("SGLANG_ENABLE_SPEC_V2").expect("read at v0.5.19");
+    assert_eq!(notice.kind, "read", "gone from the registry");
+    let dep = notice.deprecated.as_ref().expect("a removal notice");
+    assert_eq!(dep.kind, EnvDeprecationKind::Notice);
+    assert!(dep.message.as_deref().unwrap_or("").contains("has been removed"), "{dep:?}");
+    assert!(notice.evidence.path.ends_with("srt/arg_groups/speculative_hook.py"));
+    let tp = new.env_var("SGLANG_DISABLE_TP_MEMORY_INBALANCE_CHECK").and_then(|v| v.deprecated.as_ref()).expect("deprecated");
+    assert_eq!(tp.kind, EnvDeprecationKind::Renamed);
+    assert_eq!(tp.replacement.as_deref(), Some("SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK"));
+    assert_eq!(tp.transform.as_deref(), Some("_invert_bool"));
+    assert_eq!(new.env_prefix_rewrites, vec![("SGL_".to_string(), "SGLANG_".to_string())]);
+}
+
+#[test]
+fn module_moves_and_class_members_show_in_the_diff() {
+    let Some(corpus) = corpus() else { return };
+    let repo = open(&corpus, "sglang.git");
+    let d = engine_audit::surface_diff::diff(&sglang_surface(&repo, "v0.5.12.post1"), &sglang_surface(&repo, "v0.5.19"));
+    let moved = d.modules_removed.iter().find(|m| m.module == "sglang.srt.server_args_config_parser").expect("removed");
+    assert_eq!(moved.moved_to.as_deref(), Some("sglang.srt.utils.server_args_config_parser"));
+    assert!(d.class_members_removed.iter().any(|m| m.class == "ServerArgs" && m.member == "use_mla_backend"));
+    let alias = d.flags_deprecated.iter().find(|f| f.flag == "--cuda-graph-max-bs").expect("deprecated");
+    assert_eq!(alias.deprecation.replacement.as_deref(), Some("--cuda-graph-max-bs-decode"));
+    assert!(d.env_deprecated.iter().any(|e| e.name == "SGLANG_DISABLE_TP_MEMORY_INBALANCE_CHECK"));
+}
+
+/// Every .py file of every corpus release goes through the extractors without a
+/// panic; files with syntax errors give partial facts and a warning naming them.
+#[test]
+fn every_python_file_of_every_release_is_read() {
+    use engine_audit::extract::{symbols::module_symbols, Package};
+    use rayon::prelude::*;
+    let Some(corpus) = corpus() else { return };
+    for (name, engine) in [("sglang.git", Engine::Sglang), ("dynamo.git", Engine::Dynamo)] {
+        let repo = open(&corpus, name);
+        for tag in repo.tags() {
+            let tree = repo.tree_at(&repo.resolve(&tag).unwrap()).unwrap();
+            let root = discover_package_root(&tree, engine, None).unwrap();
+            let pkg = Package::new(&tree, &root);
+            let modules = pkg.modules();
+            let warnings: Vec<_> = modules
+                .par_iter()
+                .flat_map_iter(|m| {
+                    let mut w = Vec::new();
+                    module_symbols(&pkg, &m.name, &mut w);
+                    w
+                })
+                .collect();
+            println!("{name}@{tag}: {} modules read, {} warnings", modules.len(), warnings.len());
+            assert!(modules.len() > 500, "{name}@{tag}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The audit on the real bump (issue 4) and the risk rules (issue 5).
+
+use engine_audit::audit::{self, AuditOptions, AuditReport};
+use engine_audit::report::Finding;
+
+fn shared() -> PathBuf {
+    std::env::var_os("ENGINE_AUDIT_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
+
+const FAMILY_8K1K: &str = "recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp";
+
+fn audit_8k1k(corpus: &std::path::Path, to: &str, dynamo_to: &str) -> AuditReport {
+    let (files, errors) = engine_audit::recipe::collect(&[shared().join(FAMILY_8K1K)]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(files.len(), 9);
+    let opts = AuditOptions {
+        sglang: Some(corpus.join("sglang.git").display().to_string()),
+        dynamo: Some(corpus.join("dynamo.git").display().to_string()),
+        open: OpenOptions { offline: true, cache_dir: None },
+        to: Some(to.into()),
+        // The recipes pin Dynamo source hash 5b4bc1dd (1.3.0): the corpus has its release.
+        dynamo_from: Some("v1.3.0.post1".into()),
+        dynamo_to: Some(dynamo_to.into()),
+        rules: engine_audit::rules::load_rules(&[]).unwrap(),
+        ..AuditOptions::default()
+    };
+    audit::run(&files, &opts).unwrap()
+}
+
+fn with_code<'a>(r: &'a AuditReport, code: &str) -> Vec<&'a Finding> {
+    r.findings.iter().filter(|f| f.code == code).collect()
+}
+
+#[test]
+fn the_real_bump_v0_5_12_post1_to_v0_5_19() {
+    let Some(corpus) = corpus() else { return };
+    let r = audit_8k1k(&corpus, "v0.5.19", "v1.3.0.post1");
+    assert_eq!(r.deployments_audited, 9);
+    let bump = r.bumps.iter().find(|b| b.engine == "sglang").unwrap();
+    assert_eq!((bump.from.as_deref(), bump.to.as_str()), (Some("v0.5.12.post1"), "v0.5.19"), "from the images");
+
+    // Every recipe key `cuda-graph-max-bs` is EA003 with the replacement as the fix.
+    let (files, _) = engine_audit::recipe::collect(&[shared().join(FAMILY_8K1K)]);
+    let uses: usize = files
+        .iter()
+        .flat_map(|f| &f.deployments)
+        .flat_map(|d| &d.roles)
+        .flat_map(|r| &r.flags)
+        .filter(|u| u.name == "cuda-graph-max-bs")
+        .count();
+    let ea003: Vec<_> = with_code(&r, "EA003").into_iter().filter(|f| f.subject == "cuda-graph-max-bs").collect();
+    assert!(uses > 0);
+    assert_eq!(ea003.len(), uses, "one EA003 per use");
+    assert!(ea003.iter().all(|f| f.message.contains("--cuda-graph-max-bs-decode") && f.fix.as_ref().is_some_and(|x| !x.edits.is_empty())));
+    assert!(with_code(&r, "EA004").iter().all(|f| f.subject == "prefill-round-robin-balance"));
+    assert!(!with_code(&r, "EA004").is_empty());
+    assert!(with_code(&r, "EA103").iter().any(|f| f.subject == "SGLANG_ENABLE_SPEC_V2"));
+    let tp: Vec<_> = with_code(&r, "EA102").into_iter().filter(|f| f.subject == "SGLANG_DISABLE_TP_MEMORY_INBALANCE_CHECK").collect();
+    assert!(!tp.is_empty());
+    assert!(tp.iter().all(|f| f.message.contains("SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK") && f.message.contains("inverted")));
+    // trtllm_mla, modelopt_fp4, flashinfer_trtllm, fp8_e4m3, nixl, round_robin, EAGLE: all valid.
+    for code in ["EA001", "EA005", "EA006"] {
+        assert!(with_code(&r, code).is_empty(), "{code}: {:#?}", with_code(&r, code));
+    }
+
+    // Dynamo v1.3.0.post1 as the target.
+    let ea201 = with_code(&r, "EA201");
+    let args = ea201.iter().find(|f| f.subject == "sglang.srt.server_args_config_parser").expect("EA201 for args.py");
+    assert!(args.location.path.ends_with("dynamo/sglang/args.py"));
+    assert!(args.message.contains("sglang.srt.utils.server_args_config_parser") && args.message.contains("crashes at start"));
+    let mla = with_code(&r, "EA204").into_iter().find(|f| f.subject == "ServerArgs.use_mla_backend").expect("EA204");
+    assert!(mla.location.path.ends_with("dynamo/sglang/register.py"));
+
+    // R001: the eight recipes that pin flashinfer_trtllm, prefill and decode; not c2048.
+    let r001 = with_code(&r, "R001");
+    let recipes: std::collections::BTreeSet<&str> = r001.iter().map(|f| f.location.path.as_str()).collect();
+    assert_eq!(recipes.len(), 8, "{recipes:#?}");
+    assert!(!recipes.iter().any(|p| p.ends_with("8k1k_mtp_4p1d_c2048.yaml")));
+    assert_eq!(r001.len(), 16);
+}
+
+#[test]
+fn the_real_bump_with_dynamo_v1_5_0() {
+    let Some(corpus) = corpus() else { return };
+    let r = audit_8k1k(&corpus, "v0.5.19", "v1.5.0");
+    assert!(with_code(&r, "EA201").iter().all(|f| f.subject != "sglang.srt.server_args_config_parser"), "_compat.py tries both paths");
+    assert!(with_code(&r, "EA204").iter().any(|f| f.subject == "ServerArgs.use_mla_backend"));
+    let pin = with_code(&r, "EA205");
+    assert_eq!(pin.len(), 1);
+    assert!(pin[0].message.contains("sglang[diffusion]==0.5.18"), "{}", pin[0].message);
+}
+
+#[test]
+fn r001_follows_the_engine_source_across_releases() {
+    let Some(corpus) = corpus() else { return };
+    for (to, fires) in [("v0.5.23", true), ("v0.5.12.post1", false)] {
+        let r = audit_8k1k(&corpus, to, "v1.3.0.post1");
+        assert_eq!(!with_code(&r, "R001").is_empty(), fires, "R001 at {to}");
+    }
+}

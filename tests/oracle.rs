@@ -1,8 +1,11 @@
-//! Flag extraction against the real argparse parser of each SGLang release.
+//! The extracted surface against the real argparse parser and env registry of
+//! every SGLang release that has an oracle file.
 //!
-//! Needs unpacked releases: `ENGINE_AUDIT_SRC=/tmp/src cargo test --test oracle -- --nocapture`
-//! (reads `$ENGINE_AUDIT_SRC/v<V>`; oracles from `ENGINE_AUDIT_ORACLE`, default
-//! `/work/shared/oracle`). Without `ENGINE_AUDIT_SRC` the tests print a note and pass.
+//! Needs unpacked releases: `ENGINE_AUDIT_SRC=DIR cargo test --test oracle -- --nocapture`
+//! reads `DIR/v<V>` (`.ci/run` unpacks every corpus tag there); oracles come from
+//! `ENGINE_AUDIT_ORACLE`, default `../shared/oracle` beside the repository. Every
+//! `sglang-<V>.json` found there is compared: no release is special-cased.
+//! Without `ENGINE_AUDIT_SRC` the tests print a note and pass.
 
 #[path = "support/oracle.rs"]
 mod oracle;
@@ -11,11 +14,25 @@ use std::path::{Path, PathBuf};
 
 use engine_audit::extract::classes::class_info;
 use engine_audit::extract::cli_flags::extract_flags;
-use engine_audit::extract::Package;
-use engine_audit::source::DirTree;
-use engine_audit::surface::{Flag, FlagDeprecationKind, Known};
+use engine_audit::extract::{extract_surface, Demand, Package};
+use engine_audit::source::{DirTree, Engine};
+use engine_audit::surface::{EngineSurface, Flag, FlagDeprecationKind, Known};
 
-const ORACLE_RELEASES: &[&str] = &["0.5.12.post1", "0.5.16", "0.5.19"];
+/// Every release with an oracle file.
+fn oracle_releases() -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(oracle_dir())
+        .map(|read| {
+            read.flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    Some(name.strip_prefix("sglang-")?.strip_suffix(".json")?.to_string())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
 
 fn src_root() -> Option<PathBuf> {
     match std::env::var_os("ENGINE_AUDIT_SRC") {
@@ -30,11 +47,16 @@ fn src_root() -> Option<PathBuf> {
 fn oracle_dir() -> PathBuf {
     std::env::var_os("ENGINE_AUDIT_ORACLE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/shared/oracle"))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/oracle"))
+}
+
+fn release_tree(root: &Path, version: &str) -> DirTree {
+    let dir = root.join(format!("v{version}"));
+    DirTree::open(&dir).unwrap_or_else(|e| panic!("release {version} must be unpacked at {}: {e}", dir.display()))
 }
 
 fn flags_of(root: &Path, version: &str) -> (Vec<Flag>, usize) {
-    let tree = DirTree::open(&root.join(format!("v{version}"))).expect("release unpacked");
+    let tree = release_tree(root, version);
     let pkg = Package::new(&tree, "python/sglang");
     let mut warnings = Vec::new();
     let flags = extract_flags(&pkg, &mut warnings);
@@ -44,15 +66,30 @@ fn flags_of(root: &Path, version: &str) -> (Vec<Flag>, usize) {
     (flags, warnings.len())
 }
 
+/// What `engine-audit surface` reports for a release.
+fn surface_of(root: &Path, version: &str) -> EngineSurface {
+    let tree = release_tree(root, version);
+    extract_surface(&tree, Engine::Sglang, "python/sglang", &format!("v{version}"), &Demand::full(Engine::Sglang))
+}
+
 #[test]
-fn flags_match_the_real_parser() {
+fn surface_matches_the_real_parser_and_registry() {
     let Some(root) = src_root() else { return };
+    let releases = oracle_releases();
+    assert!(!releases.is_empty(), "no oracle files in {}", oracle_dir().display());
     let mut failures = Vec::new();
-    for version in ORACLE_RELEASES {
+    for version in &releases {
         let oracle = oracle::load(&oracle_dir().join(format!("sglang-{version}.json")));
-        let (flags, _) = flags_of(&root, version);
-        let report = oracle::compare_flags(&oracle, &flags);
+        let surface = surface_of(&root, version);
+        let report = oracle::compare_flags(&oracle, &surface.flags);
         println!("{report}");
+        let env = oracle::compare_env(&oracle, &surface.env);
+        println!("{env}");
+        for (name, score) in [("env recall", &env.recall), ("env precision", &env.precision), ("env deprecation", &env.deprecation)] {
+            if score.hit != score.total {
+                failures.push(format!("{version}: {name} {score}"));
+            }
+        }
         let exact = [
             ("option recall", &report.options_recall),
             ("option precision", &report.options_precision),
@@ -132,7 +169,7 @@ fn newest_release_without_oracle_extracts_plausibly() {
 fn server_args_members_follow_the_release() {
     let Some(root) = src_root() else { return };
     let has_member = |version: &str, member: &str| {
-        let tree = DirTree::open(&root.join(format!("v{version}"))).expect("release unpacked");
+        let tree = release_tree(&root, version);
         let pkg = Package::new(&tree, "python/sglang");
         let info = class_info(&pkg, "sglang.srt.server_args", "ServerArgs").expect("ServerArgs found");
         info.members.iter().any(|m| m.name == member)

@@ -341,9 +341,12 @@ pub fn compare_env(oracle: &Oracle, env: &[EnvVar]) -> EnvReport {
     // Registry entries only: plain `os.environ` reads are not registry fields, and
     // neither is a deprecation record unless its kind is a registry field class
     // (`EnvBool`, ...): some registry fields are deprecated and still registered.
+    // An alias (`EnvBoolWithAlias(deprecated_name=...)`) is a second name of a
+    // field, which the oracle lists on the field, not as a field of its own.
     let ours: BTreeSet<&str> = env
         .iter()
         .filter(|e| e.kind != "read" && (e.deprecated.is_none() || e.kind.starts_with("Env")))
+        .filter(|e| e.deprecated.as_ref().is_none_or(|d| d.kind != EnvDeprecationKind::Alias))
         .map(|e| e.name.as_str())
         .collect();
     let mut report = EnvReport {
