@@ -44,6 +44,9 @@ fn relativize(report: &mut AuditReport, root: &Path) {
     for f in &mut report.findings {
         strip(&mut f.location.path);
         f.message = f.message.replace(&prefix, "");
+        for e in &mut f.evidence {
+            strip(&mut e.path);
+        }
         if let Some(fix) = &mut f.fix {
             for e in &mut fix.edits {
                 strip(&mut e.path);
