@@ -42,6 +42,7 @@ fn main() {
     let mut code = String::new();
     embed("DEMO_FILES", &manifest.join("fixtures/demo"), &mut code);
     embed("RULE_FILES", &manifest.join("rules"), &mut code);
+    embed("CODE_DOCS", &manifest.join("docs/codes"), &mut code);
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("embedded.rs");
     std::fs::write(out, code).unwrap();
 }

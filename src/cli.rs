@@ -27,6 +27,11 @@ pub enum Command {
     Diff(DiffArgs),
     /// Build small engine repos and recipes from the bundled fixtures and audit them.
     Demo(DemoArgs),
+    /// Print the doc page of a finding code (EA003) or a risk rule (R001).
+    Explain(ExplainArgs),
+    /// List, explain and self-test the risk rules.
+    #[command(subcommand)]
+    Rules(RulesCommand),
 }
 
 /// Where engine source comes from.
@@ -157,6 +162,39 @@ pub struct AuditArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// A finding code (`EA003`) or a rule id (`R001`); with none, the list of codes.
+    pub code: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RulesCommand {
+    /// Every rule: id, severity, name, title.
+    List(RulesArgs),
+    /// One rule's documentation, conditions and evidence.
+    Explain {
+        id: String,
+        #[command(flatten)]
+        rules: RulesArgs,
+    },
+    /// Run every rule's `valid` / `invalid` cases (corpus cases need --corpus or ENGINE_AUDIT_CORPUS).
+    Test {
+        #[command(flatten)]
+        rules: RulesArgs,
+        /// Folder holding `sglang.git` (the upstream corpus) for corpus cases.
+        #[arg(long, value_name = "DIR", env = "ENGINE_AUDIT_CORPUS")]
+        corpus: Option<PathBuf>,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct RulesArgs {
+    /// Extra rule folders, on top of the built-in rules (repeatable).
+    #[arg(long = "rules", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug)]
 pub struct DemoArgs {
     /// Keep the generated repos and recipes in this folder instead of a temporary one.
     #[arg(long, value_name = "DIR")]
@@ -178,6 +216,8 @@ pub fn main() -> ExitCode {
         Command::Surface(args) => cmd::surface::run(args),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Demo(args) => cmd::demo::run(args),
+        Command::Explain(args) => cmd::explain::run(args),
+        Command::Rules(command) => cmd::rules::run(command),
     };
     match result {
         Ok(code) => code,

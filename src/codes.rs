@@ -79,6 +79,14 @@ impl Code {
     pub fn doc_path(self) -> String {
         format!("docs/codes/{self:?}.md")
     }
+    /// The doc page, as shipped in the binary.
+    pub fn doc_page(self) -> Option<&'static str> {
+        let name = format!("{self:?}.md");
+        crate::embedded::CODE_DOCS
+            .iter()
+            .find(|(path, _)| *path == name)
+            .and_then(|(_, bytes)| std::str::from_utf8(bytes).ok())
+    }
     pub fn parse(s: &str) -> Option<Code> {
         CATALOG.iter().map(|c| c.code).find(|c| format!("{c:?}").eq_ignore_ascii_case(s))
     }
@@ -99,5 +107,6 @@ mod tests {
             assert!(text.starts_with(&format!("# {:?} {}", info.code, info.name)), "{} title", page.display());
         }
         assert_eq!(Code::parse("ea003"), Some(Code::EA003));
+        assert!(Code::EA003.doc_page().unwrap().contains("--cuda-graph-max-bs"), "embedded doc pages");
     }
 }

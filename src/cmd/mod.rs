@@ -4,5 +4,7 @@ pub mod audit;
 pub mod demo;
 pub mod diff;
 pub mod engines;
+pub mod explain;
 pub mod output;
+pub mod rules;
 pub mod surface;
