@@ -100,7 +100,11 @@ fn missing(u: &EnvUse, bump: Bump) -> Finding {
             Code::EA101,
             at,
             &u.name,
-            format!("`{}` is gone at {}: no longer in the registry and not read anywhere; setting it has no effect.", u.name, bump.to_ref()),
+            format!(
+                "`{}` is gone at {}: no longer in the env registry and not read anywhere in the Python package; setting it has no effect.",
+                u.name,
+                bump.to_ref()
+            ),
         )
         .evidence(EvidenceRef::new(&old.evidence, bump.from_ref().unwrap_or_default()).with_note("registered here before"))
         .fix(Some(Fix { description: format!("remove `{}`", u.name), edits: vec![] })),
@@ -108,7 +112,11 @@ fn missing(u: &EnvUse, bump: Bump) -> Finding {
             Code::EA104,
             at,
             &u.name,
-            format!("`{}` is not known to {} (typo?): neither registered nor read.", u.name, bump.label()),
+            format!(
+                "`{}` is not known to SGLang {} (typo?): not in the env registry and not read anywhere in the Python package; compiled extensions are not searched.",
+                u.name,
+                bump.label()
+            ),
         ),
     }
 }
