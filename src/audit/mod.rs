@@ -300,7 +300,10 @@ fn apply_rules(rules: &[crate::rules::Rule], file: &RecipeFile, dep: &Deployment
 /// A recipe family: the folder a recipe sits in (recipes of one benchmark family
 /// share a folder in srt-slurm layouts).
 fn family_of(path: &str) -> String {
-    std::path::Path::new(path).parent().map(|p| p.display().to_string()).unwrap_or_default()
+    match std::path::Path::new(path).parent().map(|p| p.display().to_string()) {
+        Some(dir) if !dir.is_empty() => dir,
+        _ => ".".to_string(),
+    }
 }
 
 /// EA007, once per recipe family, flag and bump.

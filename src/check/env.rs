@@ -58,11 +58,19 @@ fn check_use(file: &RecipeFile, u: &EnvUse, bump: Bump) -> Option<Finding> {
     };
     let ev = EvidenceRef::new(&var.evidence, to_ref);
     if let Some(new_name) = rewritten {
-        return Some(
-            Finding::new(Code::EA102, at, &u.name, format!("`{}` is read at {to_ref} only through the legacy `SGL_` → `SGLANG_` prefix rewrite, as `{new_name}`.", u.name))
-                .evidence(ev)
-                .fix(Some(rename_fix(file, u, &new_name, None))),
-        );
+        let message = match var.deprecated.as_ref().and_then(|d| d.replacement.as_ref().map(|r| (r, d))) {
+            // The rewritten name is itself retired: do not claim the value arrives anywhere.
+            Some((final_name, d)) => format!(
+                "`{}` is only read at {to_ref} through the legacy `SGL_` → `SGLANG_` prefix rewrite, as `{new_name}`, which is itself deprecated in favour of `{final_name}`: set `{final_name}` instead.",
+                u.name
+            ) + &d.transform.as_deref().map(|t| format!(" Its value is transformed by `{t}`.")).unwrap_or_default(),
+            None => format!("`{}` is read at {to_ref} only through the legacy `SGL_` → `SGLANG_` prefix rewrite, as `{new_name}`.", u.name),
+        };
+        let (target, transform) = match &var.deprecated {
+            Some(d) if d.replacement.is_some() => (d.replacement.clone().unwrap_or_default(), d.transform.as_deref()),
+            _ => (new_name.clone(), None),
+        };
+        return Some(Finding::new(Code::EA102, at, &u.name, message).evidence(ev).fix(Some(rename_fix(file, u, &target, transform))));
     }
     let Some(dep) = &var.deprecated else {
         return default_changed(u, var, bump);
@@ -167,15 +175,10 @@ fn rename_fix(file: &RecipeFile, u: &EnvUse, new_name: &str, transform: Option<&
 /// The engine's value transforms, for the mechanical fix. Unknown ones are not guessed.
 pub fn transform_value(transform: &str, value: &str) -> Option<String> {
     match transform {
+        // SGLang's `_invert_bool`: "0" if value.lower() in ("true", "1", "yes", "y") else "1".
         "_invert_bool" => {
-            let v = value.trim().to_ascii_lowercase();
-            if matches!(v.as_str(), "1" | "true" | "yes" | "y" | "on") {
-                Some("0".into())
-            } else if matches!(v.as_str(), "0" | "false" | "no" | "n" | "off" | "") {
-                Some("1".into())
-            } else {
-                None
-            }
+            let v = value.to_ascii_lowercase();
+            Some(if matches!(v.as_str(), "true" | "1" | "yes" | "y") { "0" } else { "1" }.into())
         }
         "_ms_to_s" => {
             let ms: f64 = value.trim().parse().ok()?;
@@ -194,7 +197,7 @@ mod tests {
     fn transforms_follow_the_engine() {
         assert_eq!(transform_value("_invert_bool", "1").as_deref(), Some("0"));
         assert_eq!(transform_value("_invert_bool", "False").as_deref(), Some("1"));
-        assert_eq!(transform_value("_invert_bool", "maybe"), None);
+        assert_eq!(transform_value("_invert_bool", "on").as_deref(), Some("1"), "the engine only knows true/1/yes/y");
         assert_eq!(transform_value("_ms_to_s", "30000").as_deref(), Some("30"));
         assert_eq!(transform_value("_ms_to_s", "1500").as_deref(), Some("1.5"));
         assert_eq!(transform_value("_unknown", "1"), None);
