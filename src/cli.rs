@@ -107,7 +107,8 @@ pub enum AuditFormat {
     Json,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum FailOn {
     Error,
     Warning,
@@ -140,20 +141,37 @@ pub struct AuditArgs {
     /// Only this master-config key; with no PATHS, audits the recipes it links.
     #[arg(long, value_name = "KEY", requires = "master")]
     pub key: Option<String>,
-    /// Where master-config links (`recipes/...`) point, relative to the recipes repo root.
-    #[arg(long, value_name = "DIR", default_value = "benchmarks/multi_node/srt-slurm-recipes")]
-    pub recipes_dir: String,
+    /// Where master-config links (`recipes/...`) point, relative to the recipes repo root
+    /// [default: the config's `recipes_dir`, else benchmarks/multi_node/srt-slurm-recipes].
+    #[arg(long, value_name = "DIR")]
+    pub recipes_dir: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: AuditFormat,
-    /// Lowest severity that makes the exit code 1.
-    #[arg(long, value_enum, default_value = "error")]
-    pub fail_on: FailOn,
-    /// Drop findings with this code (repeatable).
-    #[arg(long, value_name = "CODE")]
-    pub ignore: Vec<String>,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Extra risk-rule folders, on top of the built-in rules (repeatable).
     #[arg(long, value_name = "DIR")]
     pub rules: Vec<PathBuf>,
+    /// Apply the mechanical fixes to the recipe files and print the diff; then audit again.
+    #[arg(long)]
+    pub fix: bool,
+    /// With --fix: print the diff only, change nothing.
+    #[arg(long, requires = "fix")]
+    pub dry_run: bool,
+}
+
+/// What fails a run and what is not reported; shared by `audit` and `pr`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GateArgs {
+    /// Lowest severity that makes the exit code 1 [default: the config's `fail_on`, else error].
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    /// Drop findings with this code (repeatable; adds to the config's `ignore`).
+    #[arg(long, value_name = "CODE")]
+    pub ignore: Vec<String>,
+    /// The config file [default: the first .engine-audit.yaml at or above the first recipe path].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
