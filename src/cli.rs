@@ -27,6 +27,8 @@ pub enum Command {
     Diff(DiffArgs),
     /// Build small engine repos and recipes from the bundled fixtures and audit them.
     Demo(DemoArgs),
+    /// CI gate for a recipes PR: audit what changed between two commits of the recipes repo.
+    Pr(PrArgs),
 }
 
 /// Where engine source comes from.
@@ -174,6 +176,49 @@ pub struct GateArgs {
     pub config: Option<PathBuf>,
 }
 
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrFormat {
+    /// GitHub Actions annotations (workflow commands), one per finding.
+    Github,
+    Text,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct PrArgs {
+    /// The recipes repository (a git clone; read from git objects, never checked out).
+    #[arg(long, value_name = "PATH")]
+    pub repo: PathBuf,
+    /// The PR's base: any git revision (sha, branch, tag, `origin/main`).
+    #[arg(long, value_name = "REF")]
+    pub base: String,
+    /// The PR's head.
+    #[arg(long, value_name = "REF")]
+    pub head: String,
+    #[command(flatten)]
+    pub sources: EngineSources,
+    /// SGLang ref to audit every changed deployment against (default: its head image's).
+    #[arg(long, value_name = "REF")]
+    pub to: Option<String>,
+    /// Dynamo ref to audit against (default: each head recipe's `dynamo:` spec).
+    #[arg(long, value_name = "REF")]
+    pub dynamo_to: Option<String>,
+    /// Where master-config links (`recipes/...`) point [default: the config's `recipes_dir`, else benchmarks/multi_node/srt-slurm-recipes].
+    #[arg(long, value_name = "DIR")]
+    pub recipes_dir: Option<String>,
+    /// What goes to stdout.
+    #[arg(long, value_enum, default_value = "github")]
+    pub format: PrFormat,
+    /// Append the markdown section to FILE [default: $GITHUB_STEP_SUMMARY when set].
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    /// Extra risk-rule folders, on top of the built-in rules (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub rules: Vec<PathBuf>,
+}
+
 #[derive(Args, Debug)]
 pub struct DemoArgs {
     /// Keep the generated repos and recipes in this folder instead of a temporary one.
@@ -196,6 +241,7 @@ pub fn main() -> ExitCode {
         Command::Surface(args) => cmd::surface::run(args),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Demo(args) => cmd::demo::run(args),
+        Command::Pr(args) => cmd::pr::run(args),
     };
     match result {
         Ok(code) => code,

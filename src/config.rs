@@ -97,8 +97,14 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError::Io { path: path.display().to_string(), message: e.to_string() })?;
-        let file = parse(&text, &path.display().to_string())?;
         let root = path.parent().map(Path::to_path_buf).filter(|p| !p.as_os_str().is_empty()).unwrap_or_else(|| PathBuf::from("."));
+        Config::from_text(&text, path, root)
+    }
+
+    /// A config whose text is already in memory (read from git by `pr`); `root` is
+    /// what its relative paths are relative to.
+    pub fn from_text(text: &str, path: &Path, root: PathBuf) -> Result<Config, ConfigError> {
+        let file = parse(text, &path.display().to_string())?;
         Ok(Config { file, root, path: Some(path.to_path_buf()) })
     }
 

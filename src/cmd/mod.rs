@@ -5,4 +5,5 @@ pub mod demo;
 pub mod diff;
 pub mod engines;
 pub mod output;
+pub mod pr;
 pub mod surface;
