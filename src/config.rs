@@ -71,7 +71,7 @@ pub enum ConfigError {
         column: usize,
         message: String,
         #[source_code]
-        src: miette::NamedSource<String>,
+        src: std::sync::Arc<miette::NamedSource<String>>,
         #[label("here")]
         at: Option<miette::SourceSpan>,
     },
@@ -143,7 +143,7 @@ pub fn parse(text: &str, path: &str) -> Result<ConfigFile, ConfigError> {
             line: loc.as_ref().map_or(0, |l| l.line()),
             column: loc.as_ref().map_or(0, |l| l.column()),
             message: strip_location(&e.to_string()),
-            src: miette::NamedSource::new(path, text.to_string()),
+            src: std::sync::Arc::new(miette::NamedSource::new(path, text.to_string())),
             at: loc.map(|l| (l.index(), 1).into()),
         }
     })?;

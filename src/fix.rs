@@ -140,7 +140,7 @@ fn overlaps(a: &Edit, b: &Edit) -> bool {
 /// the inserted text ends up in front of it.
 fn apply_edits(text: &str, edits: &[&Edit]) -> String {
     let mut sorted: Vec<&Edit> = edits.to_vec();
-    sorted.sort_by(|a, b| (b.offset, b.len).cmp(&(a.offset, a.len)));
+    sorted.sort_by_key(|e| std::cmp::Reverse((e.offset, e.len)));
     let mut out = text.to_string();
     for e in sorted {
         out.replace_range(e.offset..e.offset + e.len, &e.replacement);

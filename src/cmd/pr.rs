@@ -278,14 +278,29 @@ fn load_quietly(tree: &GitTree, path: &str, mapping: &LinkMapping) -> Option<Rec
 }
 
 /// What of a master entry bears on the engines and the recipes it links.
-fn fingerprint(entry: &MasterEntry) -> (Option<&str>, Option<&str>, Option<&str>, Option<&str>, Vec<&str>) {
+#[derive(PartialEq, Eq)]
+struct EntryFingerprint<'a> {
+    image: Option<&'a str>,
+    framework: Option<&'a str>,
+    router_name: Option<&'a str>,
+    router_version: Option<&'a str>,
+    links: Vec<&'a str>,
+}
+
+fn fingerprint(entry: &MasterEntry) -> EntryFingerprint<'_> {
     fn value(s: &Option<recipe::Spanned<String>>) -> Option<&str> {
         s.as_ref().map(|v| v.value.as_str())
     }
     let router = entry.router.as_ref();
     let mut links: Vec<&str> = entry.links.iter().map(|l| l.raw.as_str()).collect();
     links.sort();
-    (value(&entry.image), value(&entry.framework), router.and_then(|r| value(&r.name)), router.and_then(|r| value(&r.version)), links)
+    EntryFingerprint {
+        image: value(&entry.image),
+        framework: value(&entry.framework),
+        router_name: router.and_then(|r| value(&r.name)),
+        router_version: router.and_then(|r| value(&r.version)),
+        links,
+    }
 }
 
 /// Files added or modified at head (blob ids differ), sorted.
