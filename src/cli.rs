@@ -32,6 +32,8 @@ pub enum Command {
     /// List, explain and self-test the risk rules.
     #[command(subcommand)]
     Rules(RulesCommand),
+    /// CI gate for a recipes PR: audit what changed between two commits of the recipes repo.
+    Pr(PrArgs),
 }
 
 /// Where engine source comes from.
@@ -112,7 +114,8 @@ pub enum AuditFormat {
     Json,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum FailOn {
     Error,
     Warning,
@@ -145,17 +148,77 @@ pub struct AuditArgs {
     /// Only this master-config key; with no PATHS, audits the recipes it links.
     #[arg(long, value_name = "KEY", requires = "master")]
     pub key: Option<String>,
-    /// Where master-config links (`recipes/...`) point, relative to the recipes repo root.
-    #[arg(long, value_name = "DIR", default_value = "benchmarks/multi_node/srt-slurm-recipes")]
-    pub recipes_dir: String,
+    /// Where master-config links (`recipes/...`) point, relative to the recipes repo root
+    /// [default: the config's `recipes_dir`, else benchmarks/multi_node/srt-slurm-recipes].
+    #[arg(long, value_name = "DIR")]
+    pub recipes_dir: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: AuditFormat,
-    /// Lowest severity that makes the exit code 1.
-    #[arg(long, value_enum, default_value = "error")]
-    pub fail_on: FailOn,
-    /// Drop findings with this code (repeatable).
+    #[command(flatten)]
+    pub gate: GateArgs,
+    /// Extra risk-rule folders, on top of the built-in rules (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub rules: Vec<PathBuf>,
+    /// Apply the mechanical fixes to the recipe files and print the diff; then audit again.
+    #[arg(long)]
+    pub fix: bool,
+    /// With --fix: print the diff only, change nothing.
+    #[arg(long, requires = "fix")]
+    pub dry_run: bool,
+}
+
+/// What fails a run and what is not reported; shared by `audit` and `pr`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GateArgs {
+    /// Lowest severity that makes the exit code 1 [default: the config's `fail_on`, else error].
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    /// Drop findings with this code (repeatable; adds to the config's `ignore`).
     #[arg(long, value_name = "CODE")]
     pub ignore: Vec<String>,
+    /// The config file [default: the first .engine-audit.yaml at or above the first recipe path].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrFormat {
+    /// GitHub Actions annotations (workflow commands), one per finding.
+    Github,
+    Text,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct PrArgs {
+    /// The recipes repository (a git clone; read from git objects, never checked out).
+    #[arg(long, value_name = "PATH")]
+    pub repo: PathBuf,
+    /// The PR's base: any git revision (sha, branch, tag, `origin/main`).
+    #[arg(long, value_name = "REF")]
+    pub base: String,
+    /// The PR's head.
+    #[arg(long, value_name = "REF")]
+    pub head: String,
+    #[command(flatten)]
+    pub sources: EngineSources,
+    /// SGLang ref to audit every changed deployment against (default: its head image's).
+    #[arg(long, value_name = "REF")]
+    pub to: Option<String>,
+    /// Dynamo ref to audit against (default: each head recipe's `dynamo:` spec).
+    #[arg(long, value_name = "REF")]
+    pub dynamo_to: Option<String>,
+    /// Where master-config links (`recipes/...`) point [default: the config's `recipes_dir`, else benchmarks/multi_node/srt-slurm-recipes].
+    #[arg(long, value_name = "DIR")]
+    pub recipes_dir: Option<String>,
+    /// What goes to stdout.
+    #[arg(long, value_enum, default_value = "github")]
+    pub format: PrFormat,
+    /// Append the markdown section to FILE [default: $GITHUB_STEP_SUMMARY when set].
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Extra risk-rule folders, on top of the built-in rules (repeatable).
     #[arg(long, value_name = "DIR")]
     pub rules: Vec<PathBuf>,
@@ -218,6 +281,7 @@ pub fn main() -> ExitCode {
         Command::Demo(args) => cmd::demo::run(args),
         Command::Explain(args) => cmd::explain::run(args),
         Command::Rules(command) => cmd::rules::run(command),
+        Command::Pr(args) => cmd::pr::run(args),
     };
     match result {
         Ok(code) => code,

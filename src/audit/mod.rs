@@ -33,6 +33,11 @@ pub struct AuditOptions {
     pub master_key: Option<String>,
     /// Risk rules to apply (built-in plus `--rules DIR`).
     pub rules: Vec<crate::rules::Rule>,
+    /// For `pr`: each recipe's deployments as they were before the change, by recipe
+    /// path. A deployment found here (same name and variant) is audited from the
+    /// engine refs of its old version to those of its own image and `dynamo:` spec;
+    /// `--from`/`--to`/`--dynamo-from`/`--dynamo-to` still win.
+    pub baseline: BTreeMap<String, Vec<Deployment>>,
 }
 
 /// Where Dynamo's SGLang integration lives.
@@ -65,6 +70,9 @@ pub struct AuditReport {
     pub problems: Vec<Problem>,
     pub deployments_audited: usize,
     pub recipes: usize,
+    /// Findings dropped by `--ignore`, the config's `ignore` or inline
+    /// `# engine-audit: ignore[...]` comments.
+    pub suppressed: usize,
 }
 
 /// The refs one deployment is audited across.
@@ -106,7 +114,8 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
             RecipeKind::Other { backend: None } | RecipeKind::MasterConfig => continue,
         }
         for dep in &file.deployments {
-            let refs = derive_refs(dep, opts, sglang.as_ref(), dynamo.as_ref(), &mut report.findings);
+            let base = opts.baseline.get(&file.path).and_then(|old| old.iter().find(|b| b.name == dep.name && b.variant == dep.variant));
+            let refs = derive_refs(dep, base, opts, sglang.as_ref(), dynamo.as_ref(), &mut report.findings, &mut report.notes);
             audited.push((file, dep, refs));
         }
     }
@@ -243,46 +252,92 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
 
 fn derive_refs(
     dep: &Deployment,
+    base: Option<&Deployment>,
     opts: &AuditOptions,
     sglang: Option<&EngineHandle>,
     dynamo: Option<&EngineHandle>,
     findings: &mut Vec<Finding>,
+    notes: &mut Vec<String>,
 ) -> DeploymentRefs {
     let mut refs = DeploymentRefs::default();
     let mut unresolved = |u: Unresolved, span: Option<&crate::recipe::Span>, subject: &str| {
         let at = span.map(Location::from_span).unwrap_or(Location { path: String::new(), line: 1, column: 1, offset: None, len: None });
         findings.push(Finding::new(Code::EA303, at, subject, u.message).deployment(&dep.name));
     };
-    refs.sglang_from = flag_ref(&opts.from, "--from").or_else(|| {
-        let repo = sglang.and_then(|h| h.source.repo())?;
-        match refs::sglang_ref(dep, repo) {
+    // The recipe before the change names no span in this file: say it in a note.
+    let mut unresolved_before = |u: Unresolved| notes.push(format!("{}: before the change: {}", dep.name, u.message));
+    let before = |r: DerivedRef| DerivedRef { how: format!("before: {}", r.how), ..r };
+
+    let sglang_repo = sglang.and_then(|h| h.source.repo());
+    (refs.sglang_from, refs.sglang_to) = from_to(
+        flag_ref(&opts.from, "--from"),
+        flag_ref(&opts.to, "--to"),
+        || match refs::sglang_ref(dep, sglang_repo?) {
             Ok(r) => r,
             Err(u) => {
                 unresolved(u, dep.container.as_ref().map(|c| &c.span), "model.container");
                 None
             }
-        }
-    });
-    refs.sglang_to = flag_ref(&opts.to, "--to").or_else(|| refs.sglang_from.clone());
+        },
+        base.map(|b| {
+            || match refs::sglang_ref(b, sglang_repo?) {
+                Ok(r) => r.map(before),
+                Err(u) => {
+                    unresolved_before(u);
+                    None
+                }
+            }
+        }),
+    );
     if sglang.is_some_and(|h| h.source.repo().is_none()) {
         // A plain folder has one tree: audit against it.
         refs.sglang_to.get_or_insert(DerivedRef { wanted: "(directory)".into(), how: "--sglang folder".into() });
     }
-    refs.dynamo_from = flag_ref(&opts.dynamo_from, "--dynamo-from").or_else(|| {
-        let repo = dynamo.and_then(|h| h.source.repo())?;
-        match refs::dynamo_ref(dep, repo) {
+    let dynamo_repo = dynamo.and_then(|h| h.source.repo());
+    (refs.dynamo_from, refs.dynamo_to) = from_to(
+        flag_ref(&opts.dynamo_from, "--dynamo-from"),
+        flag_ref(&opts.dynamo_to, "--dynamo-to"),
+        || match refs::dynamo_ref(dep, dynamo_repo?) {
             Ok(r) => r,
             Err(u) => {
                 unresolved(u, dep.dynamo.as_ref().map(|d| &d.raw.span), "dynamo");
                 None
             }
-        }
-    });
-    refs.dynamo_to = flag_ref(&opts.dynamo_to, "--dynamo-to").or_else(|| refs.dynamo_from.clone());
+        },
+        base.map(|b| {
+            || match refs::dynamo_ref(b, dynamo_repo?) {
+                Ok(r) => r.map(before),
+                Err(u) => {
+                    unresolved_before(u);
+                    None
+                }
+            }
+        }),
+    );
     if dynamo.is_some_and(|h| h.source.repo().is_none()) {
         refs.dynamo_to.get_or_insert(DerivedRef { wanted: "(directory)".into(), how: "--dynamo folder".into() });
     }
     refs
+}
+
+/// One engine's from and to. Flags win. Otherwise a plain audit takes both from
+/// the recipe as it is (`own`); with the recipe's old version (`old`, in `pr`),
+/// from is the old recipe's ref and to the recipe's own.
+fn from_to(
+    flag_from: Option<DerivedRef>,
+    flag_to: Option<DerivedRef>,
+    own: impl FnOnce() -> Option<DerivedRef>,
+    old: Option<impl FnOnce() -> Option<DerivedRef>>,
+) -> (Option<DerivedRef>, Option<DerivedRef>) {
+    let (from, own_to) = match old {
+        None => (flag_from.or_else(own), None),
+        Some(old) => {
+            let own_to = if flag_to.is_none() { own() } else { None };
+            (flag_from.or_else(old), own_to)
+        }
+    };
+    let to = flag_to.or(own_to).or_else(|| from.clone());
+    (from, to)
 }
 
 /// Every rule whose conditions hold and whose evidence is in the target's source.

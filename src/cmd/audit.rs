@@ -1,43 +1,74 @@
-//! `engine-audit audit`: load recipes, run the audit, print, and gate.
+//! `engine-audit audit`: load recipes, run the audit, print, and gate; with
+//! `--fix`, apply the mechanical fixes, print the diff and audit again.
 
 use super::engines::open_options;
 use super::output::emit;
 use crate::audit::{self, AuditOptions, AuditReport};
-use crate::cli::{AuditArgs, AuditFormat, FailOn};
+use crate::cli::{AuditArgs, AuditFormat, FailOn, GateArgs};
 use crate::codes::Severity;
-use crate::recipe::{self, LinkMapping};
+use crate::config::Config;
+use crate::recipe::{self, LinkMapping, RecipeError, RecipeFile};
 use crate::report;
-use std::path::PathBuf;
+use crate::suppress::{self, Policy};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// Where master-config links point when neither `--recipes-dir` nor the config says.
+const DEFAULT_RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes";
+
+/// Everything one audit run reads, resolved from flags and the config file.
+struct Inputs {
+    paths: Vec<PathBuf>,
+    master: Option<PathBuf>,
+    key: Option<String>,
+    mapping: LinkMapping,
+    opts: AuditOptions,
+    policy: Policy,
+    fail_on: FailOn,
+}
+
 pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
-    let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir: args.recipes_dir.clone() };
-    let mut paths: Vec<PathBuf> = args.paths.clone();
-    let mut files = Vec::new();
-    let mut load_errors = Vec::new();
-    if let Some(master) = &args.master {
-        match recipe::load_path_with(master, &mapping) {
-            Ok(file) => {
-                if paths.is_empty() {
-                    paths = linked_recipes(master, &file, args.key.as_deref());
-                }
-                files.push(file);
-            }
-            Err(e) => load_errors.push(e),
-        }
+    let start = args.paths.first().or(args.master.as_ref());
+    let config = Config::locate(args.gate.config.as_deref(), start.map(PathBuf::as_path))?;
+    let inputs = resolve_inputs(&args, &config)?;
+    let (files, load_errors) = load(&inputs);
+    let result = audit_files(&files, load_errors, &inputs)?;
+    if args.fix {
+        return fix(&args, &inputs, &files, result);
+    }
+    render(&result, args.format);
+    if result.deployments_audited == 0 && files.iter().all(|f| f.master.is_none()) {
+        eprintln!("engine-audit: no deployment could be audited");
+        return Ok(ExitCode::from(2));
+    }
+    Ok(gate(&result, inputs.fail_on))
+}
+
+/// Flags first, then the config file, then the built-in defaults.
+fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
+    let recipes_dir = args.recipes_dir.clone().or_else(|| config.file.recipes_dir.clone()).unwrap_or_else(|| DEFAULT_RECIPES_DIR.into());
+    let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir };
+    let mut paths = args.paths.clone();
+    if paths.is_empty() && args.master.is_none() {
+        paths = config.recipe_roots();
     }
     if paths.is_empty() && args.master.is_none() {
-        return Err(miette::miette!(help = "pass recipe files or folders, or --master FILE --key KEY", "nothing to audit"));
+        return Err(miette::miette!(
+            help = "pass recipe files or folders, --master FILE --key KEY, or set `recipe_roots` in .engine-audit.yaml",
+            "nothing to audit"
+        ));
     }
-    let (loaded, errors) = recipe::collect_with(&paths, &mapping);
-    files.extend(loaded);
-    load_errors.extend(errors);
-    if args.sources.sglang.is_none() && args.sources.dynamo.is_none() {
-        return Err(miette::miette!(help = "pass --sglang PATH|URL (and --dynamo PATH|URL for the Dynamo checks)", "no engine source given"));
+    let sglang = args.sources.sglang.clone().or_else(|| config.engine_source(config.file.sglang.as_ref()));
+    let dynamo = args.sources.dynamo.clone().or_else(|| config.engine_source(config.file.dynamo.as_ref()));
+    if sglang.is_none() && dynamo.is_none() {
+        return Err(miette::miette!(
+            help = "pass --sglang PATH|URL (and --dynamo PATH|URL for the Dynamo checks), or set them in .engine-audit.yaml",
+            "no engine source given"
+        ));
     }
     let opts = AuditOptions {
-        sglang: args.sources.sglang.clone(),
-        dynamo: args.sources.dynamo.clone(),
+        sglang,
+        dynamo,
         sglang_root: args.sources.sglang_root.clone(),
         dynamo_root: args.sources.dynamo_root.clone(),
         open: open_options(&args.sources),
@@ -47,22 +78,102 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
         dynamo_to: args.dynamo_to.clone(),
         master_key: args.key.clone(),
         rules: crate::rules::load_rules(&args.rules).map_err(miette::Report::new)?,
+        ..AuditOptions::default()
     };
-    let mut result = audit::run(&files, &opts)?;
+    Ok(Inputs {
+        paths,
+        master: args.master.clone(),
+        key: args.key.clone(),
+        mapping,
+        opts,
+        policy: policy(&args.gate, config),
+        fail_on: fail_on(&args.gate, config),
+    })
+}
+
+/// `--ignore` adds to the config's `ignore`; severities come from the config.
+pub fn policy(gate: &GateArgs, config: &Config) -> Policy {
+    let mut ignore = config.file.ignore.clone();
+    ignore.extend(gate.ignore.iter().cloned());
+    Policy { ignore, severity: config.file.severity.clone() }
+}
+
+pub fn fail_on(gate: &GateArgs, config: &Config) -> FailOn {
+    gate.fail_on.or(config.file.fail_on).unwrap_or(FailOn::Error)
+}
+
+/// The recipe files to audit: the paths, or with `--master` and no paths, the
+/// recipes the master config links (plus the master config itself).
+fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<RecipeError>) {
+    let mut paths = inputs.paths.clone();
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    if let Some(master) = &inputs.master {
+        match recipe::load_path_with(master, &inputs.mapping) {
+            Ok(file) => {
+                if paths.is_empty() {
+                    paths = linked_recipes(master, &file, inputs.key.as_deref());
+                }
+                files.push(file);
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    let (loaded, more) = recipe::collect_with(&paths, &inputs.mapping);
+    files.extend(loaded);
+    errors.extend(more);
+    (files, errors)
+}
+
+/// Audit, record the files that could not be read, apply the policy.
+fn audit_files(files: &[RecipeFile], load_errors: Vec<RecipeError>, inputs: &Inputs) -> miette::Result<AuditReport> {
+    let mut result = audit::run(files, &inputs.opts)?;
     for e in load_errors {
         result.problems.push(audit::Problem { path: e.path().to_string(), message: e.to_string() });
         eprintln!("{:?}", miette::Report::new(e));
     }
-    result.findings.retain(|f| !args.ignore.iter().any(|c| c.eq_ignore_ascii_case(&f.code)));
-    match args.format {
-        AuditFormat::Text => emit(&report::text::render(&result)),
-        AuditFormat::Json => emit(&report::json::render(&result)),
+    suppress::apply(&mut result, files, &inputs.policy);
+    Ok(result)
+}
+
+fn render(result: &AuditReport, format: AuditFormat) {
+    match format {
+        AuditFormat::Text => emit(&report::text::render(result)),
+        AuditFormat::Json => emit(&report::json::render(result)),
     }
-    if result.deployments_audited == 0 && files.iter().all(|f| f.master.is_none()) {
-        eprintln!("engine-audit: no deployment could be audited");
-        return Ok(ExitCode::from(2));
+}
+
+/// `--fix`: print the diff (on stderr when stdout carries a machine format), and
+/// unless `--dry-run`, write the files and audit them again: the report and the
+/// exit code are about the recipes as fixed.
+fn fix(args: &AuditArgs, inputs: &Inputs, files: &[RecipeFile], result: AuditReport) -> miette::Result<ExitCode> {
+    let plan = crate::fix::plan(&result.findings, files);
+    let diff: String = plan.patches.iter().map(|p| p.diff()).collect();
+    if args.dry_run || args.format == AuditFormat::Text {
+        emit(&diff);
+    } else {
+        eprint!("{diff}");
     }
-    Ok(gate(&result, args.fail_on))
+    for r in &plan.rejected {
+        eprintln!("engine-audit: {}:{}: {} `{}` not fixed: {}", r.path, r.line, r.code, r.subject, r.reason);
+    }
+    let fixes: usize = plan.patches.iter().map(|p| p.fixes).sum();
+    if args.dry_run {
+        eprintln!("engine-audit: --dry-run: {fixes} fix(es) in {} file(s) not written", plan.patches.len());
+        return Ok(gate(&result, inputs.fail_on));
+    }
+    let mut failed = false;
+    for patch in &plan.patches {
+        if let Err(e) = patch.write() {
+            eprintln!("{:?}", miette::Report::new(e));
+            failed = true;
+        }
+    }
+    eprintln!("engine-audit: applied {fixes} fix(es) to {} file(s); auditing again", plan.patches.len());
+    let (files, load_errors) = load(inputs);
+    let again = audit_files(&files, load_errors, inputs)?;
+    render(&again, args.format);
+    Ok(if failed { ExitCode::from(2) } else { gate(&again, inputs.fail_on) })
 }
 
 /// Exit 1 when a finding is at or above `--fail-on`.
@@ -82,13 +193,13 @@ pub fn gate(report: &AuditReport, fail_on: FailOn) -> ExitCode {
 
 /// The recipe files a master config links (for `--key`, that key's only), found
 /// relative to the recipes repo root: the folder above `configs/`.
-fn linked_recipes(master: &std::path::Path, file: &recipe::RecipeFile, key: Option<&str>) -> Vec<PathBuf> {
+fn linked_recipes(master: &Path, file: &recipe::RecipeFile, key: Option<&str>) -> Vec<PathBuf> {
     let Some(config) = &file.master else { return Vec::new() };
     let root = master
         .parent()
         .filter(|p| p.file_name().is_some_and(|n| n == "configs"))
         .and_then(|p| p.parent())
-        .unwrap_or_else(|| master.parent().unwrap_or(std::path::Path::new(".")));
+        .unwrap_or_else(|| master.parent().unwrap_or(Path::new(".")));
     let mut out: Vec<PathBuf> = config
         .entries
         .iter()

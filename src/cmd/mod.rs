@@ -6,5 +6,6 @@ pub mod diff;
 pub mod engines;
 pub mod explain;
 pub mod output;
+pub mod pr;
 pub mod rules;
 pub mod surface;

@@ -50,12 +50,13 @@ pub fn render(report: &AuditReport) -> String {
     let count = |s: Severity| report.findings.iter().filter(|f| f.severity == s).count();
     let _ = writeln!(
         out,
-        "\n{} error(s), {} warning(s), {} info in {} deployment(s) of {} file(s)",
+        "\n{} error(s), {} warning(s), {} info in {} deployment(s) of {} file(s){}",
         count(Severity::Error),
         count(Severity::Warning),
         count(Severity::Info),
         report.deployments_audited,
-        report.recipes
+        report.recipes,
+        if report.suppressed > 0 { format!("; {} suppressed", report.suppressed) } else { String::new() }
     );
     out
 }

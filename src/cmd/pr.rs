@@ -1,0 +1,339 @@
+//! `engine-audit pr`: the CI gate on a recipes PR.
+//!
+//! Reads the recipes repo at the PR's base and head straight from git objects (no
+//! checkout), finds the recipe files and master-config entries the PR adds or
+//! changes, and audits each changed deployment from the engine refs its base
+//! version ran (image tag, `dynamo:` spec) to those its head version names. A
+//! recipe whose refs did not move is audited against its unchanged target, so a
+//! flag-only change is checked too. Master-config entries are checked against the
+//! recipes they link when either side changed. Unchanged files are not audited.
+//!
+//! The config (`.engine-audit.yaml`) is read from the base commit: a PR cannot
+//! loosen its own gate.
+
+use super::audit::{fail_on, gate, policy};
+use super::engines::open_options;
+use super::output::emit;
+use crate::audit::{self, AuditOptions, AuditReport, Problem};
+use crate::cli::{PrArgs, PrFormat};
+use crate::config::{Config, CONFIG_FILE_NAME};
+use crate::recipe::{self, Deployment, LinkMapping, MasterEntry, RecipeFile, RecipeKind};
+use crate::report::{self, Finding};
+use crate::source::{EngineRepo, GitTree, OpenOptions, Tree};
+use crate::suppress;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Where master-config links point when neither `--recipes-dir` nor the config says.
+const DEFAULT_RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes";
+
+pub fn run(args: PrArgs) -> miette::Result<ExitCode> {
+    let snaps = Snapshots::open(&args.repo, &args.base, &args.head)?;
+    let config = match &args.gate.config {
+        Some(path) => Config::load(path)?,
+        None => snaps.base_config(&args.repo)?,
+    };
+    let recipes_dir = args.recipes_dir.clone().or_else(|| config.file.recipes_dir.clone()).unwrap_or_else(|| DEFAULT_RECIPES_DIR.into());
+    let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir };
+    let change = Change::read(&snaps, &config.file.recipe_roots, &mapping);
+
+    let sglang = args.sources.sglang.clone().or_else(|| config.engine_source(config.file.sglang.as_ref()));
+    let dynamo = args.sources.dynamo.clone().or_else(|| config.engine_source(config.file.dynamo.as_ref()));
+    if !change.recipes.is_empty() && sglang.is_none() && dynamo.is_none() {
+        return Err(miette::miette!(
+            help = "pass --sglang PATH|URL (and --dynamo PATH|URL), or set them in the base commit's .engine-audit.yaml",
+            "no engine source given"
+        ));
+    }
+    let opts = AuditOptions {
+        sglang,
+        dynamo,
+        sglang_root: args.sources.sglang_root.clone(),
+        dynamo_root: args.sources.dynamo_root.clone(),
+        open: open_options(&args.sources),
+        to: args.to.clone(),
+        dynamo_to: args.dynamo_to.clone(),
+        rules: crate::rules::load_rules(&args.rules).map_err(miette::Report::new)?,
+        baseline: change.baseline.clone(),
+        ..AuditOptions::default()
+    };
+    let mut result = if change.recipes.is_empty() { AuditReport::default() } else { audit::run(&change.recipes, &opts)? };
+    result.findings.extend(change.consistency.iter().cloned());
+    crate::report::finding::normalize(&mut result.findings);
+    result.problems.extend(change.problems.iter().cloned());
+    result.problems.sort();
+    result.notes.push(change.summary(&snaps));
+    result.notes.sort();
+    let read: Vec<RecipeFile> = change.recipes.iter().chain(change.others.iter()).cloned().collect();
+    suppress::apply(&mut result, &read, &policy(&args.gate, &config));
+
+    let title = format!("engine-audit: recipes {}..{}", short(&snaps.base_commit), short(&snaps.head_commit));
+    let (stdout, markdown) = render(&result, args.format, &title);
+    emit(&stdout);
+    if let Some(summary) = args.summary.clone().or_else(|| std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()).map(Into::into)) {
+        append(&summary, &markdown)?;
+    }
+    Ok(gate(&result, fail_on(&args.gate, &config)))
+}
+
+/// MERGE: the one call site for the report renderers being written on the
+/// reports branch. Until they land, stdout and the markdown section carry the
+/// text report; at merge, `PrFormat::Github` becomes
+/// `report::github::render(report)` and the markdown section
+/// `report::markdown::render(report)` (under `title`).
+fn render(report: &AuditReport, format: PrFormat, title: &str) -> (String, String) {
+    let text = report::text::render(report);
+    let stdout = match format {
+        PrFormat::Github | PrFormat::Text => text.clone(),
+        PrFormat::Json => report::json::render(report),
+    };
+    let markdown = format!("## {title}\n\n```text\n{text}```\n");
+    (stdout, markdown)
+}
+
+/// Append to the job summary (GitHub appends every step's part).
+fn append(path: &Path, text: &str) -> miette::Result<()> {
+    let io = |e: std::io::Error| miette::miette!("cannot write the summary to {}: {e}", path.display());
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(io)?;
+    file.write_all(text.as_bytes()).map_err(io)
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
+
+/// The recipes repository at the PR's base and head commits.
+struct Snapshots {
+    base: GitTree,
+    head: GitTree,
+    base_commit: String,
+    head_commit: String,
+}
+
+impl Snapshots {
+    fn open(repo: &Path, base: &str, head: &str) -> miette::Result<Snapshots> {
+        let spec = repo.to_str().ok_or_else(|| miette::miette!("{}: the repo path is not UTF-8", repo.display()))?;
+        // Local only: the recipes repo is never fetched.
+        let engine_repo = EngineRepo::open(spec, &OpenOptions { offline: true, cache_dir: None })?;
+        let base_commit = commit_of(repo, base)?;
+        let head_commit = commit_of(repo, head)?;
+        let tree = |commit: &str| engine_repo.resolve(commit).and_then(|r| engine_repo.tree_at(&r));
+        Ok(Snapshots { base: tree(&base_commit)?, head: tree(&head_commit)?, base_commit, head_commit })
+    }
+
+    /// `.engine-audit.yaml` at the base commit's root; defaults when there is none.
+    fn base_config(&self, repo: &Path) -> miette::Result<Config> {
+        if !self.base.contains(CONFIG_FILE_NAME) {
+            return Ok(Config { root: repo.to_path_buf(), ..Config::default() });
+        }
+        let text = self.base.read_text(CONFIG_FILE_NAME)?;
+        let label = format!("{CONFIG_FILE_NAME} @ {}", short(&self.base_commit));
+        Ok(Config::from_text(&text, Path::new(&label), repo.to_path_buf())?)
+    }
+}
+
+/// A git revision (sha, branch, tag, `origin/main`, `HEAD~1`) to its commit id.
+fn commit_of(repo: &Path, rev: &str) -> miette::Result<String> {
+    let git = |e: git2::Error| miette::miette!(help = "pass a commit sha, branch or tag of the recipes repo", "{}: `{rev}`: {}", repo.display(), e.message());
+    let repository = git2::Repository::open_ext(repo, git2::RepositoryOpenFlags::NO_SEARCH, std::iter::empty::<&std::ffi::OsStr>()).map_err(git)?;
+    let commit = repository.revparse_single(rev).and_then(|o| o.peel_to_commit()).map_err(git)?;
+    Ok(commit.id().to_string())
+}
+
+/// What a PR changed, read at head (and base, for the baseline).
+struct Change {
+    /// Changed recipe files (not master configs), at head.
+    recipes: Vec<RecipeFile>,
+    /// Their base versions' deployments, for recipes that existed at base.
+    baseline: BTreeMap<String, Vec<Deployment>>,
+    /// Master configs and linked recipes read for the consistency checks.
+    others: Vec<RecipeFile>,
+    /// EA301/EA302 between changed master entries or changed recipes and the other side.
+    consistency: Vec<Finding>,
+    changed_entries: usize,
+    removed: usize,
+    problems: Vec<Problem>,
+}
+
+impl Change {
+    fn read(snaps: &Snapshots, roots: &[String], mapping: &LinkMapping) -> Change {
+        let mut change = Change {
+            recipes: Vec::new(),
+            baseline: BTreeMap::new(),
+            others: Vec::new(),
+            consistency: Vec::new(),
+            changed_entries: 0,
+            removed: 0,
+            problems: Vec::new(),
+        };
+        let roots: Vec<String> = roots.iter().map(|r| r.trim_start_matches("./").trim_end_matches('/').to_string()).collect();
+        let changed: Vec<&str> = changed_paths(&snaps.base, &snaps.head).into_iter().filter(|p| is_candidate(p, &roots)).collect();
+        change.removed = snaps.base.entries().iter().filter(|e| is_candidate(&e.path, &roots) && !snaps.head.contains(&e.path)).count();
+        let mut masters: Vec<(RecipeFile, Option<RecipeFile>)> = Vec::new();
+        for path in &changed {
+            let Some(head) = change.load(&snaps.head, path, mapping) else { continue };
+            let base = snaps.base.contains(path).then(|| load_quietly(&snaps.base, path, mapping)).flatten();
+            if head.kind == RecipeKind::MasterConfig {
+                masters.push((head, base));
+                continue;
+            }
+            if let Some(base) = base {
+                change.baseline.insert(path.to_string(), base.deployments);
+            }
+            change.recipes.push(head);
+        }
+        // Unchanged master configs still name the images changed recipes must run.
+        for entry in snaps.head.entries().iter().filter(|e| is_master_name(&e.path) && !changed.contains(&e.path.as_str())) {
+            if let Some(head) = change.load(&snaps.head, &entry.path, mapping) {
+                if head.kind == RecipeKind::MasterConfig {
+                    let base = load_quietly(&snaps.base, &entry.path, mapping);
+                    masters.push((head, base));
+                }
+            }
+        }
+        for (head, base) in &masters {
+            change.check_master(snaps, head, base.as_ref(), mapping);
+        }
+        change.others.extend(masters.into_iter().map(|(head, _)| head));
+        change
+    }
+
+    /// A file at head; a file that cannot be read is a problem, not the end of the run.
+    fn load(&mut self, tree: &GitTree, path: &str, mapping: &LinkMapping) -> Option<RecipeFile> {
+        let loaded = tree
+            .read_text(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| recipe::load_text(path, text, mapping).map_err(|e| e.to_string()));
+        match loaded {
+            Ok(file) => Some(file),
+            Err(message) => {
+                self.problems.push(Problem { path: path.to_string(), message });
+                None
+            }
+        }
+    }
+
+    /// EA301/EA302 for each entry that changed, against every recipe it links,
+    /// and for each entry that links a changed recipe, against that recipe.
+    fn check_master(&mut self, snaps: &Snapshots, master: &RecipeFile, base: Option<&RecipeFile>, mapping: &LinkMapping) {
+        let Some(config) = &master.master else { return };
+        let before: BTreeMap<&str, &MasterEntry> =
+            base.and_then(|b| b.master.as_ref()).map(|m| m.entries.iter().map(|e| (e.key.value.as_str(), e)).collect()).unwrap_or_default();
+        for entry in &config.entries {
+            let entry_changed = before.get(entry.key.value.as_str()).is_none_or(|old| fingerprint(old) != fingerprint(entry));
+            self.changed_entries += usize::from(entry_changed);
+            let linked: BTreeSet<&str> = entry.links.iter().filter_map(|l| l.recipe.as_deref()).collect();
+            for path in linked {
+                if let Some(recipe) = self.recipes.iter().find(|r| r.path == path) {
+                    check_consistency(master, entry, recipe, &mut self.consistency);
+                } else if entry_changed {
+                    let recipe = match self.others.iter().find(|r| r.path == path) {
+                        Some(r) => r.clone(),
+                        None if snaps.head.contains(path) => match self.load(&snaps.head, path, mapping) {
+                            Some(r) => {
+                                self.others.push(r.clone());
+                                r
+                            }
+                            None => continue,
+                        },
+                        None => {
+                            self.problems.push(Problem {
+                                path: master.path.clone(),
+                                message: format!("`{}` links `{path}`, which is not in the head commit", entry.key.value),
+                            });
+                            continue;
+                        }
+                    };
+                    check_consistency(master, entry, &recipe, &mut self.consistency);
+                }
+            }
+        }
+    }
+
+    fn summary(&self, snaps: &Snapshots) -> String {
+        format!(
+            "pr {}..{}: {} changed recipe file(s), {} changed master-config entr{}{}",
+            short(&snaps.base_commit),
+            short(&snaps.head_commit),
+            self.recipes.len(),
+            self.changed_entries,
+            if self.changed_entries == 1 { "y" } else { "ies" },
+            if self.removed > 0 { format!(", {} removed file(s) not audited", self.removed) } else { String::new() }
+        )
+    }
+}
+
+fn check_consistency(master: &RecipeFile, entry: &MasterEntry, recipe: &RecipeFile, out: &mut Vec<Finding>) {
+    if recipe.kind == RecipeKind::SrtSlurm {
+        crate::check::consistency::check_entry(master, entry, recipe, out);
+    }
+}
+
+/// A base version that cannot be read only loses the baseline: the head is what is audited.
+fn load_quietly(tree: &GitTree, path: &str, mapping: &LinkMapping) -> Option<RecipeFile> {
+    let text = tree.read_text(path).ok()?;
+    recipe::load_text(path, text, mapping).ok()
+}
+
+/// What of a master entry bears on the engines and the recipes it links.
+#[derive(PartialEq, Eq)]
+struct EntryFingerprint<'a> {
+    image: Option<&'a str>,
+    framework: Option<&'a str>,
+    router_name: Option<&'a str>,
+    router_version: Option<&'a str>,
+    links: Vec<&'a str>,
+}
+
+fn fingerprint(entry: &MasterEntry) -> EntryFingerprint<'_> {
+    fn value(s: &Option<recipe::Spanned<String>>) -> Option<&str> {
+        s.as_ref().map(|v| v.value.as_str())
+    }
+    let router = entry.router.as_ref();
+    let mut links: Vec<&str> = entry.links.iter().map(|l| l.raw.as_str()).collect();
+    links.sort();
+    EntryFingerprint {
+        image: value(&entry.image),
+        framework: value(&entry.framework),
+        router_name: router.and_then(|r| value(&r.name)),
+        router_version: router.and_then(|r| value(&r.version)),
+        links,
+    }
+}
+
+/// Files added or modified at head (blob ids differ), sorted.
+fn changed_paths<'a>(base: &dyn Tree, head: &'a dyn Tree) -> Vec<&'a str> {
+    head.entries().iter().filter(|e| base.entry(&e.path).is_none_or(|b| b.id != e.id)).map(|e| e.path.as_str()).collect()
+}
+
+/// A recipe-like file (YAML or shell) under the configured roots, or a master config.
+fn is_candidate(path: &str, roots: &[String]) -> bool {
+    let recipe_like = matches!(Path::new(path).extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "sh"));
+    let under_roots = roots.is_empty() || roots.iter().any(|r| r.is_empty() || path.starts_with(&format!("{r}/")));
+    recipe_like && path != CONFIG_FILE_NAME && (under_roots || is_master_name(path))
+}
+
+/// Master configs are named `<vendor>-master.yaml` (`configs/nvidia-master.yaml`).
+fn is_master_name(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    matches!(name.strip_suffix(".yaml").or_else(|| name.strip_suffix(".yml")), Some(stem) if stem == "master" || stem.ends_with("-master"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_are_recipes_under_the_roots_and_master_configs() {
+        let roots = vec!["benchmarks/multi_node".to_string()];
+        assert!(is_candidate("benchmarks/multi_node/a/r.yaml", &roots));
+        assert!(is_candidate("configs/nvidia-master.yaml", &roots));
+        assert!(!is_candidate("benchmarks/other/r.yaml", &roots));
+        assert!(!is_candidate("benchmarks/multi_node/README.md", &roots));
+        assert!(is_candidate(".github/workflows/ci.yml", &[]));
+        assert!(!is_candidate(CONFIG_FILE_NAME, &[]));
+        assert!(!is_master_name("configs/remaster.yaml"));
+    }
+}

@@ -1,0 +1,230 @@
+//! `.engine-audit.yaml`: per recipes-repo defaults, so CI and people run the same
+//! audit without repeating flags. Command-line flags always win over the file.
+//!
+//! ```yaml
+//! sglang: https://github.com/sgl-project/sglang   # used when --sglang is not given
+//! dynamo: https://github.com/ai-dynamo/dynamo
+//! severity: {EA007: warning}                      # per-code severity overrides
+//! ignore: [EA104]                                 # codes dropped (counted as suppressed)
+//! recipe_roots: [benchmarks/multi_node/srt-slurm-recipes]
+//! recipes_dir: benchmarks/multi_node/srt-slurm-recipes
+//! fail_on: warning
+//! ```
+
+use crate::cli::FailOn;
+use crate::codes::{Code, Severity};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The file name looked for at the recipes repo root.
+pub const CONFIG_FILE_NAME: &str = ".engine-audit.yaml";
+
+/// The file as written. Unknown keys are an error: a misspelt key silently
+/// ignored would silently change what the gate checks.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// SGLang source (path or URL) when `--sglang` is not given.
+    pub sglang: Option<String>,
+    /// Dynamo source (path or URL) when `--dynamo` is not given.
+    pub dynamo: Option<String>,
+    /// Severity per finding code (`EA007: warning`, `R001: warning`).
+    #[serde(default)]
+    pub severity: BTreeMap<String, Severity>,
+    /// Codes dropped from every report, on top of `--ignore`.
+    #[serde(default)]
+    pub ignore: Vec<String>,
+    /// Folders (relative to the config file) that hold recipes: what `audit` reads
+    /// when given no paths, and where `pr` looks for changed recipes.
+    #[serde(default)]
+    pub recipe_roots: Vec<String>,
+    /// Where master-config links (`recipes/...`) point, relative to the repo root.
+    pub recipes_dir: Option<String>,
+    pub fail_on: Option<FailOn>,
+}
+
+/// A loaded config and the folder its relative paths are relative to.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    pub file: ConfigFile,
+    /// The folder holding the config file (the recipes repo root).
+    pub root: PathBuf,
+    /// Where it was read from; `None` when no config file was found.
+    pub path: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum ConfigError {
+    #[error("{path}: cannot read the config: {message}")]
+    #[diagnostic(code(engine_audit::config::io))]
+    Io { path: String, message: String },
+
+    #[error("{path}:{line}:{column}: {message}")]
+    #[diagnostic(
+        code(engine_audit::config::invalid),
+        help("known keys: sglang, dynamo, severity, ignore, recipe_roots, recipes_dir, fail_on")
+    )]
+    Invalid {
+        path: String,
+        line: usize,
+        column: usize,
+        message: String,
+        #[source_code]
+        src: std::sync::Arc<miette::NamedSource<String>>,
+        #[label("here")]
+        at: Option<miette::SourceSpan>,
+    },
+
+    #[error("{path}: `{key}`: `{code}` is not a finding code")]
+    #[diagnostic(code(engine_audit::config::unknown_code), help("codes are EA001..EA303 (see docs/codes/) or risk-rule ids such as R001"))]
+    UnknownCode { path: String, key: String, code: String },
+}
+
+impl Config {
+    /// `--config FILE` when given, else the first `.engine-audit.yaml` found walking
+    /// up from `start` (a recipe path), else the defaults.
+    pub fn locate(explicit: Option<&Path>, start: Option<&Path>) -> Result<Config, ConfigError> {
+        if let Some(path) = explicit {
+            return Config::load(path);
+        }
+        match start.and_then(find_upwards) {
+            Some(path) => Config::load(&path),
+            None => Ok(Config::default()),
+        }
+    }
+
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::Io { path: path.display().to_string(), message: e.to_string() })?;
+        let root = path.parent().map(Path::to_path_buf).filter(|p| !p.as_os_str().is_empty()).unwrap_or_else(|| PathBuf::from("."));
+        Config::from_text(&text, path, root)
+    }
+
+    /// A config whose text is already in memory (read from git by `pr`); `root` is
+    /// what its relative paths are relative to.
+    pub fn from_text(text: &str, path: &Path, root: PathBuf) -> Result<Config, ConfigError> {
+        let file = parse(text, &path.display().to_string())?;
+        Ok(Config { file, root, path: Some(path.to_path_buf()) })
+    }
+
+    /// An engine source from the file: relative paths are relative to the config's folder.
+    pub fn engine_source(&self, spec: Option<&String>) -> Option<String> {
+        let spec = spec?;
+        if crate::source::is_url(spec) || Path::new(spec).is_absolute() {
+            return Some(spec.clone());
+        }
+        Some(self.root.join(spec).display().to_string())
+    }
+
+    /// `recipe_roots` as paths.
+    pub fn recipe_roots(&self) -> Vec<PathBuf> {
+        self.file.recipe_roots.iter().map(|r| self.root.join(r)).collect()
+    }
+}
+
+/// The first `.engine-audit.yaml` in `start`'s folder or above it.
+fn find_upwards(start: &Path) -> Option<PathBuf> {
+    let start = std::path::absolute(start).ok()?;
+    let first = if start.is_dir() { Some(start.as_path()) } else { start.parent() };
+    first?.ancestors().map(|dir| dir.join(CONFIG_FILE_NAME)).find(|p| p.is_file())
+}
+
+/// Parse and validate a config's text (`path` is for messages).
+pub fn parse(text: &str, path: &str) -> Result<ConfigFile, ConfigError> {
+    // An empty file is a valid config with every default.
+    if text.trim().is_empty() {
+        return Ok(ConfigFile::default());
+    }
+    let file: ConfigFile = serde_yaml_ng::from_str(text).map_err(|e| {
+        let loc = e.location();
+        ConfigError::Invalid {
+            path: path.to_string(),
+            line: loc.as_ref().map_or(0, |l| l.line()),
+            column: loc.as_ref().map_or(0, |l| l.column()),
+            message: strip_location(&e.to_string()),
+            src: std::sync::Arc::new(miette::NamedSource::new(path, text.to_string())),
+            at: loc.map(|l| (l.index(), 1).into()),
+        }
+    })?;
+    for code in file.severity.keys() {
+        check_code(path, "severity", code)?;
+    }
+    for code in &file.ignore {
+        check_code(path, "ignore", code)?;
+    }
+    Ok(file)
+}
+
+/// serde_yaml_ng appends "at line L column C"; the error already says where.
+fn strip_location(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// A finding code: a catalog code (`EA003`) or a rule id (`R001`).
+pub fn is_finding_code(code: &str) -> bool {
+    Code::parse(code).is_some() || (code.len() >= 2 && code.starts_with('R') && code[1..].bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn check_code(path: &str, key: &str, code: &str) -> Result<(), ConfigError> {
+    if is_finding_code(code) {
+        Ok(())
+    } else {
+        Err(ConfigError::UnknownCode { path: path.to_string(), key: key.to_string(), code: code.to_string() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_key() {
+        let text = "sglang: https://github.com/sgl-project/sglang\ndynamo: ../dynamo.git\nseverity:\n  EA007: warning\n  R001: info\nignore: [EA104]\nrecipe_roots: [benchmarks]\nrecipes_dir: benchmarks/multi_node/srt-slurm-recipes\nfail_on: warning\n";
+        let file = parse(text, "c.yaml").unwrap();
+        assert_eq!(file.sglang.as_deref(), Some("https://github.com/sgl-project/sglang"));
+        assert_eq!(file.severity.get("EA007"), Some(&Severity::Warning));
+        assert_eq!(file.severity.get("R001"), Some(&Severity::Info));
+        assert_eq!(file.ignore, vec!["EA104"]);
+        assert_eq!(file.fail_on, Some(FailOn::Warning));
+        let config = Config { file, root: PathBuf::from("/repo"), path: None };
+        assert_eq!(config.engine_source(config.file.dynamo.as_ref()).as_deref(), Some("/repo/../dynamo.git"));
+        assert_eq!(config.engine_source(config.file.sglang.as_ref()).as_deref(), Some("https://github.com/sgl-project/sglang"));
+    }
+
+    #[test]
+    fn an_unknown_key_names_the_key_and_its_line() {
+        let err = parse("ignore: [EA104]\nfail-on: warning\n", "c.yaml").unwrap_err();
+        let ConfigError::Invalid { line, message, .. } = &err else { panic!("{err:?}") };
+        assert_eq!(*line, 2);
+        assert!(message.contains("unknown field `fail-on`"), "{message}");
+        assert!(err.to_string().starts_with("c.yaml:2:"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_and_codes_are_errors() {
+        assert!(matches!(parse("fail_on: sometimes\n", "c").unwrap_err(), ConfigError::Invalid { line: 1, .. }));
+        assert!(matches!(parse("severity: {EA007: loud}\n", "c").unwrap_err(), ConfigError::Invalid { .. }));
+        let err = parse("ignore: [EA999]\n", "c").unwrap_err();
+        assert!(matches!(&err, ConfigError::UnknownCode { code, .. } if code == "EA999"), "{err:?}");
+        assert_eq!(parse("\n# nothing\n", "c").unwrap(), ConfigFile::default());
+    }
+
+    #[test]
+    fn found_by_walking_up_from_a_recipe() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE_NAME), "fail_on: info\n").unwrap();
+        let deep = dir.path().join("a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(deep.join("r.yaml"), "name: x\n").unwrap();
+        let config = Config::locate(None, Some(&deep.join("r.yaml"))).unwrap();
+        assert_eq!(config.file.fail_on, Some(FailOn::Info));
+        assert_eq!(config.root, std::path::absolute(dir.path()).unwrap());
+        let explicit = dir.path().join("other.yaml");
+        std::fs::write(&explicit, "ignore: [R001]\n").unwrap();
+        assert_eq!(Config::locate(Some(&explicit), Some(&deep)).unwrap().file.ignore, vec!["R001"]);
+    }
+}

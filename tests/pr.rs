@@ -1,0 +1,251 @@
+//! `engine-audit pr`: recipes repos built with git2 by the test (base commit, then
+//! the bump as the head commit), audited between the two commits. Hermetic on the
+//! demo's mini engines; on the real corpus when ENGINE_AUDIT_CORPUS is set.
+
+use assert_cmd::Command;
+use git2::{IndexAddOption, Oid, Repository, Signature, Time};
+use std::path::{Path, PathBuf};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/pr");
+
+/// A recipes repo with a `main` branch; commits take every file of the work tree.
+struct RecipesRepo {
+    repo: Repository,
+    root: PathBuf,
+}
+
+impl RecipesRepo {
+    fn init(root: &Path) -> RecipesRepo {
+        let repo = Repository::init(root).unwrap();
+        repo.set_head("refs/heads/main").unwrap();
+        RecipesRepo { repo, root: root.to_path_buf() }
+    }
+
+    fn commit(&self, branch: &str, parent: Option<Oid>, message: &str) -> Oid {
+        let mut index = self.repo.index().unwrap();
+        index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
+        index.update_all(["*"], None).unwrap();
+        index.write().unwrap();
+        let tree = self.repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = Signature::new("engine-audit tests", "tests@localhost", &Time::new(1_767_225_600, 0)).unwrap();
+        let parents: Vec<git2::Commit> = parent.iter().map(|p| self.repo.find_commit(*p).unwrap()).collect();
+        let parent_refs: Vec<&git2::Commit> = parents.iter().collect();
+        self.repo.commit(Some(&format!("refs/heads/{branch}")), &sig, &sig, message, &tree, &parent_refs).unwrap()
+    }
+
+    /// Replace `old` (which must occur) by `new` in one file of the work tree.
+    fn edit(&self, path: &str, old: &str, new: &str) {
+        let file = self.root.join(path);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains(old), "{path} has no `{old}`");
+        std::fs::write(&file, text.replacen(old, new, 1)).unwrap();
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn pr(repo: &Path, base: &str, head: &str, extra: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::cargo_bin("engine-audit")
+        .unwrap()
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .arg("pr")
+        .arg("--repo")
+        .arg(repo)
+        .args(["--base", base, "--head", head, "--offline", "--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+fn findings(report: &serde_json::Value) -> Vec<(String, String, String)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["code"].as_str().unwrap().to_string(), f["recipe"].as_str().unwrap().to_string(), f["subject"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+const DISAGG: &str = "benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml";
+const AGG: &str = "benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-agg.yaml";
+
+/// The demo recipes plus an aggregated recipe already on the target; the head
+/// commit bumps the disaggregated recipe and its master entry, and changes only a
+/// flag of the aggregated one.
+#[test]
+fn a_bump_pr_on_the_demo_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = engine_audit::demo::build(&dir.path().join("demo")).unwrap();
+    let root = dir.path().join("recipes");
+    std::fs::create_dir(&root).unwrap();
+    copy_tree(&ws.recipes, &root);
+    std::fs::copy(Path::new(FIXTURES).join("dsmini-fp4-agg.yaml"), root.join(AGG)).unwrap();
+    std::fs::copy(Path::new(FIXTURES).join("engine-audit.yaml"), root.join(".engine-audit.yaml")).unwrap();
+    let repo = RecipesRepo::init(&root);
+    let base = repo.commit("main", None, "recipes as deployed");
+
+    repo.edit(DISAGG, "example/sglang:v1.0.0-cu130", "example/sglang:v1.1.0-cu130");
+    repo.edit(DISAGG, "version: 0.1.0", "version: 0.2.0");
+    // The master entry moves to v1.1.0 but keeps its cu129 build: EA301.
+    repo.edit("configs/demo-master.yaml", "example/sglang:v1.0.0-cu129", "example/sglang:v1.1.0-cu129");
+    repo.edit("configs/demo-master.yaml", "version: 0.1.0", "version: 0.2.0");
+    repo.edit(AGG, "      attention-backend: trtllm_mla\n", "      attention-backend: trtllm_mla\n      cuda-graph-max-bs: 128\n");
+    // The PR tries to loosen its own gate: the base's config is the one read.
+    std::fs::write(root.join(".engine-audit.yaml"), "fail_on: never\n").unwrap();
+    repo.commit("bump", Some(base), "bump the mini engines");
+
+    let summary = dir.path().join("summary.md");
+    let out = pr(&root, "main", "bump", &[
+        "--sglang".as_ref(),
+        ws.sglang_repo.as_os_str(),
+        "--dynamo".as_ref(),
+        ws.dynamo_repo.as_os_str(),
+        "--summary".as_ref(),
+        summary.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "errors fail the gate: {}", String::from_utf8_lossy(&out.stderr));
+    let report = json(&out);
+    let found = findings(&report);
+
+    let bumps: Vec<(String, String, String, u64)> = report["bumps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["engine"].as_str().unwrap().into(), b["from"].as_str().unwrap_or("?").into(), b["to"].as_str().unwrap().into(), b["deployments"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        bumps,
+        vec![
+            ("dynamo".into(), "0.1.0".into(), "0.2.0".into(), 1),
+            ("dynamo".into(), "0.2.0".into(), "0.2.0".into(), 1),
+            ("sglang".into(), "v1.0.0".into(), "v1.1.0".into(), 1),
+            ("sglang".into(), "v1.1.0".into(), "v1.1.0".into(), 1),
+        ],
+        "the disagg recipe from its base refs to its head refs; the agg recipe at its unchanged target"
+    );
+    let how = report["bumps"][2]["how"].as_array().unwrap();
+    assert_eq!(how, &vec![serde_json::json!("before: image example/sglang:v1.0.0-cu130"), serde_json::json!("image example/sglang:v1.1.0-cu130")]);
+
+    let has = |code: &str, path: &str, subject: &str| found.iter().any(|f| f.0 == code && f.1 == path && f.2 == subject);
+    assert!(has("EA102", DISAGG, "SGLANG_DISABLE_MEM_CHECK"), "{found:#?}");
+    assert!(has("EA005", DISAGG, "attention-backend"), "{found:#?}");
+    assert!(has("EA003", AGG, "cuda-graph-max-bs"), "the flag-only change is audited: {found:#?}");
+    assert!(has("EA301", DISAGG, "model.container"), "the changed master entry disagrees with the recipe: {found:#?}");
+    assert!(!found.iter().any(|f| f.0 == "EA302"), "router and dynamo agree: {found:#?}");
+    assert!(!found.iter().any(|f| f.1.ends_with("launch-aggregated.sh")), "an unchanged file is not audited: {found:#?}");
+    assert!(!found.iter().any(|f| f.0 == "EA007"), "ignored by the base config");
+    assert!(report["suppressed"].as_u64().unwrap() >= 1);
+    let notes: Vec<&str> = report["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(notes.iter().any(|n| n.ends_with(": 2 changed recipe file(s), 1 changed master-config entry")), "{notes:?}");
+
+    let markdown = std::fs::read_to_string(&summary).unwrap();
+    assert!(markdown.starts_with("## engine-audit: recipes "), "{markdown}");
+    assert!(markdown.contains("EA301"), "{markdown}");
+
+    // No change between the two refs: nothing to audit, no engine needed, a pass.
+    let same = pr(&root, "main", "main", &[]);
+    assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stderr));
+    let report = json(&same);
+    assert!(findings(&report).is_empty());
+    assert_eq!(report["deployments_audited"], 0);
+
+    let bad = pr(&root, "main", "no-such-branch", &[]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no-such-branch"));
+}
+
+/// The real bump PR: dsr1 FP4 recipes from `lmsysorg/sglang:v0.5.12.post1` and
+/// Dynamo source hash 5b4bc1dd to `v0.5.19-cu130` and a Dynamo 1.5.0 nightly wheel,
+/// with the master entry updated to match.
+#[test]
+fn the_real_bump_pr_on_the_corpus() {
+    let Some(corpus) = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from) else {
+        eprintln!("ENGINE_AUDIT_CORPUS is not set: the real pr test is skipped (.ci/run sets it)");
+        return;
+    };
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/recipes");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("recipes");
+    std::fs::create_dir(&root).unwrap();
+    copy_tree(&shared, &root);
+    let repo = RecipesRepo::init(&root);
+    let base = repo.commit("main", None, "InferenceX recipes as given");
+
+    let mut bumped = Vec::new();
+    let mut stack = vec![root.join("benchmarks")];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            if text.contains("lmsysorg/sglang:v0.5.12.post1") {
+                let rel = path.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+                repo.edit(&rel, "lmsysorg/sglang:v0.5.12.post1", "lmsysorg/sglang:v0.5.19-cu130");
+                repo.edit(&rel, "hash: \"5b4bc1dd70965017a737c71b19db5a0aeaa88727\"", "wheel: \"1.5.0.dev20260910\"");
+                bumped.push(rel);
+            }
+        }
+    }
+    bumped.sort();
+    assert_eq!(bumped.len(), 9, "the 8k1k dsr1 FP4 family: {bumped:?}");
+    let master = "configs/nvidia-master.yaml";
+    repo.edit(master, "dsr1-fp4-b200-dynamo-sglang-mtp:\n  image: \"lmsysorg/sglang:v0.5.12.post1\"", "dsr1-fp4-b200-dynamo-sglang-mtp:\n  image: \"lmsysorg/sglang:v0.5.19-cu130\"");
+    repo.edit(master, "version: \"5b4bc1dd70965017a737c71b19db5a0aeaa88727\"", "version: \"1.5.0.dev20260910\"");
+    repo.commit("bump", Some(base), "bump SGLang to v0.5.19 and Dynamo to 1.5.0");
+
+    let summary = dir.path().join("summary.md");
+    let started = std::time::Instant::now();
+    let out = pr(&root, "main", "bump", &[
+        "--sglang".as_ref(),
+        corpus.join("sglang.git").as_os_str(),
+        "--dynamo".as_ref(),
+        corpus.join("dynamo.git").as_os_str(),
+        "--dynamo-to".as_ref(),
+        "v1.5.0".as_ref(),
+        "--summary".as_ref(),
+        summary.as_os_str(),
+    ]);
+    eprintln!("pr on the real bump took {:?}", started.elapsed());
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = json(&out);
+    let found = findings(&report);
+
+    let sglang = report["bumps"].as_array().unwrap().iter().find(|b| b["engine"] == "sglang").unwrap();
+    assert_eq!((sglang["from"].as_str(), sglang["to"].as_str(), sglang["deployments"].as_u64()), (Some("v0.5.12.post1"), Some("v0.5.19"), Some(9)));
+    let dynamo = report["bumps"].as_array().unwrap().iter().find(|b| b["engine"] == "dynamo").unwrap();
+    assert_eq!((dynamo["to"].as_str(), dynamo["deployments"].as_u64()), (Some("v1.5.0"), Some(9)));
+    assert_eq!(report["deployments_audited"], 9);
+
+    // Findings land on the bumped recipes (or Dynamo's own files), never elsewhere.
+    for (code, path, subject) in &found {
+        let in_recipes = path.starts_with("benchmarks/") || path.starts_with("configs/");
+        assert!(!in_recipes || bumped.contains(path), "{code} {path} {subject}: not a changed file");
+    }
+    let on_every_recipe = |code: &str, subject: &str| bumped.iter().all(|p| found.iter().any(|f| f.0 == code && &f.1 == p && f.2 == subject));
+    assert!(on_every_recipe("EA102", "SGLANG_DISABLE_TP_MEMORY_INBALANCE_CHECK"), "{found:#?}");
+    assert!(on_every_recipe("EA103", "SGLANG_ENABLE_SPEC_V2"), "{found:#?}");
+    assert!(found.iter().any(|f| f.0 == "EA003" && f.2 == "cuda-graph-max-bs"));
+    assert!(found.iter().any(|f| f.0 == "R001"));
+    assert!(!found.iter().any(|f| f.0 == "EA301" || f.0 == "EA302" || f.0 == "EA303"), "master and recipes agree: {found:#?}");
+    let notes: Vec<&str> = report["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(notes.iter().any(|n| n.ends_with(": 9 changed recipe file(s), 1 changed master-config entry")), "{notes:?}");
+    assert!(std::fs::read_to_string(&summary).unwrap().contains("sglang v0.5.12.post1 → v0.5.19 (9 deployments"));
+}
