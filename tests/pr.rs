@@ -103,7 +103,7 @@ fn a_bump_pr_on_the_demo_engines() {
     repo.edit(DISAGG, "version: 0.1.0", "version: 0.2.0");
     // The master entry moves to v1.1.0 but keeps its cu129 build: EA301.
     repo.edit("configs/demo-master.yaml", "example/sglang:v1.0.0-cu129", "example/sglang:v1.1.0-cu129");
-    repo.edit("configs/demo-master.yaml", "version: 0.1.0", "version: 0.2.0");
+    // (the master's router is already at 0.2.0: the demo's base disagrees with the recipe)
     repo.edit(AGG, "      attention-backend: trtllm_mla\n", "      attention-backend: trtllm_mla\n      cuda-graph-max-bs: 128\n");
     // The PR tries to loosen its own gate: the base's config is the one read.
     std::fs::write(root.join(".engine-audit.yaml"), "fail_on: never\n").unwrap();
