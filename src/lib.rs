@@ -6,6 +6,7 @@
 //! `recipe` reads the deployments; `audit` wires one run together.
 
 pub mod audit;
+pub mod cache;
 pub mod check;
 pub mod cli;
 pub mod cmd;
@@ -19,3 +20,4 @@ pub mod rules;
 pub mod source;
 pub mod surface;
 pub mod surface_diff;
+pub mod trace;

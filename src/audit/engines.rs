@@ -40,6 +40,7 @@ impl EngineHandle {
     /// needs the ref reports the same problem.
     pub fn tree(&mut self, wanted: &str) -> Result<Arc<RefTree>, String> {
         if !self.trees.contains_key(wanted) {
+            let _span = crate::trace::span(|| format!("{} tree {wanted}", self.engine.name()));
             let result = (|| {
                 let (tree, ref_name) = self.source.tree(Some(wanted)).map_err(|e| e.to_string())?;
                 let package_root = discover_package_root(tree.as_ref(), self.engine, self.root.as_deref()).map_err(|e| e.to_string())?;
@@ -53,6 +54,7 @@ impl EngineHandle {
     /// The surface at `wanted`, extracted on first request.
     pub fn surface(&mut self, wanted: &str, demand: &Demand) -> Result<Arc<EngineSurface>, String> {
         if !self.surfaces.contains_key(wanted) {
+            let _span = crate::trace::span(|| format!("{} surface {wanted}", self.engine.name()));
             let result = self.tree(wanted).map(|t| {
                 Arc::new(extract_surface(t.tree.as_ref(), self.engine, &t.package_root, &t.ref_name, demand))
             });
@@ -64,6 +66,7 @@ impl EngineHandle {
     /// What Dynamo's SGLang component uses of SGLang at `wanted`.
     pub fn consumer_uses(&mut self, wanted: &str, module_prefix: &str) -> Result<&Vec<ConsumerUse>, String> {
         if !self.uses.contains_key(wanted) {
+            let _span = crate::trace::span(|| format!("{} consumer uses {wanted}", self.engine.name()));
             let result = self.tree(wanted).map(|t| {
                 let pkg = Package::new(t.tree.as_ref(), &t.package_root);
                 let mut warnings = Vec::new();

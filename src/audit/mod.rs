@@ -148,6 +148,7 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
     let mut summaries: BTreeMap<(String, Option<String>, String), (BTreeSet<String>, usize)> = BTreeMap::new();
     let mut consumer_done: BTreeSet<(String, Option<String>, String)> = BTreeSet::new();
     let mut defaults_seen: BTreeSet<(String, String, Option<String>, String)> = BTreeSet::new();
+    let _span = crate::trace::span(|| "audit: per-deployment checks".into());
     for (file, dep, refs) in &audited {
         let (Some(handle), Some(to)) = (sglang.as_mut(), &refs.sglang_to) else {
             report.notes.push(format!("{}: {}: no SGLang ref to audit against (no image and no --to)", file.path, dep.name));
@@ -183,6 +184,7 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
         check::env::check_deployment(file, dep, bump, &mut report.findings);
         changed_defaults(file, dep, bump, &mut defaults_seen, &mut report.findings);
         if !opts.rules.is_empty() {
+            let _span = crate::trace::span(|| format!("rules {}", dep.name));
             match handle.tree(&to.wanted) {
                 Ok(tree) => apply_rules(&opts.rules, file, dep, bump, &tree, &mut report.findings),
                 Err(e) => report.problems.push(Problem { path: format!("sglang@{}", to.wanted), message: e }),
@@ -233,6 +235,7 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
         .into_iter()
         .map(|((engine, from, to), (how, deployments))| BumpSummary { engine, from, to, how: how.into_iter().collect(), deployments })
         .collect();
+    crate::trace::summary("audit");
     crate::report::finding::normalize(&mut report.findings);
     report.notes.sort();
     report.notes.dedup();

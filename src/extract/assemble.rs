@@ -57,13 +57,17 @@ impl Demand {
 pub fn extract_surface(tree: &dyn Tree, engine: Engine, package_root: &str, ref_name: &str, demand: &Demand) -> EngineSurface {
     let pkg = Package::new(tree, package_root);
     let mut warnings: Vec<ExtractWarning> = Vec::new();
+    let span = crate::trace::span(|| format!("  symbols {ref_name}"));
     let mut modules = pkg.modules();
     for dotted in &demand.symbols_of {
         if let Ok(i) = modules.binary_search_by(|m| m.name.as_str().cmp(dotted)) {
             modules[i].symbols = symbols::module_symbols(&pkg, dotted, &mut warnings);
         }
     }
+    let span = crate::trace::span(|| format!("  flags {ref_name}"));
     let flags = if demand.flags { cli_flags::extract_flags(&pkg, &mut warnings) } else { Vec::new() };
+    drop(span);
+    let span = crate::trace::span(|| format!("  env {ref_name}"));
     let (mut env, env_prefix_rewrites) = if demand.env {
         let registry = env_vars::extract_env(&pkg, &mut warnings);
         let reads = match &demand.env_reads {
@@ -81,6 +85,8 @@ pub fn extract_surface(tree: &dyn Tree, engine: Engine, package_root: &str, ref_
         (Vec::new(), Vec::new())
     };
     env.sort_by(|a, b| a.name.cmp(&b.name));
+    drop(span);
+    let span = crate::trace::span(|| format!("  classes+metadata {ref_name}"));
     let classes = demand
         .classes
         .iter()
@@ -95,6 +101,7 @@ pub fn extract_surface(tree: &dyn Tree, engine: Engine, package_root: &str, ref_
     } else {
         (None, Vec::new())
     };
+    drop(span);
     warnings.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     warnings.dedup();
     EngineSurface {
