@@ -158,3 +158,7 @@ impl EnvScan {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "units_tests.rs"]
+mod tests;
