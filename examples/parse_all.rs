@@ -5,7 +5,7 @@
 //!     cargo run --release --example parse_all -- read REPO REF [REF...]
 
 use engine_audit::extract::python::PyFile;
-use engine_audit::source::{EngineSource, OpenOptions, Tree};
+use engine_audit::source::{EngineSource, OpenOptions};
 use rayon::prelude::*;
 use std::time::Instant;
 

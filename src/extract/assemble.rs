@@ -159,7 +159,10 @@ fn symbols_of(units: &Units, pkg: &Package, wanted: &[String]) -> Vec<(String, W
 
 /// The registry, then reads elsewhere of the wanted names the registry does not
 /// declare (reads of declared names add nothing: see `unregistered_vars`).
-fn env_of(units: &Units, pkg: &Package, demand: &Demand, ref_name: &str) -> WithWarnings<(Vec<EnvVar>, Vec<(String, String)>)> {
+/// The env vars of a release and its prefix rewrites.
+type EnvFacts = (Vec<EnvVar>, Vec<(String, String)>);
+
+fn env_of(units: &Units, pkg: &Package, demand: &Demand, ref_name: &str) -> WithWarnings<EnvFacts> {
     let _span = crate::trace::span(|| format!("  env {ref_name}"));
     if !demand.env {
         return Default::default();
