@@ -34,6 +34,22 @@ pub enum Command {
     Rules(RulesCommand),
     /// CI gate for a recipes PR: audit what changed between two commits of the recipes repo.
     Pr(PrArgs),
+    /// The fact cache (extracted engine facts reused across runs): its size, or empty it.
+    Cache(CacheArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CacheArgs {
+    #[command(subcommand)]
+    pub action: CacheAction,
+}
+
+#[derive(Subcommand, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheAction {
+    /// Where the cache is, how many entries and bytes it holds, and its limit.
+    Stats,
+    /// Remove every entry.
+    Clear,
 }
 
 /// Where engine source comes from.
@@ -57,6 +73,9 @@ pub struct EngineSources {
     /// Where URL clones are cached (default: $XDG_CACHE_HOME/engine-audit/repos).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Neither read nor write the fact cache ($ENGINE_AUDIT_CACHE_DIR, else $XDG_CACHE_HOME/engine-audit/facts).
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -274,6 +293,16 @@ pub fn main() -> ExitCode {
             return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
         }
     };
+    let no_cache = match &cli.command {
+        Command::Audit(a) => a.sources.no_cache,
+        Command::Surface(a) => a.sources.no_cache,
+        Command::Diff(a) => a.sources.no_cache,
+        Command::Pr(a) => a.sources.no_cache,
+        Command::Demo(_) | Command::Cache(_) | Command::Explain(_) | Command::Rules(_) => false,
+    };
+    if no_cache {
+        crate::cache::FactCache::disable_default();
+    }
     let result = match cli.command {
         Command::Audit(args) => cmd::audit::run(args),
         Command::Surface(args) => cmd::surface::run(args),
@@ -282,6 +311,7 @@ pub fn main() -> ExitCode {
         Command::Explain(args) => cmd::explain::run(args),
         Command::Rules(command) => cmd::rules::run(command),
         Command::Pr(args) => cmd::pr::run(args),
+        Command::Cache(args) => cmd::cache::run(args),
     };
     match result {
         Ok(code) => code,

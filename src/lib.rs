@@ -6,6 +6,7 @@
 //! `recipe` reads the deployments; `audit` wires one run together.
 
 pub mod audit;
+pub mod cache;
 pub mod check;
 pub mod cli;
 pub mod cmd;
@@ -22,3 +23,4 @@ pub mod source;
 pub mod surface;
 pub mod surface_diff;
 pub mod suppress;
+pub mod trace;

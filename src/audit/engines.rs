@@ -1,10 +1,14 @@
 //! The engines an audit reads: opened once; each ref's tree listed once and its
-//! surface extracted once.
+//! surface extracted once, with facts reused from the fact cache across runs.
 
+use crate::cache::{listing_fingerprint, FactCache};
 use crate::extract::consumer::{consumer_uses, ConsumerUse};
-use crate::extract::{extract_surface, Demand, Package};
+use crate::extract::units::Units;
+use crate::extract::{extract_surface_with, Demand};
+use crate::rules::EvidenceMemo;
 use crate::source::{discover_package_root, Engine, EngineSource, OpenOptions, Tree};
 use crate::surface::{EngineSurface, ExtractWarning};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -15,13 +19,16 @@ pub struct RefTree {
     pub ref_name: String,
 }
 
+type Uses = (Vec<ConsumerUse>, Vec<ExtractWarning>);
+
 pub struct EngineHandle {
     pub engine: Engine,
     pub source: EngineSource,
     root: Option<String>,
+    cache: FactCache,
     trees: BTreeMap<String, Result<Arc<RefTree>, String>>,
     surfaces: BTreeMap<String, Result<Arc<EngineSurface>, String>>,
-    uses: BTreeMap<String, Result<(Vec<ConsumerUse>, Vec<ExtractWarning>), String>>,
+    uses: BTreeMap<String, Result<Uses, String>>,
 }
 
 impl EngineHandle {
@@ -30,6 +37,7 @@ impl EngineHandle {
             engine,
             source: EngineSource::open(spec, opts)?,
             root,
+            cache: FactCache::default_cache(),
             trees: BTreeMap::new(),
             surfaces: BTreeMap::new(),
             uses: BTreeMap::new(),
@@ -40,6 +48,7 @@ impl EngineHandle {
     /// needs the ref reports the same problem.
     pub fn tree(&mut self, wanted: &str) -> Result<Arc<RefTree>, String> {
         if !self.trees.contains_key(wanted) {
+            let _span = crate::trace::span(|| format!("{} tree {wanted}", self.engine.name()));
             let result = (|| {
                 let (tree, ref_name) = self.source.tree(Some(wanted)).map_err(|e| e.to_string())?;
                 let package_root = discover_package_root(tree.as_ref(), self.engine, self.root.as_deref()).map_err(|e| e.to_string())?;
@@ -50,29 +59,58 @@ impl EngineHandle {
         self.trees[wanted].clone()
     }
 
+    /// Extract the surfaces of several refs at once, in parallel (each is
+    /// independent); later [`surface`](Self::surface) calls find them ready.
+    pub fn prefetch_surfaces(&mut self, wanted: &[String], demand: &Demand) {
+        let missing: Vec<&String> = wanted.iter().filter(|w| !self.surfaces.contains_key(*w)).collect();
+        let todo: Vec<(String, Result<Arc<RefTree>, String>)> = missing.into_iter().map(|w| (w.clone(), self.tree(w))).collect();
+        let (engine, cache) = (self.engine, &self.cache);
+        let done: Vec<(String, Result<Arc<EngineSurface>, String>)> = todo
+            .into_par_iter()
+            .map(|(w, tree)| {
+                let _span = crate::trace::span(|| format!("{} surface {w}", engine.name()));
+                let surface = tree.map(|t| Arc::new(extract_surface_with(t.tree.as_ref(), engine, &t.package_root, &t.ref_name, demand, cache)));
+                (w, surface)
+            })
+            .collect();
+        self.surfaces.extend(done);
+    }
+
     /// The surface at `wanted`, extracted on first request.
     pub fn surface(&mut self, wanted: &str, demand: &Demand) -> Result<Arc<EngineSurface>, String> {
-        if !self.surfaces.contains_key(wanted) {
-            let result = self.tree(wanted).map(|t| {
-                Arc::new(extract_surface(t.tree.as_ref(), self.engine, &t.package_root, &t.ref_name, demand))
-            });
-            self.surfaces.insert(wanted.to_string(), result);
-        }
+        self.prefetch_surfaces(&[wanted.to_string()], demand);
         self.surfaces[wanted].clone()
     }
 
     /// What Dynamo's SGLang component uses of SGLang at `wanted`.
     pub fn consumer_uses(&mut self, wanted: &str, module_prefix: &str) -> Result<&Vec<ConsumerUse>, String> {
         if !self.uses.contains_key(wanted) {
+            let _span = crate::trace::span(|| format!("{} consumer uses {wanted}", self.engine.name()));
+            let cache = self.cache.clone();
             let result = self.tree(wanted).map(|t| {
-                let pkg = Package::new(t.tree.as_ref(), &t.package_root);
-                let mut warnings = Vec::new();
-                let uses = consumer_uses(&pkg, "sglang", module_prefix, &mut warnings);
-                (uses, warnings)
+                let units = Units { tree: t.tree.as_ref(), root: &t.package_root, cache: &cache };
+                // Reads every module of the component: cached against the whole listing.
+                units.unit("consumer-uses", &format!("sglang\0{module_prefix}"), None, |pkg| {
+                    let mut warnings = Vec::new();
+                    (consumer_uses(pkg, "sglang", module_prefix, &mut warnings), warnings)
+                })
             });
             self.uses.insert(wanted.to_string(), result);
         }
         self.uses[wanted].as_ref().map(|(u, _)| u).map_err(Clone::clone)
+    }
+
+    /// Rule evidence results known for `tree` (all rules, all deployments),
+    /// keyed by its whole listing: any change re-checks the rules.
+    pub fn rule_memo(&self, tree: &RefTree) -> EvidenceMemo {
+        self.cache.get(RULE_MEMO, &rule_memo_key(tree), tree.tree.as_ref()).unwrap_or_default()
+    }
+
+    /// Store the results of this run, when they add to what was loaded.
+    pub fn store_rule_memo(&self, tree: &RefTree, loaded: usize, memo: &EvidenceMemo) {
+        if memo.len() > loaded {
+            self.cache.put(RULE_MEMO, &rule_memo_key(tree), Default::default(), memo);
+        }
     }
 
     /// Extraction warnings met so far (files that could only be read in part).
@@ -88,4 +126,16 @@ impl EngineHandle {
         out.dedup();
         out
     }
+}
+
+impl Drop for EngineHandle {
+    fn drop(&mut self) {
+        self.cache.evict_if_needed();
+    }
+}
+
+const RULE_MEMO: &str = "rule-evidence";
+
+fn rule_memo_key(tree: &RefTree) -> String {
+    format!("{}\0{}", tree.package_root, listing_fingerprint(tree.tree.as_ref()))
 }

@@ -157,6 +157,34 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
     let mut summaries: BTreeMap<(String, Option<String>, String), (BTreeSet<String>, usize)> = BTreeMap::new();
     let mut consumer_done: BTreeSet<(String, Option<String>, String)> = BTreeSet::new();
     let mut defaults_seen: BTreeSet<(String, String, Option<String>, String)> = BTreeSet::new();
+    // Every SGLang ref the deployments need, extracted in parallel up front.
+    if let Some(handle) = sglang.as_mut() {
+        let wanted: BTreeSet<String> = audited
+            .iter()
+            .flat_map(|(_, _, r)| r.sglang_from.iter().chain(r.sglang_to.iter()).map(|d| d.wanted.clone()))
+            .collect();
+        handle.prefetch_surfaces(&wanted.into_iter().collect::<Vec<_>>(), &sglang_demand);
+    }
+    // Rule evidence: one source index per target tree, shared by every rule and
+    // deployment, seeded with the results cached for that tree.
+    let rule_trees: BTreeMap<String, std::sync::Arc<engines::RefTree>> = match sglang.as_mut() {
+        Some(handle) if !opts.rules.is_empty() => audited
+            .iter()
+            .filter_map(|(_, _, r)| r.sglang_to.as_ref())
+            .filter_map(|to| handle.tree(&to.wanted).ok().map(|t| (to.wanted.clone(), t)))
+            .collect(),
+        _ => BTreeMap::new(),
+    };
+    let rule_indexes: BTreeMap<&str, (crate::rules::SourceIndex, usize)> = rule_trees
+        .iter()
+        .map(|(wanted, t)| {
+            let memo = sglang.as_ref().map(|h| h.rule_memo(t)).unwrap_or_default();
+            let loaded = memo.len();
+            (wanted.as_str(), (crate::rules::SourceIndex::new(t.tree.as_ref(), &t.package_root).with_memo(memo), loaded))
+        })
+        .collect();
+
+    let span = crate::trace::span(|| "audit: per-deployment checks".into());
     for (file, dep, refs) in &audited {
         let (Some(handle), Some(to)) = (sglang.as_mut(), &refs.sglang_to) else {
             report.notes.push(format!("{}: {}: no SGLang ref to audit against (no image and no --to)", file.path, dep.name));
@@ -192,9 +220,13 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
         check::env::check_deployment(file, dep, bump, &mut report.findings);
         changed_defaults(file, dep, bump, &mut defaults_seen, &mut report.findings);
         if !opts.rules.is_empty() {
-            match handle.tree(&to.wanted) {
-                Ok(tree) => apply_rules(&opts.rules, file, dep, bump, &tree, &mut report.findings),
-                Err(e) => report.problems.push(Problem { path: format!("sglang@{}", to.wanted), message: e }),
+            match (rule_indexes.get(to.wanted.as_str()), &rule_trees.get(&to.wanted)) {
+                (Some((index, _)), Some(tree)) => apply_rules(&opts.rules, file, dep, bump, index, &tree.ref_name, &mut report.findings),
+                _ => {
+                    if let Err(e) = handle.tree(&to.wanted) {
+                        report.problems.push(Problem { path: format!("sglang@{}", to.wanted), message: e });
+                    }
+                }
             }
         }
 
@@ -222,6 +254,13 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
         }
     }
 
+    drop(span);
+    if let Some(handle) = sglang.as_ref() {
+        for (wanted, (index, loaded)) in &rule_indexes {
+            handle.store_rule_memo(&rule_trees[*wanted], *loaded, &index.memo());
+        }
+    }
+
     // 4. Master configs against the recipes they link.
     for master in files.iter().filter(|f| f.kind == RecipeKind::MasterConfig) {
         let Some(config) = &master.master else { continue };
@@ -242,6 +281,7 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
         .into_iter()
         .map(|((engine, from, to), (how, deployments))| BumpSummary { engine, from, to, how: how.into_iter().collect(), deployments })
         .collect();
+    crate::trace::summary("audit");
     crate::report::finding::normalize(&mut report.findings);
     report.notes.sort();
     report.notes.dedup();
@@ -341,12 +381,12 @@ fn from_to(
 }
 
 /// Every rule whose conditions hold and whose evidence is in the target's source.
-fn apply_rules(rules: &[crate::rules::Rule], file: &RecipeFile, dep: &Deployment, bump: Bump, tree: &engines::RefTree, out: &mut Vec<Finding>) {
+fn apply_rules(rules: &[crate::rules::Rule], file: &RecipeFile, dep: &Deployment, bump: Bump, index: &crate::rules::SourceIndex, ref_name: &str, out: &mut Vec<Finding>) {
     let is_switch = |name: &str| bump.to.flag(&check::flags::option_of(name)).is_some_and(|f| f.is_switch());
     let facts = rule_findings::deployment_facts(dep, &is_switch);
     let version = check::pins::surface_version(bump.to);
     for rule in rules {
-        for hit in crate::rules::evaluate(rule, &facts, tree.tree.as_ref(), &tree.package_root, &tree.ref_name, version.as_ref()) {
+        for hit in crate::rules::evaluate_with(rule, &facts, index, ref_name, version.as_ref()) {
             out.push(rule_findings::to_finding(hit, file, dep));
         }
     }

@@ -4,7 +4,7 @@ use super::engines::{open_options, pick_engine};
 use crate::source::EngineSource;
 use super::output::{emit, emit_json};
 use crate::cli::{DiffArgs, DiffFormat};
-use crate::extract::{extract_surface, Demand};
+use crate::extract::{extract_surface_with, Demand};
 use crate::source::discover_package_root;
 use crate::surface_diff::{diff, SurfaceDiff};
 use std::fmt::Write;
@@ -17,7 +17,7 @@ pub fn run(args: DiffArgs) -> miette::Result<ExitCode> {
     for at in [&args.from, &args.to] {
         let (tree, ref_name) = source.tree(Some(at))?;
         let package_root = discover_package_root(tree.as_ref(), engine, root.as_deref())?;
-        surfaces.push(extract_surface(tree.as_ref(), engine, &package_root, &ref_name, &Demand::full(engine)));
+        surfaces.push(extract_surface_with(tree.as_ref(), engine, &package_root, &ref_name, &Demand::full(engine), &crate::cache::FactCache::default_cache()));
     }
     let d = diff(&surfaces[0], &surfaces[1]);
     match args.format {

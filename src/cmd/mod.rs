@@ -1,6 +1,7 @@
 //! One module per subcommand: read inputs, call the pipeline, print.
 
 pub mod audit;
+pub mod cache;
 pub mod demo;
 pub mod diff;
 pub mod engines;

@@ -3,7 +3,7 @@
 use super::engines::{open_package_tree, pick_engine};
 use super::output::{emit, emit_json};
 use crate::cli::{SurfaceArgs, SurfaceFormat};
-use crate::extract::{extract_surface, Demand};
+use crate::extract::{extract_surface_with, Demand};
 use crate::surface::EngineSurface;
 use std::process::ExitCode;
 
@@ -11,7 +11,7 @@ pub fn run(args: SurfaceArgs) -> miette::Result<ExitCode> {
     let (engine, spec, root) = pick_engine(args.engine, &args.sources)?;
     let (tree, ref_name, package_root) =
         open_package_tree(engine, &spec, root.as_deref(), args.at.as_deref(), &args.sources)?;
-    let surface = extract_surface(tree.as_ref(), engine, &package_root, &ref_name, &Demand::full(engine));
+    let surface = extract_surface_with(tree.as_ref(), engine, &package_root, &ref_name, &Demand::full(engine), &crate::cache::FactCache::default_cache());
     match args.format {
         SurfaceFormat::Json => emit_json(&surface)?,
         SurfaceFormat::Text => emit(&render_text(&surface)),

@@ -1,9 +1,13 @@
 //! Assemble one release's [`EngineSurface`] from the individual extractors, reading
 //! only what a question needs ([`Demand`]).
 
+use super::units::{EnvScan, Units, WithWarnings};
 use super::{classes, cli_flags, env_vars, pins, symbols, Package};
+use crate::cache::FactCache;
 use crate::source::{Engine, Tree};
-use crate::surface::{EngineSurface, ExtractWarning};
+use crate::surface::{ClassInfo, EngineSurface, EnvVar, ExtractWarning};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
 
 /// What to extract. The module index always comes from the tree listing alone.
 #[derive(Debug, Clone, Default)]
@@ -54,47 +58,71 @@ impl Demand {
     }
 }
 
+/// Extract without a fact cache.
 pub fn extract_surface(tree: &dyn Tree, engine: Engine, package_root: &str, ref_name: &str, demand: &Demand) -> EngineSurface {
+    extract_surface_with(tree, engine, package_root, ref_name, demand, &FactCache::disabled())
+}
+
+/// Extract, reusing facts stored in `cache` whose files are unchanged. The
+/// independent parts (flags, env, symbols, classes) run in parallel; the result
+/// does not depend on the thread count or on what was cached.
+pub fn extract_surface_with(
+    tree: &dyn Tree,
+    engine: Engine,
+    package_root: &str,
+    ref_name: &str,
+    demand: &Demand,
+    cache: &FactCache,
+) -> EngineSurface {
+    let units = Units { tree, root: package_root, cache };
     let pkg = Package::new(tree, package_root);
-    let mut warnings: Vec<ExtractWarning> = Vec::new();
     let mut modules = pkg.modules();
-    for dotted in &demand.symbols_of {
-        if let Ok(i) = modules.binary_search_by(|m| m.name.as_str().cmp(dotted)) {
-            modules[i].symbols = symbols::module_symbols(&pkg, dotted, &mut warnings);
+    let ((symbols, flags), (env, classes)) = rayon::join(
+        || {
+            rayon::join(
+                || symbols_of(&units, &pkg, &demand.symbols_of),
+                || {
+                    let _span = crate::trace::span(|| format!("  flags {ref_name}"));
+                    if demand.flags {
+                        let entry = pkg.module_path(&format!("{}.srt.server_args", pkg.name));
+                        units.unit("flags", "", entry.as_deref(), |pkg| {
+                            let mut w = Vec::new();
+                            (cli_flags::extract_flags(pkg, &mut w), w)
+                        })
+                    } else {
+                        Default::default()
+                    }
+                },
+            )
+        },
+        || rayon::join(|| env_of(&units, &pkg, demand, ref_name), || classes_of(&units, &pkg, &demand.classes)),
+    );
+    let mut warnings: Vec<ExtractWarning> = Vec::new();
+    for (dotted, (syms, w)) in symbols {
+        if let Ok(i) = modules.binary_search_by(|m| m.name.as_str().cmp(&dotted)) {
+            modules[i].symbols = syms;
         }
+        warnings.extend(w);
     }
-    let flags = if demand.flags { cli_flags::extract_flags(&pkg, &mut warnings) } else { Vec::new() };
-    let (mut env, env_prefix_rewrites) = if demand.env {
-        let registry = env_vars::extract_env(&pkg, &mut warnings);
-        let reads = match &demand.env_reads {
-            EnvReads::None => Vec::new(),
-            EnvReads::Names(names) => env_vars::find_env_reads(&pkg, names, &mut warnings),
-            EnvReads::Prefixes(prefixes) => {
-                let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
-                env_vars::find_prefixed_env_reads(&pkg, &prefixes, &mut warnings)
-            }
-        };
-        let mut vars = registry.vars.clone();
-        vars.extend(env_vars::unregistered_vars(&registry, &reads));
-        (vars, registry.prefix_rewrites)
+    let (flags, w) = flags;
+    warnings.extend(w);
+    let ((env, env_prefix_rewrites), w) = env;
+    warnings.extend(w);
+    let (classes, w) = classes;
+    warnings.extend(w);
+    let ((version, requires), w) = if demand.metadata {
+        units.unit("metadata", "", None, |pkg| {
+            let mut w = Vec::new();
+            let version = pins::package_version(pkg.tree, package_root, &mut w);
+            let requires = pins::find_pyproject(pkg.tree, package_root)
+                .map(|p| pins::requirements(pkg.tree, &p, &mut w))
+                .unwrap_or_default();
+            ((version, requires), w)
+        })
     } else {
-        (Vec::new(), Vec::new())
+        Default::default()
     };
-    env.sort_by(|a, b| a.name.cmp(&b.name));
-    let classes = demand
-        .classes
-        .iter()
-        .filter_map(|(module, class)| classes::class_info(&pkg, module, class).map(|c| (class.clone(), c)))
-        .collect();
-    let (version, requires) = if demand.metadata {
-        let version = pins::package_version(tree, package_root, &mut warnings);
-        let requires = pins::find_pyproject(tree, package_root)
-            .map(|p| pins::requirements(tree, &p, &mut warnings))
-            .unwrap_or_default();
-        (version, requires)
-    } else {
-        (None, Vec::new())
-    };
+    warnings.extend(w);
     warnings.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     warnings.dedup();
     EngineSurface {
@@ -111,4 +139,71 @@ pub fn extract_surface(tree: &dyn Tree, engine: Engine, package_root: &str, ref_
         requires,
         warnings,
     }
+}
+
+/// Top-level symbols of each wanted module, one cached unit per module.
+fn symbols_of(units: &Units, pkg: &Package, wanted: &[String]) -> Vec<(String, WithWarnings<Option<Vec<String>>>)> {
+    wanted
+        .par_iter()
+        .filter(|dotted| pkg.module_path(dotted).is_some())
+        .map(|dotted| {
+            let path = pkg.module_path(dotted);
+            let syms = units.unit("symbols", dotted, path.as_deref(), |pkg| {
+                let mut w = Vec::new();
+                (symbols::module_symbols(pkg, dotted, &mut w), w)
+            });
+            (dotted.clone(), syms)
+        })
+        .collect()
+}
+
+/// The registry, then reads elsewhere of the wanted names the registry does not
+/// declare (reads of declared names add nothing: see `unregistered_vars`).
+/// The env vars of a release and its prefix rewrites.
+type EnvFacts = (Vec<EnvVar>, Vec<(String, String)>);
+
+fn env_of(units: &Units, pkg: &Package, demand: &Demand, ref_name: &str) -> WithWarnings<EnvFacts> {
+    let _span = crate::trace::span(|| format!("  env {ref_name}"));
+    if !demand.env {
+        return Default::default();
+    }
+    let registry_file = env_vars::registry_path(pkg);
+    let ((registry, instances), mut warnings) = units.unit("env-registry", "", registry_file.as_deref(), |pkg| {
+        let mut w = Vec::new();
+        (env_vars::extract_env_and_instances(pkg, &mut w), w)
+    });
+    let scan = match &demand.env_reads {
+        EnvReads::None => None,
+        EnvReads::Names(names) => {
+            let unregistered: Vec<String> = names.iter().filter(|n| registry.var(n).is_none()).cloned().collect();
+            Some(EnvScan::Names(unregistered))
+        }
+        EnvReads::Prefixes(prefixes) => Some(EnvScan::Prefixes(prefixes.clone())),
+    };
+    let reads = match scan {
+        Some(scan) => {
+            let (reads, w) = units.env_reads(&scan, &instances);
+            warnings.extend(w);
+            reads
+        }
+        None => Vec::new(),
+    };
+    let mut vars = registry.vars.clone();
+    vars.extend(env_vars::unregistered_vars(&registry, &reads));
+    vars.sort_by(|a, b| a.name.cmp(&b.name));
+    ((vars, registry.prefix_rewrites), warnings)
+}
+
+fn classes_of(units: &Units, pkg: &Package, wanted: &[(String, String)]) -> WithWarnings<BTreeMap<String, ClassInfo>> {
+    let mut warnings = Vec::new();
+    let mut out = BTreeMap::new();
+    for (module, class) in wanted {
+        let path = pkg.module_path(module);
+        let (info, w) = units.unit("class", &format!("{module}:{class}"), path.as_deref(), |pkg| (classes::class_info(pkg, module, class), Vec::new()));
+        warnings.extend(w);
+        if let Some(info) = info {
+            out.insert(class.clone(), info);
+        }
+    }
+    (out, warnings)
 }

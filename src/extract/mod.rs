@@ -11,7 +11,9 @@ pub mod consumer;
 pub mod package;
 pub mod python;
 
-pub use assemble::{extract_surface, Demand, EnvReads};
+pub mod units;
+
+pub use assemble::{extract_surface, extract_surface_with, Demand, EnvReads};
 pub use package::Package;
 pub mod env_vars;
 pub mod pins;

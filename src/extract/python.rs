@@ -22,9 +22,11 @@ impl PyFile {
                 p
             });
         }
+        let start = std::time::Instant::now();
         let tree = PARSER
             .with(|p| p.borrow_mut().parse(&source, None))
             .expect("parser has a language and no timeout");
+        crate::trace::parsed(path, source.len(), start.elapsed());
         PyFile {
             path: path.to_string(),
             source,

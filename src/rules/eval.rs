@@ -68,6 +68,18 @@ pub fn evaluate(
     ref_name: &str,
     target_version: Option<&pep440_rs::Version>,
 ) -> Vec<RuleHit> {
+    evaluate_with(rule, deployment, &SourceIndex::new(tree, package_root), ref_name, target_version)
+}
+
+/// [`evaluate`] against an index shared across rules and deployments of one
+/// tree: each engine file is parsed once per tree, each predicate checked once.
+pub fn evaluate_with(
+    rule: &Rule,
+    deployment: &DeploymentFacts,
+    index: &SourceIndex,
+    ref_name: &str,
+    target_version: Option<&pep440_rs::Version>,
+) -> Vec<RuleHit> {
     if let (Some(spec), Some(v)) = (&rule.spec.versions, target_version) {
         if !spec.0.contains(v) {
             return Vec::new();
@@ -78,7 +90,6 @@ pub fn evaluate(
     } else {
         deployment.roles.iter().map(Some).collect()
     };
-    let index = SourceIndex::new(tree, package_root);
     let mut hits: Vec<RuleHit> = Vec::new();
     for role in roles {
         let ctx = Ctx { deployment, role };

@@ -11,12 +11,12 @@ use super::when::{Ctx, Matched};
 use crate::extract::python::PyFile;
 use crate::source::Tree;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use tree_sitter::{Node, QueryCursor, StreamingIterator};
 
 /// One cited place in the engine source.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Cite {
     /// Path in the tree (`python/sglang/srt/...`).
     pub path: String,
@@ -24,12 +24,17 @@ pub struct Cite {
     pub note: String,
 }
 
-/// Parsed files of one tree, shared by every predicate of an evaluation.
+/// Results of source predicates, keyed by the predicate as written (its
+/// `Debug` form): the same predicate in two rules is checked once.
+pub type EvidenceMemo = BTreeMap<String, Option<Vec<Cite>>>;
+
+/// Parsed files of one tree, shared by every predicate of every rule and
+/// deployment evaluated against it.
 pub struct SourceIndex<'t> {
     tree: &'t dyn Tree,
     root: String,
     parsed: RefCell<HashMap<String, Option<Rc<PyFile>>>>,
-    memo: RefCell<HashMap<usize, Option<Vec<Cite>>>>,
+    memo: RefCell<EvidenceMemo>,
 }
 
 impl<'t> SourceIndex<'t> {
@@ -38,8 +43,19 @@ impl<'t> SourceIndex<'t> {
             tree,
             root: package_root.trim_end_matches('/').to_string(),
             parsed: RefCell::new(HashMap::new()),
-            memo: RefCell::new(HashMap::new()),
+            memo: RefCell::new(EvidenceMemo::new()),
         }
+    }
+
+    /// Start from results known for this tree (the fact cache's).
+    pub fn with_memo(mut self, memo: EvidenceMemo) -> Self {
+        self.memo = RefCell::new(memo);
+        self
+    }
+
+    /// Every predicate result so far.
+    pub fn memo(&self) -> EvidenceMemo {
+        self.memo.borrow().clone()
     }
 
     /// Tree paths named by `patterns` (relative to the package root), in order, deduplicated.
@@ -113,8 +129,7 @@ impl<'t> SourceIndex<'t> {
                 ctx.holds(cond, &mut matched).then(Vec::new)
             }
             source => {
-                // Keyed by address: the rule outlives this index and is not moved.
-                let key = source as *const Evidence as usize;
+                let key = format!("{source:?}");
                 if let Some(hit) = self.memo.borrow().get(&key) {
                     return hit.clone();
                 }

@@ -12,7 +12,8 @@ pub mod pyscope;
 pub mod selftest;
 pub mod when;
 
-pub use eval::{evaluate, EvidenceCite, FixAction, RuleHit, SubjectKind};
+pub use eval::{evaluate, evaluate_with, EvidenceCite, FixAction, RuleHit, SubjectKind};
+pub use evidence::{EvidenceMemo, SourceIndex};
 pub use model::{RuleSpec, Severity};
 pub use selftest::{run_self_tests, CaseOutcome, CaseResult};
 pub use when::{DeploymentFacts, Fact, FactValue, RoleFacts, SpanRef};

@@ -66,7 +66,8 @@ mod bindings;
 mod guards;
 mod walk;
 
-use serde::Serialize;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use crate::extract::python::PyFile;
 use crate::extract::Package;
@@ -74,7 +75,7 @@ use crate::source::SourceError;
 use crate::surface::{Evidence, ExtractWarning};
 
 /// What is used.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum UseKind {
     /// `import sglang.x [as y]` (`name` is `None`), or `from sglang.x import name [as y]`
@@ -95,7 +96,7 @@ pub enum UseKind {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum GuardKind {
     TryExcept {
@@ -110,7 +111,7 @@ pub enum GuardKind {
     Hasattr,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Guard {
     pub kind: GuardKind,
     /// What happens instead, as source text on one line: the handler's first
@@ -121,13 +122,13 @@ pub struct Guard {
 
 /// The use sits in an `except` handler: it runs only after the `try` at `try_line`
 /// raised one of `catches` (empty for a bare `except:`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ExceptContext {
     pub try_line: u32,
     pub catches: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ConsumerUse {
     pub kind: UseKind,
     pub guard: Option<Guard>,
@@ -153,15 +154,23 @@ pub fn consumer_uses(
     module_prefix: &str,
     warnings: &mut Vec<ExtractWarning>,
 ) -> Vec<ConsumerUse> {
+    // Files are independent: parsed in parallel, merged in module order.
+    let modules: Vec<_> = pkg.modules().into_iter().filter(|m| in_scope(&m.name, module_prefix)).collect();
+    let per_file: Vec<(Vec<ConsumerUse>, Vec<ExtractWarning>)> = modules
+        .par_iter()
+        .map(|module| {
+            let mut w = Vec::new();
+            let uses = match read_python(pkg, &module.path, &mut w) {
+                Some(file) => file_uses(&file, engine_package, &mut w),
+                None => Vec::new(),
+            };
+            (uses, w)
+        })
+        .collect();
     let mut uses = Vec::new();
-    for module in pkg.modules() {
-        if !in_scope(&module.name, module_prefix) {
-            continue;
-        }
-        let Some(file) = read_python(pkg, &module.path, warnings) else {
-            continue;
-        };
-        uses.extend(file_uses(&file, engine_package, warnings));
+    for (u, w) in per_file {
+        uses.extend(u);
+        warnings.extend(w);
     }
     sort_uses(&mut uses);
     uses

@@ -17,7 +17,7 @@ mod release_check;
 #[cfg(test)]
 mod tests;
 
-pub use reads::{find_env_reads, find_prefixed_env_reads, unregistered_vars, EnvRead, ReadVia};
+pub use reads::{reads_in_source, find_env_reads, find_prefixed_env_reads, unregistered_vars, EnvRead, ReadVia};
 
 use crate::extract::symbols::parse_module_file;
 use crate::extract::Package;
@@ -30,7 +30,7 @@ use syntax::FileIndex;
 const REGISTRY_FILES: &[&str] = &["srt/environ.py", "environ.py"];
 
 /// Everything the registry file declares.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EnvRegistry {
     /// Registry fields, their aliases and deprecated names, sorted by name.
     pub vars: Vec<EnvVar>,
@@ -58,16 +58,28 @@ pub fn registry_path(pkg: &Package) -> Option<String> {
 /// Extract the env registry. A package without a registry file yields an empty
 /// registry (Dynamo has none); an unreadable one yields a warning.
 pub fn extract_env(pkg: &Package, warnings: &mut Vec<ExtractWarning>) -> EnvRegistry {
+    extract_env_and_instances(pkg, warnings).0
+}
+
+/// The registry and the names its object is bound to (see [`registry_instances`]),
+/// from one parse of the registry file.
+pub fn extract_env_and_instances(pkg: &Package, warnings: &mut Vec<ExtractWarning>) -> (EnvRegistry, Vec<String>) {
     let Some(path) = registry_path(pkg) else {
-        return EnvRegistry::default();
+        return Default::default();
     };
     let Some(file) = parse_module_file(pkg, &path, warnings) else {
-        return EnvRegistry::default();
+        return Default::default();
     };
     let index = FileIndex::new(&file);
-    let names = registry::class_constants(&file, &index);
-    let mut vars = registry::registry_vars(&file, &index, &names);
-    apply_deprecations(&mut vars, deprecations::deprecations(&file, &index));
+    let instances = registry::instance_names(&file, &index);
+    (registry_of(&file, &index, &path, warnings), instances)
+}
+
+fn registry_of(file: &crate::extract::python::PyFile, index: &FileIndex, path: &str, warnings: &mut Vec<ExtractWarning>) -> EnvRegistry {
+    let (file, index) = (file, index);
+    let names = registry::class_constants(file, index);
+    let mut vars = registry::registry_vars(file, index, &names);
+    apply_deprecations(&mut vars, deprecations::deprecations(file, index));
     vars.sort_by(|a, b| (&a.name, &a.evidence).cmp(&(&b.name, &b.evidence)));
     // A name declared twice (a field and an alias of another field): keep the
     // first by line, and say so.
@@ -75,7 +87,7 @@ pub fn extract_env(pkg: &Package, warnings: &mut Vec<ExtractWarning>) -> EnvRegi
     vars.dedup_by(|later, first| later.name == first.name);
     if vars.len() != before {
         warnings.push(ExtractWarning {
-            path: path.clone(),
+            path: path.to_string(),
             message: format!(
                 "{} env names declared more than once; kept the first",
                 before - vars.len()
@@ -84,7 +96,7 @@ pub fn extract_env(pkg: &Package, warnings: &mut Vec<ExtractWarning>) -> EnvRegi
     }
     EnvRegistry {
         vars,
-        prefix_rewrites: deprecations::prefix_rewrites(&file),
+        prefix_rewrites: deprecations::prefix_rewrites(file),
     }
 }
 

@@ -196,23 +196,7 @@ fn scan(
         .par_iter()
         .map(|path| {
             let mut file_warnings = Vec::new();
-            let bytes = match pkg.tree.read(path) {
-                Ok(bytes) => bytes,
-                Err(e) => {
-                    file_warnings.push(ExtractWarning {
-                        path: path.clone(),
-                        message: format!("not read: {e}"),
-                    });
-                    return (Vec::new(), file_warnings);
-                }
-            };
-            if !prefilter.is_match(&bytes) {
-                return (Vec::new(), file_warnings);
-            }
-            let reads = match parse_source(path, bytes, &mut file_warnings) {
-                Some(file) => reads_in_file(&file, &instances, wanted),
-                None => Vec::new(),
-            };
+            let reads = reads_in_source(pkg, path, &prefilter, &instances, wanted, &mut file_warnings);
             (reads, file_warnings)
         })
         .collect();
@@ -223,6 +207,35 @@ fn scan(
     }
     reads.sort_by(|a, b| (&a.name, &a.evidence).cmp(&(&b.name, &b.evidence)));
     reads
+}
+
+/// The reads of wanted names in one file of the package, parsed only when its
+/// bytes hold one of the prefilter's needles.
+pub fn reads_in_source(
+    pkg: &Package,
+    path: &str,
+    prefilter: &AhoCorasick,
+    instances: &[String],
+    wanted: &(dyn Fn(&str) -> bool + Sync),
+    warnings: &mut Vec<ExtractWarning>,
+) -> Vec<EnvRead> {
+    let bytes = match pkg.tree.read(path) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            warnings.push(ExtractWarning {
+                path: path.to_string(),
+                message: format!("not read: {e}"),
+            });
+            return Vec::new();
+        }
+    };
+    if !prefilter.is_match(&bytes) {
+        return Vec::new();
+    }
+    match parse_source(path, bytes, warnings) {
+        Some(file) => reads_in_file(&file, instances, wanted),
+        None => Vec::new(),
+    }
 }
 
 /// The reads of wanted names in one parsed file; `instances` are the names the

@@ -1,0 +1,132 @@
+//! What a cached fact was computed from, recorded by watching the tree.
+
+use crate::source::{BlobId, Entry, SourceError, Tree};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// The files a fact depends on: each path looked up (its blob id, or `None`
+/// when it was absent) and, when the extractor enumerated the tree, the
+/// fingerprint of the whole listing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deps {
+    pub files: BTreeMap<String, Option<BlobId>>,
+    pub listing: Option<String>,
+}
+
+impl Deps {
+    /// Whether every recorded file is unchanged in `tree` (and the listing, if recorded).
+    pub fn hold(&self, tree: &dyn Tree) -> bool {
+        let files_hold = self
+            .files
+            .iter()
+            .all(|(path, id)| tree.entry(path).map(|e| &e.id) == id.as_ref());
+        files_hold && self.listing.as_ref().is_none_or(|fp| *fp == listing_fingerprint(tree))
+    }
+}
+
+/// A digest of every (path, blob id) of a tree: equal listings, equal fingerprints.
+pub fn listing_fingerprint(tree: &dyn Tree) -> String {
+    let mut h = Sha256::new();
+    for e in tree.entries() {
+        h.update(e.path.as_bytes());
+        h.update([0]);
+        h.update(e.id.as_bytes());
+        h.update([0]);
+    }
+    hex(&h.finalize())
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A tree that records what is looked up through it, so an extractor's
+/// dependencies are known without the extractor saying them.
+pub struct RecordingTree<'t> {
+    inner: &'t dyn Tree,
+    seen: Mutex<BTreeMap<String, Option<BlobId>>>,
+    listed: AtomicBool,
+}
+
+impl<'t> RecordingTree<'t> {
+    pub fn new(inner: &'t dyn Tree) -> Self {
+        RecordingTree { inner, seen: Mutex::new(BTreeMap::new()), listed: AtomicBool::new(false) }
+    }
+
+    /// Everything recorded so far.
+    pub fn deps(&self) -> Deps {
+        Deps {
+            files: self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+            listing: self.listed.load(Ordering::Relaxed).then(|| listing_fingerprint(self.inner)),
+        }
+    }
+
+    fn record(&self, path: &str) -> Option<&'t Entry> {
+        let entry = self.inner.entry(path);
+        self.seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(path.to_string(), entry.map(|e| e.id.clone()));
+        entry
+    }
+}
+
+impl Tree for RecordingTree<'_> {
+    fn entries(&self) -> &[Entry] {
+        self.listed.store(true, Ordering::Relaxed);
+        self.inner.entries()
+    }
+
+    fn entry(&self, path: &str) -> Option<&Entry> {
+        self.record(path)
+    }
+
+    fn read(&self, path: &str) -> Result<Vec<u8>, SourceError> {
+        self.record(path);
+        self.inner.read(path)
+    }
+
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    fn commit(&self) -> Option<String> {
+        self.inner.commit()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::MemTree;
+
+    #[test]
+    fn records_lookups_reads_and_listing() {
+        let tree = MemTree::from_files("t", [("a.py", "A"), ("b.py", "B")]);
+        let rec = RecordingTree::new(&tree);
+        assert!(rec.contains("a.py"));
+        assert!(!rec.contains("missing.py"));
+        let deps = rec.deps();
+        assert_eq!(deps.files.len(), 2);
+        assert_eq!(deps.files["missing.py"], None);
+        assert!(deps.listing.is_none());
+        assert!(deps.hold(&tree));
+
+        // The same path with other bytes, or the missing file appearing, breaks them.
+        let changed = MemTree::from_files("t", [("a.py", "A2"), ("b.py", "B")]);
+        assert!(!deps.hold(&changed));
+        let appeared = MemTree::from_files("t", [("a.py", "A"), ("b.py", "B"), ("missing.py", "")]);
+        assert!(!deps.hold(&appeared));
+        // b.py was never looked at: changing it does not matter.
+        let other = MemTree::from_files("t", [("a.py", "A"), ("b.py", "B2")]);
+        assert!(deps.hold(&other));
+
+        let _ = rec.entries();
+        let listed = rec.deps();
+        assert!(listed.hold(&tree));
+        assert!(!listed.hold(&other), "an enumerating extractor depends on every file");
+    }
+}

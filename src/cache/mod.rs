@@ -1,0 +1,24 @@
+//! The fact cache: extraction results on disk, so a second audit of the same
+//! refs reads no engine source and a changed file is re-read alone.
+//!
+//! An entry is one extraction unit (the flags of a release, one module's
+//! symbols, the env reads of one file, ...) under a key naming the unit and the
+//! blob id of its main file. Each entry holds a few *variants*, each with the
+//! [`Deps`] it was computed from (every file looked up or read, with its blob
+//! id, and the tree listing when the unit enumerated it); a variant is used only
+//! when its deps still hold in the tree at hand. So a unit is recomputed exactly
+//! when a file it read changed, whatever the key.
+//!
+//! Safety: every entry starts with a magic line and records the extractor
+//! version (crate version + a fingerprint of the running binary, so a rebuilt
+//! extractor never trusts older facts); anything that does not decode, or is
+//! from another version, is a miss. Writes go to a temporary file in the same
+//! folder and are renamed into place, so concurrent audits sharing a folder see
+//! either the old or the new entry, never a torn one. The folder is bounded:
+//! beyond [`DEFAULT_LIMIT_BYTES`] the oldest entries are evicted.
+
+mod deps;
+mod store;
+
+pub use deps::{listing_fingerprint, Deps, RecordingTree};
+pub use store::{CacheStats, FactCache, DEFAULT_LIMIT_BYTES};

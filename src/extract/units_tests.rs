@@ -1,0 +1,121 @@
+//! The fact cache under the extractors: warm runs read nothing, a changed file
+//! is read again alone, and cached or not the surface is the same.
+
+use crate::cache::FactCache;
+use crate::extract::{extract_surface, extract_surface_with, Demand, EnvReads};
+use crate::source::{DirTree, Engine, Entry, MemTree, SourceError, Tree};
+use crate::surface::EngineSurface;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// A tree that remembers which files were read.
+struct Counting<'t> {
+    inner: &'t dyn Tree,
+    reads: Mutex<Vec<String>>,
+}
+
+impl<'t> Counting<'t> {
+    fn new(inner: &'t dyn Tree) -> Self {
+        Counting { inner, reads: Mutex::new(Vec::new()) }
+    }
+    fn take(&self) -> Vec<String> {
+        let mut r = std::mem::take(&mut *self.reads.lock().unwrap());
+        r.sort();
+        r.dedup();
+        r
+    }
+}
+
+impl Tree for Counting<'_> {
+    fn entries(&self) -> &[Entry] {
+        self.inner.entries()
+    }
+    fn read(&self, path: &str) -> Result<Vec<u8>, SourceError> {
+        self.reads.lock().unwrap().push(path.to_string());
+        self.inner.read(path)
+    }
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+}
+
+fn demo_engine() -> MemTree {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/sglang/v1.1.0");
+    let dir = DirTree::open(&root).expect("fixture exists");
+    let mut tree = MemTree::new("demo");
+    for e in dir.entries() {
+        tree.insert(&e.path, dir.read(&e.path).unwrap());
+    }
+    tree
+}
+
+fn demand() -> Demand {
+    Demand {
+        flags: true,
+        env: true,
+        env_reads: EnvReads::Names(vec!["SGLANG_NOT_IN_THE_REGISTRY".into()]),
+        symbols_of: vec!["sglang.srt.server_args".into()],
+        classes: vec![crate::extract::assemble::server_args_class()],
+        metadata: true,
+    }
+}
+
+fn extract(tree: &dyn Tree, cache: &FactCache) -> EngineSurface {
+    extract_surface_with(tree, Engine::Sglang, "python/sglang", "v1.1.0", &demand(), cache)
+}
+
+#[test]
+fn warm_runs_read_nothing_and_a_changed_file_is_read_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = FactCache::at(dir.path());
+    let base = demo_engine();
+    let uncached = extract_surface(&base, Engine::Sglang, "python/sglang", "v1.1.0", &demand());
+
+    let counting = Counting::new(&base);
+    assert_eq!(extract(&counting, &cache), uncached, "cold");
+    assert!(!counting.take().is_empty());
+    assert_eq!(extract(&counting, &cache), uncached, "warm");
+    assert_eq!(counting.take(), Vec::<String>::new(), "a warm run reads no engine file");
+
+    // A new module that reads the asked-about variable: only it is read.
+    let mut changed = base.clone();
+    changed.insert("python/sglang/srt/late.py", b"import os\nX = os.getenv('SGLANG_NOT_IN_THE_REGISTRY', '3')\n".to_vec());
+    let counting = Counting::new(&changed);
+    let surface = extract(&counting, &cache);
+    assert_eq!(counting.take(), ["python/sglang/srt/late.py"]);
+    assert_eq!(surface, extract_surface(&changed, Engine::Sglang, "python/sglang", "v1.1.0", &demand()));
+    assert!(surface.env.iter().any(|v| v.name == "SGLANG_NOT_IN_THE_REGISTRY"));
+
+    // The parser file changes: the units that read it are recomputed, the env
+    // scan reads that file alone, and the result matches an uncached run.
+    let mut edited = changed.clone();
+    let args = String::from_utf8(changed.read("python/sglang/srt/server_args.py").unwrap()).unwrap();
+    edited.insert("python/sglang/srt/server_args.py", format!("{args}\nLATE_CONSTANT = 1\n").into_bytes());
+    let counting = Counting::new(&edited);
+    let surface = extract(&counting, &cache);
+    let reads = counting.take();
+    assert!(reads.contains(&"python/sglang/srt/server_args.py".to_string()), "{reads:?}");
+    assert!(!reads.contains(&"python/sglang/srt/late.py".to_string()), "{reads:?}");
+    assert_eq!(surface, extract_surface(&edited, Engine::Sglang, "python/sglang", "v1.1.0", &demand()));
+
+    // Both earlier trees are still served from the cache (variants per release).
+    let counting = Counting::new(&changed);
+    extract(&counting, &cache);
+    assert_eq!(counting.take(), Vec::<String>::new());
+}
+
+#[test]
+fn a_corrupt_cache_folder_is_recomputed_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = FactCache::at(dir.path());
+    let base = demo_engine();
+    let good = extract(&base, &cache);
+    // Garble every entry: half of each file, then garbage.
+    for sub in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        for f in std::fs::read_dir(sub.path()).unwrap().flatten() {
+            let bytes = std::fs::read(f.path()).unwrap();
+            std::fs::write(f.path(), [&bytes[..bytes.len() / 2], b"\xff garbage"].concat()).unwrap();
+        }
+    }
+    assert_eq!(extract(&base, &cache), good);
+}

@@ -1,0 +1,63 @@
+//! Where the time goes, behind an environment variable: `ENGINE_AUDIT_TRACE=1`
+//! prints timing spans and a parse summary to stderr, `=2` also every parsed
+//! file. Off (the default) it costs one atomic load per call.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+fn level() -> u8 {
+    static LEVEL: OnceLock<u8> = OnceLock::new();
+    *LEVEL.get_or_init(|| std::env::var("ENGINE_AUDIT_TRACE").ok().and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+pub fn enabled() -> bool {
+    level() > 0
+}
+
+static PARSES: AtomicU64 = AtomicU64::new(0);
+static PARSED_BYTES: AtomicU64 = AtomicU64::new(0);
+static PARSE_NANOS: AtomicU64 = AtomicU64::new(0);
+
+/// A timed region; prints its duration when dropped.
+pub struct Span {
+    name: String,
+    start: Instant,
+}
+
+impl Drop for Span {
+    fn drop(&mut self) {
+        eprintln!("[trace] {:>9.1} ms  {}", self.start.elapsed().as_secs_f64() * 1e3, self.name);
+    }
+}
+
+/// Start a span; the name is only built when tracing is on.
+pub fn span(name: impl FnOnce() -> String) -> Option<Span> {
+    enabled().then(|| Span { name: name(), start: Instant::now() })
+}
+
+/// Record one tree-sitter parse.
+pub fn parsed(path: &str, bytes: usize, took: Duration) {
+    if !enabled() {
+        return;
+    }
+    PARSES.fetch_add(1, Ordering::Relaxed);
+    PARSED_BYTES.fetch_add(bytes as u64, Ordering::Relaxed);
+    PARSE_NANOS.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+    if level() > 1 {
+        eprintln!("[trace] parse {:>7.2} ms {:>8} B  {path}", took.as_secs_f64() * 1e3, bytes);
+    }
+}
+
+/// Print what was parsed so far (files, bytes, summed parse time).
+pub fn summary(what: &str) {
+    if !enabled() {
+        return;
+    }
+    eprintln!(
+        "[trace] {what}: {} files parsed, {:.1} MB, {:.1} ms in tree-sitter (summed over threads)",
+        PARSES.load(Ordering::Relaxed),
+        PARSED_BYTES.load(Ordering::Relaxed) as f64 / 1e6,
+        PARSE_NANOS.load(Ordering::Relaxed) as f64 / 1e6
+    );
+}
