@@ -5,7 +5,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CORPUS="${ENGINE_AUDIT_CORPUS:-$HOME/.cache/engine-audit-corpus}"
-RECIPES="${BENCH_RECIPES:-/work/shared/recipes/benchmarks/multi_node/srt-slurm-recipes/sglang}"
+SHARED="${ENGINE_AUDIT_SHARED:-$ROOT/../shared}"
+RECIPES="${BENCH_RECIPES:-$SHARED/recipes/benchmarks/multi_node/srt-slurm-recipes/sglang}"
 NINE="${BENCH_NINE:-$RECIPES/dsr1/b200-fp4/8k1k/disagg/mtp}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 BIN="${BENCH_BIN:-$CARGO_TARGET_DIR/release/engine-audit}"

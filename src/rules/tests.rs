@@ -2,8 +2,7 @@
 //! (corpus cases only when ENGINE_AUDIT_CORPUS names the corpus).
 
 use super::*;
-use crate::source::{EngineRepo, MemTree, OpenOptions};
-use std::path::Path;
+use crate::source::MemTree;
 
 fn origin() -> RuleOrigin {
     RuleOrigin::File(PathBuf::from("my-rules/R900.yaml"))
@@ -162,83 +161,5 @@ fn noisy_and_missing_are_reported() {
     assert_eq!(outcomes, [CaseOutcome::Missing, CaseOutcome::Noisy]);
 }
 
-/// Test-only reading of an srt-slurm recipe into facts (the real adapter from
-/// `recipe::Deployment` belongs to the orchestrator): model, gpu, precision,
-/// `backend.sglang_config.<role>` flags and `backend.<role>_environment`.
-fn srt_slurm_facts(path: &Path) -> DeploymentFacts {
-    use serde_yaml_ng::Value;
-    let text = std::fs::read_to_string(path).unwrap();
-    let doc: Value = serde_yaml_ng::from_str(&text).unwrap();
-    let s = |v: &Value| v.as_str().map(str::to_string);
-    let backend = &doc["backend"];
-    let mut roles = Vec::new();
-    if let Some(cfg) = backend["sglang_config"].as_mapping() {
-        for (role, flags) in cfg {
-            let role = role.as_str().unwrap().to_string();
-            let to_facts = |m: &Value, is_flag: bool| -> Vec<Fact> {
-                m.as_mapping()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|(k, v)| {
-                        let value = match v {
-                            Value::Bool(b) if !is_flag => FactValue::Text(b.to_string()),
-                            _ => selftest::yaml_value(v)?,
-                        };
-                        let name = k.as_str()?;
-                        Some(Fact { name: if is_flag { when::normalize_flag(name) } else { name.into() }, value, key_span: None, value_span: None })
-                    })
-                    .collect()
-            };
-            let env = to_facts(&backend[format!("{role}_environment").as_str()], false);
-            roles.push(RoleFacts { role, flags: to_facts(flags, true), env });
-        }
-    }
-    DeploymentFacts {
-        name: path.file_name().unwrap().to_string_lossy().into(),
-        model_path: s(&doc["model"]["path"]),
-        precision: s(&doc["model"]["precision"]),
-        gpu_type: s(&doc["resources"]["gpu_type"]),
-        roles,
-        ..Default::default()
-    }
-}
-
-/// R001 on the real B200 FP4 MTP recipes at v0.5.19: the eight that pin
-/// `fp4-gemm-backend: flashinfer_trtllm` fire (prefill and decode), the c2048
-/// one (no fp4-gemm-backend flag: `auto`) does not.
-#[test]
-fn r001_on_real_recipes_at_v0_5_19() {
-    let dir = Path::new("/work/shared/recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp");
-    let Some(corpus) = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from) else {
-        eprintln!("note: ENGINE_AUDIT_CORPUS is not set; skipped");
-        return;
-    };
-    if !dir.is_dir() {
-        eprintln!("note: {} not present; skipped", dir.display());
-        return;
-    }
-    let repo = EngineRepo::open(&corpus.join("sglang.git").display().to_string(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
-    let rules = load_rules(&[]).unwrap();
-    let r001 = rules.iter().find(|r| r.spec.id == "R001").unwrap();
-    for tag in ["v0.5.19", "v0.5.23"] {
-        let tree = repo.tree_at(&repo.resolve(tag).unwrap()).unwrap();
-        let version = crate::source::parse_version_ref(tag);
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
-        files.sort();
-        let mut fired = Vec::new();
-        for f in &files {
-            let facts = srt_slurm_facts(f);
-            let hits = evaluate(r001, &facts, &tree, "python/sglang", tag, version.as_ref());
-            if let Some(h) = hits.first() {
-                eprintln!("{tag} {}: {} hit(s): {}", facts.name, hits.len(), h.message);
-                for e in &h.evidence {
-                    eprintln!("    {}:{} @ {}  {}", e.path, e.line, e.ref_name, e.note);
-                }
-                assert_eq!(hits.len(), 2, "prefill and decode both pin trtllm");
-                fired.push(facts.name.clone());
-            }
-        }
-        assert_eq!(fired.len(), 8, "{tag}: {fired:?}");
-        assert!(!fired.iter().any(|n| n == "8k1k_mtp_4p1d_c2048.yaml"));
-    }
-}
+// R001 on the real recipes (through the real recipe readers and the audit) is
+// checked in tests/corpus_acceptance.rs.

@@ -24,7 +24,7 @@ fn source_root() -> Option<PathBuf> {
 }
 
 fn oracle(version: &str) -> Option<Value> {
-    let dir = std::env::var("ENGINE_AUDIT_ORACLE").unwrap_or_else(|_| "/work/shared/oracle".into());
+    let dir = std::env::var("ENGINE_AUDIT_ORACLE").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/oracle").into());
     let text = std::fs::read_to_string(format!("{dir}/sglang-{version}.json")).ok()?;
     serde_json::from_str(&text).ok()
 }
