@@ -277,7 +277,7 @@ impl EngineRepo {
         entries.sort_by(|a, b| a.path.cmp(&b.path));
         let path = self.repo.path().to_path_buf();
         Ok(GitTree {
-            repo: Mutex::new(Repository::open(&path).map_err(|e| git_err(&self.spec, e))?),
+            repos: RepoPool::open(&path).map_err(|e| git_err(&self.spec, e))?,
             name: format!("{}@{}", display_name(&self.spec), resolved.wanted),
             commit: resolved.commit.clone(),
             entries,
@@ -315,10 +315,30 @@ fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
         })
 }
 
+/// One repository handle per worker thread. `git2::Repository` is Send but not
+/// Sync, and inflating blobs is most of the cost of reading a tree, so parallel
+/// extraction must not queue behind a single handle.
+struct RepoPool {
+    handles: Vec<Mutex<Repository>>,
+}
+
+impl RepoPool {
+    fn open(path: &Path) -> Result<RepoPool, git2::Error> {
+        // Index 0 serves threads outside the rayon pool.
+        let n = rayon::current_num_threads() + 1;
+        let handles = (0..n).map(|_| Repository::open(path).map(Mutex::new)).collect::<Result<_, _>>()?;
+        Ok(RepoPool { handles })
+    }
+
+    fn get(&self) -> std::sync::MutexGuard<'_, Repository> {
+        let i = rayon::current_thread_index().map_or(0, |i| i + 1) % self.handles.len();
+        self.handles[i].lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// The tree of one commit, read blob by blob from the object database.
 pub struct GitTree {
-    // git2::Repository is Send but not Sync; reads are short, so one lock suffices.
-    repo: Mutex<Repository>,
+    repos: RepoPool,
     name: String,
     commit: String,
     entries: Vec<Entry>,
@@ -337,7 +357,7 @@ impl Tree for GitTree {
             tree: self.name.clone(),
         })?;
         let oid = Oid::from_str(&entry.id).map_err(|e| git_err(&self.name, e))?;
-        let repo = self.repo.lock().unwrap_or_else(|p| p.into_inner());
+        let repo = self.repos.get();
         let blob = repo.find_blob(oid).map_err(|e| SourceError::Git {
             repo: self.name.clone(),
             message: format!("{path}: {}", e.message()),

@@ -46,8 +46,15 @@ pub(super) fn eval(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> F
                     "pair" => {
                         let k = sub(item.child_by_field_name("key").ok_or_else(|| file.text(item).to_string())?)?;
                         let vnode = item.child_by_field_name("value").ok_or_else(|| file.text(item).to_string())?;
-                        // A value that does not fold still leaves the keys known.
-                        let v = sub(vnode).unwrap_or_else(Val::Opaque);
+                        // A value that does not fold still leaves the keys known. A value
+                        // that is a name imported from another module is left unfolded:
+                        // following it parses that module, and registries such as
+                        // `{"name": DetectorClass, ...}` are only ever read for their keys.
+                        let v = if is_imported_name(file, vnode, scope) {
+                            Val::Opaque(file.text(vnode).to_string())
+                        } else {
+                            sub(vnode).unwrap_or_else(Val::Opaque)
+                        };
                         dict_set(&mut out, k, v);
                     }
                     "dictionary_splat" => {
@@ -467,4 +474,15 @@ fn comprehension(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Res
         }
     }
     Ok(out)
+}
+
+/// A bare name bound at module level by `from x import name` (and not rebound locally).
+fn is_imported_name(file: &PyFile, node: Node, scope: Scope) -> bool {
+    if node.kind() != "identifier" || scope.locals.is_some() || scope.class.is_some() {
+        return false;
+    }
+    matches!(
+        super::bindings::final_binding(&file.source, file.root(), file.text(node)),
+        Some(Ok(super::bindings::Binding { kind: super::bindings::BindingKind::ImportFrom { .. }, .. }))
+    )
 }
