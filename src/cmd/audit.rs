@@ -3,7 +3,7 @@
 use super::engines::open_options;
 use super::output::emit;
 use crate::audit::{self, AuditOptions, AuditReport};
-use crate::cli::{AuditArgs, AuditFormat, FailOn};
+use crate::cli::{AuditArgs, EngineSources, FailOn, ReportArgs};
 use crate::codes::Severity;
 use crate::recipe::{self, LinkMapping};
 use crate::report;
@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
+    check_report_args(&args.report)?;
     let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir: args.recipes_dir.clone() };
     let mut paths: Vec<PathBuf> = args.paths.clone();
     let mut files = Vec::new();
@@ -54,10 +55,7 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
         eprintln!("{:?}", miette::Report::new(e));
     }
     result.findings.retain(|f| !args.ignore.iter().any(|c| c.eq_ignore_ascii_case(&f.code)));
-    match args.format {
-        AuditFormat::Text => emit(&report::text::render(&result)),
-        AuditFormat::Json => emit(&report::json::render(&result)),
-    }
+    write_reports(&result, &args.report, &args.sources)?;
     if result.deployments_audited == 0 && files.iter().all(|f| f.master.is_none()) {
         eprintln!("engine-audit: no deployment could be audited");
         return Ok(ExitCode::from(2));
@@ -99,4 +97,58 @@ fn linked_recipes(master: &std::path::Path, file: &recipe::RecipeFile, key: Opti
     out.sort();
     out.dedup();
     out
+}
+
+/// Several formats at once are written to files.
+pub fn check_report_args(out: &ReportArgs) -> miette::Result<()> {
+    let mut formats = out.format.clone();
+    formats.sort();
+    formats.dedup();
+    if formats.len() > 1 && out.output_dir.is_none() {
+        return Err(miette::miette!(
+            help = "add --output-dir DIR: each format goes to its own file there, and the text report to stdout",
+            "several formats ({}) need --output-dir",
+            formats.iter().map(|f| f.report_format().file_name()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// How reports render for this run: links to engine repos given as URLs, paths
+/// relative to the current folder, colour on a terminal.
+pub fn render_options(out: &ReportArgs, sources: &EngineSources) -> report::RenderOptions {
+    report::RenderOptions {
+        lang: out.lang.lang(),
+        base_dir: std::env::current_dir().ok(),
+        ..Default::default()
+    }
+    .with_engine_sources(sources.sglang.as_deref(), sources.dynamo.as_deref())
+}
+
+/// Print the report in the format asked, or with `--output-dir` write one file per
+/// format asked and print the text report.
+pub fn write_reports(result: &AuditReport, out: &ReportArgs, sources: &EngineSources) -> miette::Result<()> {
+    let opts = render_options(out, sources);
+    let tty = report::RenderOptions { color: use_color(), ..opts.clone() };
+    let Some(dir) = &out.output_dir else {
+        let format = out.format.first().map(|f| f.report_format()).unwrap_or(report::Format::Text);
+        emit(&format.render(result, if format == report::Format::Text { &tty } else { &opts }));
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).map_err(|e| miette::miette!("cannot create {}: {e}", dir.display()))?;
+    let mut formats: Vec<report::Format> = out.format.iter().map(|f| f.report_format()).collect();
+    formats.sort();
+    formats.dedup();
+    for format in formats {
+        let path = dir.join(format.file_name());
+        std::fs::write(&path, format.render(result, &opts)).map_err(|e| miette::miette!("cannot write {}: {e}", path.display()))?;
+    }
+    emit(&report::text::render(result, &tty));
+    Ok(())
+}
+
+/// Colour only on a terminal, and never with `NO_COLOR` set (https://no-color.org).
+pub fn use_color() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
