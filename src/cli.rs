@@ -127,10 +127,65 @@ pub struct DiffArgs {
     pub format: DiffFormat,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum AuditFormat {
+    /// Diagnostics with the recipe lines (colour on a terminal unless NO_COLOR is set).
     Text,
+    /// The "flag audit" section of a bump PR body (see --lang).
+    Markdown,
+    /// Versioned, documented schema (docs/report-schema.md).
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning.
+    Sarif,
+    /// GitHub Actions workflow commands: annotations on the recipe lines.
+    Github,
+}
+
+impl AuditFormat {
+    pub fn report_format(self) -> crate::report::Format {
+        use crate::report::Format;
+        match self {
+            AuditFormat::Text => Format::Text,
+            AuditFormat::Markdown => Format::Markdown,
+            AuditFormat::Json => Format::Json,
+            AuditFormat::Sarif => Format::Sarif,
+            AuditFormat::Github => Format::Github,
+        }
+    }
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LangArg {
+    En,
+    Zh,
+    /// English, then Chinese.
+    #[value(name = "en+zh")]
+    EnZh,
+}
+
+impl LangArg {
+    pub fn lang(self) -> crate::report::Lang {
+        match self {
+            LangArg::En => crate::report::Lang::En,
+            LangArg::Zh => crate::report::Lang::Zh,
+            LangArg::EnZh => crate::report::Lang::EnZh,
+        }
+    }
+}
+
+/// How an audit's reports are written (shared by the commands that audit).
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// Output format; several (comma-separated or repeated) need --output-dir.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "text")]
+    pub format: Vec<AuditFormat>,
+    /// Write report.txt, report.md, report.json, report.sarif, report.github.txt here
+    /// (for the formats asked); the text report still goes to stdout.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Language of the Markdown report.
+    #[arg(long, value_enum, default_value = "en")]
+    pub lang: LangArg,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -171,8 +226,8 @@ pub struct AuditArgs {
     /// [default: the config's `recipes_dir`, else benchmarks/multi_node/srt-slurm-recipes].
     #[arg(long, value_name = "DIR")]
     pub recipes_dir: Option<String>,
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: AuditFormat,
+    #[command(flatten)]
+    pub report: ReportArgs,
     #[command(flatten)]
     pub gate: GateArgs,
     /// Extra risk-rule folders, on top of the built-in rules (repeatable).
@@ -206,6 +261,10 @@ pub enum PrFormat {
     Github,
     Text,
     Json,
+    /// SARIF 2.1.0 for GitHub code scanning.
+    Sarif,
+    /// The flag-audit section alone.
+    Markdown,
 }
 
 #[derive(Args, Debug)]
@@ -233,6 +292,9 @@ pub struct PrArgs {
     /// What goes to stdout.
     #[arg(long, value_enum, default_value = "github")]
     pub format: PrFormat,
+    /// Language of the markdown section.
+    #[arg(long, value_enum, default_value = "en")]
+    pub lang: LangArg,
     /// Append the markdown section to FILE [default: $GITHUB_STEP_SUMMARY when set].
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,

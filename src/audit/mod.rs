@@ -61,6 +61,29 @@ pub struct BumpSummary {
     pub deployments: usize,
 }
 
+/// A risk rule the audit applied (reports list them next to the finding codes).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct RuleInfo {
+    pub id: String,
+    pub name: String,
+    pub title: String,
+    pub severity: crate::codes::Severity,
+    /// The rule file: repository-relative for shipped rules, else as given.
+    pub doc: String,
+}
+
+impl RuleInfo {
+    pub fn of(rule: &crate::rules::Rule) -> RuleInfo {
+        RuleInfo {
+            id: rule.spec.id.clone(),
+            name: rule.spec.name.clone(),
+            title: rule.spec.title.clone(),
+            severity: rule.spec.severity,
+            doc: rule.doc_path(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct AuditReport {
     pub findings: Vec<Finding>,
@@ -73,6 +96,22 @@ pub struct AuditReport {
     /// Findings dropped by `--ignore`, the config's `ignore` or inline
     /// `# engine-audit: ignore[...]` comments.
     pub suppressed: usize,
+    /// The risk rules applied, by id.
+    pub rules: Vec<RuleInfo>,
+    /// The text of every recipe file read, by path: what findings' byte spans index
+    /// into (the text report shows the lines). Engine files are not kept.
+    #[serde(skip)]
+    pub sources: BTreeMap<String, String>,
+}
+
+/// Mark the evidence of findings `findings[from..]` that names no engine yet as
+/// read in `engine`'s source.
+fn tag_engine(findings: &mut [Finding], from: usize, engine: &str) {
+    for f in findings.iter_mut().skip(from) {
+        for e in f.evidence.iter_mut().filter(|e| e.engine.is_none()) {
+            e.engine = Some(engine.to_string());
+        }
+    }
 }
 
 /// The refs one deployment is audited across.
@@ -89,7 +128,12 @@ fn flag_ref(value: &Option<String>, flag: &str) -> Option<DerivedRef> {
 }
 
 pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, miette::Report> {
-    let mut report = AuditReport { recipes: files.len(), ..Default::default() };
+    let mut report = AuditReport {
+        recipes: files.len(),
+        rules: opts.rules.iter().map(RuleInfo::of).collect(),
+        sources: files.iter().map(|f| (f.path.clone(), f.text.clone())).collect(),
+        ..Default::default()
+    };
     let mut sglang = match &opts.sglang {
         Some(spec) => Some(EngineHandle::open(Engine::Sglang, spec, opts.sglang_root.clone(), &opts.open)?),
         None => None,
@@ -155,7 +199,11 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
 
     // 3. Per deployment checks.
     let mut summaries: BTreeMap<(String, Option<String>, String), (BTreeSet<String>, usize)> = BTreeMap::new();
-    let mut consumer_done: BTreeSet<(String, Option<String>, String)> = BTreeSet::new();
+    // Dynamo findings are computed once per (Dynamo, SGLang from, SGLang to); every
+    // deployment sharing that key is affected by them.
+    type ConsumerKey = (String, Option<String>, String);
+    let mut consumer_ranges: Vec<(ConsumerKey, std::ops::Range<usize>)> = Vec::new();
+    let mut consumer_places: BTreeMap<ConsumerKey, Vec<Location>> = BTreeMap::new();
     let mut defaults_seen: BTreeSet<(String, String, Option<String>, String)> = BTreeSet::new();
     // Every SGLang ref the deployments need, extracted in parallel up front.
     if let Some(handle) = sglang.as_mut() {
@@ -216,6 +264,7 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
         entry.0.extend(refs.sglang_from.iter().chain(std::iter::once(to)).map(|r| r.how.clone()));
         entry.1 += 1;
 
+        let first = report.findings.len();
         check::flags::check_deployment(file, dep, bump, &mut report.findings);
         check::env::check_deployment(file, dep, bump, &mut report.findings);
         changed_defaults(file, dep, bump, &mut defaults_seen, &mut report.findings);
@@ -229,6 +278,7 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
                 }
             }
         }
+        tag_engine(&mut report.findings, first, "sglang");
 
         let (Some(dynamo), Some(dto)) = (dynamo.as_mut(), &refs.dynamo_to) else { continue };
         let dentry = summaries
@@ -237,9 +287,12 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
         dentry.0.extend(refs.dynamo_from.iter().chain(std::iter::once(dto)).map(|r| r.how.clone()));
         dentry.1 += 1;
         let key = (dto.wanted.clone(), refs.sglang_from.as_ref().map(|r| r.wanted.clone()), to.wanted.clone());
-        if !consumer_done.insert(key) {
+        let seen = consumer_places.contains_key(&key);
+        consumer_places.entry(key.clone()).or_default().extend(dep.dynamo.as_ref().map(|d| Location::from_span(&d.raw.span)));
+        if seen {
             continue;
         }
+        let first = report.findings.len();
         let dynamo_surface = match dynamo.surface(&dto.wanted, &dynamo_demand) {
             Ok(s) => s,
             Err(e) => {
@@ -248,9 +301,17 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
             }
         };
         check::pins::check(&dynamo_surface, &to_surface, &mut report.findings);
+        tag_engine(&mut report.findings, first, "dynamo");
         if let Ok(uses) = dynamo.consumer_uses(&dto.wanted, DYNAMO_SGLANG_COMPONENT) {
             let consumer = Consumer { uses, dynamo_ref: &dynamo_surface.ref_name };
             check::consumer::check(&consumer, bump, &mut report.findings);
+        }
+        consumer_ranges.push((key, first..report.findings.len()));
+    }
+    for (key, range) in consumer_ranges {
+        let places = &consumer_places[&key];
+        for f in &mut report.findings[range] {
+            f.affects.extend(places.iter().cloned());
         }
     }
 

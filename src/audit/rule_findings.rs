@@ -83,10 +83,17 @@ pub fn to_finding(hit: RuleHit, file: &RecipeFile, dep: &Deployment) -> Finding 
         evidence: hit
             .evidence
             .into_iter()
-            .map(|c| EvidenceRef { path: c.path, line: c.line, ref_name: c.ref_name, note: Some(c.note).filter(|n| !n.is_empty()) })
+            .map(|c| EvidenceRef {
+                path: c.path,
+                line: c.line,
+                ref_name: c.ref_name,
+                note: Some(c.note).filter(|n| !n.is_empty()),
+                engine: Some("sglang".into()),
+            })
             .collect(),
         fix,
         doc: hit.doc,
+        affects: Vec::new(),
     }
 }
 

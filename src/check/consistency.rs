@@ -29,7 +29,7 @@ pub fn same_dynamo(a: &DynamoRef, b: &DynamoRef) -> bool {
 }
 
 fn master_evidence(master: &RecipeFile, at: &Spanned<String>, note: String) -> EvidenceRef {
-    EvidenceRef { path: master.path.clone(), line: at.span.line, ref_name: "master config".into(), note: Some(note) }
+    EvidenceRef { path: master.path.clone(), line: at.span.line, ref_name: "master config".into(), note: Some(note), engine: None }
 }
 
 /// Check every recipe the entry links to (already matched by the caller).

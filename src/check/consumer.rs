@@ -11,6 +11,9 @@ use crate::report::{EvidenceRef, Finding, Fix, Location};
 use crate::surface::{EngineSurface, Module};
 use crate::surface_diff::relocation;
 
+/// Evidence read in SGLang's source (the rest is Dynamo's use site).
+const SGLANG: &str = "sglang";
+
 /// Where the uses were read: Dynamo at `dynamo_ref`.
 pub struct Consumer<'a> {
     pub uses: &'a [ConsumerUse],
@@ -61,7 +64,13 @@ fn import_failure(module: &str, name: Option<&str>, sglang: Bump) -> Option<Fail
             evidence: hint
                 .as_ref()
                 .and_then(|m| to.module(m))
-                .map(|m| EvidenceRef { path: m.path.clone(), line: 1, ref_name: to.ref_name.clone(), note: Some(format!("{} is here now", m.name)) })
+                .map(|m| EvidenceRef {
+                    path: m.path.clone(),
+                    line: 1,
+                    ref_name: to.ref_name.clone(),
+                    note: Some(format!("{} is here now", m.name)),
+                    engine: Some(SGLANG.into()),
+                })
                 .into_iter()
                 .collect(),
             hint,
@@ -88,7 +97,13 @@ fn import_failure(module: &str, name: Option<&str>, sglang: Bump) -> Option<Fail
             None => format!("module `{submodule}` does not exist at SGLang {}", to.ref_name),
         },
         evidence: target
-            .map(|t| EvidenceRef { path: t.path.clone(), line: 1, ref_name: to.ref_name.clone(), note: Some(format!("{module} at {}", to.ref_name)) })
+            .map(|t| EvidenceRef {
+                path: t.path.clone(),
+                line: 1,
+                ref_name: to.ref_name.clone(),
+                note: Some(format!("{module} at {}", to.ref_name)),
+                engine: Some(SGLANG.into()),
+            })
             .into_iter()
             .collect(),
         hint,
@@ -127,9 +142,17 @@ fn attribute_failure(class: &str, attribute: &str, sglang: Bump) -> Option<Failu
         what: format!("`{class}.{attribute}` does not exist at SGLang {}", sglang.to.ref_name),
         hint: None,
         evidence: before
-            .map(|m| EvidenceRef::new(&m.evidence, sglang.from_ref().unwrap_or_default()).with_note(format!("{class}.{attribute} defined here before")))
+            .map(|m| {
+                EvidenceRef::new(&m.evidence, sglang.from_ref().unwrap_or_default())
+                    .with_note(format!("{class}.{attribute} defined here before"))
+                    .engine(SGLANG)
+            })
             .into_iter()
-            .chain(std::iter::once(EvidenceRef::new(&info.evidence, &sglang.to.ref_name).with_note(format!("{class} at {} has no {attribute}", sglang.to.ref_name))))
+            .chain(std::iter::once(
+                EvidenceRef::new(&info.evidence, &sglang.to.ref_name)
+                    .with_note(format!("{class} at {} has no {attribute}", sglang.to.ref_name))
+                    .engine(SGLANG),
+            ))
             .collect(),
     })
 }
@@ -177,7 +200,13 @@ fn finish(f: Failure, u: &ConsumerUse, dynamo_ref: &str) -> Finding {
         None => (f.code, format!("{} (Dynamo {dynamo_ref}, `{}`). {consequence}{hint}", f.what, u.snippet)),
     };
     let mut finding = Finding::new(code, at, f.subject, message).evidence(
-        EvidenceRef { path: u.evidence.path.clone(), line: u.evidence.line, ref_name: dynamo_ref.to_string(), note: Some(u.snippet.clone()) },
+        EvidenceRef {
+            path: u.evidence.path.clone(),
+            line: u.evidence.line,
+            ref_name: dynamo_ref.to_string(),
+            note: Some(u.snippet.clone()),
+            engine: Some("dynamo".into()),
+        },
     );
     for e in f.evidence {
         finding = finding.evidence(e);

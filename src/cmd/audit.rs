@@ -4,7 +4,7 @@
 use super::engines::open_options;
 use super::output::emit;
 use crate::audit::{self, AuditOptions, AuditReport};
-use crate::cli::{AuditArgs, AuditFormat, FailOn, GateArgs};
+use crate::cli::{AuditArgs, FailOn, GateArgs, ReportArgs};
 use crate::codes::Severity;
 use crate::config::Config;
 use crate::recipe::{self, LinkMapping, RecipeError, RecipeFile};
@@ -28,6 +28,7 @@ struct Inputs {
 }
 
 pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
+    check_report_args(&args.report)?;
     let start = args.paths.first().or(args.master.as_ref());
     let config = Config::locate(args.gate.config.as_deref(), start.map(PathBuf::as_path))?;
     let inputs = resolve_inputs(&args, &config)?;
@@ -36,7 +37,7 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     if args.fix {
         return fix(&args, &inputs, &files, result);
     }
-    render(&result, args.format);
+    write_reports(&result, &args.report, &inputs.opts)?;
     if result.deployments_audited == 0 && files.iter().all(|f| f.master.is_none()) {
         eprintln!("engine-audit: no deployment could be audited");
         return Ok(ExitCode::from(2));
@@ -136,20 +137,14 @@ fn audit_files(files: &[RecipeFile], load_errors: Vec<RecipeError>, inputs: &Inp
     Ok(result)
 }
 
-fn render(result: &AuditReport, format: AuditFormat) {
-    match format {
-        AuditFormat::Text => emit(&report::text::render(result)),
-        AuditFormat::Json => emit(&report::json::render(result)),
-    }
-}
-
 /// `--fix`: print the diff (on stderr when stdout carries a machine format), and
 /// unless `--dry-run`, write the files and audit them again: the report and the
 /// exit code are about the recipes as fixed.
 fn fix(args: &AuditArgs, inputs: &Inputs, files: &[RecipeFile], result: AuditReport) -> miette::Result<ExitCode> {
     let plan = crate::fix::plan(&result.findings, files);
     let diff: String = plan.patches.iter().map(|p| p.diff()).collect();
-    if args.dry_run || args.format == AuditFormat::Text {
+    let text_on_stdout = args.report.output_dir.is_some() || args.report.format.iter().all(|f| f.report_format() == report::Format::Text);
+    if args.dry_run || text_on_stdout {
         emit(&diff);
     } else {
         eprint!("{diff}");
@@ -172,7 +167,7 @@ fn fix(args: &AuditArgs, inputs: &Inputs, files: &[RecipeFile], result: AuditRep
     eprintln!("engine-audit: applied {fixes} fix(es) to {} file(s); auditing again", plan.patches.len());
     let (files, load_errors) = load(inputs);
     let again = audit_files(&files, load_errors, inputs)?;
-    render(&again, args.format);
+    write_reports(&again, &args.report, &inputs.opts)?;
     Ok(if failed { ExitCode::from(2) } else { gate(&again, inputs.fail_on) })
 }
 
@@ -210,4 +205,58 @@ fn linked_recipes(master: &Path, file: &recipe::RecipeFile, key: Option<&str>) -
     out.sort();
     out.dedup();
     out
+}
+
+/// Several formats at once are written to files.
+pub fn check_report_args(out: &ReportArgs) -> miette::Result<()> {
+    let mut formats = out.format.clone();
+    formats.sort();
+    formats.dedup();
+    if formats.len() > 1 && out.output_dir.is_none() {
+        return Err(miette::miette!(
+            help = "add --output-dir DIR: each format goes to its own file there, and the text report to stdout",
+            "several formats ({}) need --output-dir",
+            formats.iter().map(|f| f.report_format().file_name()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// How reports render for this run: links to engine repos given as URLs, paths
+/// relative to the current folder, colour on a terminal.
+pub fn render_options(out: &ReportArgs, opts: &AuditOptions) -> report::RenderOptions {
+    report::RenderOptions {
+        lang: out.lang.lang(),
+        base_dir: std::env::current_dir().ok(),
+        ..Default::default()
+    }
+    .with_engine_sources(opts.sglang.as_deref(), opts.dynamo.as_deref())
+}
+
+/// Print the report in the format asked, or with `--output-dir` write one file per
+/// format asked and print the text report.
+pub fn write_reports(result: &AuditReport, out: &ReportArgs, audit_opts: &AuditOptions) -> miette::Result<()> {
+    let opts = render_options(out, audit_opts);
+    let tty = report::RenderOptions { color: use_color(), ..opts.clone() };
+    let Some(dir) = &out.output_dir else {
+        let format = out.format.first().map(|f| f.report_format()).unwrap_or(report::Format::Text);
+        emit(&format.render(result, if format == report::Format::Text { &tty } else { &opts }));
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).map_err(|e| miette::miette!("cannot create {}: {e}", dir.display()))?;
+    let mut formats: Vec<report::Format> = out.format.iter().map(|f| f.report_format()).collect();
+    formats.sort();
+    formats.dedup();
+    for format in formats {
+        let path = dir.join(format.file_name());
+        std::fs::write(&path, format.render(result, &opts)).map_err(|e| miette::miette!("cannot write {}: {e}", path.display()))?;
+    }
+    emit(&report::text::render(result, &tty));
+    Ok(())
+}
+
+/// Colour only on a terminal, and never with `NO_COLOR` set (https://no-color.org).
+pub fn use_color() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }

@@ -46,13 +46,27 @@ fn relativize(report: &mut AuditReport, root: &Path) {
         f.message = f.message.replace(&prefix, "");
         for e in &mut f.evidence {
             strip(&mut e.path);
+            if let Some(n) = &mut e.note {
+                strip(n);
+            }
+        }
+        for a in &mut f.affects {
+            strip(&mut a.path);
         }
         if let Some(fix) = &mut f.fix {
+            strip(&mut fix.description);
             for e in &mut fix.edits {
                 strip(&mut e.path);
             }
         }
     }
+    report.sources = std::mem::take(&mut report.sources)
+        .into_iter()
+        .map(|(mut path, text)| {
+            strip(&mut path);
+            (path, text)
+        })
+        .collect();
     for n in &mut report.notes {
         strip(n);
     }
@@ -64,6 +78,8 @@ fn relativize(report: &mut AuditReport, root: &Path) {
             strip(h);
         }
     }
+    // Shorter paths sort differently: the order `audit` gives the same files.
+    crate::report::finding::normalize(&mut report.findings);
 }
 
 pub fn run(args: DemoArgs) -> miette::Result<ExitCode> {
@@ -84,6 +100,6 @@ pub fn run(args: DemoArgs) -> miette::Result<ExitCode> {
         root.display(),
         ws.sglang_tags.last().map(String::as_str).unwrap_or("?"),
     ));
-    emit(&report::text::render(&report));
+    emit(&report::text::render(&report, &report::RenderOptions { color: super::audit::use_color(), ..Default::default() }));
     Ok(ExitCode::SUCCESS)
 }

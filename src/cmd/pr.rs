@@ -18,7 +18,7 @@ use crate::audit::{self, AuditOptions, AuditReport, Problem};
 use crate::cli::{PrArgs, PrFormat};
 use crate::config::{Config, CONFIG_FILE_NAME};
 use crate::recipe::{self, Deployment, LinkMapping, MasterEntry, RecipeFile, RecipeKind};
-use crate::report::{self, Finding};
+use crate::report::{self, Finding, RenderOptions};
 use crate::source::{EngineRepo, GitTree, OpenOptions, Tree};
 use crate::suppress;
 use std::collections::{BTreeMap, BTreeSet};
@@ -70,7 +70,9 @@ pub fn run(args: PrArgs) -> miette::Result<ExitCode> {
     suppress::apply(&mut result, &read, &policy(&args.gate, &config));
 
     let title = format!("engine-audit: recipes {}..{}", short(&snaps.base_commit), short(&snaps.head_commit));
-    let (stdout, markdown) = render(&result, args.format, &title);
+    let render_opts = RenderOptions { lang: args.lang.lang(), base_dir: std::env::current_dir().ok(), ..RenderOptions::default() }
+        .with_engine_sources(opts.sglang.as_deref(), opts.dynamo.as_deref());
+    let (stdout, markdown) = render(&result, args.format, &title, &render_opts);
     emit(&stdout);
     if let Some(summary) = args.summary.clone().or_else(|| std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()).map(Into::into)) {
         append(&summary, &markdown)?;
@@ -78,18 +80,17 @@ pub fn run(args: PrArgs) -> miette::Result<ExitCode> {
     Ok(gate(&result, fail_on(&args.gate, &config)))
 }
 
-/// MERGE: the one call site for the report renderers being written on the
-/// reports branch. Until they land, stdout and the markdown section carry the
-/// text report; at merge, `PrFormat::Github` becomes
-/// `report::github::render(report)` and the markdown section
-/// `report::markdown::render(report)` (under `title`).
-fn render(report: &AuditReport, format: PrFormat, title: &str) -> (String, String) {
-    let text = report::text::render(report);
+/// What `pr` prints (annotations by default) and the markdown section for the
+/// job summary, under `title`.
+fn render(report: &AuditReport, format: PrFormat, title: &str, opts: &RenderOptions) -> (String, String) {
     let stdout = match format {
-        PrFormat::Github | PrFormat::Text => text.clone(),
-        PrFormat::Json => report::json::render(report),
+        PrFormat::Github => report::github::render(report, opts),
+        PrFormat::Text => report::text::render(report, &RenderOptions { color: super::audit::use_color(), ..opts.clone() }),
+        PrFormat::Json => report::json::render(report, opts),
+        PrFormat::Sarif => report::sarif::render(report, opts),
+        PrFormat::Markdown => report::markdown::render(report, opts),
     };
-    let markdown = format!("## {title}\n\n```text\n{text}```\n");
+    let markdown = format!("## {title}\n\n{}", report::markdown::render(report, opts));
     (stdout, markdown)
 }
 

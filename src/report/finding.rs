@@ -41,11 +41,19 @@ pub struct EvidenceRef {
     /// What this evidence shows (`--cuda-graph-max-bs registered here`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Whose source `path` is in: `sglang` or `dynamo`; absent for the user's own
+    /// files (a master config). Reports link engine evidence to the engine's repo.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
 }
 
 impl EvidenceRef {
     pub fn new(e: &crate::surface::Evidence, ref_name: &str) -> EvidenceRef {
-        EvidenceRef { path: e.path.clone(), line: e.line, ref_name: ref_name.to_string(), note: None }
+        EvidenceRef { path: e.path.clone(), line: e.line, ref_name: ref_name.to_string(), note: None, engine: None }
+    }
+    pub fn engine(mut self, engine: &str) -> EvidenceRef {
+        self.engine = Some(engine.to_string());
+        self
     }
     pub fn with_note(mut self, note: impl Into<String>) -> EvidenceRef {
         self.note = Some(note.into());
@@ -90,6 +98,11 @@ pub struct Finding {
     pub fix: Option<Fix>,
     /// Repository-relative doc page of the code or rule.
     pub doc: String,
+    /// For findings located in engine source (EA201–EA205, in Dynamo): the recipe
+    /// places that install that engine build (their `dynamo:` value), so reports
+    /// can point at lines of the user's repository too.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub affects: Vec<Location>,
 }
 
 impl Finding {
@@ -107,6 +120,7 @@ impl Finding {
             evidence: Vec::new(),
             fix: None,
             doc: code.doc_path(),
+            affects: Vec::new(),
         }
     }
     pub fn role(mut self, role: Option<&str>) -> Self {
@@ -143,8 +157,24 @@ impl Finding {
     }
 }
 
-/// Sort and drop exact duplicates (the same fact reached twice).
+/// Sort and drop exact duplicates (the same fact reached twice). Findings that
+/// differ only in the recipe places they affect become one, affecting all of them.
 pub fn normalize(findings: &mut Vec<Finding>) {
     findings.sort_by_key(|a| a.sort_key());
-    findings.dedup();
+    let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
+    for f in findings.drain(..) {
+        match out.iter_mut().rev().take_while(|o| o.sort_key() == f.sort_key()).find(|o| same_but_affects(o, &f)) {
+            Some(o) => o.affects.extend(f.affects),
+            None => out.push(f),
+        }
+    }
+    for f in &mut out {
+        f.affects.sort();
+        f.affects.dedup();
+    }
+    *findings = out;
+}
+
+fn same_but_affects(a: &Finding, b: &Finding) -> bool {
+    Finding { affects: Vec::new(), ..a.clone() } == Finding { affects: Vec::new(), ..b.clone() }
 }

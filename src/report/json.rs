@@ -1,5 +1,8 @@
-//! Machine-readable report: `{"schema_version", "findings": [...], ...}` in a stable order.
+//! Machine-readable report: `{"schema_version", "findings": [...], ...}` in a stable
+//! order, every field of every finding. The schema is documented in
+//! `docs/report-schema.md` (a test keeps the two in step).
 
+use super::RenderOptions;
 use crate::audit::AuditReport;
 use serde::Serialize;
 
@@ -15,7 +18,7 @@ struct JsonReport<'a> {
     report: &'a AuditReport,
 }
 
-pub fn render(report: &AuditReport) -> String {
+pub fn render(report: &AuditReport, _opts: &RenderOptions) -> String {
     let doc = JsonReport { schema_version: SCHEMA_VERSION, tool: "engine-audit", version: env!("CARGO_PKG_VERSION"), report };
     let mut text = serde_json::to_string_pretty(&doc).expect("the report is plain data");
     text.push('\n');

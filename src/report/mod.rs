@@ -1,7 +1,282 @@
 //! Findings and their renderings. `report` knows findings, not tree-sitter or git.
+//!
+//! Every renderer is a pure function `render(&AuditReport, &RenderOptions) -> String`:
+//! no clock, no environment, no terminal queries (the caller decides colour and
+//! the base folder), so the same report renders byte for byte the same anywhere.
 
+pub mod describe;
 pub mod finding;
+pub mod github;
 pub mod json;
+pub mod markdown;
+pub mod sarif;
 pub mod text;
 
 pub use finding::{Edit, EvidenceRef, Finding, Fix, Location};
+
+use crate::audit::AuditReport;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The output formats of `audit` (and `pr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Format {
+    /// miette diagnostics for terminals and logs.
+    Text,
+    /// The "flag audit" section of a bump PR body.
+    Markdown,
+    /// Versioned machine-readable report (docs/report-schema.md).
+    Json,
+    /// SARIF 2.1.0 for GitHub code scanning.
+    Sarif,
+    /// GitHub Actions workflow commands (`::error file=…`).
+    Github,
+}
+
+impl Format {
+    pub const ALL: [Format; 5] = [Format::Text, Format::Markdown, Format::Json, Format::Sarif, Format::Github];
+
+    /// The file `--output-dir` writes this format to.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Format::Text => "report.txt",
+            Format::Markdown => "report.md",
+            Format::Json => "report.json",
+            Format::Sarif => "report.sarif",
+            Format::Github => "report.github.txt",
+        }
+    }
+
+    pub fn render(self, report: &AuditReport, opts: &RenderOptions) -> String {
+        match self {
+            Format::Text => text::render(report, opts),
+            Format::Markdown => markdown::render(report, opts),
+            Format::Json => json::render(report, opts),
+            Format::Sarif => sarif::render(report, opts),
+            Format::Github => github::render(report, opts),
+        }
+    }
+}
+
+/// The languages of the Markdown report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lang {
+    #[default]
+    En,
+    Zh,
+    /// English, then Chinese: the bilingual bump PR body.
+    EnZh,
+}
+
+impl Lang {
+    /// The single languages to write, in order.
+    pub fn parts(self) -> &'static [Lang] {
+        match self {
+            Lang::En => &[Lang::En],
+            Lang::Zh => &[Lang::Zh],
+            Lang::EnZh => &[Lang::En, Lang::Zh],
+        }
+    }
+}
+
+impl std::str::FromStr for Lang {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Lang, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "en" => Ok(Lang::En),
+            "zh" | "zh-cn" | "zh-hans" => Ok(Lang::Zh),
+            "en+zh" | "en,zh" | "bilingual" => Ok(Lang::EnZh),
+            other => Err(format!("unknown language `{other}` (en, zh or en+zh)")),
+        }
+    }
+}
+
+/// How to render; everything a renderer may not find out by itself.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    /// Markdown language(s).
+    pub lang: Lang,
+    /// ANSI colour in the text report (the caller checks the TTY and `NO_COLOR`).
+    pub color: bool,
+    /// Text report wrap width.
+    pub width: usize,
+    /// Web address of each engine's repository (`sglang` → `https://github.com/sgl-project/sglang`):
+    /// evidence becomes a link to the file and line at its ref.
+    pub repo_urls: BTreeMap<String, String>,
+    /// Absolute recipe paths below this folder are written relative to it in SARIF
+    /// and GitHub annotations (code scanning wants repository-relative paths).
+    pub base_dir: Option<PathBuf>,
+}
+
+impl Default for RenderOptions {
+    fn default() -> RenderOptions {
+        RenderOptions { lang: Lang::En, color: false, width: 100, repo_urls: BTreeMap::new(), base_dir: None }
+    }
+}
+
+impl RenderOptions {
+    /// Record the repository address of the engines given as URLs (`--sglang URL`).
+    /// Local paths give no links.
+    pub fn with_engine_sources(mut self, sglang: Option<&str>, dynamo: Option<&str>) -> RenderOptions {
+        for (engine, spec) in [("sglang", sglang), ("dynamo", dynamo)] {
+            if let Some(url) = spec.and_then(web_url) {
+                self.repo_urls.insert(engine.to_string(), url);
+            }
+        }
+        self
+    }
+}
+
+/// The browsable address of a clone URL: `https://github.com/o/r(.git)` and
+/// `git@github.com:o/r.git` → `https://github.com/o/r`. `None` for local paths.
+pub fn web_url(spec: &str) -> Option<String> {
+    let spec = spec.trim();
+    let base = if let Some(rest) = spec.strip_prefix("git@") {
+        let (host, path) = rest.split_once(':')?;
+        format!("https://{host}/{path}")
+    } else if let Some(rest) = spec.strip_prefix("ssh://git@") {
+        format!("https://{rest}")
+    } else if spec.starts_with("https://") || spec.starts_with("http://") {
+        spec.to_string()
+    } else {
+        return None;
+    };
+    let base = base.trim_end_matches('/');
+    let base = base.strip_suffix(".git").unwrap_or(base);
+    Some(base.to_string())
+}
+
+/// The link to an evidence line, when its engine's repository address is known
+/// and the ref is a real one (not a plain folder).
+pub fn evidence_url(e: &EvidenceRef, opts: &RenderOptions) -> Option<String> {
+    let base = opts.repo_urls.get(e.engine.as_deref()?)?;
+    if e.ref_name.is_empty() || e.ref_name.starts_with('(') {
+        return None;
+    }
+    Some(format!("{base}/blob/{}/{}#L{}", encode_path(&e.ref_name), encode_path(&e.path), e.line))
+}
+
+/// `path:line @ ref`, the plain form of evidence.
+pub fn evidence_plain(e: &EvidenceRef) -> String {
+    format!("{}:{} @ {}", e.path, e.line, e.ref_name)
+}
+
+/// Percent-encode what may not stand in a URL path (`/` kept).
+pub fn encode_path(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/+@".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A recipe path as code scanning and annotations want it: relative to
+/// `base_dir` when below it, `/` separated, without `./`.
+pub fn repo_path(path: &str, opts: &RenderOptions) -> String {
+    let p = Path::new(path);
+    let rel = match &opts.base_dir {
+        Some(base) if p.is_absolute() => p.strip_prefix(base).unwrap_or(p),
+        _ => p,
+    };
+    let s = rel.to_string_lossy().replace('\\', "/");
+    let mut s = s.as_str();
+    while let Some(rest) = s.strip_prefix("./") {
+        s = rest;
+    }
+    s.to_string()
+}
+
+/// Findings located in engine source rather than in the user's files (EA201–EA205).
+pub fn in_engine_source(f: &Finding) -> bool {
+    f.location.offset.is_none() && matches!(f.code.as_str(), "EA201" | "EA202" | "EA203" | "EA204" | "EA205")
+}
+
+/// What an engine-side finding says when it is shown on a recipe's `dynamo:` line:
+/// `Dynamo 0.1.0 (installed here), components/src/dynamo/sglang/args.py:3: `.
+pub fn installed_here(f: &Finding) -> String {
+    let build = describe::dynamo_ref(f).map(|r| format!("Dynamo {r}")).unwrap_or_else(|| "The Dynamo build".into());
+    format!("{build} (installed here), {}:{}: ", f.location.path, f.location.line)
+}
+
+/// Severity counts (errors, warnings, infos).
+pub fn counts(report: &AuditReport) -> (usize, usize, usize) {
+    use crate::codes::Severity;
+    let n = |s: Severity| report.findings.iter().filter(|f| f.severity == s).count();
+    (n(Severity::Error), n(Severity::Warning), n(Severity::Info))
+}
+
+/// `v0.5.12.post1 → v0.5.19` per engine, targets without a known start dropped
+/// when another bump to the same target has one.
+pub fn bump_labels(report: &AuditReport, engine: &str) -> Vec<String> {
+    let bumps: Vec<_> = report.bumps.iter().filter(|b| b.engine == engine).collect();
+    let mut out: Vec<String> = Vec::new();
+    for b in &bumps {
+        let label = match &b.from {
+            Some(f) if *f != b.to => format!("{f} → {}", b.to),
+            Some(_) => b.to.clone(),
+            None if bumps.iter().any(|o| o.to == b.to && o.from.is_some()) => continue,
+            None => b.to.clone(),
+        };
+        if !out.contains(&label) {
+            out.push(label);
+        }
+    }
+    out
+}
+
+/// Render in one format (what `--format` picks).
+pub fn render(format: Format, report: &AuditReport, opts: &RenderOptions) -> String {
+    format.render(report, opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn web_urls_from_clone_specs() {
+        assert_eq!(web_url("https://github.com/sgl-project/sglang").as_deref(), Some("https://github.com/sgl-project/sglang"));
+        assert_eq!(web_url("https://github.com/sgl-project/sglang.git/").as_deref(), Some("https://github.com/sgl-project/sglang"));
+        assert_eq!(web_url("git@github.com:ai-dynamo/dynamo.git").as_deref(), Some("https://github.com/ai-dynamo/dynamo"));
+        assert_eq!(web_url("/srv/clones/sglang.git"), None);
+        assert_eq!(web_url("../sglang"), None);
+    }
+
+    #[test]
+    fn evidence_links_need_an_engine_url_and_a_ref() {
+        let opts = RenderOptions::default().with_engine_sources(Some("https://github.com/sgl-project/sglang"), None);
+        let e = EvidenceRef {
+            path: "python/sglang/srt/server_args.py".into(),
+            line: 3928,
+            ref_name: "v0.5.19".into(),
+            note: None,
+            engine: Some("sglang".into()),
+        };
+        assert_eq!(
+            evidence_url(&e, &opts).as_deref(),
+            Some("https://github.com/sgl-project/sglang/blob/v0.5.19/python/sglang/srt/server_args.py#L3928")
+        );
+        assert_eq!(evidence_url(&EvidenceRef { engine: Some("dynamo".into()), ..e.clone() }, &opts), None);
+        assert_eq!(evidence_url(&EvidenceRef { engine: None, ..e.clone() }, &opts), None);
+        assert_eq!(evidence_url(&EvidenceRef { ref_name: "(directory)".into(), ..e }, &opts), None);
+    }
+
+    #[test]
+    fn repo_paths_are_relative_and_slashed() {
+        let opts = RenderOptions { base_dir: Some(PathBuf::from("/work/repo")), ..RenderOptions::default() };
+        assert_eq!(repo_path("/work/repo/recipes/a.yaml", &opts), "recipes/a.yaml");
+        assert_eq!(repo_path("./recipes/a.yaml", &opts), "recipes/a.yaml");
+        assert_eq!(repo_path("/elsewhere/a.yaml", &opts), "/elsewhere/a.yaml");
+    }
+
+    #[test]
+    fn languages_parse() {
+        assert_eq!("en+zh".parse::<Lang>(), Ok(Lang::EnZh));
+        assert_eq!("ZH".parse::<Lang>(), Ok(Lang::Zh));
+        assert!("fr".parse::<Lang>().is_err());
+    }
+}

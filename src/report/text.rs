@@ -1,11 +1,142 @@
-//! Plain text for terminals and logs: findings grouped by file, each with its
-//! line, the engine evidence and the fix; a summary line at the end.
+//! Text for terminals and logs: one miette diagnostic per finding, grouped by
+//! file. Each shows the code and name (with its doc page), the message, the
+//! recipe line with the span labelled, the engine evidence (`path:line @ ref` and
+//! what it shows) and the fix as help. Findings in Dynamo's source, whose text is
+//! not loaded, have no snippet: their evidence names the line. A summary ends it.
 
+use super::{describe, evidence_plain, in_engine_source, Finding, Lang, RenderOptions};
 use crate::audit::AuditReport;
 use crate::codes::Severity;
-use std::fmt::Write;
+use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode};
+use std::fmt::{self, Write};
 
-pub fn render(report: &AuditReport) -> String {
+/// One finding as a miette diagnostic.
+struct FindingDiagnostic<'a> {
+    finding: &'a Finding,
+    code: String,
+    message: String,
+    source: Option<NamedSource<String>>,
+    label: Option<LabeledSpan>,
+    help: Option<String>,
+}
+
+impl fmt::Debug for FindingDiagnostic<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FindingDiagnostic").field("code", &self.code).finish()
+    }
+}
+impl fmt::Display for FindingDiagnostic<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+impl std::error::Error for FindingDiagnostic<'_> {}
+
+impl Diagnostic for FindingDiagnostic<'_> {
+    fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        Some(Box::new(&self.code))
+    }
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.finding.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+            Severity::Info => miette::Severity::Advice,
+        })
+    }
+    fn url<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        Some(Box::new(&self.finding.doc))
+    }
+    fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        self.source.as_ref().map(|s| s as &dyn SourceCode)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        self.label.clone().map(|l| Box::new(std::iter::once(l)) as Box<dyn Iterator<Item = LabeledSpan>>)
+    }
+}
+
+/// The recipe text a finding's span indexes into, when it is loaded and the span fits.
+fn snippet<'a>(report: &'a AuditReport, f: &Finding) -> Option<(&'a str, usize, usize)> {
+    let text = report.sources.get(&f.location.path)?;
+    let (offset, len) = (f.location.offset?, f.location.len.unwrap_or(0));
+    (offset + len <= text.len() && text.is_char_boundary(offset) && text.is_char_boundary(offset + len))
+        .then_some((text.as_str(), offset, len))
+}
+
+fn diagnostic<'a>(report: &'a AuditReport, f: &'a Finding) -> FindingDiagnostic<'a> {
+    let rule_title = report.rules.iter().find(|r| r.id == f.code).map(|r| r.title.as_str());
+    let role = f.role.as_deref().map(|r| format!(" [{r}]")).unwrap_or_default();
+    let (source, label) = match snippet(report, f) {
+        Some((text, offset, len)) => {
+            let mut label = describe::phrase(f, Lang::En, rule_title).replace('`', "");
+            if let Some(r) = &f.role {
+                label = format!("{r}: {label}");
+            }
+            (Some(NamedSource::new(&f.location.path, text.to_string())), Some(LabeledSpan::new(Some(label), offset, len)))
+        }
+        None => (None, None),
+    };
+    // Without a snippet, say where: the recipe line, or for engine-side findings
+    // the recipe places they affect (the engine file is in the evidence).
+    let mut message = f.message.clone();
+    if source.is_none() && !in_engine_source(f) && !f.location.path.is_empty() {
+        message = format!("{}:{}:{}: {message}", f.location.path, f.location.line, f.location.column);
+    }
+    let help = f.fix.as_ref().map(|fix| {
+        let applies = if fix.edits.is_empty() { "" } else { " (--fix applies it)" };
+        format!("{}{applies}", fix.description)
+    });
+    FindingDiagnostic {
+        finding: f,
+        code: format!("{} {}{role}", f.code, f.name),
+        message,
+        source,
+        label,
+        help,
+    }
+}
+
+/// The lines under the diagnostic: each piece of evidence (`path:line @ ref — what
+/// it shows`) and, for engine-side findings, the recipe places affected.
+fn trailer(f: &Finding, opts: &RenderOptions) -> String {
+    let label = |l: &str| if opts.color { format!("\x1b[36m{l}\x1b[0m") } else { l.to_string() };
+    let mut out = String::new();
+    for e in &f.evidence {
+        let note = e.note.as_deref().map(|n| format!(" — {n}")).unwrap_or_default();
+        let _ = writeln!(out, "  {} {}{note}", label("evidence:"), evidence_plain(e));
+    }
+    const SHOWN: usize = 5;
+    for a in f.affects.iter().take(SHOWN) {
+        let _ = writeln!(out, "  {} {}:{}:{} installs this Dynamo", label("affects:"), a.path, a.line, a.column);
+    }
+    if f.affects.len() > SHOWN {
+        let _ = writeln!(out, "  {} {} more recipe places install it", label("affects:"), f.affects.len() - SHOWN);
+    }
+    out
+}
+
+fn handler(opts: &RenderOptions) -> GraphicalReportHandler {
+    let theme = if opts.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    GraphicalReportHandler::new_themed(theme)
+        .with_links(false)
+        .with_width(opts.width)
+        .with_context_lines(1)
+        .without_syntax_highlighting()
+}
+
+/// Render one finding (used by the full report and by tests).
+pub fn render_finding(report: &AuditReport, f: &Finding, opts: &RenderOptions) -> String {
+    let mut out = String::new();
+    let _ = handler(opts).render_report(&mut out, &diagnostic(report, f));
+    let mut out = out.trim_end().to_string();
+    out.push('\n');
+    out.push_str(&trailer(f, opts));
+    out
+}
+
+pub fn render(report: &AuditReport, opts: &RenderOptions) -> String {
     let mut out = String::new();
     for bump in &report.bumps {
         let _ = writeln!(
@@ -19,44 +150,71 @@ pub fn render(report: &AuditReport) -> String {
             bump.how.join("; ")
         );
     }
+    // The user's files first, then findings in engine source.
+    let ordered = report.findings.iter().filter(|f| !in_engine_source(f)).chain(report.findings.iter().filter(|f| in_engine_source(f)));
     let mut current = None;
-    for f in &report.findings {
+    for f in ordered {
         if current != Some(&f.location.path) {
-            let _ = writeln!(out, "\n{}", if f.location.path.is_empty() { "(no file)" } else { &f.location.path });
+            let title = match f.location.path.as_str() {
+                "" => "(no file)".to_string(),
+                p if in_engine_source(f) => match describe::dynamo_ref(f) {
+                    Some(r) => format!("{p} (Dynamo {r} source)"),
+                    None => format!("{p} (engine source)"),
+                },
+                p => p.to_string(),
+            };
+            blank_line(&mut out);
+            let _ = writeln!(out, "── {title}\n");
             current = Some(&f.location.path);
         }
-        let role = f.role.as_deref().map(|r| format!(" [{r}]")).unwrap_or_default();
-        let _ = writeln!(out, "  {}:{}: {} {} {}{role}: {}", f.location.line, f.location.column, f.severity.as_str(), f.code, f.name, f.message);
-        for e in &f.evidence {
-            let note = e.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default();
-            let _ = writeln!(out, "      evidence: {}:{} @ {}{note}", e.path, e.line, e.ref_name);
-        }
-        if let Some(fix) = &f.fix {
-            let _ = writeln!(out, "      fix: {}{}", fix.description, if fix.edits.is_empty() { "" } else { " (--fix applies it)" });
-        }
+        out.push_str(&render_finding(report, f, opts));
+        out.push('\n');
     }
     if !report.notes.is_empty() {
-        let _ = writeln!(out, "\nnotes:");
+        blank_line(&mut out);
+        let _ = writeln!(out, "notes:");
         for n in &report.notes {
             let _ = writeln!(out, "  {n}");
         }
     }
     if !report.problems.is_empty() {
-        let _ = writeln!(out, "\nnot fully read:");
+        blank_line(&mut out);
+        let _ = writeln!(out, "not fully read:");
         for p in &report.problems {
             let _ = writeln!(out, "  {}: {}", p.path, p.message);
         }
     }
-    let count = |s: Severity| report.findings.iter().filter(|f| f.severity == s).count();
-    let _ = writeln!(
-        out,
-        "\n{} error(s), {} warning(s), {} info in {} deployment(s) of {} file(s){}",
-        count(Severity::Error),
-        count(Severity::Warning),
-        count(Severity::Info),
-        report.deployments_audited,
-        report.recipes,
-        if report.suppressed > 0 { format!("; {} suppressed", report.suppressed) } else { String::new() }
-    );
+    blank_line(&mut out);
+    let _ = writeln!(out, "{}", summary_line(report));
     out
+}
+
+/// End `out` with one empty line (none at the very start).
+fn blank_line(out: &mut String) {
+    if !out.is_empty() && !out.ends_with("\n\n") {
+        out.push('\n');
+    }
+}
+
+/// `3 errors, 10 warnings, 1 info in 2 deployments of 3 recipe files; sglang v1.0.0 → v1.1.0; dynamo 0.1.0`
+pub fn summary_line(report: &AuditReport) -> String {
+    let (e, w, i) = super::counts(report);
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut refs = Vec::new();
+    for engine in ["sglang", "dynamo"] {
+        let labels = super::bump_labels(report, engine);
+        if !labels.is_empty() {
+            refs.push(format!("{engine} {}", labels.join(", ")));
+        }
+    }
+    let refs = if refs.is_empty() { String::new() } else { format!("; {}", refs.join("; ")) };
+    let suppressed = if report.suppressed > 0 { format!("; {} suppressed", report.suppressed) } else { String::new() };
+    format!(
+        "{}, {}, {} in {} of {}{suppressed}{refs}",
+        plural(e, "error", "errors"),
+        plural(w, "warning", "warnings"),
+        plural(i, "info", "info"),
+        plural(report.deployments_audited, "deployment", "deployments"),
+        plural(report.recipes, "recipe file", "recipe files"),
+    )
 }

@@ -1,0 +1,555 @@
+//! The "flag audit" section a bump PR body carries: one paragraph a reviewer reads
+//! in ten seconds, then a compact table per area (flags, env vars, Dynamo
+//! compatibility, risk rules, recipe/master-config consistency).
+//!
+//! Every sentence of the paragraph is derived from the findings and claims only
+//! what they show: "all recipe flags still parse" is written only when no finding
+//! says a flag stops the server (EA001, EA002, EA005, EA006), "defaults are
+//! unchanged" only when every deployment's current release is known and no
+//! EA007 fired, and so on. Identical findings in several recipes are one row.
+//!
+//! `--lang en+zh` writes the English section, then the same in Chinese (code
+//! identifiers as they are).
+
+use super::{bump_labels, counts, describe, evidence_url, in_engine_source, Finding, Lang, RenderOptions};
+use crate::audit::AuditReport;
+use crate::codes::Severity;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// Findings that say the same thing about different recipes: one table row.
+pub struct Group<'a> {
+    pub findings: Vec<&'a Finding>,
+}
+
+impl<'a> Group<'a> {
+    fn first(&self) -> &'a Finding {
+        self.findings[0]
+    }
+    /// Distinct recipe files affected (the `dynamo:` places for engine-side findings).
+    pub fn recipe_paths(&self) -> BTreeSet<&'a str> {
+        self.findings
+            .iter()
+            .flat_map(|f| -> Vec<&'a str> {
+                if in_engine_source(f) {
+                    f.affects.iter().map(|a| a.path.as_str()).collect()
+                } else if f.location.path.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![f.location.path.as_str()]
+                }
+            })
+            .collect()
+    }
+}
+
+/// The areas of the report, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Section {
+    Flags,
+    Env,
+    Dynamo,
+    Rules,
+    Consistency,
+    Other,
+}
+
+impl Section {
+    fn of(code: &str) -> Section {
+        match code {
+            c if c.starts_with("EA00") => Section::Flags,
+            c if c.starts_with("EA10") => Section::Env,
+            c if c.starts_with("EA20") => Section::Dynamo,
+            c if c.starts_with("EA30") => Section::Consistency,
+            c if c.starts_with('R') => Section::Rules,
+            _ => Section::Other,
+        }
+    }
+    fn title(self, lang: Lang) -> &'static str {
+        match (self, lang == Lang::Zh) {
+            (Section::Flags, false) => "Flags",
+            (Section::Flags, true) => "参数",
+            (Section::Env, false) => "Env vars",
+            (Section::Env, true) => "环境变量",
+            (Section::Dynamo, false) => "Dynamo compatibility",
+            (Section::Dynamo, true) => "Dynamo 兼容性",
+            (Section::Rules, false) => "Risk rules",
+            (Section::Rules, true) => "风险规则",
+            (Section::Consistency, false) => "Recipes and master config",
+            (Section::Consistency, true) => "配方与主配置",
+            (Section::Other, false) => "Other",
+            (Section::Other, true) => "其他",
+        }
+    }
+}
+
+/// Findings grouped by code, subject and what they say apart from the recipe
+/// (the row's phrase: no recipe path, deployment, role or current release in
+/// it), in report order: area, then severity (errors first), code, subject.
+pub fn groups(report: &AuditReport) -> Vec<Group<'_>> {
+    type Key = (Section, std::cmp::Reverse<Severity>, String, String, String);
+    let mut by_key: BTreeMap<Key, Vec<&Finding>> = BTreeMap::new();
+    for f in &report.findings {
+        let phrase = describe::phrase(f, Lang::En, rule_title(report, f));
+        let key = (Section::of(&f.code), std::cmp::Reverse(f.severity), f.code.clone(), f.subject.clone(), phrase);
+        by_key.entry(key).or_default().push(f);
+    }
+    by_key.into_values().map(|findings| Group { findings }).collect()
+}
+
+fn of<'g, 'a>(groups: &'g [Group<'a>], pred: impl Fn(&str) -> bool) -> Vec<&'g Group<'a>> {
+    groups.iter().filter(|g| pred(&g.first().code)).collect()
+}
+
+fn rule_title<'a>(report: &'a AuditReport, f: &Finding) -> Option<&'a str> {
+    report.rules.iter().find(|r| r.id == f.code).map(|r| r.title.as_str())
+}
+
+fn phrase(report: &AuditReport, g: &Group, lang: Lang) -> String {
+    describe::phrase(g.first(), lang, rule_title(report, g.first()))
+}
+
+fn brief(report: &AuditReport, g: &Group, lang: Lang) -> String {
+    describe::brief(g.first(), lang, rule_title(report, g.first()))
+}
+
+/// Upper-case the first letter when the sentence starts with one.
+fn sentence(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_lowercase() => c.to_ascii_uppercase().to_string() + chars.as_str(),
+        _ => s.to_string(),
+    }
+}
+
+/// `a; b; c; and 2 more` / `a；b；c；另有 2 项`.
+fn list(items: Vec<String>, lang: Lang) -> String {
+    const SHOWN: usize = 4;
+    let more = items.len().saturating_sub(SHOWN);
+    let mut shown: Vec<String> = items.into_iter().take(SHOWN).collect();
+    let zh = lang == Lang::Zh;
+    if more > 0 {
+        shown.push(if zh { format!("另有 {more} 项") } else { format!("and {more} more") });
+    }
+    shown.join(if zh { "；" } else { "; " })
+}
+
+fn recipes_count(n: usize, lang: Lang) -> String {
+    match (lang == Lang::Zh, n) {
+        (true, n) => format!("{n} 个配方"),
+        (false, 1) => "1 recipe".into(),
+        (false, n) => format!("{n} recipes"),
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The lead paragraph.
+pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
+    let zh = lang == Lang::Zh;
+    let stop = if zh { "。" } else { "." };
+    // Sentences, written with a leading space that Chinese drops.
+    let mut out = String::new();
+
+    let labels = bump_labels(report, "sglang");
+    let title = match (zh, labels.is_empty()) {
+        (false, false) => format!("SGLang flag audit ({})", labels.join("; ")),
+        (true, false) => format!("SGLang 参数审计 ({})", labels.join("；")),
+        (false, true) => "Engine audit".to_string(),
+        (true, true) => "引擎审计".to_string(),
+    };
+    // The colon stays outside the bold in Chinese: `**…)**：` keeps the emphasis
+    // closed before a CJK character (CommonMark flanking rules).
+    let head = if zh { format!("**{title}**：") } else { format!("**{title}:**") };
+
+    if report.deployments_audited == 0 {
+        let _ = write!(out, " {}", if zh { "没有可审计的部署。" } else { "no deployment was audited." });
+    } else {
+        // Flags that stop the server.
+        let breaking = of(groups, |c| matches!(c, "EA001" | "EA002" | "EA005" | "EA006"));
+        if breaking.is_empty() {
+            let _ = write!(out, " {}", if zh { "所有配方参数仍可解析。" } else { "all recipe flags still parse." });
+        } else {
+            let n: usize = breaking.iter().map(|g| g.findings.len()).sum();
+            let items = breaking
+                .iter()
+                .map(|g| {
+                    let k = g.recipe_paths().len();
+                    let count = if k > 1 {
+                        if zh { format!("（{}）", recipes_count(k, lang)) } else { format!(" ({})", recipes_count(k, lang)) }
+                    } else {
+                        String::new()
+                    };
+                    format!("{}{count}", brief(report, g, lang))
+                })
+                .collect();
+            let _ = if zh {
+                write!(out, " 配方中有 {n} 处参数设置会导致服务器启动失败：{}。", list(items, lang))
+            } else {
+                write!(out, " {} in the recipes will stop the server at startup: {}.", plural(n, "flag setting", "flag settings"), list(items, lang))
+            };
+        }
+
+        // Deprecated and changed flags.
+        let deprecated = of(groups, |c| matches!(c, "EA003" | "EA004" | "EA008"));
+        if !deprecated.is_empty() {
+            let items = deprecated.iter().map(|g| brief(report, g, lang)).collect();
+            let _ = write!(out, " {}{stop}", sentence(&list(items, lang)));
+        }
+
+        // Defaults of flags the recipes leave unset.
+        let defaults = of(groups, |c| c == "EA007");
+        let every_start_known = report.bumps.iter().filter(|b| b.engine == "sglang").all(|b| b.from.is_some());
+        match defaults.len() {
+            0 if every_start_known && !report.bumps.is_empty() => {
+                let _ = write!(out, " {}", if zh { "配方未设置的参数，默认值均未改变。" } else { "Defaults of the flags the recipes leave unset are unchanged." });
+            }
+            0 => {}
+            1 => {
+                let _ = write!(out, " {}{stop}", sentence(&brief(report, defaults[0], lang)));
+            }
+            _ => {
+                let items: Vec<String> = defaults.iter().map(|g| default_item(g.first(), lang)).collect();
+                let _ = if zh {
+                    write!(out, " 配方未设置的参数中，以下默认值已变更：{}。", items.join("、"))
+                } else {
+                    write!(out, " Defaults changed for flags the recipes leave unset: {}.", items.join(", "))
+                };
+            }
+        }
+
+        // Env vars.
+        let env = of(groups, |c| c.starts_with("EA10"));
+        if env.is_empty() {
+            let _ = write!(
+                out,
+                " {}",
+                if zh { "配方设置的 `SGLANG_*` 环境变量均不受影响。" } else { "No `SGLANG_*` env var the recipes set is affected." }
+            );
+        } else {
+            let items = env.iter().map(|g| brief(report, g, lang)).collect();
+            let _ = write!(out, " {}{stop}", sentence(&list(items, lang)));
+        }
+    }
+
+    // Dynamo.
+    let dynamo = of(groups, |c| c.starts_with("EA20"));
+    let dynamo_labels = bump_labels(report, "dynamo");
+    if !dynamo.is_empty() {
+        let refs: BTreeSet<&str> = dynamo.iter().flat_map(|g| g.findings.iter().filter_map(|f| describe::dynamo_ref(f))).collect();
+        let who = match refs.len() {
+            1 => format!("Dynamo {}", refs.iter().next().unwrap_or(&"")),
+            _ => "Dynamo".to_string(),
+        };
+        let items = dynamo.iter().map(|g| brief(report, g, lang)).collect();
+        let _ = write!(out, " {who}{}{}{stop}", if zh { "：" } else { ": " }, list(items, lang));
+    } else if !dynamo_labels.is_empty() && !report.problems.iter().any(|p| p.path.starts_with("dynamo@")) {
+        let refs = dynamo_labels.join(", ");
+        let _ = if zh {
+            write!(out, " Dynamo {refs}：对 SGLang 目标版本的导入、属性访问和版本约束均未发现问题。")
+        } else {
+            write!(out, " Dynamo {refs}: no import, attribute or pin problem against the SGLang target.")
+        };
+    }
+
+    // Risk rules.
+    let rules = of(groups, |c| c.starts_with('R'));
+    if !rules.is_empty() {
+        let items = rules
+            .iter()
+            .map(|g| {
+                let f = g.first();
+                let title = rule_title(report, f).unwrap_or(&f.name);
+                let k = recipes_count(g.recipe_paths().len(), lang);
+                if zh {
+                    format!("风险规则 `{}` 命中 {k}：“{title}”", f.code)
+                } else {
+                    format!("risk rule `{}` matches {k}: {title}", f.code)
+                }
+            })
+            .collect();
+        let _ = write!(out, " {}{stop}", sentence(&list(items, lang)));
+    }
+
+    // Recipes against the master config and the engine repos.
+    let consistency = of(groups, |c| c.starts_with("EA30"));
+    if !consistency.is_empty() {
+        let items = consistency.iter().map(|g| brief(report, g, lang)).collect();
+        let _ = if zh {
+            write!(out, " 配方与主配置或引擎仓库不一致：{}。", list(items, lang))
+        } else {
+            write!(out, " Recipes disagree with the master config or the engine repos: {}.", list(items, lang))
+        };
+    }
+
+    if !report.problems.is_empty() {
+        let n = report.problems.len();
+        let _ = if zh {
+            write!(out, " 有 {n} 处输入未能完整读取（见下文），相关结果可能不全。")
+        } else {
+            write!(out, " {} could not be fully read (listed below): findings there may be missing.", plural(n, "input", "inputs"))
+        };
+    }
+
+    let (e, w, i) = counts(report);
+    let _ = if zh {
+        write!(
+            out,
+            " 合计：{} 个部署（{} 个配方文件）中有 {e} 个错误、{w} 个警告、{i} 条提示。",
+            report.deployments_audited, report.recipes
+        )
+    } else {
+        write!(
+            out,
+            " In all: {}, {} and {} in {} of {}.",
+            plural(e, "error", "errors"),
+            plural(w, "warning", "warnings"),
+            plural(i, "info", "info"),
+            plural(report.deployments_audited, "deployment", "deployments"),
+            plural(report.recipes, "recipe file", "recipe files"),
+        )
+    };
+    if zh {
+        // Chinese runs sentences together after the full stop.
+        format!("{head}{}", out.trim_start().replace("。 ", "。"))
+    } else {
+        format!("{head}{out}")
+    }
+}
+
+/// `` `--x` (`a` → `b`) `` for the list of changed defaults.
+fn default_item(f: &Finding, lang: Lang) -> String {
+    let opt = describe::option(&f.subject);
+    let change = describe::phrase(f, Lang::En, None);
+    // The phrase names the values as code spans: the first two after the flag.
+    let spans = describe::code_spans(&change);
+    match (spans.get(1), spans.get(2), lang == Lang::Zh) {
+        (Some(a), Some(b), false) => format!("`{opt}` (`{a}` → `{b}`)"),
+        (Some(a), Some(b), true) => format!("`{opt}`（`{a}` → `{b}`）"),
+        _ => format!("`{opt}`"),
+    }
+}
+
+/// Table cell text: no line breaks, pipes escaped.
+fn cell(s: &str) -> String {
+    s.replace('\n', " ").replace('|', "\\|")
+}
+
+/// Shortest trailing parts of each path that tell the paths apart.
+fn short_names<'a>(paths: &BTreeSet<&'a str>) -> BTreeMap<&'a str, String> {
+    let parts = |p: &str, n: usize| -> String {
+        let v: Vec<&str> = p.split('/').collect();
+        v[v.len().saturating_sub(n)..].join("/")
+    };
+    let mut out = BTreeMap::new();
+    for p in paths {
+        let mut n = 1;
+        while n < p.split('/').count() && paths.iter().any(|o| o != p && parts(o, n) == parts(p, n)) {
+            n += 1;
+        }
+        out.insert(*p, parts(p, n));
+    }
+    out
+}
+
+fn recipes_cell(g: &Group, lang: Lang) -> String {
+    let zh = lang == Lang::Zh;
+    // EA007 is said once per recipe folder: it is about every recipe in it.
+    if g.first().code == "EA007" {
+        let folders: BTreeSet<String> = g
+            .findings
+            .iter()
+            .filter_map(|f| describe::code_spans(&f.message).get(1).map(|s| s.to_string()))
+            .collect();
+        if !folders.is_empty() {
+            let names: Vec<String> = folders
+                .iter()
+                .map(|p| {
+                    let parts: Vec<&str> = p.split('/').collect();
+                    format!("`{}/`", parts[parts.len().saturating_sub(2)..].join("/"))
+                })
+                .collect();
+            return if zh {
+                format!("{} 下的配方", names.join("、"))
+            } else {
+                format!("recipes in {}", names.join(", "))
+            };
+        }
+    }
+    let paths = g.recipe_paths();
+    let names = short_names(&paths);
+    let mut roles: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for f in &g.findings {
+        if in_engine_source(f) {
+            continue;
+        }
+        let entry = roles.entry(f.location.path.as_str()).or_default();
+        if let Some(r) = f.role.as_deref() {
+            if !entry.contains(&r) {
+                entry.push(r);
+                entry.sort();
+            }
+        }
+    }
+    const SHOWN: usize = 3;
+    let shown: Vec<String> = paths
+        .iter()
+        .take(SHOWN)
+        .map(|p| {
+            let roles = roles
+                .get(p)
+                .filter(|r| !r.is_empty())
+                .map(|r| if zh { format!("（{}）", r.join("、")) } else { format!(" ({})", r.join(", ")) })
+                .unwrap_or_default();
+            format!("`{}`{roles}", names[p])
+        })
+        .collect();
+    let mut shown = shown.join(if zh { "、" } else { ", " });
+    if paths.len() > SHOWN {
+        shown.push_str(&if zh { format!(" 等 {} 个", paths.len()) } else { format!(", +{} more", paths.len() - SHOWN) });
+    }
+    let dynamo: Vec<&str> = g
+        .findings
+        .iter()
+        .filter(|f| in_engine_source(f))
+        .filter_map(|f| describe::dynamo_ref(f))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let refs = dynamo.join(", ");
+    match (paths.len(), dynamo.is_empty()) {
+        (0, true) => "—".into(),
+        (0, false) => format!("Dynamo {refs}"),
+        (n, true) => format!("**{n}** · {shown}"),
+        (n, false) if zh => format!("**{n}** · {shown}（经 Dynamo {refs}）"),
+        (n, false) => format!("**{n}** · {shown} (via Dynamo {refs})"),
+    }
+}
+
+fn evidence_cell(g: &Group, opts: &RenderOptions) -> String {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for e in g.findings.iter().flat_map(|f| &f.evidence) {
+        if !seen.insert((&e.path, e.line, &e.ref_name)) {
+            continue;
+        }
+        let at = if e.engine.is_some() { format!(" @ {}", e.ref_name) } else { String::new() };
+        out.push(match evidence_url(e, opts) {
+            Some(url) => format!("[{}:{}]({url}){at}", e.path, e.line),
+            None if e.engine.is_some() => format!("`{}:{}`{at}", e.path, e.line),
+            None => format!("`{}:{}`", e.path, e.line),
+        });
+    }
+    const SHOWN: usize = 3;
+    let more = out.len().saturating_sub(SHOWN);
+    out.truncate(SHOWN);
+    if more > 0 {
+        out.push(format!("+{more}"));
+    }
+    if out.is_empty() {
+        "—".into()
+    } else {
+        out.join("<br>")
+    }
+}
+
+fn fix_cell(g: &Group, lang: Lang) -> String {
+    let mut fixes: Vec<String> = Vec::new();
+    for f in &g.findings {
+        let Some(fix) = &f.fix else { continue };
+        let mut words = describe::fix_words(&fix.description, lang);
+        if !fix.edits.is_empty() {
+            words.push_str(if lang == Lang::Zh { "（`--fix` 可自动修复）" } else { " (`--fix`)" });
+        }
+        if !fixes.contains(&words) {
+            fixes.push(words);
+        }
+    }
+    if fixes.is_empty() {
+        "—".into()
+    } else {
+        fixes.join("<br>")
+    }
+}
+
+fn severity_word(s: Severity, lang: Lang) -> &'static str {
+    match (s, lang == Lang::Zh) {
+        (Severity::Error, false) => "error",
+        (Severity::Warning, false) => "warning",
+        (Severity::Info, false) => "info",
+        (Severity::Error, true) => "错误",
+        (Severity::Warning, true) => "警告",
+        (Severity::Info, true) => "提示",
+    }
+}
+
+fn render_one(report: &AuditReport, groups: &[Group], lang: Lang, opts: &RenderOptions) -> String {
+    let zh = lang == Lang::Zh;
+    let mut out = summary(report, groups, lang);
+    out.push('\n');
+    let mut sections: BTreeMap<Section, Vec<&Group>> = BTreeMap::new();
+    for g in groups {
+        sections.entry(Section::of(&g.first().code)).or_default().push(g);
+    }
+    for (section, rows) in &sections {
+        let _ = if zh {
+            writeln!(out, "\n### {}（{}）\n", section.title(lang), rows.len())
+        } else {
+            writeln!(out, "\n### {} ({})\n", section.title(lang), rows.len())
+        };
+        let _ = writeln!(
+            out,
+            "{}",
+            if zh { "| 代码 | 问题 | 涉及配方 | 依据 | 修复 |" } else { "| Code | Finding | Recipes | Evidence | Fix |" }
+        );
+        let _ = writeln!(out, "|---|---|---|---|---|");
+        for g in rows {
+            let f = g.first();
+            let _ = writeln!(
+                out,
+                "| `{}` {} | {} | {} | {} | {} |",
+                f.code,
+                severity_word(f.severity, lang),
+                cell(&phrase(report, g, lang)),
+                cell(&recipes_cell(g, lang)),
+                cell(&evidence_cell(g, opts)),
+                cell(&fix_cell(g, lang)),
+            );
+        }
+    }
+    if !report.problems.is_empty() {
+        let _ = writeln!(out, "\n### {}\n", if zh { "未能完整读取" } else { "Not fully read" });
+        for p in &report.problems {
+            let _ = writeln!(out, "- `{}`: {}", p.path, p.message.replace('\n', " "));
+        }
+    }
+    if !report.notes.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n<details><summary>{}</summary>\n",
+            if zh { format!("说明（{}）", report.notes.len()) } else { format!("Notes ({})", report.notes.len()) }
+        );
+        for n in &report.notes {
+            let _ = writeln!(out, "- {}", n.replace('\n', " "));
+        }
+        let _ = writeln!(out, "\n</details>");
+    }
+    let version = env!("CARGO_PKG_VERSION");
+    let _ = writeln!(
+        out,
+        "\n<sub>{}</sub>",
+        if zh {
+            format!("由 engine-audit {version} 静态生成：依据为所示版本的引擎源码（文件:行 @ 版本）；各代码的说明见 `docs/codes/`。")
+        } else {
+            format!("Generated statically by engine-audit {version}: evidence is engine source at the refs shown (file:line @ ref); each code is explained in `docs/codes/`.")
+        }
+    );
+    out
+}
+
+pub fn render(report: &AuditReport, opts: &RenderOptions) -> String {
+    let groups = groups(report);
+    opts.lang.parts().iter().map(|&lang| render_one(report, &groups, lang, opts)).collect::<Vec<_>>().join("\n---\n\n")
+}
