@@ -1,7 +1,7 @@
 //! `engine-audit audit`: load recipes, run the audit, print, and gate; with
 //! `--fix`, apply the mechanical fixes, print the diff and audit again.
 
-use super::engines::open_options;
+use super::engines::audit_sources;
 use super::output::emit;
 use crate::audit::{self, AuditOptions, AuditReport};
 use crate::cli::{AuditArgs, FailOn, GateArgs, ReportArgs};
@@ -59,27 +59,21 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
             "nothing to audit"
         ));
     }
-    let sglang = args.sources.sglang.clone().or_else(|| config.engine_source(config.file.sglang.as_ref()));
-    let dynamo = args.sources.dynamo.clone().or_else(|| config.engine_source(config.file.dynamo.as_ref()));
-    if sglang.is_none() && dynamo.is_none() {
+    let base = audit_sources(&args.sources, config);
+    if base.sglang.is_none() && base.dynamo.is_none() {
         return Err(miette::miette!(
             help = "pass --sglang PATH|URL (and --dynamo PATH|URL for the Dynamo checks), or set them in .engine-audit.yaml",
             "no engine source given"
         ));
     }
     let opts = AuditOptions {
-        sglang,
-        dynamo,
-        sglang_root: args.sources.sglang_root.clone(),
-        dynamo_root: args.sources.dynamo_root.clone(),
-        open: open_options(&args.sources),
         from: args.from.clone(),
         to: args.to.clone(),
         dynamo_from: args.dynamo_from.clone(),
         dynamo_to: args.dynamo_to.clone(),
         master_key: args.key.clone(),
         rules: crate::rules::load_rules(&args.rules).map_err(miette::Report::new)?,
-        ..AuditOptions::default()
+        ..base
     };
     Ok(Inputs {
         paths,

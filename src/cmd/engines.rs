@@ -45,3 +45,16 @@ pub fn open_package_tree(
     let package_root = discover_package_root(tree.as_ref(), engine, root)?;
     Ok((tree, ref_name, package_root))
 }
+
+/// The engine sources and how to open them, from the flags, else the config file.
+/// Refs, rules and the rest are the caller's.
+pub fn audit_sources(sources: &EngineSources, config: &crate::config::Config) -> crate::audit::AuditOptions {
+    crate::audit::AuditOptions {
+        sglang: sources.sglang.clone().or_else(|| config.engine_source(config.file.sglang.as_ref())),
+        dynamo: sources.dynamo.clone().or_else(|| config.engine_source(config.file.dynamo.as_ref())),
+        sglang_root: sources.sglang_root.clone(),
+        dynamo_root: sources.dynamo_root.clone(),
+        open: open_options(sources),
+        ..crate::audit::AuditOptions::default()
+    }
+}

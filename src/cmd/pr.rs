@@ -12,7 +12,7 @@
 //! loosen its own gate.
 
 use super::audit::{fail_on, gate, policy};
-use super::engines::open_options;
+use super::engines::audit_sources;
 use super::output::emit;
 use crate::audit::{self, AuditOptions, AuditReport, Problem};
 use crate::cli::{PrArgs, PrFormat};
@@ -39,25 +39,19 @@ pub fn run(args: PrArgs) -> miette::Result<ExitCode> {
     let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir };
     let change = Change::read(&snaps, &config.file.recipe_roots, &mapping);
 
-    let sglang = args.sources.sglang.clone().or_else(|| config.engine_source(config.file.sglang.as_ref()));
-    let dynamo = args.sources.dynamo.clone().or_else(|| config.engine_source(config.file.dynamo.as_ref()));
-    if !change.recipes.is_empty() && sglang.is_none() && dynamo.is_none() {
+    let base = audit_sources(&args.sources, &config);
+    if !change.recipes.is_empty() && base.sglang.is_none() && base.dynamo.is_none() {
         return Err(miette::miette!(
             help = "pass --sglang PATH|URL (and --dynamo PATH|URL), or set them in the base commit's .engine-audit.yaml",
             "no engine source given"
         ));
     }
     let opts = AuditOptions {
-        sglang,
-        dynamo,
-        sglang_root: args.sources.sglang_root.clone(),
-        dynamo_root: args.sources.dynamo_root.clone(),
-        open: open_options(&args.sources),
         to: args.to.clone(),
         dynamo_to: args.dynamo_to.clone(),
         rules: crate::rules::load_rules(&args.rules).map_err(miette::Report::new)?,
         baseline: change.baseline.clone(),
-        ..AuditOptions::default()
+        ..base
     };
     let mut result = if change.recipes.is_empty() { AuditReport::default() } else { audit::run(&change.recipes, &opts)? };
     result.findings.extend(change.consistency.iter().cloned());
