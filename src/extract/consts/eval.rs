@@ -50,7 +50,7 @@ pub(super) fn eval(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> F
                         // that is a name imported from another module is left unfolded:
                         // following it parses that module, and registries such as
                         // `{"name": DetectorClass, ...}` are only ever read for their keys.
-                        let v = if is_imported_name(file, vnode, scope) {
+                        let v = if is_imported_name(file, vnode) {
                             Val::Opaque(file.text(vnode).to_string())
                         } else {
                             sub(vnode).unwrap_or_else(Val::Opaque)
@@ -476,9 +476,11 @@ fn comprehension(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Res
     Ok(out)
 }
 
-/// A bare name bound at module level by `from x import name` (and not rebound locally).
-fn is_imported_name(file: &PyFile, node: Node, scope: Scope) -> bool {
-    if node.kind() != "identifier" || scope.locals.is_some() || scope.class.is_some() {
+/// A bare name bound at module level by `from x import name`. A class or local
+/// scope that rebinds it is not looked at: the value is then left unfolded, which
+/// is never wrong, only less precise.
+fn is_imported_name(file: &PyFile, node: Node) -> bool {
+    if node.kind() != "identifier" {
         return false;
     }
     matches!(
