@@ -42,6 +42,10 @@ pub struct ConfigFile {
     /// Where master-config links (`recipes/...`) point, relative to the repo root.
     pub recipes_dir: Option<String>,
     pub fail_on: Option<FailOn>,
+    /// The repo's own risk-rule folders (relative to the config file), loaded on
+    /// top of the built-in rules and `--rules`.
+    #[serde(default)]
+    pub rules: Vec<String>,
 }
 
 /// A loaded config and the folder its relative paths are relative to.
@@ -63,7 +67,7 @@ pub enum ConfigError {
     #[error("{path}:{line}:{column}: {message}")]
     #[diagnostic(
         code(engine_audit::config::invalid),
-        help("known keys: sglang, dynamo, severity, ignore, recipe_roots, recipes_dir, fail_on")
+        help("known keys: sglang, dynamo, severity, ignore, recipe_roots, recipes_dir, fail_on, rules")
     )]
     Invalid {
         path: String,
@@ -115,6 +119,13 @@ impl Config {
             return Some(spec.clone());
         }
         Some(self.root.join(spec).display().to_string())
+    }
+
+    /// Rule folders: the ones given on the command line, then the config's.
+    pub fn rule_dirs(&self, from_flags: &[PathBuf]) -> Vec<PathBuf> {
+        let mut dirs = from_flags.to_vec();
+        dirs.extend(self.file.rules.iter().map(|r| self.root.join(r)));
+        dirs
     }
 
     /// `recipe_roots` as paths.
@@ -183,7 +194,7 @@ mod tests {
 
     #[test]
     fn reads_every_key() {
-        let text = "sglang: https://github.com/sgl-project/sglang\ndynamo: ../dynamo.git\nseverity:\n  EA007: warning\n  R001: info\nignore: [EA104]\nrecipe_roots: [benchmarks]\nrecipes_dir: benchmarks/multi_node/srt-slurm-recipes\nfail_on: warning\n";
+        let text = "sglang: https://github.com/sgl-project/sglang\ndynamo: ../dynamo.git\nseverity:\n  EA007: warning\n  R001: info\nignore: [EA104]\nrecipe_roots: [benchmarks]\nrecipes_dir: benchmarks/multi_node/srt-slurm-recipes\nfail_on: warning\nrules: [ci/rules]\n";
         let file = parse(text, "c.yaml").unwrap();
         assert_eq!(file.sglang.as_deref(), Some("https://github.com/sgl-project/sglang"));
         assert_eq!(file.severity.get("EA007"), Some(&Severity::Warning));
@@ -193,6 +204,7 @@ mod tests {
         let config = Config { file, root: PathBuf::from("/repo"), path: None };
         assert_eq!(config.engine_source(config.file.dynamo.as_ref()).as_deref(), Some("/repo/../dynamo.git"));
         assert_eq!(config.engine_source(config.file.sglang.as_ref()).as_deref(), Some("https://github.com/sgl-project/sglang"));
+        assert_eq!(config.rule_dirs(&[PathBuf::from("extra")]), [PathBuf::from("extra"), PathBuf::from("/repo/ci/rules")]);
     }
 
     #[test]

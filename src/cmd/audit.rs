@@ -72,7 +72,7 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
         dynamo_from: args.dynamo_from.clone(),
         dynamo_to: args.dynamo_to.clone(),
         master_key: args.key.clone(),
-        rules: crate::rules::load_rules(&args.rules).map_err(miette::Report::new)?,
+        rules: crate::rules::load_rules(&config.rule_dirs(&args.rules)).map_err(miette::Report::new)?,
         ..base
     };
     Ok(Inputs {

@@ -49,7 +49,7 @@ pub fn run(args: PrArgs) -> miette::Result<ExitCode> {
     let opts = AuditOptions {
         to: args.to.clone(),
         dynamo_to: args.dynamo_to.clone(),
-        rules: crate::rules::load_rules(&args.rules).map_err(miette::Report::new)?,
+        rules: crate::rules::load_rules(&config.rule_dirs(&args.rules)).map_err(miette::Report::new)?,
         baseline: change.baseline.clone(),
         ..base
     };
