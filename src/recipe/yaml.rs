@@ -240,6 +240,7 @@ pub fn parse(src: &SourceText) -> Result<Option<Node>, RecipeError> {
         anchors: HashMap::new(),
         root: None,
         documents: 0,
+        expanded: 0,
     };
     let mut parser = Parser::new_from_str(body);
     loop {
@@ -258,9 +259,29 @@ struct Builder<'a> {
     src: &'a SourceText,
     bom: usize,
     stack: Vec<Frame>,
-    anchors: HashMap<usize, Node>,
+    /// Each anchored node with its size in nodes (aliases inside it expanded).
+    anchors: HashMap<usize, (Node, usize)>,
     root: Option<Node>,
     documents: usize,
+    /// Nodes copied in through aliases so far, against [`MAX_ALIAS_NODES`].
+    expanded: usize,
+}
+
+/// Aliases are expanded into copies, so nested aliases grow exponentially (a
+/// "billion laughs" file of a few hundred bytes expands to 10^9 nodes and
+/// exhausts memory). Real recipes alias a few small blocks; past this many
+/// copied nodes the file is rejected.
+const MAX_ALIAS_NODES: usize = 1_000_000;
+
+fn node_count(node: &Node) -> usize {
+    1 + match &node.kind {
+        NodeKind::Scalar(_) => 0,
+        NodeKind::Seq(items) => items.iter().map(node_count).sum(),
+        NodeKind::Map(entries) => entries
+            .iter()
+            .map(|e| node_count(&e.key) + node_count(&e.value))
+            .sum(),
+    }
 }
 
 enum Frame {
@@ -359,7 +380,7 @@ impl Builder<'_> {
                 let end = alias_end(&self.src.text, at);
                 let alias = self.src.span(at, end);
                 // yaml-rust2 rejects unknown anchors itself; this guards the lookup anyway.
-                let Some(target) = self.anchors.get(&id) else {
+                let Some((target, size)) = self.anchors.get(&id) else {
                     return Err(RecipeError::Shape {
                         path: self.src.path.clone(),
                         line: alias.line,
@@ -368,6 +389,19 @@ impl Builder<'_> {
                         at: alias.source_span(),
                     });
                 };
+                self.expanded = self.expanded.saturating_add(*size);
+                if self.expanded > MAX_ALIAS_NODES {
+                    return Err(RecipeError::Shape {
+                        path: self.src.path.clone(),
+                        line: alias.line,
+                        message: format!(
+                            "aliases expand to more than {MAX_ALIAS_NODES} values (nested aliases multiply); \
+                             not audited"
+                        ),
+                        src: self.src.named_source(),
+                        at: alias.source_span(),
+                    });
+                }
                 let mut node = target.clone();
                 node.alias = Some(alias);
                 self.finish(node, 0)?;
@@ -441,7 +475,9 @@ impl Builder<'_> {
     /// Attach a completed node to its parent (or make it the document root).
     fn finish(&mut self, node: Node, anchor: usize) -> Result<(), RecipeError> {
         if anchor != 0 {
-            self.anchors.insert(anchor, node.clone());
+            // Counted once per anchor; bounded because every alias inside the
+            // node was already charged against MAX_ALIAS_NODES.
+            self.anchors.insert(anchor, (node.clone(), node_count(&node)));
         }
         match self.stack.last_mut() {
             None => self.root = Some(node),
@@ -766,6 +802,28 @@ mod tests {
                 other => panic!("{text:?}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn nested_alias_bomb_is_rejected_not_expanded() {
+        // Regression (found by robustness testing): 9 levels of 9 aliases expand
+        // to 9^9 nodes; this used to exhaust memory.
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..9 {
+            let items = vec![format!("*a{}", i - 1); 9].join(", ");
+            text.push_str(&format!("a{i}: &a{i} [{items}]\n"));
+        }
+        let src = SourceText::new("t.yaml", text);
+        match parse(&src) {
+            Err(RecipeError::Shape { message, line, .. }) => {
+                assert!(message.contains("aliases expand"), "{message}");
+                assert!(line >= 6, "points at the alias that overflows: line {line}");
+            }
+            other => panic!("expected a Shape error, got {other:?}"),
+        }
+        // Ordinary reuse stays fine.
+        let (_, root) = tree("a: &a {x: 1}\nb: *a\nc: *a\n");
+        assert_eq!(root.get("c").unwrap().get("x").unwrap().as_str(), Some("1"));
     }
 
     #[test]
