@@ -12,7 +12,7 @@
 use super::span::{SourceText, Span};
 use super::RecipeError;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
@@ -273,7 +273,8 @@ struct Builder<'a> {
 /// copied nodes the file is rejected.
 const MAX_ALIAS_NODES: usize = 1_000_000;
 
-fn node_count(node: &Node) -> usize {
+/// Values in a tree: scalars, lists and maps, keys included.
+pub(crate) fn node_count(node: &Node) -> usize {
     1 + match &node.kind {
         NodeKind::Scalar(_) => 0,
         NodeKind::Seq(items) => items.iter().map(node_count).sum(),
@@ -297,6 +298,9 @@ enum Frame {
         flow: bool,
         entries: Vec<Entry>,
         pending_key: Option<Node>,
+        /// Scalar key text → index in `entries`: duplicate checks stay O(1) per
+        /// key (a generated map of a million keys must not take n² compares).
+        keys: HashMap<String, usize>,
     },
 }
 
@@ -423,6 +427,7 @@ impl Builder<'_> {
                     flow,
                     entries: Vec::new(),
                     pending_key: None,
+                    keys: HashMap::new(),
                 });
             }
             Event::SequenceEnd => {
@@ -485,12 +490,16 @@ impl Builder<'_> {
             Some(Frame::Map {
                 entries,
                 pending_key,
+                keys,
                 ..
             }) => match pending_key.take() {
                 None => *pending_key = Some(node),
                 Some(key) => {
-                    if let Some(first) = entries.iter().find(|e| same_key(&e.key, &key)) {
-                        return Err(duplicate_key(self.src, &first.key, &key));
+                    if let Some(text) = key.as_scalar().map(|k| k.text.clone()) {
+                        if let Some(&first) = keys.get(&text) {
+                            return Err(duplicate_key(self.src, &entries[first].key, &key));
+                        }
+                        keys.insert(text, entries.len());
                     }
                     entries.push(Entry {
                         key,
@@ -517,6 +526,7 @@ impl Builder<'_> {
         }
         let mut own = Vec::new();
         let mut merged: Vec<Entry> = Vec::new();
+        let mut merged_keys: HashSet<String> = HashSet::new();
         for entry in entries {
             if !is_merge(&entry) {
                 own.push(entry);
@@ -529,16 +539,20 @@ impl Builder<'_> {
             };
             for source in sources {
                 let Some(source_entries) = source.as_map() else {
+                    // Report where the merge names it (the alias), not the anchor's line.
+                    let at = source.alias.as_ref().unwrap_or(&source.span);
                     return Err(RecipeError::Shape {
                         path: self.src.path.clone(),
-                        line: source.span.line,
+                        line: at.line,
                         message: format!("`<<` merges maps, found a {}", source.kind_name()),
                         src: self.src.named_source(),
-                        at: source.alias.as_ref().unwrap_or(&source.span).source_span(),
+                        at: at.source_span(),
                     });
                 };
                 for e in source_entries {
-                    if !merged.iter().any(|m| same_key(&m.key, &e.key)) {
+                    // Sets, not scans: merging a large anchored map must stay linear.
+                    let new = e.key.as_scalar().is_none_or(|k| merged_keys.insert(k.text.clone()));
+                    if new {
                         let mut e = e.clone();
                         e.merged_at.get_or_insert(entry.key.span.clone());
                         merged.push(e);
@@ -546,16 +560,10 @@ impl Builder<'_> {
                 }
             }
         }
-        merged.retain(|m| !own.iter().any(|o| same_key(&o.key, &m.key)));
+        let own_keys: HashSet<&str> = own.iter().filter_map(|o| o.key.as_scalar()).map(|k| k.text.as_str()).collect();
+        merged.retain(|m| m.key.as_scalar().is_none_or(|k| !own_keys.contains(k.text.as_str())));
         own.extend(merged);
         Ok(own)
-    }
-}
-
-fn same_key(a: &Node, b: &Node) -> bool {
-    match (a.as_scalar(), b.as_scalar()) {
-        (Some(x), Some(y)) => x.text == y.text,
-        _ => false,
     }
 }
 
