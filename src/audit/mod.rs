@@ -147,7 +147,12 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
     let mut audited: Vec<(&RecipeFile, &Deployment, DeploymentRefs)> = Vec::new();
     for file in files {
         for note in &file.notes {
-            report.notes.push(format!("{}: {}", file.path, note.message));
+            // Keep the line: a note about a value that could not be read must say where.
+            let at = match &note.span {
+                Some(span) => format!("{}:{}:{}", file.path, span.line, span.column),
+                None => file.path.clone(),
+            };
+            report.notes.push(format!("{at}: {}", note.message));
         }
         match &file.kind {
             RecipeKind::SrtSlurm | RecipeKind::LaunchScript => {}
@@ -163,7 +168,9 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
             audited.push((file, dep, refs));
         }
     }
-    report.deployments_audited = audited.len();
+    // Counted below: a deployment is audited once its target surface was read.
+    // One whose engine ref or package cannot be read is only listed under
+    // `problems`, so a run where nothing could be checked reports 0 (exit 2).
 
     // 2. Dynamo first: its imports decide which SGLang modules need symbols.
     let mut symbols_of: BTreeSet<String> = BTreeSet::new();
@@ -257,6 +264,7 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
             Some(_) => Some(to_surface.clone()),
             None => None,
         };
+        report.deployments_audited += 1;
         let bump = Bump { from: from_surface.as_deref(), to: &to_surface };
         let entry = summaries
             .entry(("sglang".into(), refs.sglang_from.as_ref().map(|r| r.wanted.clone()), to.wanted.clone()))

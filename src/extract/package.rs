@@ -95,6 +95,21 @@ impl<'t> Package<'t> {
         Ok(PyFile::parse(path, text))
     }
 
+    /// Like [`parse`](Self::parse), but a file that is not valid UTF-8 (a latin-1
+    /// comment, a `coding:` line) is read with replacement characters so its
+    /// other lines still give facts; the second value says so for a warning.
+    pub fn parse_lossy(&self, path: &str) -> Result<(PyFile, Option<String>), SourceError> {
+        match self.tree.read_text(path) {
+            Ok(text) => Ok((PyFile::parse(path, text), None)),
+            Err(e @ SourceError::NotUtf8 { .. }) => {
+                let bytes = self.tree.read(path)?;
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                Ok((PyFile::parse(path, text), Some(format!("{e}; read with replacement characters"))))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Resolve a relative import (`from ..x import y` in module `m`) to a dotted name.
     pub fn resolve_relative(&self, current_module: &str, is_package: bool, dots: usize, rest: &str) -> Option<String> {
         let mut parts: Vec<&str> = current_module.split('.').collect();

@@ -22,9 +22,9 @@ use crate::surface::ExtractWarning;
 /// not code, and parsing them would only cost time.
 pub const MAX_SOURCE_BYTES: u64 = 4 << 20;
 
-/// Read and parse one file of the package for fact extraction. Unreadable,
-/// non-UTF-8 or oversized files yield `None` and a warning naming the file;
-/// syntax errors yield the partial tree and a warning.
+/// Read and parse one file of the package for fact extraction. Unreadable and
+/// oversized files yield `None` and a warning naming the file; invalid UTF-8 is
+/// replaced and syntax errors yield the partial tree, each with a warning.
 pub fn parse_module_file(
     pkg: &Package,
     path: &str,
@@ -53,6 +53,8 @@ pub fn parse_source(
         warn(warnings, path, too_large(bytes.len() as u64));
         return None;
     }
+    // Invalid UTF-8 (a latin-1 comment) must not cost the whole file's facts:
+    // read with replacement characters and say so.
     let source = match String::from_utf8(bytes) {
         Ok(source) => source,
         Err(e) => {
@@ -60,8 +62,8 @@ pub fn parse_source(
                 path: path.to_string(),
                 offset: e.utf8_error().valid_up_to(),
             };
-            warn(warnings, path, format!("not parsed: {error}"));
-            return None;
+            warn(warnings, path, format!("{error}; read with replacement characters"));
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
         }
     };
     let file = PyFile::parse(path, source);
@@ -632,8 +634,10 @@ mod tests {
         assert!(warnings
             .iter()
             .any(|w| w.path == "p/__init__.py" && w.message.contains("syntax error")));
+        // Invalid UTF-8 is replaced, not fatal: the module's names survive, with a warning.
         let (names, warnings) = symbols_of(&tree, "p", "p.latin1");
-        assert_eq!(names, None);
+        assert_eq!(names, Some(vec!["X".to_string()]));
         assert_eq!(warnings[0].path, "p/latin1.py");
+        assert!(warnings[0].message.contains("UTF-8"), "{warnings:?}");
     }
 }

@@ -114,6 +114,16 @@ fn read_deployment(
             None,
         ),
     };
+    // A section that is not a map would otherwise be skipped without a word
+    // (`model: [a, b]` has no `model.container` to find).
+    for section in ["model", "resources", "backend"] {
+        if let Some(node) = tree.get(section).filter(|n| n.as_map().is_none() && !n.is_null()) {
+            notes.push(Note::error(
+                format!("`{section}` should be a map, found a {}; its values are not read", node.kind_name()),
+                Some(node.span.clone()),
+            ));
+        }
+    }
     let scalar =
         |keys: &[&str], notes: &mut Vec<Note>| spanned_scalar(tree.path(keys), keys, notes);
     let container = scalar(&["model", "container"], notes);
@@ -462,6 +472,22 @@ fn expand_variants(
         .and_then(Node::as_str)
         .unwrap_or("unnamed")
         .to_string();
+    // Every variant is a full copy of `base`: a long zip list over a large base
+    // would multiply into more values than any real sweep has (and exhaust memory).
+    let mut count = overrides.len();
+    for (key, entry) in &zips {
+        if entry.value.as_map().is_some() {
+            count = count.saturating_add(zip_length(src, key, &entry.value)?);
+        }
+    }
+    let size = count.saturating_mul(super::yaml::node_count(base));
+    if size > MAX_VARIANT_NODES {
+        return Err(RecipeError::shape(
+            src,
+            &base.span,
+            format!("{count} variants of this `base` make {size} values, over the {MAX_VARIANT_NODES} an audit reads; split the sweep"),
+        ));
+    }
     let mut variants = Vec::new();
     for (key, entry) in overrides {
         let over = &entry.value;
@@ -506,32 +532,46 @@ fn expand_variants(
     Ok(variants)
 }
 
+/// Values all variants of one override-format recipe may hold together.
+const MAX_VARIANT_NODES: usize = 5_000_000;
+
 /// srtctl's `deep_merge` on spanned nodes: maps merge recursively, anything else
 /// replaces, `null` deletes the key.
 fn deep_merge(base: &Node, over: &Node) -> Node {
     let (Some(base_entries), Some(over_entries)) = (base.as_map(), over.as_map()) else {
         return over.clone();
     };
-    let mut entries: Vec<Entry> = base_entries.to_vec();
+    // Slots plus a key index: a large override over a large base stays linear
+    // (a scan of the base per override key is quadratic).
+    let mut slots: Vec<Option<Entry>> = base_entries.iter().cloned().map(Some).collect();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (i, e) in base_entries.iter().enumerate() {
+        if let Some(k) = e.key.as_str() {
+            index.entry(k.to_string()).or_insert(i);
+        }
+    }
     for o in over_entries {
         let Some(key) = o.key.as_str() else { continue };
-        let existing = entries.iter().position(|e| e.key.as_str() == Some(key));
+        let existing = index.get(key).copied().filter(|&i| slots[i].is_some());
         if o.value.is_null() {
             if let Some(i) = existing {
-                entries.remove(i);
+                slots[i] = None;
             }
             continue;
         }
-        match existing {
-            Some(i) if entries[i].value.as_map().is_some() && o.value.as_map().is_some() => {
-                entries[i].value = deep_merge(&entries[i].value, &o.value);
+        match existing.and_then(|i| slots[i].as_mut().map(|e| (i, e))) {
+            Some((_, e)) if e.value.as_map().is_some() && o.value.as_map().is_some() => {
+                e.value = deep_merge(&e.value, &o.value);
             }
-            Some(i) => entries[i] = o.clone(),
-            None => entries.push(o.clone()),
+            Some((i, _)) => slots[i] = Some(o.clone()),
+            None => {
+                index.insert(key.to_string(), slots.len());
+                slots.push(Some(o.clone()));
+            }
         }
     }
     Node {
-        kind: NodeKind::Map(entries),
+        kind: NodeKind::Map(slots.into_iter().flatten().collect()),
         span: base.span.clone(),
         alias: None,
     }

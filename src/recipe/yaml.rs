@@ -12,7 +12,7 @@
 use super::span::{SourceText, Span};
 use super::RecipeError;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
@@ -240,6 +240,7 @@ pub fn parse(src: &SourceText) -> Result<Option<Node>, RecipeError> {
         anchors: HashMap::new(),
         root: None,
         documents: 0,
+        expanded: 0,
     };
     let mut parser = Parser::new_from_str(body);
     loop {
@@ -258,9 +259,30 @@ struct Builder<'a> {
     src: &'a SourceText,
     bom: usize,
     stack: Vec<Frame>,
-    anchors: HashMap<usize, Node>,
+    /// Each anchored node with its size in nodes (aliases inside it expanded).
+    anchors: HashMap<usize, (Node, usize)>,
     root: Option<Node>,
     documents: usize,
+    /// Nodes copied in through aliases so far, against [`MAX_ALIAS_NODES`].
+    expanded: usize,
+}
+
+/// Aliases are expanded into copies, so nested aliases grow exponentially (a
+/// "billion laughs" file of a few hundred bytes expands to 10^9 nodes and
+/// exhausts memory). Real recipes alias a few small blocks; past this many
+/// copied nodes the file is rejected.
+const MAX_ALIAS_NODES: usize = 1_000_000;
+
+/// Values in a tree: scalars, lists and maps, keys included.
+pub(crate) fn node_count(node: &Node) -> usize {
+    1 + match &node.kind {
+        NodeKind::Scalar(_) => 0,
+        NodeKind::Seq(items) => items.iter().map(node_count).sum(),
+        NodeKind::Map(entries) => entries
+            .iter()
+            .map(|e| node_count(&e.key) + node_count(&e.value))
+            .sum(),
+    }
 }
 
 enum Frame {
@@ -276,6 +298,9 @@ enum Frame {
         flow: bool,
         entries: Vec<Entry>,
         pending_key: Option<Node>,
+        /// Scalar key text → index in `entries`: duplicate checks stay O(1) per
+        /// key (a generated map of a million keys must not take n² compares).
+        keys: HashMap<String, usize>,
     },
 }
 
@@ -359,7 +384,7 @@ impl Builder<'_> {
                 let end = alias_end(&self.src.text, at);
                 let alias = self.src.span(at, end);
                 // yaml-rust2 rejects unknown anchors itself; this guards the lookup anyway.
-                let Some(target) = self.anchors.get(&id) else {
+                let Some((target, size)) = self.anchors.get(&id) else {
                     return Err(RecipeError::Shape {
                         path: self.src.path.clone(),
                         line: alias.line,
@@ -368,6 +393,19 @@ impl Builder<'_> {
                         at: alias.source_span(),
                     });
                 };
+                self.expanded = self.expanded.saturating_add(*size);
+                if self.expanded > MAX_ALIAS_NODES {
+                    return Err(RecipeError::Shape {
+                        path: self.src.path.clone(),
+                        line: alias.line,
+                        message: format!(
+                            "aliases expand to more than {MAX_ALIAS_NODES} values (nested aliases multiply); \
+                             not audited"
+                        ),
+                        src: self.src.named_source(),
+                        at: alias.source_span(),
+                    });
+                }
                 let mut node = target.clone();
                 node.alias = Some(alias);
                 self.finish(node, 0)?;
@@ -389,6 +427,7 @@ impl Builder<'_> {
                     flow,
                     entries: Vec::new(),
                     pending_key: None,
+                    keys: HashMap::new(),
                 });
             }
             Event::SequenceEnd => {
@@ -441,7 +480,9 @@ impl Builder<'_> {
     /// Attach a completed node to its parent (or make it the document root).
     fn finish(&mut self, node: Node, anchor: usize) -> Result<(), RecipeError> {
         if anchor != 0 {
-            self.anchors.insert(anchor, node.clone());
+            // Counted once per anchor; bounded because every alias inside the
+            // node was already charged against MAX_ALIAS_NODES.
+            self.anchors.insert(anchor, (node.clone(), node_count(&node)));
         }
         match self.stack.last_mut() {
             None => self.root = Some(node),
@@ -449,12 +490,16 @@ impl Builder<'_> {
             Some(Frame::Map {
                 entries,
                 pending_key,
+                keys,
                 ..
             }) => match pending_key.take() {
                 None => *pending_key = Some(node),
                 Some(key) => {
-                    if let Some(first) = entries.iter().find(|e| same_key(&e.key, &key)) {
-                        return Err(duplicate_key(self.src, &first.key, &key));
+                    if let Some(text) = key.as_scalar().map(|k| k.text.clone()) {
+                        if let Some(&first) = keys.get(&text) {
+                            return Err(duplicate_key(self.src, &entries[first].key, &key));
+                        }
+                        keys.insert(text, entries.len());
                     }
                     entries.push(Entry {
                         key,
@@ -481,6 +526,7 @@ impl Builder<'_> {
         }
         let mut own = Vec::new();
         let mut merged: Vec<Entry> = Vec::new();
+        let mut merged_keys: HashSet<String> = HashSet::new();
         for entry in entries {
             if !is_merge(&entry) {
                 own.push(entry);
@@ -493,16 +539,20 @@ impl Builder<'_> {
             };
             for source in sources {
                 let Some(source_entries) = source.as_map() else {
+                    // Report where the merge names it (the alias), not the anchor's line.
+                    let at = source.alias.as_ref().unwrap_or(&source.span);
                     return Err(RecipeError::Shape {
                         path: self.src.path.clone(),
-                        line: source.span.line,
+                        line: at.line,
                         message: format!("`<<` merges maps, found a {}", source.kind_name()),
                         src: self.src.named_source(),
-                        at: source.alias.as_ref().unwrap_or(&source.span).source_span(),
+                        at: at.source_span(),
                     });
                 };
                 for e in source_entries {
-                    if !merged.iter().any(|m| same_key(&m.key, &e.key)) {
+                    // Sets, not scans: merging a large anchored map must stay linear.
+                    let new = e.key.as_scalar().is_none_or(|k| merged_keys.insert(k.text.clone()));
+                    if new {
                         let mut e = e.clone();
                         e.merged_at.get_or_insert(entry.key.span.clone());
                         merged.push(e);
@@ -510,16 +560,10 @@ impl Builder<'_> {
                 }
             }
         }
-        merged.retain(|m| !own.iter().any(|o| same_key(&o.key, &m.key)));
+        let own_keys: HashSet<&str> = own.iter().filter_map(|o| o.key.as_scalar()).map(|k| k.text.as_str()).collect();
+        merged.retain(|m| m.key.as_scalar().is_none_or(|k| !own_keys.contains(k.text.as_str())));
         own.extend(merged);
         Ok(own)
-    }
-}
-
-fn same_key(a: &Node, b: &Node) -> bool {
-    match (a.as_scalar(), b.as_scalar()) {
-        (Some(x), Some(y)) => x.text == y.text,
-        _ => false,
     }
 }
 
@@ -766,6 +810,28 @@ mod tests {
                 other => panic!("{text:?}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn nested_alias_bomb_is_rejected_not_expanded() {
+        // Regression (found by robustness testing): 9 levels of 9 aliases expand
+        // to 9^9 nodes; this used to exhaust memory.
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..9 {
+            let items = vec![format!("*a{}", i - 1); 9].join(", ");
+            text.push_str(&format!("a{i}: &a{i} [{items}]\n"));
+        }
+        let src = SourceText::new("t.yaml", text);
+        match parse(&src) {
+            Err(RecipeError::Shape { message, line, .. }) => {
+                assert!(message.contains("aliases expand"), "{message}");
+                assert!(line >= 6, "points at the alias that overflows: line {line}");
+            }
+            other => panic!("expected a Shape error, got {other:?}"),
+        }
+        // Ordinary reuse stays fine.
+        let (_, root) = tree("a: &a {x: 1}\nb: *a\nc: *a\n");
+        assert_eq!(root.get("c").unwrap().get("x").unwrap().as_str(), Some("1"));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 pub mod eval;
 pub mod evidence;
+mod locate;
 pub mod model;
 pub mod pyscope;
 pub mod selftest;
@@ -101,12 +102,15 @@ pub fn parse_rule(text: &str, origin: RuleOrigin) -> Result<Rule, RuleError> {
     let file = rule_stub.doc_path();
     let spec: RuleSpec = model::from_yaml(text).map_err(|e| {
         let loc = e.location();
-        RuleError::Parse {
-            file: file.clone(),
-            line: loc.as_ref().map_or(0, |l| l.line()),
-            column: loc.as_ref().map_or(0, |l| l.column()),
-            message: e.to_string(),
+        let mut message = e.to_string();
+        let mut at = loc.as_ref().map_or((0, 0), |l| (l.line(), l.column()));
+        if let Some((key, line, column)) = locate::key_of_error(text, &message) {
+            at = (line, column);
+            if !message.starts_with(&key) {
+                message = format!("{key}: {message}");
+            }
         }
+        RuleError::Parse { file: file.clone(), line: at.0, column: at.1, message }
     })?;
     validate(&spec, &file)?;
     Ok(Rule { spec, origin })

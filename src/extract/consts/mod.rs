@@ -84,8 +84,11 @@ impl<'p> ConstEval<'p> {
         if let Some(cached) = self.files.borrow().get(&path) {
             return cached.clone();
         }
-        let parsed = match self.pkg.parse(&path) {
-            Ok(file) => {
+        let parsed = match self.pkg.parse_lossy(&path) {
+            Ok((file, lossy)) => {
+                if let Some(message) = lossy {
+                    self.warn(&path, message);
+                }
                 if file.has_errors() {
                     self.warn(&path, format!(
                         "syntax error near line {}; facts from this file may be partial",

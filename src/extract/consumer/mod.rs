@@ -213,29 +213,41 @@ fn in_scope(module: &str, prefix: &str) -> bool {
 }
 
 /// Read and parse one file; invalid UTF-8 is replaced (and warned about) so the
-/// rest of the file still yields facts.
+/// rest of the file still yields facts. Oversized files are skipped with a
+/// warning, as the other extractors do: a 20 MB generated module took ~40 s to
+/// walk here and holds no imports worth the wait.
 fn read_python(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWarning>) -> Option<PyFile> {
-    match pkg.tree.read_text(path) {
-        Ok(text) => Some(PyFile::parse(path, text)),
-        Err(SourceError::NotUtf8 { offset, .. }) => {
-            warnings.push(ExtractWarning {
-                path: path.to_string(),
-                message: format!("not valid UTF-8 (first bad byte at offset {offset}); read with replacement characters"),
-            });
-            let bytes = pkg.tree.read(path).ok()?;
-            Some(PyFile::parse(
-                path,
-                String::from_utf8_lossy(&bytes).into_owned(),
-            ))
-        }
+    let bytes = match pkg.tree.read(path) {
+        Ok(bytes) => bytes,
         Err(e) => {
             warnings.push(ExtractWarning {
                 path: path.to_string(),
                 message: format!("cannot read: {e}"),
             });
-            None
+            return None;
         }
+    };
+    let limit = crate::extract::symbols::MAX_SOURCE_BYTES;
+    if bytes.len() as u64 > limit {
+        warnings.push(ExtractWarning {
+            path: path.to_string(),
+            message: format!("skipped: {} bytes is over the {limit}-byte limit", bytes.len()),
+        });
+        return None;
     }
+    // Syntax errors are warned about by `file_uses`, which knows what they cost.
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let error = SourceError::NotUtf8 { path: path.to_string(), offset: e.utf8_error().valid_up_to() };
+            warnings.push(ExtractWarning {
+                path: path.to_string(),
+                message: format!("{error}; read with replacement characters"),
+            });
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    };
+    Some(PyFile::parse(path, text))
 }
 
 /// Deterministic order (path, line, kind, then the rest); exact repeats on one

@@ -1,0 +1,886 @@
+//! Robustness and safety: every bad input gets a clear, located error, nothing
+//! panics, the rest of the audit still runs, and nothing audited is executed.
+//!
+//! Exit codes and messages are checked end to end through the binary (assert_cmd);
+//! the rest at module level. Engine repos come from the demo fixtures
+//! (`engine_audit::demo::build`) or are built here with git2; nothing is fetched.
+
+use assert_cmd::Command;
+use engine_audit::extract::consumer::consumer_uses;
+use engine_audit::extract::{extract_surface, Demand, Package};
+use engine_audit::recipe::{self, FlagValue, LinkMapping, NoteLevel, RecipeError, RecipeFile};
+use engine_audit::rules::{parse_rule, RuleOrigin};
+use engine_audit::source::{Engine, EngineRepo, MemTree, OpenOptions, SourceError, Tree};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+// ---------------------------------------------------------------------------
+// helpers
+
+/// A recipe that audits cleanly against the demo SGLang (only info findings).
+const OK_RECIPE: &str = "name: ok
+model:
+  path: /models/m
+  container: \"lmsysorg/sglang:v1.0.0\"
+backend:
+  type: sglang
+  sglang_config:
+    aggregated:
+      tp-size: 8
+";
+
+struct Ws {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    sglang: PathBuf,
+    dynamo: PathBuf,
+}
+
+fn ws() -> Ws {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let demo = engine_audit::demo::build(&root).unwrap();
+    Ws { root, sglang: demo.sglang_repo, dynamo: demo.dynamo_repo, _dir: dir }
+}
+
+impl Ws {
+    fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+    /// `engine-audit audit --sglang <demo> --offline --cache-dir <tmp>` plus `args`.
+    fn audit(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::cargo_bin("engine-audit").unwrap();
+        cmd.current_dir(&self.root)
+            .env("NO_COLOR", "1")
+            .env("XDG_CACHE_HOME", self.root.join("xdg"))
+            .arg("audit")
+            .arg("--sglang")
+            .arg(&self.sglang)
+            .arg("--offline")
+            .arg("--cache-dir")
+            .arg(self.root.join("cache"));
+        cmd.args(args);
+        cmd
+    }
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(mut cmd: Command) -> Out {
+    let out = cmd.output().unwrap();
+    let o = Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(!o.stderr.contains("panicked"), "panic:\n{}", o.stderr);
+    o
+}
+
+fn load(path: &str, text: &str) -> Result<RecipeFile, RecipeError> {
+    recipe::load_text(path, text.to_string(), &LinkMapping::default())
+}
+
+fn note_with<'a>(file: &'a RecipeFile, needle: &str) -> &'a recipe::Note {
+    file.notes
+        .iter()
+        .find(|n| n.message.contains(needle))
+        .unwrap_or_else(|| panic!("no note containing {needle:?}: {:#?}", file.notes))
+}
+
+// ---------------------------------------------------------------------------
+// recipes: located errors, and the rest of the audit still runs
+
+#[test]
+fn malformed_yaml_is_located_and_the_other_recipes_are_still_audited() {
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    w.write("bad.yaml", "name: bad\nbackend:\n  sglang_config: [1, 2\n");
+    let o = run(w.audit(&["ok.yaml", "bad.yaml", "--to", "v1.1.0"]));
+    assert_eq!(o.code, 0, "only infos in ok.yaml; bad.yaml is listed, not fatal\n{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("bad.yaml:4:1: YAML syntax error"), "{}", o.stderr);
+    assert!(o.stdout.contains("bad.yaml") && o.stdout.contains("1 deployment"), "{}", o.stdout);
+}
+
+#[test]
+fn nothing_readable_exits_2_with_every_reason() {
+    let w = ws();
+    w.write("dup.yaml", "name: a\nbackend: {type: sglang}\nname: b\n");
+    w.write("latin1.yaml", b"name: caf\xe9\nbackend: {type: sglang}\n");
+    w.write("empty.yaml", "");
+    let o = run(w.audit(&["dup.yaml", "latin1.yaml", "empty.yaml", "--to", "v1.1.0"]));
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("key `name` appears twice (lines 1 and 3)"), "{}", o.stderr);
+    assert!(o.stderr.contains("latin1.yaml: not valid UTF-8 (first bad byte at offset 9)"), "{}", o.stderr);
+    assert!(o.stdout.contains("empty.yaml: empty file"), "{}", o.stdout);
+    assert!(o.stderr.contains("no deployment could be audited"), "{}", o.stderr);
+}
+
+#[test]
+fn yaml_errors_name_line_and_column() {
+    let cases: &[(&str, &str, u32)] = &[
+        ("tabs", "name: x\nbackend:\n\tsglang_config: {}\n", 3),
+        ("unclosed flow", "a: {b: 1\n", 2),
+        // yaml-rust2 names where the string starts: the line to fix.
+        ("unterminated string", "a: \"x\nb: 1\n", 1),
+        ("unknown alias", "a: 1\nb: *nope\n", 2),
+    ];
+    for (what, text, line) in cases {
+        match load("r.yaml", text) {
+            Err(RecipeError::Yaml { line: l, column, .. }) => {
+                assert_eq!(l, *line, "{what}");
+                assert!(column >= 1, "{what}");
+            }
+            other => panic!("{what}: expected a YAML error, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn shape_errors_are_typed_and_located() {
+    let cases: &[(&str, &str, u32, &str)] = &[
+        ("duplicate key", "a: 1\nb:\n  c: 1\n  c: 2\n", 3, "appears twice"),
+        ("second document", "a: 1\n---\nb: 2\n", 2, "second YAML document"),
+        ("merge of a scalar", "a: &s 1\nb:\n  <<: *s\n", 3, "merges maps"),
+        ("base not a map", "backend: {type: sglang}\nbase: [1]\noverride_x: {}\n", 2, "`base` should be a map"),
+        ("override not a map", "base: {backend: {type: sglang}}\noverride_x: [1]\n", 2, "`override_x` should be a map"),
+    ];
+    for (what, text, line, needle) in cases {
+        let err = load("r.yaml", text).expect_err(what);
+        let message = err.to_string();
+        assert!(message.contains(needle), "{what}: {message}");
+        let got = match &err {
+            RecipeError::Shape { line, .. } => *line,
+            RecipeError::DuplicateKey { first_line, .. } => *first_line,
+            other => panic!("{what}: {other:?}"),
+        };
+        assert_eq!(got, *line, "{what}: {message}");
+    }
+}
+
+#[test]
+fn anchors_aliases_and_merge_keys_point_at_the_written_text() {
+    let text = "common: &common\n  tp-size: 8\n  mem-fraction-static: 0.8\nname: anchored\nmodel:\n  container: \"lmsysorg/sglang:v1.0.0\"\nbackend:\n  type: sglang\n  sglang_config:\n    prefill:\n      <<: *common\n      dp-size: 2\n    decode: *common\n";
+    let file = load("a.yaml", text).unwrap();
+    let roles = &file.deployments[0].roles;
+    for role in roles {
+        let tp = role.flags.iter().find(|f| f.name == "tp-size").expect("tp-size through the alias");
+        assert_eq!(tp.value_span.line, 2, "{}: the value's span is the anchored text", role.role);
+        assert_eq!(&file.text[tp.value_span.offset..tp.value_span.end()], "8");
+    }
+    let prefill = roles.iter().find(|r| r.role == "prefill").unwrap();
+    assert_eq!(prefill.flags.len(), 3, "merged keys plus its own");
+}
+
+#[test]
+fn a_section_of_the_wrong_shape_is_a_located_note_and_the_rest_is_read() {
+    let text = "name: shapes\nmodel: [a, b]\nbackend:\n  type: sglang\n  sglang_config:\n    prefill: \"--tp 8\"\n    decode:\n      tp-size: 8\n  environment: [A, B]\n";
+    let file = load("s.yaml", text).unwrap();
+    let model = note_with(&file, "`model` should be a map");
+    assert_eq!((model.level, model.span.as_ref().unwrap().line), (NoteLevel::Error, 2));
+    assert_eq!(note_with(&file, "sglang_config.prefill").span.as_ref().unwrap().line, 6);
+    assert_eq!(note_with(&file, "environment block").span.as_ref().unwrap().line, 9);
+    let decode = file.deployments[0].roles.iter().find(|r| r.role == "decode").unwrap();
+    assert_eq!(decode.flags[0].name, "tp-size", "the well-formed role is still read");
+
+    let not_a_map = load("c.yaml", "name: x\nbackend:\n  type: sglang\n  sglang_config: 5\n").unwrap();
+    assert_eq!(note_with(&not_a_map, "should map roles to flags").span.as_ref().unwrap().line, 4);
+}
+
+#[test]
+fn a_flag_value_that_is_a_map_is_invalid_not_guessed() {
+    let text = "name: m\nbackend:\n  type: sglang\n  sglang_config:\n    aggregated:\n      tp-size: {a: 1}\n      dp-size: 2\n";
+    let file = load("m.yaml", text).unwrap();
+    let flags = &file.deployments[0].roles[0].flags;
+    let tp = flags.iter().find(|f| f.name == "tp-size").unwrap();
+    assert!(matches!(tp.value, FlagValue::Invalid { .. }), "{:?}", tp.value);
+    assert_eq!(tp.value_span.line, 6);
+    assert_eq!(note_with(&file, "tp-size").span.as_ref().unwrap().line, 6);
+    assert!(flags.iter().any(|f| f.name == "dp-size"), "the next flag is still read");
+}
+
+#[test]
+fn notes_in_the_report_carry_their_line() {
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    w.write("m.yaml", "name: m\nmodel:\n  container: \"lmsysorg/sglang:v1.0.0\"\nbackend:\n  type: sglang\n  sglang_config:\n    aggregated:\n      tp-size: {a: 1}\n");
+    let o = run(w.audit(&["ok.yaml", "m.yaml", "--to", "v1.1.0", "--format", "json"]));
+    let report: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("m.yaml:8:16: `aggregated.tp-size` is a map"), "{notes}");
+}
+
+#[test]
+fn bom_and_crlf_keep_spans_exact() {
+    let text = "\u{feff}name: crlf\r\nbackend:\r\n  type: sglang\r\n  sglang_config:\r\n    aggregated:\r\n      tp-size: 8\r\n      attention-backend: \"fa3\"\r\n";
+    let file = load("b.yaml", text).unwrap();
+    let flags = &file.deployments[0].roles[0].flags;
+    let tp = &flags[0];
+    assert_eq!((tp.key_span.line, tp.key_span.column), (6, 7));
+    assert_eq!(&file.text[tp.value_span.offset..tp.value_span.end()], "8");
+    let ab = &flags[1];
+    assert_eq!(&file.text[ab.value_span.offset..ab.value_span.end()], "\"fa3\"");
+    assert_eq!(file.deployments[0].name_span.as_ref().unwrap().column, 7, "the BOM takes no column");
+}
+
+#[test]
+fn an_empty_or_comment_only_recipe_is_a_note() {
+    for text in ["", "\u{feff}", "# only a comment\n", "\n\n"] {
+        let file = load("e.yaml", text).unwrap();
+        note_with(&file, "empty file");
+        assert!(file.deployments.is_empty());
+    }
+}
+
+#[test]
+fn an_alias_bomb_is_refused_quickly() {
+    let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..9 {
+        text.push_str(&format!("a{i}: &a{i} [{}]\n", vec![format!("*a{}", i - 1); 9].join(", ")));
+    }
+    text.push_str("backend: {type: sglang}\n");
+    let start = Instant::now();
+    let err = load("bomb.yaml", &text).unwrap_err();
+    println!("alias bomb refused in {:?}", start.elapsed());
+    assert!(err.to_string().contains("aliases expand"), "{err}");
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let deep = format!("backend: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    assert!(matches!(load("d.yaml", &deep), Err(RecipeError::Yaml { .. })));
+    let deep_map = format!("backend: {}1{}\n", "{a: ".repeat(20_000), "}".repeat(20_000));
+    assert!(load("d.yaml", &deep_map).is_err());
+}
+
+/// A recipe of about 50 MB: one real deployment, then a huge `extra:` block
+/// (a flat map and a long list), the shapes a generated file would have.
+fn big_recipe(bytes: usize) -> String {
+    let mut text = String::from(OK_RECIPE);
+    text.push_str("extra:\n  table:\n");
+    let mut i = 0usize;
+    while text.len() < bytes / 2 {
+        text.push_str(&format!("    key_{i:08}: value number {i}\n"));
+        i += 1;
+    }
+    text.push_str("  list:\n");
+    while text.len() < bytes {
+        text.push_str(&format!("    - item {i}\n"));
+        i += 1;
+    }
+    text
+}
+
+#[test]
+fn a_50_mb_recipe_loads_in_bounded_time() {
+    let text = big_recipe(50 << 20);
+    let start = Instant::now();
+    let file = load("big.yaml", &text).unwrap();
+    println!("50 MB recipe ({} bytes) loaded in {:?}", text.len(), start.elapsed());
+    assert_eq!(file.deployments.len(), 1);
+    assert_eq!(file.deployments[0].roles[0].flags[0].name, "tp-size");
+}
+
+#[test]
+fn an_override_sweep_that_multiplies_past_the_limit_is_refused() {
+    // Every zip variant copies `base`: 3000 values × 2000 variants = 6M.
+    let mut text = String::from("base:\n  name: sweep\n  backend:\n    type: sglang\n  extra:\n");
+    for i in 0..1500 {
+        text.push_str(&format!("    k{i}: {i}\n"));
+    }
+    text.push_str("zip_override_tp:\n  backend:\n    sglang_config:\n      aggregated:\n        tp-size: [");
+    text.push_str(&(0..2000).map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
+    text.push_str("]\n");
+    let start = Instant::now();
+    let err = load("sweep.yaml", &text).unwrap_err();
+    println!("oversized sweep refused in {:?}", start.elapsed());
+    assert!(matches!(&err, RecipeError::Shape { line: 2, .. }), "points at `base`: {err}");
+    assert!(err.to_string().contains("2000 variants"), "{err}");
+    // A real sweep is fine.
+    let small = text.replace(&(0..2000).map(|i| i.to_string()).collect::<Vec<_>>().join(", "), "4, 8");
+    assert_eq!(load("sweep.yaml", &small).unwrap().deployments.len(), 2);
+}
+
+// ---------------------------------------------------------------------------
+// shell scripts
+
+#[test]
+fn an_unterminated_quote_does_not_lose_the_script() {
+    let text = "#!/bin/bash\npython3 -m sglang.launch_server --tp-size 8 --model-path \"/m\npython3 -m sglang.launch_server --dp 2\n";
+    let file = load("u.sh", text).unwrap();
+    assert!(
+        !file.deployments.is_empty() || !file.notes.is_empty(),
+        "either something is read or the problem is said: {file:#?}"
+    );
+    for note in &file.notes {
+        if let Some(span) = &note.span {
+            assert!(file.text.get(span.offset..span.end()).is_some());
+        }
+    }
+}
+
+#[test]
+fn heredoc_text_is_not_read_as_flags() {
+    let text = "#!/bin/bash\ncat > cfg.txt <<EOF\npython3 -m sglang.launch_server --not-a-real-flag 1\nEOF\npython3 -m sglang.launch_server --tp-size 8\n";
+    let file = load("h.sh", text).unwrap();
+    let argvs: Vec<String> = file
+        .deployments
+        .iter()
+        .flat_map(|d| &d.roles)
+        .flat_map(|r| r.argv.iter().flatten())
+        .map(|t| format!("{:?}", t.value))
+        .collect();
+    assert!(argvs.iter().any(|t| t.contains("--tp-size")), "{argvs:?}");
+    assert!(!argvs.iter().any(|t| t.contains("not-a-real-flag")), "heredoc body read as a command: {argvs:?}");
+}
+
+#[test]
+fn launches_in_a_loop_or_through_eval_are_dynamic_not_guessed() {
+    let looped = "#!/bin/bash\nfor tp in 4 8; do\n  python3 -m sglang.launch_server --tp-size $tp\ndone\n";
+    let file = load("l.sh", looped).unwrap();
+    let role = &file.deployments[0].roles[0];
+    assert!(role.dynamic.as_deref().unwrap_or("").contains("loop (line 2)"), "{role:#?}");
+
+    let evaled = "#!/bin/bash\nCMD=\"python3 -m sglang.launch_server --tp-size 8\"\neval \"$CMD\"\n";
+    let file = load("e.sh", evaled).unwrap();
+    let role = &file.deployments[0].roles[0];
+    assert!(role.dynamic.as_deref().unwrap_or("").contains("eval"), "{role:#?}");
+}
+
+#[test]
+fn launch_scripts_are_read_never_run() {
+    let w = ws();
+    let marker = w.root.join("SCRIPT_RAN");
+    w.write(
+        "launch.sh",
+        format!("#!/bin/bash\ntouch {m}\npython3 -m sglang.launch_server --tp-size 8 $(touch {m})\n", m = marker.display()),
+    );
+    let o = run(w.audit(&["launch.sh", "--to", "v1.1.0"]));
+    assert!(o.code == 0 || o.code == 1, "{}\n{}", o.stdout, o.stderr);
+    assert!(!marker.exists(), "the launch script was executed");
+}
+
+// ---------------------------------------------------------------------------
+// engine source
+
+const SERVER_ARGS_HEAD: &str = "import argparse\n\nclass ServerArgs:\n    @staticmethod\n    def add_cli_args(parser):\n        parser.add_argument(\"--tp-size\", type=int, default=1)\n        parser.add_argument(\"--dp-size\", type=int, default=1)\n";
+
+fn sglang_tree(files: &[(&str, &[u8])]) -> MemTree {
+    let mut tree = MemTree::new("mem");
+    tree.insert("sglang/__init__.py", b"".to_vec());
+    tree.insert("sglang/srt/__init__.py", b"".to_vec());
+    for (path, bytes) in files {
+        tree.insert(path, bytes.to_vec());
+    }
+    tree
+}
+
+fn full_surface(tree: &MemTree) -> engine_audit::surface::EngineSurface {
+    let demand = Demand {
+        symbols_of: vec!["sglang.srt.server_args".into(), "sglang.srt.a".into(), "sglang.srt.b".into()],
+        ..Demand::full(Engine::Sglang)
+    };
+    extract_surface(tree, Engine::Sglang, "sglang", "test", &demand)
+}
+
+#[test]
+fn a_python_syntax_error_gives_partial_facts_and_a_warning_naming_the_file() {
+    let broken = format!("{SERVER_ARGS_HEAD}        parser.add_argument(\"--broken\", type=int, default=(\n\ndef oops(:\n    pass\n");
+    let tree = sglang_tree(&[("sglang/srt/server_args.py", broken.as_bytes())]);
+    let s = full_surface(&tree);
+    assert!(s.flag("--tp-size").is_some() && s.flag("--dp-size").is_some(), "facts before the error survive");
+    let w = s.warnings.iter().find(|w| w.path == "sglang/srt/server_args.py").expect("a warning names the file");
+    assert!(w.message.contains("syntax error"), "{}", w.message);
+}
+
+#[test]
+fn non_utf8_python_is_a_warning_naming_the_file() {
+    let mut bytes = SERVER_ARGS_HEAD.as_bytes().to_vec();
+    bytes.extend_from_slice(b"# caf\xe9\n");
+    let tree = sglang_tree(&[("sglang/srt/server_args.py", &bytes), ("dynamo/sglang/main.py", b"import sglang\n# \xff\n")]);
+    let s = full_surface(&tree);
+    assert!(
+        s.warnings.iter().any(|w| w.path == "sglang/srt/server_args.py" && w.message.contains("UTF-8")),
+        "{:?}",
+        s.warnings
+    );
+    assert!(s.flag("--tp-size").is_some(), "a latin-1 comment does not cost the file's facts");
+    let pkg = Package::new(&tree, "dynamo");
+    let mut warnings = Vec::new();
+    let uses = consumer_uses(&pkg, "sglang", "dynamo.sglang", &mut warnings);
+    assert!(!uses.is_empty(), "the consumer file is read with replacement characters");
+    assert!(warnings.iter().any(|w| w.path == "dynamo/sglang/main.py" && w.message.contains("UTF-8")), "{warnings:?}");
+}
+
+/// About 20 MB of generated module: a long constant table.
+fn generated_module(bytes: usize) -> String {
+    let mut text = String::from("TABLE = {\n");
+    let mut i = 0;
+    while text.len() < bytes {
+        text.push_str(&format!("    \"key_{i:08}\": [{i}, {i}.5, \"v{i}\"],\n"));
+        i += 1;
+    }
+    text.push_str("}\n");
+    text
+}
+
+#[test]
+fn a_20_mb_generated_module_is_handled_in_bounded_time() {
+    let big = generated_module(20 << 20);
+    let head = format!("{SERVER_ARGS_HEAD}from sglang.srt.gen import TABLE\n");
+    let tree = sglang_tree(&[
+        ("sglang/srt/server_args.py", head.as_bytes()),
+        ("sglang/srt/gen.py", big.as_bytes()),
+        ("sglang/srt/a.py", big.as_bytes()),
+        ("dynamo/sglang/big.py", big.as_bytes()),
+    ]);
+    let start = Instant::now();
+    let s = full_surface(&tree);
+    println!("surface with 20 MB modules in {:?}", start.elapsed());
+    assert!(s.flag("--tp-size").is_some());
+    assert!(s.warnings.iter().any(|w| w.path == "sglang/srt/a.py"), "the oversized module is named: {:?}", s.warnings);
+    let start = Instant::now();
+    let pkg = Package::new(&tree, "dynamo");
+    let mut warnings = Vec::new();
+    let _ = consumer_uses(&pkg, "sglang", "dynamo.sglang", &mut warnings);
+    println!("consumer uses with a 20 MB module in {:?}", start.elapsed());
+    assert!(warnings.iter().any(|w| w.path == "dynamo/sglang/big.py" && w.message.contains("limit")), "{warnings:?}");
+}
+
+#[test]
+fn circular_imports_and_self_referential_constants_terminate() {
+    let server_args = format!(
+        "{SERVER_ARGS_HEAD}from sglang.srt.a import *\nfrom sglang.srt.b import B\nSELF = SELF + [1]\nX = Y\nY = X\n\
+         class More:\n    @staticmethod\n    def add(parser):\n        pass\n\
+         def _more(parser):\n    parser.add_argument(\"--cyc\", choices=B)\n    parser.add_argument(\"--self\", choices=SELF)\n    parser.add_argument(\"--xy\", choices=X)\n"
+    );
+    let server_args = server_args.replace(
+        "default=1)\n        parser.add_argument(\"--dp-size\", type=int, default=1)\n",
+        "default=1)\n        parser.add_argument(\"--dp-size\", type=int, default=1)\n        _more(parser)\n",
+    );
+    let a = "from sglang.srt.b import *\nfrom sglang.srt.server_args import *\nA = B + A\n";
+    let b = "from sglang.srt.a import *\nfrom .a import A\nB = A\nfrom . import b\nC = b.C\n";
+    let tree = sglang_tree(&[
+        ("sglang/srt/server_args.py", server_args.as_bytes()),
+        ("sglang/srt/a.py", a.as_bytes()),
+        ("sglang/srt/b.py", b.as_bytes()),
+    ]);
+    let start = Instant::now();
+    let s = full_surface(&tree);
+    println!("cyclic package folded in {:?}", start.elapsed());
+    for name in ["--cyc", "--self", "--xy"] {
+        let flag = s.flag(name).unwrap_or_else(|| panic!("{name} registered"));
+        // A value folding cannot know is unknown, never a guessed list.
+        assert!(
+            !matches!(&flag.choices, Some(engine_audit::surface::Known::Value(v)) if !v.is_empty()),
+            "{name}: {:?}",
+            flag.choices
+        );
+    }
+    assert!(s.flag("--tp-size").is_some());
+}
+
+// ---------------------------------------------------------------------------
+// rules: each error names the file, the line and the key
+
+const RULE: &str = "id: R900
+name: robust-test
+title: t
+severity: warning
+engine: sglang
+versions: \">=0.5\"
+when:
+  flag: {name: tp-size, equals: \"8\"}
+evidence:
+  - query:
+      files: [srt/server_args.py]
+      query: \"(call) @c\"
+message: m
+docs: d
+tests:
+  invalid:
+    - name: c
+      engines: [{fixture: r001}]
+      deployment: {flags: {tp-size: 8}}
+";
+
+fn rule_error(text: &str) -> String {
+    match parse_rule(text, RuleOrigin::File("rules/robust.yaml".into())) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn rule_errors_name_file_line_and_key() {
+    parse_rule(RULE, RuleOrigin::File("rules/robust.yaml".into())).expect("the baseline rule is valid");
+    let cases: &[(&str, String, &str, &str)] = &[
+        ("unknown top-level key", RULE.replace("docs: d\n", "docs: d\ncolour: red\n"), "colour", ":15:"),
+        ("unknown nested key", RULE.replace("equals: \"8\"}", "equals: \"8\", rol: x}"), "rol", ":8:"),
+        ("wrong type", RULE.replace("message: m\n", "message: [1, 2]\n"), "message", ":13:"),
+        ("invalid tree-sitter query", RULE.replace("\"(call) @c\"", "\"(call @c\""), "evidence[0].query", ":12:"),
+        ("bad PEP 440 specifier", RULE.replace("\">=0.5\"", "\">=0.5.x\""), "versions", ":6:"),
+        ("bad regex", RULE.replace("  flag: {name: tp-size, equals: \"8\"}", "  model: {matches: \"(\"}"), "model", ":8:"),
+    ];
+    for (what, text, key, line) in cases {
+        let message = rule_error(text);
+        assert!(message.contains("rules/robust.yaml"), "{what}: {message}");
+        assert!(message.contains(key), "{what}: key `{key}` not named: {message}");
+        assert!(message.contains(line), "{what}: line {line} not named: {message}");
+    }
+}
+
+#[test]
+fn a_bad_rules_dir_is_a_usage_error() {
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    w.write("myrules/bad.yaml", RULE.replace("\"(call) @c\"", "\"(call @c\""));
+    let o = run(w.audit(&["ok.yaml", "--to", "v1.1.0", "--rules", "myrules"]));
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("bad.yaml") && o.stderr.contains("tree-sitter query"), "{}", o.stderr);
+}
+
+// ---------------------------------------------------------------------------
+// engine repos that cannot be read (CLI)
+
+#[test]
+fn a_missing_tag_is_named_with_the_nearest_and_nothing_audited_exits_2() {
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    let o = run(w.audit(&["ok.yaml", "--to", "v1.1.9"]));
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("ref `v1.1.9` not found") && o.stdout.contains("nearest tags: v1.1.0"), "{}", o.stdout);
+}
+
+#[test]
+fn a_missing_from_tag_is_listed_and_the_audit_goes_on() {
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE.replace("tp-size: 8", "tp-size: 8\n      no-such-flag: 1"));
+    let o = run(w.audit(&["ok.yaml", "--from", "v0.0.7", "--to", "v1.1.0"]));
+    assert_eq!(o.code, 1, "the unknown flag is still an error\n{}\n{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("ref `v0.0.7` not found"), "{}", o.stdout);
+    assert!(o.stdout.contains("EA001"), "{}", o.stdout);
+}
+
+#[test]
+fn a_repo_without_an_sglang_package_exits_2_and_says_where_it_looked() {
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    // The Dynamo repo as --sglang: it has no SGLang package.
+    let mut cmd = Command::cargo_bin("engine-audit").unwrap();
+    cmd.current_dir(&w.root).args(["audit", "ok.yaml", "--offline", "--to", "v0.2.0", "--sglang"]).arg(&w.dynamo);
+    let o = run(cmd);
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("cannot find the sglang package"), "{}", o.stdout);
+}
+
+/// Path of a loose object in a repo's object store.
+fn loose_object(git_dir: &Path, oid: git2::Oid) -> PathBuf {
+    let hex = oid.to_string();
+    git_dir.join("objects").join(&hex[..2]).join(&hex[2..])
+}
+
+#[test]
+fn a_tag_whose_commit_is_missing_is_a_git_error_not_a_panic() {
+    // What a shallow clone looks like from libgit2: the tag is there, its commit is not.
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    let repo = git2::Repository::open_bare(&w.sglang).unwrap();
+    let commit = repo.find_reference("refs/tags/v1.1.0").unwrap().peel_to_commit().unwrap().id();
+    drop(repo);
+    std::fs::remove_file(loose_object(&w.sglang, commit)).unwrap();
+    let o = run(w.audit(&["ok.yaml", "--to", "v1.1.0"]));
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("git error") || o.stderr.contains("git error"), "{}\n{}", o.stdout, o.stderr);
+    let engine = EngineRepo::open(w.sglang.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
+    assert!(matches!(engine.resolve("v1.1.0"), Err(SourceError::Git { .. })));
+}
+
+#[test]
+fn a_corrupt_object_is_named_and_never_read_as_an_empty_engine() {
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE.replace("tp-size: 8", "tp-size: 8\n      no-such-flag: 1"));
+    let repo = git2::Repository::open_bare(&w.sglang).unwrap();
+    let tree = repo.find_reference("refs/tags/v1.1.0").unwrap().peel_to_tree().unwrap();
+    let blob = tree.get_path(Path::new("python/sglang/srt/server_args.py")).unwrap().id();
+    drop(tree);
+    drop(repo);
+    let path = loose_object(&w.sglang, blob);
+    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&path, perms).unwrap();
+    std::fs::write(&path, b"this is not a zlib stream").unwrap();
+    let o = run(w.audit(&["ok.yaml", "--to", "v1.1.0", "--format", "json"]));
+    let report: serde_json::Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", o.stdout, o.stderr));
+    let problems = report["problems"].to_string();
+    assert!(problems.contains("server_args.py"), "the unreadable file is named: {problems}");
+    // Without its parser the target knows no flags: that must not read as
+    // "every flag was removed".
+    let ea001 = report["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "EA001").count();
+    assert!(ea001 <= 1, "flags reported unknown against an unreadable parser: {}", report["findings"]);
+}
+
+// ---------------------------------------------------------------------------
+// safety
+
+/// A TCP port nobody else uses: any connection to it is a network access the
+/// audit must not make. `connections()` counts what arrived.
+struct Tripwire(std::net::TcpListener);
+
+impl Tripwire {
+    fn new() -> Tripwire {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        Tripwire(l)
+    }
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}/{path}", self.0.local_addr().unwrap().port())
+    }
+    fn connections(&self) -> usize {
+        std::iter::from_fn(|| self.0.accept().ok()).count()
+    }
+}
+
+/// Replace (or add) `path` in `tree`, building the subtrees on the way.
+fn put(repo: &git2::Repository, tree: Option<&git2::Tree>, path: &[&str], oid: git2::Oid, mode: i32) -> git2::Oid {
+    let mut tb = repo.treebuilder(tree).unwrap();
+    if path.len() == 1 {
+        tb.insert(path[0], oid, mode).unwrap();
+    } else {
+        let sub = tree.and_then(|t| t.get_name(path[0])).map(|e| repo.find_tree(e.id()).unwrap());
+        let sub_id = put(repo, sub.as_ref(), &path[1..], oid, mode);
+        tb.insert(path[0], sub_id, 0o040000).unwrap();
+    }
+    tb.write().unwrap()
+}
+
+/// A raw tree object: libgit2's tree builder refuses names like `..`, a
+/// hostile repository need not.
+fn raw_tree(repo: &git2::Repository, entries: &[(&str, &[u8], git2::Oid)]) -> git2::Oid {
+    let mut bytes = Vec::new();
+    for (mode, name, oid) in entries {
+        bytes.extend_from_slice(mode.as_bytes());
+        bytes.push(b' ');
+        bytes.extend_from_slice(name);
+        bytes.push(0);
+        bytes.extend_from_slice(oid.as_bytes());
+    }
+    repo.odb().unwrap().write(git2::ObjectType::Tree, &bytes).unwrap()
+}
+
+/// The demo SGLang in a non-bare repository, plus a hostile v1.0.1: Python that
+/// would run commands when imported, a symlink out of the tree, a submodule with
+/// a URL, paths with `..` and `/`, hooks and config that would run commands.
+struct Hostile {
+    _w: Ws,
+    repo: PathBuf,
+    marker: PathBuf,
+    wire: Tripwire,
+    root: PathBuf,
+}
+
+fn hostile() -> Hostile {
+    let w = ws();
+    let wire = Tripwire::new();
+    let marker = w.root.join("MARKER");
+    let dir = w.root.join("hostile");
+    let repo = git2::Repository::init(&dir).unwrap();
+    repo.remote_anonymous(w.sglang.to_str().unwrap())
+        .unwrap()
+        .fetch(&["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"], None, None)
+        .unwrap();
+    let base = repo.find_reference("refs/tags/v1.0.0").unwrap().peel_to_commit().unwrap();
+    let m = marker.display().to_string();
+    let evil_py = format!("import os\nos.system('touch {m}')\nopen('{m}', 'w').write('imported')\n");
+    let mut tree = base.tree().unwrap().id();
+    let blob = |bytes: &[u8]| repo.blob(bytes).unwrap();
+    for (path, bytes, mode) in [
+        ("python/sglang/__init__.py", evil_py.as_bytes(), 0o100644),
+        ("python/sglang/srt/evil_import.py", evil_py.as_bytes(), 0o100755),
+        ("python/setup.py", evil_py.as_bytes(), 0o100755),
+        ("python/sglang/srt/environ.py", b"/etc/passwd".as_slice(), 0o120000),
+        (".gitmodules", format!("[submodule \"sub\"]\n\tpath = python/sglang/sub\n\turl = {}\n", wire.url("sub.git")).as_bytes(), 0o100644),
+        (".gitattributes", b"* filter=evil\n".as_slice(), 0o100644),
+    ] {
+        let t = repo.find_tree(tree).unwrap();
+        tree = put(&repo, Some(&t), &path.split('/').collect::<Vec<_>>(), blob(bytes), mode);
+    }
+    // A submodule: a commit id the object store does not have.
+    let t = repo.find_tree(tree).unwrap();
+    tree = put(&repo, Some(&t), &["python", "sglang", "sub"], git2::Oid::from_str("1111111111111111111111111111111111111111").unwrap(), 0o160000);
+    // `..`, `.` and a backslash path as names inside python/sglang/srt.
+    let t = repo.find_tree(tree).unwrap();
+    let srt = t.get_path(Path::new("python/sglang/srt")).unwrap().to_object(&repo).unwrap().peel_to_tree().unwrap();
+    let escape = blob(&evil_py.as_bytes());
+    let mut entries: Vec<(String, Vec<u8>, git2::Oid)> = vec![
+        ("100644".into(), b"..".to_vec(), escape),
+        ("100644".into(), b".".to_vec(), escape),
+        ("100644".into(), b"..\\..\\x.py".to_vec(), escape),
+    ];
+    for e in srt.iter() {
+        let mode = format!("{:o}", e.filemode());
+        entries.push((mode, e.name_bytes().to_vec(), e.id()));
+    }
+    entries.sort_by(|a, b| a.1.cmp(&b.1));
+    let refs: Vec<(&str, &[u8], git2::Oid)> = entries.iter().map(|(m, n, o)| (m.as_str(), n.as_slice(), *o)).collect();
+    let raw = raw_tree(&repo, &refs);
+    let t = repo.find_tree(tree).unwrap();
+    tree = put(&repo, Some(&t), &["python", "sglang", "srt"], raw, 0o040000);
+
+    let sig = git2::Signature::now("t", "t@localhost").unwrap();
+    let tree = repo.find_tree(tree).unwrap();
+    let commit = repo.commit(None, &sig, &sig, "hostile", &tree, &[&base]).unwrap();
+    repo.tag_lightweight("v1.0.1", &repo.find_object(commit, None).unwrap(), false).unwrap();
+
+    // Hooks (default folder and core.hooksPath) and config that would run commands.
+    let hook = format!("#!/bin/sh\ntouch {m}\ntouch \"$0.ran\"\n");
+    let hooks_dirs = [dir.join(".git/hooks"), w.root.join("hookspath")];
+    for hooks in &hooks_dirs {
+        std::fs::create_dir_all(hooks).unwrap();
+        for name in ["post-checkout", "pre-commit", "post-merge", "post-rewrite", "reference-transaction", "pre-auto-gc", "fsmonitor-watchman"] {
+            let path = hooks.join(name);
+            std::fs::write(&path, &hook).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    let mut config = repo.config().unwrap();
+    config.set_str("core.hooksPath", hooks_dirs[1].to_str().unwrap()).unwrap();
+    config.set_str("core.fsmonitor", &format!("touch {m}")).unwrap();
+    config.set_str("filter.evil.smudge", &format!("touch {m}")).unwrap();
+    config.set_str("filter.evil.clean", &format!("touch {m}")).unwrap();
+    config.set_str("filter.evil.process", &format!("touch {m}")).unwrap();
+    config.set_str("core.sshCommand", &format!("touch {m}")).unwrap();
+    config.set_str("submodule.sub.url", &wire.url("sub2.git")).unwrap();
+    config.set_bool("submodule.recurse", true).unwrap();
+
+    // The hook is real: run once by hand it leaves its mark (then clean up).
+    let probe = std::process::Command::new(hooks_dirs[0].join("pre-commit")).status().unwrap();
+    assert!(probe.success() && marker.exists(), "the test hook must work when run");
+    std::fs::remove_file(&marker).unwrap();
+    for hooks in &hooks_dirs {
+        std::fs::remove_file(hooks.join("pre-commit.ran")).unwrap_or(());
+    }
+    Hostile { root: w.root.clone(), _w: w, repo: dir, marker, wire }
+}
+
+impl Hostile {
+    fn assert_untouched(&self) {
+        assert!(!self.marker.exists(), "something from the audited repository was executed");
+        for hooks in [self.repo.join(".git/hooks"), self.root.join("hookspath")] {
+            for e in std::fs::read_dir(hooks).unwrap().flatten() {
+                assert!(!e.file_name().to_string_lossy().ends_with(".ran"), "hook {:?} ran", e.path());
+            }
+        }
+        assert_eq!(self.wire.connections(), 0, "the network was used");
+        assert!(!self.repo.join("python/sglang/sub").exists(), "a submodule was checked out");
+    }
+}
+
+#[test]
+fn opening_resolving_and_reading_a_hostile_repo_runs_nothing_and_leaves_nothing() {
+    let h = hostile();
+    let repo = EngineRepo::open(h.repo.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
+    let resolved = repo.resolve("v1.0.1").unwrap();
+    let tree = repo.tree_at(&resolved).unwrap();
+    let paths: Vec<&str> = tree.entries().iter().map(|e| e.path.as_str()).collect();
+    for e in tree.entries() {
+        tree.read(&e.path).unwrap();
+        assert!(engine_audit::source::is_safe_tree_path(&e.path), "{}", e.path);
+    }
+    assert!(!paths.contains(&"python/sglang/srt/environ.py"), "a symlink is not listed (never followed)");
+    assert!(!paths.iter().any(|p| p.starts_with("python/sglang/sub")), "a submodule is not listed");
+    assert!(paths.contains(&"python/sglang/srt/server_args.py"));
+    assert!(
+        tree.unsafe_paths.iter().any(|p| p.ends_with("/..")) && tree.unsafe_paths.iter().any(|p| p.ends_with("/.")),
+        "`..` and `.` are rejected: {:?}",
+        tree.unsafe_paths
+    );
+    assert!(tree.unsafe_paths.iter().any(|p| p.contains('\\')), "{:?}", tree.unsafe_paths);
+    assert!(matches!(tree.read("python/sglang/srt/.."), Err(SourceError::MissingFile { .. })));
+    assert!(matches!(tree.read("/etc/passwd"), Err(SourceError::MissingFile { .. })));
+    h.assert_untouched();
+}
+
+#[test]
+fn auditing_a_hostile_repo_runs_nothing_and_uses_no_network() {
+    let h = hostile();
+    let recipe = h.root.join("ok.yaml");
+    // A recipe naming URLs (a wheel, a model) that must not be fetched either.
+    std::fs::write(
+        &recipe,
+        OK_RECIPE.replace("  path: /models/m\n", &format!("  path: {}\n", h.wire.url("model")))
+            + &format!("dynamo:\n  wheel: {}\n", h.wire.url("ai_dynamo-1.0.0-py3-none-any.whl")),
+    )
+    .unwrap();
+    for to in ["v1.0.1", "HEAD", "v1.1.0"] {
+        let mut cmd = Command::cargo_bin("engine-audit").unwrap();
+        cmd.current_dir(&h.root)
+            .env("XDG_CACHE_HOME", h.root.join("xdg"))
+            .args(["audit", "ok.yaml", "--offline", "--to", to, "--sglang"])
+            .arg(&h.repo)
+            .args(["--dynamo", &h.wire.url("dynamo.git"), "--cache-dir"])
+            .arg(h.root.join("cache"));
+        let o = run(cmd);
+        // The Dynamo URL cannot be opened offline: a usage error, said plainly.
+        assert_eq!(o.code, 2, "{to}: {}\n{}", o.stdout, o.stderr);
+        assert!(o.stderr.contains("--offline"), "{to}: {}", o.stderr);
+        let mut cmd = Command::cargo_bin("engine-audit").unwrap();
+        cmd.current_dir(&h.root)
+            .env("XDG_CACHE_HOME", h.root.join("xdg"))
+            .args(["audit", "ok.yaml", "--offline", "--to", to, "--sglang"])
+            .arg(&h.repo);
+        let o = run(cmd);
+        assert!(o.code == 0 || o.code == 1 || (to == "HEAD"), "{to}: {}\n{}", o.stdout, o.stderr);
+    }
+    let mut cmd = Command::cargo_bin("engine-audit").unwrap();
+    cmd.current_dir(&h.root).args(["surface", "--at", "v1.0.1", "--format", "json", "--sglang"]).arg(&h.repo);
+    let o = run(cmd);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    h.assert_untouched();
+}
+
+#[test]
+fn offline_never_touches_the_network_even_with_a_cached_clone() {
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    let wire = Tripwire::new();
+    let url = wire.url("sglang.git");
+    let cache = w.root.join("cache");
+    let audit = |to: &str| {
+        let mut cmd = Command::cargo_bin("engine-audit").unwrap();
+        cmd.current_dir(&w.root)
+            .args(["audit", "ok.yaml", "--offline", "--to", to, "--sglang", &url, "--cache-dir"])
+            .arg(&cache);
+        run(cmd)
+    };
+    // No clone yet: refused, and said why.
+    let o = audit("v1.1.0");
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("--offline"), "{}", o.stderr);
+    // A cached clone (the cache folder is named by the URL's hash): used as is.
+    use sha2::Digest;
+    let hex: String = sha2::Sha256::digest(url.as_bytes()).iter().take(12).map(|b| format!("{b:02x}")).collect();
+    git2::Repository::init_bare(cache.join(&hex))
+        .unwrap()
+        .remote_anonymous(w.sglang.to_str().unwrap())
+        .unwrap()
+        .fetch(&["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"], None, None)
+        .unwrap();
+    let o = audit("v1.1.0");
+    assert!(o.code == 0 || o.code == 1, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("v1.0.0 → v1.1.0"), "{}", o.stdout);
+    // A ref the cache lacks: named, not fetched.
+    let o = audit("v1.2.0");
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("--offline forbids fetching"), "{}", o.stdout);
+    assert_eq!(wire.connections(), 0, "--offline used the network");
+}
