@@ -719,7 +719,7 @@ fn hostile() -> Hostile {
     // `..`, `.` and a backslash path as names inside python/sglang/srt.
     let t = repo.find_tree(tree).unwrap();
     let srt = t.get_path(Path::new("python/sglang/srt")).unwrap().to_object(&repo).unwrap().peel_to_tree().unwrap();
-    let escape = blob(&evil_py.as_bytes());
+    let escape = blob(evil_py.as_bytes());
     let mut entries: Vec<(String, Vec<u8>, git2::Oid)> = vec![
         ("100644".into(), b"..".to_vec(), escape),
         ("100644".into(), b".".to_vec(), escape),

@@ -205,10 +205,11 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
     let dynamo_demand = Demand { metadata: true, ..Demand::default() };
 
     // 3. Per deployment checks.
-    let mut summaries: BTreeMap<(String, Option<String>, String), (BTreeSet<String>, usize)> = BTreeMap::new();
     // Dynamo findings are computed once per (Dynamo, SGLang from, SGLang to); every
-    // deployment sharing that key is affected by them.
+    // deployment sharing that key is affected by them. Bumps are keyed alike:
+    // (engine, from, to).
     type ConsumerKey = (String, Option<String>, String);
+    let mut summaries: BTreeMap<ConsumerKey, (BTreeSet<String>, usize)> = BTreeMap::new();
     let mut consumer_ranges: Vec<(ConsumerKey, std::ops::Range<usize>)> = Vec::new();
     let mut consumer_places: BTreeMap<ConsumerKey, Vec<Location>> = BTreeMap::new();
     let mut defaults_seen: BTreeSet<(String, String, Option<String>, String)> = BTreeSet::new();

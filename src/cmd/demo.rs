@@ -14,7 +14,7 @@ use std::process::ExitCode;
 /// Build the demo workspace in `root` and audit it (shared with the report tests).
 pub fn audit_demo(root: &Path) -> miette::Result<(crate::demo::DemoWorkspace, AuditReport)> {
     let ws = crate::demo::build(root)?;
-    let (files, errors) = recipe::collect_with(&[ws.recipes.clone()], &LinkMapping::default());
+    let (files, errors) = recipe::collect_with(std::slice::from_ref(&ws.recipes), &LinkMapping::default());
     if let Some(e) = errors.into_iter().next() {
         return Err(miette::Report::new(e));
     }
