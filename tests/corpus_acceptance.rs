@@ -245,3 +245,71 @@ fn r001_follows_the_engine_source_across_releases() {
         assert_eq!(!with_code(&r, "R001").is_empty(), fires, "R001 at {to}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// The robustness sweep (issue 8): every corpus release's full surface, and every
+// recipe in ../shared/recipes audited across every forward pair of corpus
+// releases, with no panic, in bounded time and memory.
+
+fn peak_rss_mb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb / 1024)
+}
+
+#[test]
+fn sweep_every_release_and_every_recipe() {
+    let Some(corpus) = corpus() else { return };
+    let started = std::time::Instant::now();
+    for (name, engine) in [("sglang.git", Engine::Sglang), ("dynamo.git", Engine::Dynamo)] {
+        let repo = open(&corpus, name);
+        for tag in repo.tags() {
+            let tree = repo.tree_at(&repo.resolve(&tag).unwrap()).unwrap();
+            let root = discover_package_root(&tree, engine, None).unwrap();
+            let s = extract_surface(&tree, engine, &root, &tag, &Demand::full(engine));
+            println!("surface {name}@{tag}: {} flags, {} env vars, {} modules, {} warnings", s.flags.len(), s.env.len(), s.modules.len(), s.warnings.len());
+            if engine == Engine::Sglang {
+                assert!(s.flags.len() > 300 && s.env.len() > 250, "{name}@{tag}");
+            }
+        }
+    }
+    let (files, errors) = engine_audit::recipe::collect(&[shared().join("recipes")]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let sglang = open(&corpus, "sglang.git").tags();
+    let dynamo = open(&corpus, "dynamo.git").tags();
+    let rules = engine_audit::rules::load_rules(&[]).unwrap();
+    for (i, from) in sglang.iter().enumerate() {
+        for to in &sglang[i..] {
+            let opts = AuditOptions {
+                sglang: Some(corpus.join("sglang.git").display().to_string()),
+                dynamo: Some(corpus.join("dynamo.git").display().to_string()),
+                open: OpenOptions { offline: true, cache_dir: None },
+                from: Some(from.clone()),
+                to: Some(to.clone()),
+                dynamo_from: dynamo.first().cloned(),
+                dynamo_to: dynamo.last().cloned(),
+                rules: rules.clone(),
+                ..AuditOptions::default()
+            };
+            let pair = std::time::Instant::now();
+            let r = audit::run(&files, &opts).unwrap();
+            println!(
+                "audit {from} -> {to}: {} files, {} deployments, {} findings, {} problems, {:.1}s",
+                files.len(),
+                r.deployments_audited,
+                r.findings.len(),
+                r.problems.len(),
+                pair.elapsed().as_secs_f64()
+            );
+            assert!(r.deployments_audited > 50, "{from} -> {to}");
+            if from == to {
+                // Recipes audited against the release they name: nothing is deprecated *by the bump*.
+                assert!(r.findings.iter().all(|f| f.code != "EA007"), "{from}: no default changes without a bump");
+            }
+        }
+    }
+    let peak = peak_rss_mb();
+    println!("sweep: {:.0}s, peak RSS {peak:?} MB", started.elapsed().as_secs_f64());
+    assert!(started.elapsed() < std::time::Duration::from_secs(900), "the sweep is bounded in time");
+    assert!(peak.is_none_or(|mb| mb < 2048), "the sweep is bounded in memory: {peak:?} MB");
+}
