@@ -1,20 +1,21 @@
 //! `audit`: recipes in, findings out. Derives each deployment's engine refs, reads
 //! only the engine facts its recipes ask about, and runs every check.
 
+mod defaults;
+mod deployment_refs;
 mod engines;
 pub mod refs;
 mod rule_findings;
 
 use crate::check::{self, consumer::Consumer, Bump};
-use crate::codes::Code;
 use crate::extract::{assemble::server_args_class, Demand, EnvReads};
 use crate::extract::consumer::UseKind;
 use crate::recipe::{Deployment, RecipeFile, RecipeKind};
-use crate::report::{EvidenceRef, Finding, Location};
+use crate::report::{Finding, Location};
 use crate::source::{Engine, OpenOptions};
 use crate::surface::ExtractWarning;
 use engines::EngineHandle;
-use refs::{DerivedRef, Unresolved};
+use deployment_refs::{derive_refs, DeploymentRefs};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -112,19 +113,6 @@ fn tag_engine(findings: &mut [Finding], from: usize, engine: &str) {
             e.engine = Some(engine.to_string());
         }
     }
-}
-
-/// The refs one deployment is audited across.
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
-struct DeploymentRefs {
-    sglang_from: Option<DerivedRef>,
-    sglang_to: Option<DerivedRef>,
-    dynamo_from: Option<DerivedRef>,
-    dynamo_to: Option<DerivedRef>,
-}
-
-fn flag_ref(value: &Option<String>, flag: &str) -> Option<DerivedRef> {
-    value.as_ref().map(|v| DerivedRef { wanted: v.clone(), how: flag.to_string() })
 }
 
 pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, miette::Report> {
@@ -276,7 +264,7 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
         let first = report.findings.len();
         check::flags::check_deployment(file, dep, bump, &mut report.findings);
         check::env::check_deployment(file, dep, bump, &mut report.findings);
-        changed_defaults(file, dep, bump, &mut defaults_seen, &mut report.findings);
+        defaults::changed_defaults(file, dep, bump, &mut defaults_seen, &mut report.findings);
         if !opts.rules.is_empty() {
             match (rule_indexes.get(to.wanted.as_str()), &rule_trees.get(&to.wanted)) {
                 (Some((index, _)), Some(tree)) => apply_rules(&opts.rules, file, dep, bump, index, &tree.ref_name, &mut report.findings),
@@ -360,96 +348,6 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
     Ok(report)
 }
 
-fn derive_refs(
-    dep: &Deployment,
-    base: Option<&Deployment>,
-    opts: &AuditOptions,
-    sglang: Option<&EngineHandle>,
-    dynamo: Option<&EngineHandle>,
-    findings: &mut Vec<Finding>,
-    notes: &mut Vec<String>,
-) -> DeploymentRefs {
-    let mut refs = DeploymentRefs::default();
-    let mut unresolved = |u: Unresolved, span: Option<&crate::recipe::Span>, subject: &str| {
-        let at = span.map(Location::from_span).unwrap_or(Location { path: String::new(), line: 1, column: 1, offset: None, len: None });
-        findings.push(Finding::new(Code::EA303, at, subject, u.message).deployment(&dep.name));
-    };
-    // The recipe before the change names no span in this file: say it in a note.
-    let mut unresolved_before = |u: Unresolved| notes.push(format!("{}: before the change: {}", dep.name, u.message));
-    let before = |r: DerivedRef| DerivedRef { how: format!("before: {}", r.how), ..r };
-
-    let sglang_repo = sglang.and_then(|h| h.source.repo());
-    (refs.sglang_from, refs.sglang_to) = from_to(
-        flag_ref(&opts.from, "--from"),
-        flag_ref(&opts.to, "--to"),
-        || match refs::sglang_ref(dep, sglang_repo?) {
-            Ok(r) => r,
-            Err(u) => {
-                unresolved(u, dep.container.as_ref().map(|c| &c.span), "model.container");
-                None
-            }
-        },
-        base.map(|b| {
-            || match refs::sglang_ref(b, sglang_repo?) {
-                Ok(r) => r.map(before),
-                Err(u) => {
-                    unresolved_before(u);
-                    None
-                }
-            }
-        }),
-    );
-    if sglang.is_some_and(|h| h.source.repo().is_none()) {
-        // A plain folder has one tree: audit against it.
-        refs.sglang_to.get_or_insert(DerivedRef { wanted: "(directory)".into(), how: "--sglang folder".into() });
-    }
-    let dynamo_repo = dynamo.and_then(|h| h.source.repo());
-    (refs.dynamo_from, refs.dynamo_to) = from_to(
-        flag_ref(&opts.dynamo_from, "--dynamo-from"),
-        flag_ref(&opts.dynamo_to, "--dynamo-to"),
-        || match refs::dynamo_ref(dep, dynamo_repo?) {
-            Ok(r) => r,
-            Err(u) => {
-                unresolved(u, dep.dynamo.as_ref().map(|d| &d.raw.span), "dynamo");
-                None
-            }
-        },
-        base.map(|b| {
-            || match refs::dynamo_ref(b, dynamo_repo?) {
-                Ok(r) => r.map(before),
-                Err(u) => {
-                    unresolved_before(u);
-                    None
-                }
-            }
-        }),
-    );
-    if dynamo.is_some_and(|h| h.source.repo().is_none()) {
-        refs.dynamo_to.get_or_insert(DerivedRef { wanted: "(directory)".into(), how: "--dynamo folder".into() });
-    }
-    refs
-}
-
-/// One engine's from and to. Flags win. Otherwise a plain audit takes both from
-/// the recipe as it is (`own`); with the recipe's old version (`old`, in `pr`),
-/// from is the old recipe's ref and to the recipe's own.
-fn from_to(
-    flag_from: Option<DerivedRef>,
-    flag_to: Option<DerivedRef>,
-    own: impl FnOnce() -> Option<DerivedRef>,
-    old: Option<impl FnOnce() -> Option<DerivedRef>>,
-) -> (Option<DerivedRef>, Option<DerivedRef>) {
-    let (from, own_to) = match old {
-        None => (flag_from.or_else(own), None),
-        Some(old) => {
-            let own_to = if flag_to.is_none() { own() } else { None };
-            (flag_from.or_else(old), own_to)
-        }
-    };
-    let to = flag_to.or(own_to).or_else(|| from.clone());
-    (from, to)
-}
-
 /// Every rule whose conditions hold and whose evidence is in the target's source.
 fn apply_rules(rules: &[crate::rules::Rule], file: &RecipeFile, dep: &Deployment, bump: Bump, index: &crate::rules::SourceIndex, ref_name: &str, out: &mut Vec<Finding>) {
     let is_switch = |name: &str| bump.to.flag(&check::flags::option_of(name)).is_some_and(|f| f.is_switch());
@@ -459,54 +357,5 @@ fn apply_rules(rules: &[crate::rules::Rule], file: &RecipeFile, dep: &Deployment
         for hit in crate::rules::evaluate_with(rule, &facts, index, ref_name, version.as_ref()) {
             out.push(rule_findings::to_finding(hit, file, dep));
         }
-    }
-}
-
-/// A recipe family: the folder a recipe sits in (recipes of one benchmark family
-/// share a folder in srt-slurm layouts).
-fn family_of(path: &str) -> String {
-    match std::path::Path::new(path).parent().map(|p| p.display().to_string()) {
-        Some(dir) if !dir.is_empty() => dir,
-        _ => ".".to_string(),
-    }
-}
-
-/// EA007, once per recipe family, flag and bump.
-fn changed_defaults(
-    file: &RecipeFile,
-    dep: &Deployment,
-    bump: Bump,
-    seen: &mut BTreeSet<(String, String, Option<String>, String)>,
-    out: &mut Vec<Finding>,
-) {
-    let family = family_of(&file.path);
-    for change in check::flags::changed_defaults(dep, bump) {
-        let key = (family.clone(), change.flag.canonical().to_string(), bump.from_ref().map(str::to_string), bump.to_ref().to_string());
-        if !seen.insert(key) {
-            continue;
-        }
-        let at = dep
-            .roles
-            .first()
-            .and_then(|r| r.span.as_ref())
-            .map(Location::from_span)
-            .unwrap_or(Location { path: file.path.clone(), line: 1, column: 1, offset: None, len: None });
-        let show = |v: &crate::surface::Known<serde_json::Value>| serde_json::to_string(v).unwrap_or_default();
-        out.push(
-            Finding::new(
-                Code::EA007,
-                at,
-                change.flag.canonical().trim_start_matches("--"),
-                format!(
-                    "`{}` is not set by recipes in `{family}`, and its default changed {}: {} → {}.",
-                    change.flag.canonical(),
-                    bump.label(),
-                    show(change.from),
-                    show(change.to)
-                ),
-            )
-            .deployment(&dep.name)
-            .evidence(EvidenceRef::new(&change.flag.evidence, bump.to_ref())),
-        );
     }
 }

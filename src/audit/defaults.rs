@@ -1,0 +1,57 @@
+//! EA007: defaults that changed for flags a recipe family leaves unset, said once
+//! per family, flag and bump.
+
+use crate::check::{self, Bump};
+use crate::codes::Code;
+use crate::recipe::{Deployment, RecipeFile};
+use crate::report::{EvidenceRef, Finding, Location};
+use std::collections::BTreeSet;
+
+/// A recipe family: the folder a recipe sits in (recipes of one benchmark family
+/// share a folder in srt-slurm layouts).
+fn family_of(path: &str) -> String {
+    match std::path::Path::new(path).parent().map(|p| p.display().to_string()) {
+        Some(dir) if !dir.is_empty() => dir,
+        _ => ".".to_string(),
+    }
+}
+
+/// EA007, once per recipe family, flag and bump.
+pub(super) fn changed_defaults(
+    file: &RecipeFile,
+    dep: &Deployment,
+    bump: Bump,
+    seen: &mut BTreeSet<(String, String, Option<String>, String)>,
+    out: &mut Vec<Finding>,
+) {
+    let family = family_of(&file.path);
+    for change in check::flags::changed_defaults(dep, bump) {
+        let key = (family.clone(), change.flag.canonical().to_string(), bump.from_ref().map(str::to_string), bump.to_ref().to_string());
+        if !seen.insert(key) {
+            continue;
+        }
+        let at = dep
+            .roles
+            .first()
+            .and_then(|r| r.span.as_ref())
+            .map(Location::from_span)
+            .unwrap_or(Location { path: file.path.clone(), line: 1, column: 1, offset: None, len: None });
+        let show = |v: &crate::surface::Known<serde_json::Value>| serde_json::to_string(v).unwrap_or_default();
+        out.push(
+            Finding::new(
+                Code::EA007,
+                at,
+                change.flag.canonical().trim_start_matches("--"),
+                format!(
+                    "`{}` is not set by recipes in `{family}`, and its default changed {}: {} → {}.",
+                    change.flag.canonical(),
+                    bump.label(),
+                    show(change.from),
+                    show(change.to)
+                ),
+            )
+            .deployment(&dep.name)
+            .evidence(EvidenceRef::new(&change.flag.evidence, bump.to_ref())),
+        );
+    }
+}
