@@ -179,8 +179,9 @@ fn fix_on_a_copy_of_a_real_recipe() {
         eprintln!("ENGINE_AUDIT_CORPUS is not set: the real-recipe --fix test is skipped (.ci/run sets it)");
         return;
     };
-    let real = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp/8k1k_mtp_lowlat_0.yaml");
+    let shared = std::env::var_os("ENGINE_AUDIT_SHARED").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    let real = shared
+        .join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp/8k1k_mtp_lowlat_0.yaml");
     let dir = tempfile::tempdir().unwrap();
     let recipe = dir.path().join("8k1k_mtp_lowlat_0.yaml");
     std::fs::copy(&real, &recipe).unwrap_or_else(|e| panic!("{}: {e}", real.display()));

@@ -178,7 +178,10 @@ fn the_real_bump_pr_on_the_corpus() {
         eprintln!("ENGINE_AUDIT_CORPUS is not set: the real pr test is skipped (.ci/run sets it)");
         return;
     };
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/recipes");
+    let shared = std::env::var_os("ENGINE_AUDIT_SHARED")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+        .join("recipes");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("recipes");
     std::fs::create_dir(&root).unwrap();
