@@ -319,20 +319,27 @@ fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
 /// Sync, and inflating blobs is most of the cost of reading a tree, so parallel
 /// extraction must not queue behind a single handle.
 struct RepoPool {
-    handles: Vec<Mutex<Repository>>,
+    path: PathBuf,
+    // Opened on first use: a warm run that reads no blob opens none.
+    handles: Vec<std::sync::OnceLock<Result<Mutex<Repository>, String>>>,
 }
 
 impl RepoPool {
     fn open(path: &Path) -> Result<RepoPool, git2::Error> {
+        // Fail now, not on the first read, when the repository cannot be opened.
+        Repository::open(path)?;
         // Index 0 serves threads outside the rayon pool.
         let n = rayon::current_num_threads() + 1;
-        let handles = (0..n).map(|_| Repository::open(path).map(Mutex::new)).collect::<Result<_, _>>()?;
-        Ok(RepoPool { handles })
+        Ok(RepoPool { path: path.to_path_buf(), handles: (0..n).map(|_| std::sync::OnceLock::new()).collect() })
     }
 
-    fn get(&self) -> std::sync::MutexGuard<'_, Repository> {
+    fn get(&self) -> Result<std::sync::MutexGuard<'_, Repository>, String> {
         let i = rayon::current_thread_index().map_or(0, |i| i + 1) % self.handles.len();
-        self.handles[i].lock().unwrap_or_else(|p| p.into_inner())
+        let slot = self.handles[i].get_or_init(|| Repository::open(&self.path).map(Mutex::new).map_err(|e| e.message().to_string()));
+        match slot {
+            Ok(m) => Ok(m.lock().unwrap_or_else(|p| p.into_inner())),
+            Err(e) => Err(e.clone()),
+        }
     }
 }
 
@@ -357,7 +364,7 @@ impl Tree for GitTree {
             tree: self.name.clone(),
         })?;
         let oid = Oid::from_str(&entry.id).map_err(|e| git_err(&self.name, e))?;
-        let repo = self.repos.get();
+        let repo = self.repos.get().map_err(|message| SourceError::Git { repo: self.name.clone(), message })?;
         let blob = repo.find_blob(oid).map_err(|e| SourceError::Git {
             repo: self.name.clone(),
             message: format!("{path}: {}", e.message()),
