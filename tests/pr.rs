@@ -250,5 +250,7 @@ fn the_real_bump_pr_on_the_corpus() {
     assert!(!found.iter().any(|f| f.0 == "EA301" || f.0 == "EA302" || f.0 == "EA303"), "master and recipes agree: {found:#?}");
     let notes: Vec<&str> = report["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     assert!(notes.iter().any(|n| n.ends_with(": 9 changed recipe file(s), 1 changed master-config entry")), "{notes:?}");
-    assert!(std::fs::read_to_string(&summary).unwrap().contains("sglang v0.5.12.post1 → v0.5.19 (9 deployments"));
+    let markdown = std::fs::read_to_string(&summary).unwrap();
+    assert!(markdown.contains("SGLang flag audit (v0.5.12.post1 → v0.5.19)"), "{markdown}");
+    assert!(markdown.contains("`--cuda-graph-max-bs` is a deprecated alias for `--cuda-graph-max-bs-decode`"), "{markdown}");
 }
