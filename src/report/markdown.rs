@@ -301,15 +301,7 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
             report.deployments_audited, report.recipes
         )
     } else {
-        write!(
-            out,
-            " In all: {}, {} and {} in {} of {}.",
-            plural(e, "error", "errors"),
-            plural(w, "warning", "warnings"),
-            plural(i, "info", "info"),
-            plural(report.deployments_audited, "deployment", "deployments"),
-            plural(report.recipes, "recipe file", "recipe files"),
-        )
+        write!(out, " In all: {}.", super::counts_phrase(report, " and "))
     };
     if zh {
         // Chinese runs sentences together after the full stop.

@@ -211,6 +211,21 @@ pub fn counts(report: &AuditReport) -> (usize, usize, usize) {
 
 /// `v0.5.12.post1 → v0.5.19` per engine, targets without a known start dropped
 /// when another bump to the same target has one.
+/// `2 errors, 1 warning, 3 info in 4 deployments of 5 recipe files` (`last` joins
+/// the last count: `", "` in the text summary, `" and "` in prose).
+pub fn counts_phrase(report: &AuditReport, last: &str) -> String {
+    let (e, w, i) = counts(report);
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    format!(
+        "{}, {}{last}{} in {} of {}",
+        plural(e, "error", "errors"),
+        plural(w, "warning", "warnings"),
+        plural(i, "info", "info"),
+        plural(report.deployments_audited, "deployment", "deployments"),
+        plural(report.recipes, "recipe file", "recipe files"),
+    )
+}
+
 pub fn bump_labels(report: &AuditReport, engine: &str) -> Vec<String> {
     let bumps: Vec<_> = report.bumps.iter().filter(|b| b.engine == engine).collect();
     let mut out: Vec<String> = Vec::new();

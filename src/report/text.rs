@@ -198,8 +198,6 @@ fn blank_line(out: &mut String) {
 
 /// `3 errors, 10 warnings, 1 info in 2 deployments of 3 recipe files; sglang v1.0.0 → v1.1.0; dynamo 0.1.0`
 pub fn summary_line(report: &AuditReport) -> String {
-    let (e, w, i) = super::counts(report);
-    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut refs = Vec::new();
     for engine in ["sglang", "dynamo"] {
         let labels = super::bump_labels(report, engine);
@@ -209,12 +207,5 @@ pub fn summary_line(report: &AuditReport) -> String {
     }
     let refs = if refs.is_empty() { String::new() } else { format!("; {}", refs.join("; ")) };
     let suppressed = if report.suppressed > 0 { format!("; {} suppressed", report.suppressed) } else { String::new() };
-    format!(
-        "{}, {}, {} in {} of {}{suppressed}{refs}",
-        plural(e, "error", "errors"),
-        plural(w, "warning", "warnings"),
-        plural(i, "info", "info"),
-        plural(report.deployments_audited, "deployment", "deployments"),
-        plural(report.recipes, "recipe file", "recipe files"),
-    )
+    format!("{}{suppressed}{refs}", super::counts_phrase(report, ", "))
 }
