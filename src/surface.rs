@@ -213,11 +213,47 @@ pub struct EngineSurface {
     pub classes: BTreeMap<String, ClassInfo>,
     pub requires: Vec<Requirement>,
     pub warnings: Vec<ExtractWarning>,
+    /// Option string → index in `flags`, built on first lookup (checks look up
+    /// every recipe flag and every default; a linear scan per lookup is quadratic).
+    /// A surface is read-only once built: `flags` is not changed after a lookup.
+    #[serde(skip)]
+    pub flag_index: FlagIndex,
+}
+
+/// A lazily built lookup table; derived state, so it never takes part in
+/// equality, cloning or serialisation.
+#[derive(Default)]
+pub struct FlagIndex(std::sync::OnceLock<std::collections::HashMap<String, usize>>);
+
+impl Clone for FlagIndex {
+    fn clone(&self) -> Self {
+        FlagIndex::default()
+    }
+}
+impl PartialEq for FlagIndex {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl std::fmt::Debug for FlagIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FlagIndex")
+    }
 }
 
 impl EngineSurface {
     pub fn flag(&self, option: &str) -> Option<&Flag> {
-        self.flags.iter().find(|f| f.names.iter().any(|n| n == option))
+        let index = self.flag_index.0.get_or_init(|| {
+            let mut map = std::collections::HashMap::new();
+            for (i, f) in self.flags.iter().enumerate() {
+                for n in &f.names {
+                    // The first registration of an option string wins, as in argparse's lookup order here.
+                    map.entry(n.clone()).or_insert(i);
+                }
+            }
+            map
+        });
+        index.get(option).map(|&i| &self.flags[i])
     }
     pub fn env_var(&self, name: &str) -> Option<&EnvVar> {
         self.env.iter().find(|e| e.name == name)

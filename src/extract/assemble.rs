@@ -138,6 +138,7 @@ pub fn extract_surface_with(
         classes,
         requires,
         warnings,
+        flag_index: Default::default(),
     }
 }
 
