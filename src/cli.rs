@@ -348,6 +348,7 @@ pub struct DemoArgs {
 /// Parse arguments, run, and map the outcome to the documented exit codes:
 /// 0 clean, 1 findings at/above `--fail-on`, 2 bad input or usage.
 pub fn main() -> ExitCode {
+    crate::source::tls::defer_certificate_loading();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

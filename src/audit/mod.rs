@@ -123,7 +123,10 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
         ..Default::default()
     };
     let mut sglang = match &opts.sglang {
-        Some(spec) => Some(EngineHandle::open(Engine::Sglang, spec, opts.sglang_root.clone(), &opts.open)?),
+        Some(spec) => {
+            let _span = crate::trace::span(|| "audit: open sglang".into());
+            Some(EngineHandle::open(Engine::Sglang, spec, opts.sglang_root.clone(), &opts.open)?)
+        }
         None => None,
     };
     let mut dynamo = match &opts.dynamo {

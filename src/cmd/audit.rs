@@ -32,12 +32,16 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     let start = args.paths.first().or(args.master.as_ref());
     let config = Config::locate(args.gate.config.as_deref(), start.map(PathBuf::as_path))?;
     let inputs = resolve_inputs(&args, &config)?;
+    let loading = crate::trace::span(|| "audit: config, rules, recipes".into());
     let (files, load_errors) = load(&inputs);
+    drop(loading);
     let result = audit_files(&files, load_errors, &inputs)?;
     if args.fix {
         return fix(&args, &inputs, &files, result);
     }
+    let rendering = crate::trace::span(|| "audit: render".into());
     write_reports(&result, &args.report, &inputs.opts)?;
+    drop(rendering);
     if result.deployments_audited == 0 && files.iter().all(|f| f.master.is_none()) {
         eprintln!("engine-audit: no deployment could be audited");
         return Ok(ExitCode::from(2));

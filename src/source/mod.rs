@@ -8,6 +8,7 @@ mod git;
 mod mem;
 mod open;
 mod resolve;
+pub mod tls;
 
 pub use dir::DirTree;
 pub use discover::{discover_package_root, Engine};
