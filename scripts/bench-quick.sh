@@ -10,7 +10,8 @@ if ! have_inputs; then
     echo "bench-quick: skipped (corpus $CORPUS or recipes $NINE missing)"
     exit 0
 fi
-if [[ ! -x "$BIN" ]]; then
+# Always (re)build unless a binary is given: a stale binary would measure old code.
+if [[ -z "${BENCH_BIN:-}" ]]; then
     (cd "$ROOT" && cargo build --release --quiet --bin engine-audit)
 fi
 # shellcheck disable=SC2046
