@@ -149,3 +149,28 @@ fn nightly_dates_map_to_the_last_commit_before_them() {
     assert_eq!(repo.last_commit_at_or_before(None, 1_800_000_000).unwrap(), Some(second));
     assert_eq!(repo.last_commit_at_or_before(None, 1_600_000_000).unwrap(), None);
 }
+
+#[test]
+fn a_commit_listing_is_kept_in_the_fact_cache_and_reused() {
+    use engine_audit::cache::FactCache;
+    use engine_audit::source::{Listing, ListingStore};
+    let dir = tempfile::tempdir().unwrap();
+    let (_, first, _) = build_repo(dir.path());
+    let repo = EngineRepo::open(dir.path().to_str().unwrap(), &OpenOptions::default()).unwrap();
+    let resolved = repo.resolve("v0.1.0").unwrap();
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = FactCache::at(cache_dir.path());
+    assert!(cache.listing(&first).is_none());
+    let walked = repo.tree_with(&resolved, &cache).unwrap();
+    let kept = cache.listing(&first).expect("the listing was kept under the commit id");
+    assert_eq!(kept.entries, walked.entries());
+    // What the store returns is what the tree lists: a planted listing proves
+    // the walk was skipped (a real store only ever holds the walked one).
+    let planted = Listing { entries: kept.entries[..1].to_vec(), unsafe_paths: Vec::new() };
+    cache.keep(&first, &planted);
+    let reused = repo.tree_with(&resolved, &cache).unwrap();
+    assert_eq!(reused.entries(), &planted.entries[..]);
+    assert_eq!(reused.read_text("python/sglang/__init__.py").unwrap(), "V = 1\n");
+    // Without a cache nothing is kept and the walk is complete.
+    assert_eq!(repo.tree_at(&resolved).unwrap().entries().len(), 2);
+}

@@ -4,13 +4,24 @@
 use crate::cache::{listing_fingerprint, FactCache};
 use crate::extract::consumer::{consumer_uses, ConsumerUse};
 use crate::extract::units::Units;
-use crate::extract::{extract_surface_with, Demand};
+use crate::extract::{extract_surface_with, Demand, Package};
 use crate::rules::EvidenceMemo;
 use crate::source::{discover_package_root, Engine, EngineSource, OpenOptions, Tree};
 use crate::surface::{EngineSurface, ExtractWarning};
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+
+/// What to extract at a ref that is only ever bumped from: the target's demand,
+/// except symbols, which are needed there only to relocate a module missing at a
+/// target (see `check::consumer`). Missing is decided from the target listings.
+pub fn source_demand(handle: &mut EngineHandle, target_demand: &Demand, targets: &BTreeSet<String>) -> Demand {
+    let trees: Vec<Arc<RefTree>> = targets.iter().filter_map(|t| handle.tree(t).ok()).collect();
+    let missing_somewhere = |dotted: &String| {
+        trees.len() < targets.len() || trees.iter().any(|t| Package::new(t.tree.as_ref(), &t.package_root).module_path(dotted).is_none())
+    };
+    Demand { symbols_of: target_demand.symbols_of.iter().filter(|m| missing_somewhere(m)).cloned().collect(), ..target_demand.clone() }
+}
 
 /// One ref of an engine: its file tree and where the package sits in it.
 pub struct RefTree {
@@ -50,7 +61,7 @@ impl EngineHandle {
         if !self.trees.contains_key(wanted) {
             let _span = crate::trace::span(|| format!("{} tree {wanted}", self.engine.name()));
             let result = (|| {
-                let (tree, ref_name) = self.source.tree(Some(wanted)).map_err(|e| e.to_string())?;
+                let (tree, ref_name) = self.source.tree_with(Some(wanted), &self.cache).map_err(|e| e.to_string())?;
                 let package_root = discover_package_root(tree.as_ref(), self.engine, self.root.as_deref()).map_err(|e| e.to_string())?;
                 Ok(Arc::new(RefTree { tree, package_root, ref_name }))
             })();
@@ -61,13 +72,13 @@ impl EngineHandle {
 
     /// Extract the surfaces of several refs at once, in parallel (each is
     /// independent); later [`surface`](Self::surface) calls find them ready.
-    pub fn prefetch_surfaces(&mut self, wanted: &[String], demand: &Demand) {
-        let missing: Vec<&String> = wanted.iter().filter(|w| !self.surfaces.contains_key(*w)).collect();
-        let todo: Vec<(String, Result<Arc<RefTree>, String>)> = missing.into_iter().map(|w| (w.clone(), self.tree(w))).collect();
+    pub fn prefetch_surfaces(&mut self, wanted: &[(String, Demand)]) {
+        let missing: Vec<&(String, Demand)> = wanted.iter().filter(|(w, _)| !self.surfaces.contains_key(w)).collect();
+        let todo: Vec<(String, &Demand, Result<Arc<RefTree>, String>)> = missing.into_iter().map(|(w, d)| (w.clone(), d, self.tree(w))).collect();
         let (engine, cache) = (self.engine, &self.cache);
         let done: Vec<(String, Result<Arc<EngineSurface>, String>)> = todo
             .into_par_iter()
-            .map(|(w, tree)| {
+            .map(|(w, demand, tree)| {
                 let _span = crate::trace::span(|| format!("{} surface {w}", engine.name()));
                 let surface = tree.map(|t| Arc::new(extract_surface_with(t.tree.as_ref(), engine, &t.package_root, &t.ref_name, demand, cache)));
                 (w, surface)
@@ -78,7 +89,7 @@ impl EngineHandle {
 
     /// The surface at `wanted`, extracted on first request.
     pub fn surface(&mut self, wanted: &str, demand: &Demand) -> Result<Arc<EngineSurface>, String> {
-        self.prefetch_surfaces(&[wanted.to_string()], demand);
+        self.prefetch_surfaces(&[(wanted.to_string(), demand.clone())]);
         self.surfaces[wanted].clone()
     }
 

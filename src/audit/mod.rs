@@ -206,11 +206,15 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
     let mut defaults_seen: BTreeSet<(String, String, Option<String>, String)> = BTreeSet::new();
     // Every SGLang ref the deployments need, extracted in parallel up front.
     if let Some(handle) = sglang.as_mut() {
-        let wanted: BTreeSet<String> = audited
+        let targets: BTreeSet<String> = audited.iter().filter_map(|(_, _, r)| r.sglang_to.as_ref().map(|d| d.wanted.clone())).collect();
+        let sources: BTreeSet<String> = audited.iter().filter_map(|(_, _, r)| r.sglang_from.as_ref().map(|d| d.wanted.clone())).collect();
+        let source_demand = engines::source_demand(handle, &sglang_demand, &targets);
+        let wanted: Vec<(String, Demand)> = targets
             .iter()
-            .flat_map(|(_, _, r)| r.sglang_from.iter().chain(r.sglang_to.iter()).map(|d| d.wanted.clone()))
+            .map(|w| (w.clone(), sglang_demand.clone()))
+            .chain(sources.difference(&targets).map(|w| (w.clone(), source_demand.clone())))
             .collect();
-        handle.prefetch_surfaces(&wanted.into_iter().collect::<Vec<_>>(), &sglang_demand);
+        handle.prefetch_surfaces(&wanted);
     }
     // Rule evidence: one source index per target tree, shared by every rule and
     // deployment, seeded with the results cached for that tree.

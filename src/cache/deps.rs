@@ -29,11 +29,16 @@ impl Deps {
 
 /// A digest of every (path, blob id) of a tree: equal listings, equal fingerprints.
 pub fn listing_fingerprint(tree: &dyn Tree) -> String {
+    files_fingerprint(tree.entries().iter().map(|e| (e.path.as_str(), e.id.as_str())))
+}
+
+/// A digest of (path, blob id) pairs: equal files, equal fingerprints.
+pub fn files_fingerprint<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
     let mut h = Sha256::new();
-    for e in tree.entries() {
-        h.update(e.path.as_bytes());
+    for (path, id) in files {
+        h.update(path.as_bytes());
         h.update([0]);
-        h.update(e.id.as_bytes());
+        h.update(id.as_bytes());
         h.update([0]);
     }
     hex(&h.finalize())

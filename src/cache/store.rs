@@ -118,6 +118,16 @@ impl FactCache {
         envelope.variants.into_iter().find(|v| v.deps.hold(tree)).map(|v| v.value)
     }
 
+    /// A value stored with no deps: its key says everything it was computed from.
+    pub fn get_pure<T: DeserializeOwned>(&self, kind: &str, key: &str) -> Option<T> {
+        let inner = self.inner.as_ref()?;
+        let envelope: Envelope<T> = decode(&std::fs::read(inner.path(kind, key)).ok()?)?;
+        if envelope.version != inner.version || envelope.kind != kind || envelope.key != key {
+            return None;
+        }
+        envelope.variants.into_iter().find(|v| v.deps == Deps::default()).map(|v| v.value)
+    }
+
     /// Store a value computed from `deps`, in front of the variants already there.
     /// Errors (read-only folder, full disk) only cost a future recomputation.
     pub fn put<T: Serialize>(&self, kind: &str, key: &str, deps: Deps, value: &T) {
@@ -266,3 +276,16 @@ fn extractor_version() -> Option<String> {
 #[cfg(test)]
 #[path = "store_tests.rs"]
 mod tests;
+
+/// Listings of commits: content-addressed by the commit id.
+impl crate::source::ListingStore for FactCache {
+    fn listing(&self, commit: &str) -> Option<crate::source::Listing> {
+        self.get_pure(LISTING, commit)
+    }
+
+    fn keep(&self, commit: &str, listing: &crate::source::Listing) {
+        self.put(LISTING, commit, Deps::default(), listing);
+    }
+}
+
+const LISTING: &str = "tree-listing";

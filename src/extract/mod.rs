@@ -9,6 +9,7 @@ pub mod cli_flags;
 pub mod consts;
 pub mod consumer;
 pub mod package;
+pub mod parsed;
 pub mod python;
 
 pub mod units;

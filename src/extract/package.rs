@@ -1,9 +1,8 @@
 //! A Python package inside a tree: maps dotted module names to file paths and back.
 
-use crate::source::{SourceError, Tree};
+use crate::source::{Entry, Tree};
 use crate::surface::Module;
 
-use super::python::PyFile;
 
 /// The engine's top-level package inside a source tree.
 pub struct Package<'t> {
@@ -24,12 +23,8 @@ impl<'t> Package<'t> {
     /// Every `.py` module below the root, sorted by dotted name. Built from the
     /// tree listing alone (no file is read).
     pub fn modules(&self) -> Vec<Module> {
-        let prefix = format!("{}/", self.root);
         let mut out: Vec<Module> = self
-            .tree
-            .entries()
-            .iter()
-            .filter(|e| e.path.starts_with(&prefix) && e.path.ends_with(".py"))
+            .module_entries()
             .filter_map(|e| {
                 self.module_name(&e.path).map(|name| Module {
                     name,
@@ -41,6 +36,19 @@ impl<'t> Package<'t> {
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out.dedup_by(|a, b| a.name == b.name);
         out
+    }
+
+    /// The tree entries of every module file, in path order, without building
+    /// names (the env-read scan only needs the files).
+    pub fn module_entries(&self) -> impl Iterator<Item = &'t Entry> + '_ {
+        let root = self.root.as_str();
+        self.tree.entries().iter().filter(move |e| {
+            e.path
+                .strip_prefix(root)
+                .and_then(|rel| rel.strip_prefix('/'))
+                .and_then(|rel| rel.strip_suffix(".py"))
+                .is_some_and(|rel| rel.split('/').all(is_identifier))
+        })
     }
 
     /// `python/sglang/srt/environ.py` → `sglang.srt.environ`;
@@ -87,27 +95,6 @@ impl<'t> Package<'t> {
     pub fn is_package(&self, dotted: &str) -> bool {
         self.module_path(dotted)
             .is_some_and(|p| p.ends_with("/__init__.py"))
-    }
-
-    /// Read and parse one file of the tree.
-    pub fn parse(&self, path: &str) -> Result<PyFile, SourceError> {
-        let text = self.tree.read_text(path)?;
-        Ok(PyFile::parse(path, text))
-    }
-
-    /// Like [`parse`](Self::parse), but a file that is not valid UTF-8 (a latin-1
-    /// comment, a `coding:` line) is read with replacement characters so its
-    /// other lines still give facts; the second value says so for a warning.
-    pub fn parse_lossy(&self, path: &str) -> Result<(PyFile, Option<String>), SourceError> {
-        match self.tree.read_text(path) {
-            Ok(text) => Ok((PyFile::parse(path, text), None)),
-            Err(e @ SourceError::NotUtf8 { .. }) => {
-                let bytes = self.tree.read(path)?;
-                let text = String::from_utf8_lossy(&bytes).into_owned();
-                Ok((PyFile::parse(path, text), Some(format!("{e}; read with replacement characters"))))
-            }
-            Err(e) => Err(e),
-        }
     }
 
     /// Resolve a relative import (`from ..x import y` in module `m`) to a dotted name.

@@ -14,33 +14,22 @@ use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node;
 
 use crate::extract::python::{named_children, walk, PyFile};
-use crate::extract::Package;
-use crate::source::SourceError;
+use crate::extract::{parsed, Package};
+use std::sync::Arc;
 use crate::surface::ExtractWarning;
 
-/// Larger source files are skipped with a warning: they are generated data,
-/// not code, and parsing them would only cost time.
-pub const MAX_SOURCE_BYTES: u64 = 4 << 20;
+pub use crate::extract::parsed::MAX_SOURCE_BYTES;
 
-/// Read and parse one file of the package for fact extraction. Unreadable and
+/// Read and parse one file of the package for fact extraction (shared with the
+/// other extractors: see [`parsed`](crate::extract::parsed)). Unreadable and
 /// oversized files yield `None` and a warning naming the file; invalid UTF-8 is
 /// replaced and syntax errors yield the partial tree, each with a warning.
 pub fn parse_module_file(
     pkg: &Package,
     path: &str,
     warnings: &mut Vec<ExtractWarning>,
-) -> Option<PyFile> {
-    if let Some(entry) = pkg.tree.entry(path).filter(|e| e.size > MAX_SOURCE_BYTES) {
-        warn(warnings, path, too_large(entry.size));
-        return None;
-    }
-    match pkg.tree.read(path) {
-        Ok(bytes) => parse_source(path, bytes, warnings),
-        Err(e) => {
-            warn(warnings, path, format!("not parsed: {e}"));
-            None
-        }
-    }
+) -> Option<Arc<PyFile>> {
+    with_syntax_warning(parsed::parse_file(pkg.tree, path), warnings)
 }
 
 /// Parse bytes already read (see [`parse_module_file`]).
@@ -48,45 +37,21 @@ pub fn parse_source(
     path: &str,
     bytes: Vec<u8>,
     warnings: &mut Vec<ExtractWarning>,
-) -> Option<PyFile> {
-    if bytes.len() as u64 > MAX_SOURCE_BYTES {
-        warn(warnings, path, too_large(bytes.len() as u64));
-        return None;
-    }
-    // Invalid UTF-8 (a latin-1 comment) must not cost the whole file's facts:
-    // read with replacement characters and say so.
-    let source = match String::from_utf8(bytes) {
-        Ok(source) => source,
-        Err(e) => {
-            let error = SourceError::NotUtf8 {
-                path: path.to_string(),
-                offset: e.utf8_error().valid_up_to(),
-            };
-            warn(warnings, path, format!("{error}; read with replacement characters"));
-            String::from_utf8_lossy(e.as_bytes()).into_owned()
-        }
-    };
-    let file = PyFile::parse(path, source);
+) -> Option<Arc<PyFile>> {
+    with_syntax_warning(parsed::parse_bytes(path, bytes), warnings)
+}
+
+fn with_syntax_warning(parsed: parsed::Parsed, warnings: &mut Vec<ExtractWarning>) -> Option<Arc<PyFile>> {
+    warnings.extend(parsed.warnings);
+    let file = parsed.file?;
     if file.has_errors() {
         let line = file.first_error_line().unwrap_or(1);
-        warn(
-            warnings,
-            path,
-            format!("syntax error at line {line}; facts from this file may be partial"),
-        );
+        warnings.push(ExtractWarning {
+            path: file.path.clone(),
+            message: format!("syntax error at line {line}; facts from this file may be partial"),
+        });
     }
     Some(file)
-}
-
-fn too_large(size: u64) -> String {
-    format!("skipped: {size} bytes is over the {MAX_SOURCE_BYTES}-byte limit")
-}
-
-fn warn(warnings: &mut Vec<ExtractWarning>, path: &str, message: String) {
-    warnings.push(ExtractWarning {
-        path: path.to_string(),
-        message,
-    });
 }
 
 /// Sorted top-level names of module `dotted`; `None` when the module is not

@@ -5,7 +5,7 @@
 
 use super::env_vars::{self, EnvRead};
 use super::Package;
-use crate::cache::{FactCache, RecordingTree};
+use crate::cache::{files_fingerprint, FactCache, RecordingTree};
 use crate::source::Tree;
 use crate::surface::ExtractWarning;
 use aho_corasick::AhoCorasick;
@@ -61,12 +61,16 @@ impl<'a> Units<'a> {
             return Default::default();
         };
         let pkg = Package::new(self.tree, self.root);
-        let files: Vec<(String, String)> = pkg
-            .modules()
-            .into_iter()
-            .filter_map(|m| self.tree.entry(&m.path).map(|e| (m.path, e.id.clone())))
-            .collect();
+        // Every module file; a shadowed `x.py` beside a package `x/` is read too,
+        // which can only find more reads, never claim fewer.
+        let files: Vec<(String, String)> = pkg.module_entries().map(|e| (e.path.clone(), e.id.clone())).collect();
         let key = format!("{}\0{scan:?}\0{}", self.root, instances.join(","));
+        // The answer for exactly these files: a warm run of the same refs loads a
+        // few reads instead of the table of every file (hundreds of KB of JSON).
+        let result_key = format!("{key}\0{}", files_fingerprint(files.iter().map(|(p, id)| (p.as_str(), id.as_str()))));
+        if let Some(hit) = self.cache_get(ENV_RESULT, &result_key) {
+            return hit;
+        }
         let known: FileTable = self.load_table(&key);
         let wanted = |name: &str| scan.wants(name);
         let per_file: Vec<(String, FileReads)> = files
@@ -90,7 +94,18 @@ impl<'a> Units<'a> {
         if per_file.iter().any(|(_, f)| f.fresh) {
             self.store_table(&key, per_file);
         }
+        if self.cache.is_enabled() {
+            self.cache.put(ENV_RESULT, &result_key, Default::default(), &out);
+        }
         out
+    }
+
+    /// A value stored under a content-addressed key (no deps to check).
+    fn cache_get<T: DeserializeOwned>(&self, kind: &str, key: &str) -> Option<T> {
+        if !self.cache.is_enabled() {
+            return None;
+        }
+        self.cache.get(kind, key, self.tree)
     }
 
     fn load_table(&self, key: &str) -> FileTable {
@@ -125,6 +140,8 @@ impl<'a> Units<'a> {
 }
 
 const ENV_TABLE: &str = "env-reads-by-file";
+const ENV_RESULT: &str = "env-reads";
+
 
 /// `path \0 blob id` → that file's reads.
 type FileTable = BTreeMap<String, FileReads>;

@@ -19,12 +19,27 @@ pub use open::EngineSource;
 
 use std::path::PathBuf;
 
+/// Every regular file of one commit's tree, sorted by path, and the paths
+/// skipped because they could leave the tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Listing {
+    pub entries: Vec<Entry>,
+    pub unsafe_paths: Vec<String>,
+}
+
+/// Where listings of commits are kept between runs. A store may forget; what it
+/// returns must be the listing `keep` was given for that commit.
+pub trait ListingStore {
+    fn listing(&self, commit: &str) -> Option<Listing>;
+    fn keep(&self, commit: &str, listing: &Listing);
+}
+
 /// Content id of a file: the git blob oid, or for plain directories a hash of
 /// the bytes. The fact cache keys on it.
 pub type BlobId = String;
 
 /// One file of a tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     /// Path inside the tree, `/`-separated, never containing `..`.
     pub path: String,

@@ -1,7 +1,7 @@
 //! Opening an engine source as the user names it: a git repository (local or URL)
 //! or a plain folder.
 
-use super::{DirTree, EngineRepo, OpenOptions, ResolvedRef, SourceError, Tree};
+use super::{DirTree, EngineRepo, Listing, ListingStore, OpenOptions, ResolvedRef, SourceError, Tree};
 use std::path::Path;
 
 pub enum EngineSource {
@@ -28,6 +28,11 @@ impl EngineSource {
 
     /// The tree at `at` (`None`: HEAD); a plain folder has one tree and ignores the ref.
     pub fn tree(&self, at: Option<&str>) -> Result<(Box<dyn Tree>, String), SourceError> {
+        self.tree_with(at, &NoStore)
+    }
+
+    /// Like [`tree`](Self::tree), with git listings kept in (and reused from) `store`.
+    pub fn tree_with(&self, at: Option<&str>, store: &dyn ListingStore) -> Result<(Box<dyn Tree>, String), SourceError> {
         match self {
             EngineSource::Git(repo) => {
                 let resolved = match at {
@@ -38,7 +43,7 @@ impl EngineSource {
                     Some(wanted) => repo.resolve(wanted)?,
                 };
                 let name = resolved.wanted.clone();
-                Ok((Box::new(repo.tree_at(&resolved)?), name))
+                Ok((Box::new(repo.tree_with(&resolved, store)?), name))
             }
             EngineSource::Dir(path) => Ok((Box::new(DirTree::open(Path::new(path))?), "(directory)".into())),
         }
@@ -47,4 +52,14 @@ impl EngineSource {
 
 fn looks_like_git(path: &Path) -> bool {
     path.join(".git").exists() || (path.join("HEAD").is_file() && path.join("objects").is_dir())
+}
+
+/// Keeps nothing: every listing is walked.
+struct NoStore;
+
+impl ListingStore for NoStore {
+    fn listing(&self, _commit: &str) -> Option<Listing> {
+        None
+    }
+    fn keep(&self, _commit: &str, _listing: &Listing) {}
 }

@@ -8,7 +8,7 @@
 //! bool, scalar) is modelled here as the releases write it.
 
 use std::collections::HashSet;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use tree_sitter::Node;
 
@@ -348,7 +348,7 @@ fn read_meta(ev: &ConstEval, file: &PyFile, metadata: &[Node], scope: Scope) -> 
 
 /// Field names of a CLI metadata class (one with a `help` field), in order.
 fn metadata_fields(ev: &ConstEval, class: &ClassRef) -> Option<Vec<String>> {
-    let file: Rc<PyFile> = ev.module_file(&class.module)?;
+    let file: Arc<PyFile> = ev.module_file(&class.module)?;
     let body = ev.class_def(&file, &class.name).and_then(class_body)?;
     let mut names = Vec::new();
     for stmt in named_children(body) {

@@ -18,7 +18,7 @@ pub use value::{apply_mutation, is_mutating_method, py_float_repr, ClassRef, Fol
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use tree_sitter::Node;
 
@@ -54,7 +54,7 @@ const MAX_DEPTH: usize = 64;
 /// Constant folder over one package. Parsed files and folded globals are cached.
 pub struct ConstEval<'p> {
     pub pkg: &'p Package<'p>,
-    files: RefCell<HashMap<String, Option<Rc<PyFile>>>>,
+    files: RefCell<HashMap<String, Option<Arc<PyFile>>>>,
     globals: RefCell<HashMap<(String, String), Folded>>,
     in_progress: RefCell<HashSet<String>>,
     depth: RefCell<usize>,
@@ -79,29 +79,14 @@ impl<'p> ConstEval<'p> {
     }
 
     /// The parsed file of an engine module (cached), `None` if not in the engine.
-    pub fn module_file(&self, dotted: &str) -> Option<Rc<PyFile>> {
+    pub fn module_file(&self, dotted: &str) -> Option<Arc<PyFile>> {
         let path = self.pkg.module_path(dotted)?;
         if let Some(cached) = self.files.borrow().get(&path) {
             return cached.clone();
         }
-        let parsed = match self.pkg.parse_lossy(&path) {
-            Ok((file, lossy)) => {
-                if let Some(message) = lossy {
-                    self.warn(&path, message);
-                }
-                if file.has_errors() {
-                    self.warn(&path, format!(
-                        "syntax error near line {}; facts from this file may be partial",
-                        file.first_error_line().unwrap_or(0)
-                    ));
-                }
-                Some(Rc::new(file))
-            }
-            Err(e) => {
-                self.warn(&path, e.to_string());
-                None
-            }
-        };
+        let mut warnings = Vec::new();
+        let parsed = crate::extract::symbols::parse_module_file(self.pkg, &path, &mut warnings);
+        self.warnings.borrow_mut().extend(warnings);
         self.files.borrow_mut().insert(path, parsed.clone());
         parsed
     }

@@ -71,7 +71,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::extract::python::PyFile;
 use crate::extract::Package;
-use crate::source::SourceError;
+use std::sync::Arc;
 use crate::surface::{Evidence, ExtractWarning};
 
 /// What is used.
@@ -212,42 +212,14 @@ fn in_scope(module: &str, prefix: &str) -> bool {
     below && !module.split('.').any(|part| part == "tests")
 }
 
-/// Read and parse one file; invalid UTF-8 is replaced (and warned about) so the
-/// rest of the file still yields facts. Oversized files are skipped with a
-/// warning, as the other extractors do: a 20 MB generated module took ~40 s to
-/// walk here and holds no imports worth the wait.
-fn read_python(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWarning>) -> Option<PyFile> {
-    let bytes = match pkg.tree.read(path) {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            warnings.push(ExtractWarning {
-                path: path.to_string(),
-                message: format!("cannot read: {e}"),
-            });
-            return None;
-        }
-    };
-    let limit = crate::extract::symbols::MAX_SOURCE_BYTES;
-    if bytes.len() as u64 > limit {
-        warnings.push(ExtractWarning {
-            path: path.to_string(),
-            message: format!("skipped: {} bytes is over the {limit}-byte limit", bytes.len()),
-        });
-        return None;
-    }
-    // Syntax errors are warned about by `file_uses`, which knows what they cost.
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => {
-            let error = SourceError::NotUtf8 { path: path.to_string(), offset: e.utf8_error().valid_up_to() };
-            warnings.push(ExtractWarning {
-                path: path.to_string(),
-                message: format!("{error}; read with replacement characters"),
-            });
-            String::from_utf8_lossy(e.as_bytes()).into_owned()
-        }
-    };
-    Some(PyFile::parse(path, text))
+/// Read and parse one file with the shared read rules (see
+/// [`parsed`](crate::extract::parsed)): invalid UTF-8 is replaced and oversized
+/// files are skipped, each with a warning. Syntax errors are warned about by
+/// `file_uses`, which knows what they cost.
+fn read_python(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWarning>) -> Option<Arc<PyFile>> {
+    let parsed = crate::extract::parsed::parse_file(pkg.tree, path);
+    warnings.extend(parsed.warnings);
+    parsed.file
 }
 
 /// Deterministic order (path, line, kind, then the rest); exact repeats on one
