@@ -113,9 +113,12 @@ fn module_moves_and_class_members_show_in_the_diff() {
 
 /// Every .py file of every corpus release goes through the extractors without a
 /// panic; files with syntax errors give partial facts and a warning naming them.
+/// The symbols read from module outlines (the fast path) are those read from
+/// the whole files, for every module.
 #[test]
 fn every_python_file_of_every_release_is_read() {
-    use engine_audit::extract::{symbols::module_symbols, Package};
+    use engine_audit::extract::symbols::{module_symbols, module_symbols_from_whole_files};
+    use engine_audit::extract::Package;
     use rayon::prelude::*;
     let Some(corpus) = corpus() else { return };
     for (name, engine) in [("sglang.git", Engine::Sglang), ("dynamo.git", Engine::Dynamo)] {
@@ -125,16 +128,20 @@ fn every_python_file_of_every_release_is_read() {
             let root = discover_package_root(&tree, engine, None).unwrap();
             let pkg = Package::new(&tree, &root);
             let modules = pkg.modules();
-            let warnings: Vec<_> = modules
+            let read: Vec<(Vec<_>, Option<String>)> = modules
                 .par_iter()
-                .flat_map_iter(|m| {
+                .map(|m| {
                     let mut w = Vec::new();
-                    module_symbols(&pkg, &m.name, &mut w);
-                    w
+                    let fast = module_symbols(&pkg, &m.name, &mut w);
+                    let whole = module_symbols_from_whole_files(&pkg, &m.name, &mut Vec::new());
+                    (w, (fast != whole).then(|| format!("{}: outline {fast:?}\n  whole file {whole:?}", m.name)))
                 })
                 .collect();
-            println!("{name}@{tag}: {} modules read, {} warnings", modules.len(), warnings.len());
+            let warnings = read.iter().map(|(w, _)| w.len()).sum::<usize>();
+            let differ: Vec<&String> = read.iter().filter_map(|(_, d)| d.as_ref()).collect();
+            println!("{name}@{tag}: {} modules read, {warnings} warnings, outline symbols differ in {}", modules.len(), differ.len());
             assert!(modules.len() > 500, "{name}@{tag}");
+            assert!(differ.is_empty(), "{name}@{tag}:\n{}", differ.iter().take(5).map(|d| d.as_str()).collect::<Vec<_>>().join("\n"));
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use tree_sitter::Node;
 
-use super::consts::{class_body, flat_statements, statement_bindings, BindingKind, ClassRef, ConstEval, Scope, Val};
+use super::consts::{class_body, flat_statements, may_bind, statement_bindings, BindingKind, ClassRef, ConstEval, Scope, Val};
 use super::package::Package;
 use super::python::{named_children, walk, PyFile};
 use crate::surface::{ClassInfo, Member, MemberKind};
@@ -106,7 +106,7 @@ pub fn namespace_sources(ev: &ConstEval, class: &ClassRef) -> Vec<ClassRef> {
 /// and fold the first argument to a list of engine classes.
 fn collected_from(ev: &ConstEval, file: &PyFile, root: Node, name: &str, scope: Scope) -> Option<Vec<ClassRef>> {
     let mut call = None;
-    for stmt in flat_statements(root) {
+    for stmt in flat_statements(root).into_iter().filter(|s| may_bind(&file.source, *s, name)) {
         for (bound, binding) in statement_bindings(&file.source, stmt) {
             if bound != name || binding.conditional {
                 continue;

@@ -8,6 +8,7 @@ pub mod classes;
 pub mod cli_flags;
 pub mod consts;
 pub mod consumer;
+pub mod outline;
 pub mod package;
 pub mod parsed;
 pub mod python;

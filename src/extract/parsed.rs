@@ -62,24 +62,59 @@ pub fn parse_file(tree: &dyn Tree, path: &str) -> Parsed {
     parsed
 }
 
+/// The module-level outline of `path` parsed (see [`outline`](super::outline)),
+/// or the whole file when the outline cannot be trusted (the scan was unsure,
+/// or the outline does not parse cleanly). A full parse of the same content
+/// already in memory serves as well. Outlines are not kept: each is asked for
+/// once per release.
+pub fn parse_outline(tree: &dyn Tree, path: &str) -> Parsed {
+    let Some(entry) = tree.entry(path) else {
+        return read_and_parse(tree, path);
+    };
+    if entry.size > MAX_SOURCE_BYTES {
+        return skipped(path, entry.size);
+    }
+    let key = (path.to_string(), entry.id.clone());
+    let known = memo().lock().unwrap_or_else(|p| p.into_inner()).slots.get(&key).and_then(|slot| slot.get().cloned());
+    if let Some(full) = known {
+        return full;
+    }
+    let (source, warnings) = match tree.read(path) {
+        Ok(bytes) => read_text(path, bytes),
+        Err(e) => return Parsed { file: None, warnings: vec![warning(path, format!("not parsed: {e}"))] },
+    };
+    let Some(source) = source else { return Parsed { file: None, warnings } };
+    if let Some(text) = super::outline::outline(&source) {
+        let file = PyFile::parse(path, text);
+        if !file.has_errors() {
+            return Parsed { file: Some(Arc::new(file)), warnings };
+        }
+    }
+    Parsed { file: Some(Arc::new(PyFile::parse(path, source))), warnings }
+}
+
 /// Parse bytes already read (the env-read scan reads every file itself to
 /// prefilter it). Not memoized: those files are rarely asked for again.
 pub fn parse_bytes(path: &str, bytes: Vec<u8>) -> Parsed {
+    let (source, warnings) = read_text(path, bytes);
+    Parsed { file: source.map(|source| Arc::new(PyFile::parse(path, source))), warnings }
+}
+
+/// The text of a file by the read rules: too large is skipped, invalid UTF-8
+/// (a latin-1 comment) is replaced rather than costing the whole file's facts;
+/// each says so in a warning.
+fn read_text(path: &str, bytes: Vec<u8>) -> (Option<String>, Vec<ExtractWarning>) {
     if bytes.len() as u64 > MAX_SOURCE_BYTES {
-        return skipped(path, bytes.len() as u64);
+        return (None, skipped(path, bytes.len() as u64).warnings);
     }
-    let mut warnings = Vec::new();
-    // Invalid UTF-8 (a latin-1 comment) must not cost the whole file's facts:
-    // read with replacement characters and say so.
-    let source = match String::from_utf8(bytes) {
-        Ok(source) => source,
+    match String::from_utf8(bytes) {
+        Ok(source) => (Some(source), Vec::new()),
         Err(e) => {
             let error = SourceError::NotUtf8 { path: path.to_string(), offset: e.utf8_error().valid_up_to() };
-            warnings.push(warning(path, format!("{error}; read with replacement characters")));
-            String::from_utf8_lossy(e.as_bytes()).into_owned()
+            let w = warning(path, format!("{error}; read with replacement characters"));
+            (Some(String::from_utf8_lossy(e.as_bytes()).into_owned()), vec![w])
         }
-    };
-    Parsed { file: Some(Arc::new(PyFile::parse(path, source))), warnings }
+    }
 }
 
 fn read_and_parse(tree: &dyn Tree, path: &str) -> Parsed {

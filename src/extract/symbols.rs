@@ -32,6 +32,12 @@ pub fn parse_module_file(
     with_syntax_warning(parsed::parse_file(pkg.tree, path), warnings)
 }
 
+/// The module-level outline of a file, parsed (see [`parsed::parse_outline`]):
+/// all the symbols extractor reads, for a fraction of the parse.
+fn parse_module_outline(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWarning>) -> Option<Arc<PyFile>> {
+    with_syntax_warning(parsed::parse_outline(pkg.tree, path), warnings)
+}
+
 /// Parse bytes already read (see [`parse_module_file`]).
 pub fn parse_source(
     path: &str,
@@ -61,7 +67,24 @@ pub fn module_symbols(
     dotted: &str,
     warnings: &mut Vec<ExtractWarning>,
 ) -> Option<Vec<String>> {
-    let names = ModuleNames::collect(pkg, dotted, &mut Vec::new(), warnings)?;
+    symbols_read_with(pkg, dotted, parse_module_outline, warnings)
+}
+
+/// [`module_symbols`] from whole files rather than outlines: the reference the
+/// outline is checked against (`tests/corpus_acceptance.rs`).
+pub fn module_symbols_from_whole_files(
+    pkg: &Package,
+    dotted: &str,
+    warnings: &mut Vec<ExtractWarning>,
+) -> Option<Vec<String>> {
+    symbols_read_with(pkg, dotted, parse_module_file, warnings)
+}
+
+/// How a module's file is read and parsed.
+type ReadModule = fn(&Package, &str, &mut Vec<ExtractWarning>) -> Option<Arc<PyFile>>;
+
+fn symbols_read_with(pkg: &Package, dotted: &str, read: ReadModule, warnings: &mut Vec<ExtractWarning>) -> Option<Vec<String>> {
+    let names = ModuleNames::collect(pkg, dotted, read, &mut Vec::new(), warnings)?;
     let mut all: BTreeSet<String> = names.bound;
     all.extend(names.dunder_all.unwrap_or_default());
     all.extend(names.lazy);
@@ -81,6 +104,7 @@ impl ModuleNames {
     fn collect(
         pkg: &Package,
         dotted: &str,
+        read: ReadModule,
         visiting: &mut Vec<String>,
         warnings: &mut Vec<ExtractWarning>,
     ) -> Option<Self> {
@@ -88,11 +112,12 @@ impl ModuleNames {
             return None; // import cycle: the outer collection already covers it
         }
         let path = pkg.module_path(dotted)?;
-        let file = parse_module_file(pkg, &path, warnings)?;
+        let file = read(pkg, &path, warnings)?;
         visiting.push(dotted.to_string());
         let mut names = ModuleNames::default();
         let mut scope = Scope {
             pkg,
+            read,
             file: &file,
             module: dotted,
             is_package: path.ends_with("/__init__.py"),
@@ -120,6 +145,7 @@ impl ModuleNames {
 
 struct Scope<'a, 'p> {
     pkg: &'a Package<'p>,
+    read: ReadModule,
     file: &'a PyFile,
     module: &'a str,
     is_package: bool,
@@ -310,7 +336,7 @@ impl Scope<'_, '_> {
         match resolved {
             Some(target) => {
                 if let Some(inner) =
-                    ModuleNames::collect(self.pkg, &target, self.visiting, self.warnings)
+                    ModuleNames::collect(self.pkg, &target, self.read, self.visiting, self.warnings)
                 {
                     names.bound.extend(inner.star_exports());
                 }

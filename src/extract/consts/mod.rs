@@ -13,7 +13,7 @@ mod bindings;
 mod eval;
 mod value;
 
-pub use bindings::{class_body, final_binding, find_definition, flat_statements, statement_bindings, Binding, BindingKind, Stmt};
+pub use bindings::{class_body, final_binding, find_definition, flat_statements, may_bind, statement_bindings, Binding, BindingKind, Stmt};
 pub use value::{apply_mutation, is_mutating_method, py_float_repr, ClassRef, Folded, Val};
 
 use std::cell::RefCell;
@@ -242,7 +242,7 @@ impl<'p> ConstEval<'p> {
         let after = bound_at.end_byte();
         // Names bound to one of this constant's mutating methods (`add_x = X.extend`).
         let mut mutator_aliases: HashMap<String, String> = HashMap::new();
-        for stmt in flat_statements(root) {
+        for stmt in flat_statements(root).into_iter().filter(|s| may_bind(src, *s, name)) {
             for (bound, b) in statement_bindings(src, stmt) {
                 if let BindingKind::Assign { value: Some(v), .. } = b.kind {
                     if let Some((obj, method)) = attribute_parts(src, v) {
