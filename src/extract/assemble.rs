@@ -76,26 +76,25 @@ pub fn extract_surface_with(
 ) -> EngineSurface {
     let units = Units { tree, root: package_root, cache };
     let pkg = Package::new(tree, package_root);
-    let mut modules = pkg.modules();
-    let ((symbols, flags), (env, classes)) = rayon::join(
+    let flags_of = || {
+        let _span = crate::trace::span(|| format!("  flags {ref_name}"));
+        if !demand.flags {
+            return Default::default();
+        }
+        let entry = pkg.module_path(&format!("{}.srt.server_args", pkg.name));
+        units.unit("flags", "", entry.as_deref(), |pkg| {
+            let mut w = Vec::new();
+            (cli_flags::extract_flags(pkg, &mut w), w)
+        })
+    };
+    let ((mut modules, metadata), ((symbols, flags), (env, classes))) = rayon::join(
+        || rayon::join(|| module_index(&pkg, ref_name), || metadata_of(&units, demand.metadata)),
         || {
             rayon::join(
-                || symbols_of(&units, &pkg, &demand.symbols_of),
-                || {
-                    let _span = crate::trace::span(|| format!("  flags {ref_name}"));
-                    if demand.flags {
-                        let entry = pkg.module_path(&format!("{}.srt.server_args", pkg.name));
-                        units.unit("flags", "", entry.as_deref(), |pkg| {
-                            let mut w = Vec::new();
-                            (cli_flags::extract_flags(pkg, &mut w), w)
-                        })
-                    } else {
-                        Default::default()
-                    }
-                },
+                || rayon::join(|| symbols_of(&units, &pkg, &demand.symbols_of, ref_name), flags_of),
+                || rayon::join(|| env_of(&units, &pkg, demand, ref_name), || classes_of(&units, &pkg, &demand.classes)),
             )
         },
-        || rayon::join(|| env_of(&units, &pkg, demand, ref_name), || classes_of(&units, &pkg, &demand.classes)),
     );
     let mut warnings: Vec<ExtractWarning> = Vec::new();
     for (dotted, (syms, w)) in symbols {
@@ -110,18 +109,7 @@ pub fn extract_surface_with(
     warnings.extend(w);
     let (classes, w) = classes;
     warnings.extend(w);
-    let ((version, requires), w) = if demand.metadata {
-        units.unit("metadata", "", None, |pkg| {
-            let mut w = Vec::new();
-            let version = pins::package_version(pkg.tree, package_root, &mut w);
-            let requires = pins::find_pyproject(pkg.tree, package_root)
-                .map(|p| pins::requirements(pkg.tree, &p, &mut w))
-                .unwrap_or_default();
-            ((version, requires), w)
-        })
-    } else {
-        Default::default()
-    };
+    let ((version, requires), w) = metadata;
     warnings.extend(w);
     warnings.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     warnings.dedup();
@@ -142,8 +130,30 @@ pub fn extract_surface_with(
     }
 }
 
+/// Every module of the package, from the tree listing.
+fn module_index(pkg: &Package, ref_name: &str) -> Vec<crate::surface::Module> {
+    let _span = crate::trace::span(|| format!("  module index {ref_name}"));
+    pkg.modules()
+}
+
+/// The package version and `pyproject.toml` requirements.
+fn metadata_of(units: &Units, wanted: bool) -> WithWarnings<(Option<String>, Vec<crate::surface::Requirement>)> {
+    if !wanted {
+        return Default::default();
+    }
+    units.unit("metadata", "", None, |pkg| {
+        let mut w = Vec::new();
+        let version = pins::package_version(pkg.tree, units.root, &mut w);
+        let requires = pins::find_pyproject(pkg.tree, units.root)
+            .map(|p| pins::requirements(pkg.tree, &p, &mut w))
+            .unwrap_or_default();
+        ((version, requires), w)
+    })
+}
+
 /// Top-level symbols of each wanted module, one cached unit per module.
-fn symbols_of(units: &Units, pkg: &Package, wanted: &[String]) -> Vec<(String, WithWarnings<Option<Vec<String>>>)> {
+fn symbols_of(units: &Units, pkg: &Package, wanted: &[String], ref_name: &str) -> Vec<(String, WithWarnings<Option<Vec<String>>>)> {
+    let _span = crate::trace::span(|| format!("  symbols {ref_name}"));
     wanted
         .par_iter()
         .filter(|dotted| pkg.module_path(dotted).is_some())
@@ -196,6 +206,7 @@ fn env_of(units: &Units, pkg: &Package, demand: &Demand, ref_name: &str) -> With
 }
 
 fn classes_of(units: &Units, pkg: &Package, wanted: &[(String, String)]) -> WithWarnings<BTreeMap<String, ClassInfo>> {
+    let _span = crate::trace::span(|| "  classes".to_string());
     let mut warnings = Vec::new();
     let mut out = BTreeMap::new();
     for (module, class) in wanted {

@@ -23,15 +23,10 @@ impl<'t> Package<'t> {
     /// Every `.py` module below the root, sorted by dotted name. Built from the
     /// tree listing alone (no file is read).
     pub fn modules(&self) -> Vec<Module> {
+        // `module_entries` already checked every part is an identifier.
         let mut out: Vec<Module> = self
             .module_entries()
-            .filter_map(|e| {
-                self.module_name(&e.path).map(|name| Module {
-                    name,
-                    path: e.path.clone(),
-                    symbols: None,
-                })
-            })
+            .map(|e| Module { name: self.dotted_name(&e.path), path: e.path.clone(), symbols: None })
             .collect();
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out.dedup_by(|a, b| a.name == b.name);
@@ -49,6 +44,19 @@ impl<'t> Package<'t> {
                 .and_then(|rel| rel.strip_suffix(".py"))
                 .is_some_and(|rel| rel.split('/').all(is_identifier))
         })
+    }
+
+    /// The dotted name of a path [`module_entries`](Self::module_entries) gave.
+    fn dotted_name(&self, path: &str) -> String {
+        let rel = &path[self.root.len() + 1..path.len() - ".py".len()];
+        let rel = if rel == "__init__" { "" } else { rel.strip_suffix("/__init__").unwrap_or(rel) };
+        let mut name = String::with_capacity(self.name.len() + 1 + rel.len());
+        name.push_str(&self.name);
+        if !rel.is_empty() {
+            name.push('.');
+            name.extend(rel.chars().map(|c| if c == '/' { '.' } else { c }));
+        }
+        name
     }
 
     /// `python/sglang/srt/environ.py` → `sglang.srt.environ`;
@@ -117,6 +125,10 @@ impl<'t> Package<'t> {
 }
 
 fn is_identifier(s: &str) -> bool {
+    if s.is_ascii() {
+        let b = s.as_bytes();
+        return !b.is_empty() && !b[0].is_ascii_digit() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    }
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
         && chars.all(|c| c == '_' || c.is_alphanumeric())

@@ -259,7 +259,7 @@ impl EngineRepo {
     /// The file tree at a resolved commit.
     pub fn tree_at(&self, resolved: &ResolvedRef) -> Result<GitTree, SourceError> {
         let listing = self.listing_at(resolved)?;
-        self.tree_from(resolved, listing)
+        Ok(self.tree_from(resolved, listing))
     }
 
     /// The file tree at a resolved commit, with its listing taken from `store`
@@ -274,7 +274,7 @@ impl EngineRepo {
                 listing
             }
         };
-        self.tree_from(resolved, listing)
+        Ok(self.tree_from(resolved, listing))
     }
 
     /// Every regular file of the commit's tree, sorted by path.
@@ -312,15 +312,16 @@ impl EngineRepo {
     }
 
     /// A tree over a listing of `resolved` (from [`listing_at`](Self::listing_at)).
-    pub fn tree_from(&self, resolved: &ResolvedRef, listing: Listing) -> Result<GitTree, SourceError> {
+    pub fn tree_from(&self, resolved: &ResolvedRef, listing: Listing) -> GitTree {
         let path = self.repo.path().to_path_buf();
-        Ok(GitTree {
-            repos: RepoPool::open(&path).map_err(|e| git_err(&self.spec, e))?,
+        GitTree {
+            // This repository opened: the pool's handles open the same path lazily.
+            repos: RepoPool::new(&path),
             name: format!("{}@{}", display_name(&self.spec), resolved.wanted),
             commit: resolved.commit.clone(),
             entries: listing.entries,
             unsafe_paths: listing.unsafe_paths,
-        })
+        }
     }
 }
 
@@ -364,12 +365,10 @@ struct RepoPool {
 }
 
 impl RepoPool {
-    fn open(path: &Path) -> Result<RepoPool, git2::Error> {
-        // Fail now, not on the first read, when the repository cannot be opened.
-        Repository::open(path)?;
+    fn new(path: &Path) -> RepoPool {
         // Index 0 serves threads outside the rayon pool.
         let n = rayon::current_num_threads() + 1;
-        Ok(RepoPool { path: path.to_path_buf(), handles: (0..n).map(|_| std::sync::OnceLock::new()).collect() })
+        RepoPool { path: path.to_path_buf(), handles: (0..n).map(|_| std::sync::OnceLock::new()).collect() }
     }
 
     fn get(&self) -> Result<std::sync::MutexGuard<'_, Repository>, String> {
