@@ -85,11 +85,8 @@ fn logical_lines(src: &[u8]) -> Option<Vec<Line>> {
         let first_word = word_at(src, i);
         let second_word = (first_word == b"async").then(|| word_at(src, skip_spaces(src, i + 5)));
         let defines = matches!(first_word, b"def" | b"class") || second_word == Some(b"def");
-        let name_at = match (first_word, second_word) {
-            (b"async", Some(_)) => skip_spaces(src, skip_spaces(src, i + 5) + 3),
-            (w, _) => skip_spaces(src, i + w.len()),
-        };
-        let is_getattr = defines && word_at(src, name_at) == b"__getattr__";
+        let keyword_end = if second_word.is_some() { skip_spaces(src, i + 5) + 3 } else { i + first_word.len() };
+        let is_getattr = defines && word_at(src, skip_spaces(src, keyword_end)) == b"__getattr__";
         let (end, last) = statement_end(src, i)?;
         lines.push(Line { start, end, indent, blank: false, defines, is_getattr, opens_block: last == b':' });
         i = end;
@@ -116,11 +113,12 @@ fn is_word_byte(b: u8) -> bool {
 }
 
 fn word_at(src: &[u8], i: usize) -> &[u8] {
+    let i = i.min(src.len());
     let mut j = i;
     while j < src.len() && is_word_byte(src[j]) {
         j += 1;
     }
-    &src[i.min(j)..j]
+    &src[i..j]
 }
 
 /// Where the statement starting at `i` ends (just past its newline) and its last
@@ -361,6 +359,10 @@ LAST = r"\" still a string"
         assert!(outline("x = 'open\ny = 1\n").is_none(), "unterminated string");
         assert!(outline("x = (1,\n").is_none(), "unbalanced bracket");
         assert!(outline("x = 1)\n").is_none(), "unbalanced bracket");
+        for edge in ["async", "async ", "async(", "def", "class", "x = f'{", "'''\n", "\\"] {
+            let _ = outline(edge); // no panic at the end of the text
+        }
+        assert!(outline("async def __getattr__(n):\n    return 1\n").unwrap().contains("return 1"), "module __getattr__ kept");
         assert_eq!(outline("").as_deref(), Some(""));
     }
 }
