@@ -537,6 +537,55 @@ fn rule_errors_name_file_line_and_key() {
     }
 }
 
+/// The checks after serde (shape of ids and names, exactly-one tests, empty
+/// lists, paths, placeholders, test cases) and the serde errors whose position
+/// is not the key's own: each names `file:line:` of the key at fault, and the key.
+#[test]
+fn rule_validation_errors_name_file_line_and_key() {
+    let evidence = "  - query:\n      files: [srt/server_args.py]\n      query: \"(call) @c\"\n";
+    let invalid_cases = "  invalid:\n    - name: c\n      engines: [{fixture: r001}]\n      deployment: {flags: {tp-size: 8}}\n";
+    let cases: &[(&str, String, &str, &str)] = &[
+        ("id shape", RULE.replace("id: R900", "id: X900"), "id", ":1:"),
+        ("name not kebab-case", RULE.replace("name: robust-test", "name: Robust_Test"), "name", ":2:"),
+        ("two value tests", RULE.replace("equals: \"8\"}", "equals: \"8\", is: set}"), "when.flag", ":8:"),
+        ("empty `all`", RULE.replace("  flag: {name: tp-size, equals: \"8\"}", "  all: []"), "when.all", ":8:"),
+        (
+            "nested `env` without a test",
+            RULE.replace("  flag: {name: tp-size, equals: \"8\"}", "  any:\n    - flag: {name: tp-size, equals: \"8\"}\n    - env: {name: SGLANG_X}"),
+            "when.any[1].env",
+            ":10:",
+        ),
+        ("no evidence", RULE.replace(&format!("evidence:\n{evidence}"), "evidence: []\n"), "evidence", ":9:"),
+        ("nothing to cite", RULE.replace(evidence, "  - not: {file_exists: {files: [srt/a.py]}}\n"), "evidence", ":9:"),
+        ("empty `any_of`", RULE.replace(evidence, "  - file_exists: {files: [srt/a.py]}\n  - any_of: []\n"), "evidence[1].any_of", ":11:"),
+        ("no files", RULE.replace("files: [srt/server_args.py]", "files: []"), "evidence[0].query.files", ":11:"),
+        (
+            "a path leaving the package",
+            RULE.replace("files: [srt/server_args.py]", "files:\n        - srt/server_args.py\n        - ../../etc/passwd"),
+            "evidence[0].query.files[1]",
+            ":13:",
+        ),
+        ("unknown placeholder", RULE.replace("message: m\n", "message: \"{flga} is set\"\n"), "message", ":13:"),
+        ("no case that must fire", RULE.replace(invalid_cases, "  valid: []\n"), "tests.invalid", ":15:"),
+        ("a case without engines", RULE.replace("engines: [{fixture: r001}]", "engines: []"), "tests.invalid[0].engines", ":18:"),
+        ("a bad case version", RULE.replace("    - name: c\n", "    - name: c\n      version: banana\n"), "tests.invalid[0].version", ":18:"),
+        // serde reports these at the enclosing map or at the document start.
+        ("unknown key in a block map", RULE.replace("    - name: c\n", "    - name: c\n      engine: sglang\n"), "engine", ":18:"),
+        ("duplicate key", RULE.replace("docs: d\n", "docs: d\nid: R901\n"), "id", ":15:"),
+    ];
+    // Every case is checked before failing: the list says which kinds regressed.
+    let mut wrong = Vec::new();
+    for (what, text, key, line) in cases {
+        let message = rule_error(text);
+        let located = message.starts_with(&format!("rules/robust.yaml{line}")) && !message.contains(" at line ");
+        let keyed = message.contains(&format!("{key}:")) || message.contains(&format!("`{key}`"));
+        if !located || !keyed {
+            wrong.push(format!("{what} (want `{line}` and `{key}`): {message}"));
+        }
+    }
+    assert!(wrong.is_empty(), "errors without their line or key:\n{}", wrong.join("\n"));
+}
+
 #[test]
 fn a_bad_rules_dir_is_a_usage_error() {
     let w = ws();
@@ -883,4 +932,32 @@ fn offline_never_touches_the_network_even_with_a_cached_clone() {
     assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
     assert!(o.stdout.contains("--offline forbids fetching"), "{}", o.stdout);
     assert_eq!(wire.connections(), 0, "--offline used the network");
+}
+
+// ---------------------------------------------------------------------------
+// .engine-audit.yaml: each error names the file, the line and the key
+
+#[test]
+fn config_errors_name_file_line_and_key() {
+    let base = "sglang: https://github.com/sgl-project/sglang\nseverity:\n  EA007: warning\n  R001: info\nignore:\n  - EA104\nfail_on: warning\n";
+    // Needles without spaces: miette wraps long lines at spaces.
+    let cases: &[(&str, String, &str, &[&str])] = &[
+        ("unknown code in severity", base.replace("  R001: info\n", "  R001: info\n  EA1O4: info\n"), ":5:3:", &["severity", "`EA1O4`"]),
+        ("unknown code in ignore", base.replace("  - EA104\n", "  - EA104\n  - R00l\n"), ":7:5:", &["ignore", "`R00l`"]),
+        ("duplicate key", format!("{base}fail_on: error\n"), ":8:1:", &["`fail_on`"]),
+        ("unknown key", base.replace("fail_on:", "fail-on:"), ":7:1:", &["`fail-on`"]),
+        ("bad value", base.replace("fail_on: warning", "fail_on: sometimes"), ":7:", &["fail_on:", "`sometimes`"]),
+    ];
+    let mut wrong = Vec::new();
+    for (what, text, line, needles) in cases {
+        let w = ws();
+        w.write(".engine-audit.yaml", text);
+        w.write("ok.yaml", OK_RECIPE);
+        let o = run(w.audit(&["ok.yaml", "--to", "v1.1.0"]));
+        let located = o.stderr.contains(&format!(".engine-audit.yaml{line}"));
+        if o.code != 2 || !located || !needles.iter().all(|n| o.stderr.contains(n)) {
+            wrong.push(format!("{what} (exit 2, want `{line}` and {needles:?}): exit {}\n{}", o.code, o.stderr));
+        }
+    }
+    assert!(wrong.is_empty(), "config errors without their line or key:\n{}", wrong.join("\n"));
 }

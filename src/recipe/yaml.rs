@@ -697,6 +697,23 @@ fn scalar_end(src: &SourceText, at: usize, value: &str, style: ScalarStyle) -> u
     }
 }
 
+/// serde_yaml_ng ends its messages with ` at line L column C`. Rule and config
+/// errors start with the (more exact) line of the key instead: two places in one
+/// message would disagree.
+pub fn strip_serde_location(message: &str) -> &str {
+    let Some(i) = message.rfind(" at line ") else { return message };
+    let tail = &message[i + " at line ".len()..];
+    let is_location = tail
+        .split_once(" column ")
+        .is_some_and(|(l, c)| !l.is_empty() && !c.is_empty() && l.bytes().chain(c.bytes()).all(|b| b.is_ascii_digit()));
+    if is_location {
+        &message[..i]
+    } else {
+        message
+    }
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -868,5 +885,15 @@ mod tests {
             tag: None,
         };
         assert_eq!(quoted.resolve(), ScalarType::Str);
+    }
+
+    #[test]
+    fn only_a_trailing_location_is_stripped() {
+        assert_eq!(strip_serde_location("bad at line 3 column 7"), "bad");
+        assert_eq!(
+            strip_serde_location("no ',' at line 7 column 1, while parsing a flow mapping at line 6 column 7"),
+            "no ',' at line 7 column 1, while parsing a flow mapping"
+        );
+        assert_eq!(strip_serde_location("the line at line five"), "the line at line five");
     }
 }
