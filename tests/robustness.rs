@@ -454,6 +454,121 @@ fn a_20_mb_generated_module_is_handled_in_bounded_time() {
     assert!(warnings.iter().any(|w| w.path == "dynamo/sglang/big.py" && w.message.contains("limit")), "{warnings:?}");
 }
 
+/// A git repo holding a small SGLang package whose `srt/gen.py` is a 20 MB
+/// generated module, committed and tagged `v1.0.0`; returns the git dir and the
+/// 20 MB blob's loose object file.
+fn repo_with_a_huge_module(dir: &Path) -> (PathBuf, PathBuf, usize) {
+    let repo = git2::Repository::init_bare(dir.join("sglang.git")).unwrap();
+    // The parser takes a flag's choices from the generated table: reading the flags reads it.
+    let head = format!(
+        "from sglang.srt.gen import TABLE\n{SERVER_ARGS_HEAD}        parser.add_argument(\"--gen-mode\", choices=list(TABLE))\n\nimport os\nLEVEL = os.getenv(\"SGLANG_LOG_LEVEL\")\n"
+    );
+    // Env names in it too: the env-read scan's prefilter would want to look inside.
+    let big = generated_module(20 << 20).replace("TABLE = {", "import os\nX = os.environ.get(\"SGLANG_GEN_MODE\")\nTABLE = {");
+    let mut tree: Option<git2::Oid> = None;
+    let mut big_oid = None;
+    for (path, bytes) in [
+        ("python/sglang/__init__.py", b"".as_slice()),
+        ("python/sglang/srt/__init__.py", b""),
+        ("python/sglang/srt/server_args.py", head.as_bytes()),
+        ("python/sglang/srt/gen.py", big.as_bytes()),
+    ] {
+        let oid = repo.blob(bytes).unwrap();
+        if path.ends_with("gen.py") {
+            big_oid = Some(oid);
+        }
+        let base = tree.map(|t| repo.find_tree(t).unwrap());
+        tree = Some(put(&repo, base.as_ref(), &path.split('/').collect::<Vec<_>>(), oid, 0o100644));
+    }
+    let sig = git2::Signature::now("t", "t@localhost").unwrap();
+    let tree = repo.find_tree(tree.unwrap()).unwrap();
+    let commit = repo.commit(None, &sig, &sig, "generated table", &tree, &[]).unwrap();
+    repo.tag_lightweight("v1.0.0", &repo.find_object(commit, None).unwrap(), false).unwrap();
+    (repo.path().to_path_buf(), loose_object(repo.path(), big_oid.unwrap()), big.len())
+}
+
+/// A loose blob object whose header declares `size` bytes but whose zlib stream
+/// holds only `prefix` and then an invalid deflate block: the header reads
+/// fine, inflating the content fails at once. (A truncated stream would not
+/// do: libgit2 1.9 spins forever on one.)
+fn header_only_loose_blob(size: usize, prefix: &[u8]) -> Vec<u8> {
+    let mut raw = format!("blob {size}\0").into_bytes();
+    raw.extend_from_slice(prefix);
+    assert!(raw.len() <= 0xffff, "one stored block");
+    let len = raw.len() as u16;
+    // zlib header, one non-final stored block, then a block of reserved type 3.
+    let mut out = vec![0x78, 0x01, 0x00];
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&(!len).to_le_bytes());
+    out.extend_from_slice(&raw);
+    out.push(0x07);
+    out.extend_from_slice(&[0; 16]);
+    out
+}
+
+#[test]
+fn a_huge_git_blob_is_refused_by_its_size_before_it_is_inflated() {
+    let dir = tempfile::tempdir().unwrap();
+    let (git_dir, object, size) = repo_with_a_huge_module(dir.path());
+    // Only the header is intact: a size warning can only come from the header,
+    // any attempt to read the content is a git error.
+    let prefix = generated_module(4096);
+    let mut perms = std::fs::metadata(&object).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&object, perms).unwrap();
+    std::fs::write(&object, header_only_loose_blob(size, &prefix.as_bytes()[..4096])).unwrap();
+
+    let engine = EngineRepo::open(git_dir.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
+    let tree = engine.tree_at(&engine.resolve("v1.0.0").unwrap()).unwrap();
+    let demand = Demand { symbols_of: vec!["sglang.srt.server_args".into(), "sglang.srt.gen".into()], ..Demand::full(Engine::Sglang) };
+    let start = Instant::now();
+    let s = extract_surface(&tree, Engine::Sglang, "python/sglang", "v1.0.0", &demand);
+    println!("surface with a 20 MB blob in git in {:?}", start.elapsed());
+    assert!(s.flag("--tp-size").is_some(), "the rest of the package is read");
+    let about_gen: Vec<&str> = s.warnings.iter().filter(|w| w.path == "python/sglang/srt/gen.py").map(|w| w.message.as_str()).collect();
+    assert!(!about_gen.is_empty(), "the oversized module is named: {:?}", s.warnings);
+    for message in &about_gen {
+        assert!(
+            message.starts_with("skipped: ") && message.contains("bytes is over the 4194304-byte limit"),
+            "refused by size, never read: {message}"
+        );
+        assert!(message.contains(&format!(" {size} bytes ")), "the size the header declares: {message}");
+    }
+    // The consumer reader (Dynamo's imports) refuses it the same way.
+    let pkg = Package::new(&tree, "python/sglang");
+    let mut warnings = Vec::new();
+    let _ = consumer_uses(&pkg, "sglang", "sglang.srt", &mut warnings);
+    let consumer: Vec<&str> = warnings.iter().filter(|w| w.path.ends_with("gen.py")).map(|w| w.message.as_str()).collect();
+    assert!(!consumer.is_empty() && consumer.iter().all(|m| m.contains("-byte limit")), "{warnings:?}");
+    // The typed error, and reads under the limit as before.
+    let limit = engine_audit::extract::symbols::MAX_SOURCE_BYTES;
+    match tree.read_limited("python/sglang/srt/gen.py", limit) {
+        Err(SourceError::TooLarge { path, size: s, .. }) => assert_eq!((path.as_str(), s), ("python/sglang/srt/gen.py", size as u64)),
+        other => panic!("expected TooLarge, got {:?}", other.map(|b| b.len())),
+    }
+    assert!(tree.read_limited("python/sglang/srt/server_args.py", limit).unwrap().starts_with(b"from sglang.srt.gen import TABLE\nimport argparse"));
+
+    // Through the CLI (and the fact cache's recording tree): listed under
+    // problems with the same text, and the recipe is audited.
+    let recipe = dir.path().join("ok.yaml");
+    std::fs::write(&recipe, OK_RECIPE).unwrap();
+    let mut cmd = Command::cargo_bin("engine-audit").unwrap();
+    cmd.current_dir(dir.path())
+        .args(["audit", "ok.yaml", "--offline", "--to", "v1.0.0", "--format", "json", "--sglang"])
+        .arg(&git_dir)
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .env("ENGINE_AUDIT_CACHE_DIR", dir.path().join("facts"));
+    let o = run(cmd);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let report: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let problems = report["problems"].as_array().unwrap();
+    let gen: Vec<&str> = problems.iter().filter(|p| p["path"] == "python/sglang/srt/gen.py").filter_map(|p| p["message"].as_str()).collect();
+    assert!(!gen.is_empty() && gen.iter().all(|m| m.starts_with("skipped: ") && m.contains("-byte limit")), "{problems:?}");
+    assert_eq!(report["deployments_audited"], 1);
+}
+
 #[test]
 fn circular_imports_and_self_referential_constants_terminate() {
     let server_args = format!(

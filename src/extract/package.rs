@@ -89,9 +89,12 @@ impl<'t> Package<'t> {
             .is_some_and(|p| p.ends_with("/__init__.py"))
     }
 
-    /// Read and parse one file of the tree.
+    /// Read and parse one file of the tree. Files over
+    /// [`MAX_SOURCE_BYTES`](crate::extract::symbols::MAX_SOURCE_BYTES) are
+    /// [`SourceError::TooLarge`], refused before they are read.
     pub fn parse(&self, path: &str) -> Result<PyFile, SourceError> {
-        let text = self.tree.read_text(path)?;
+        let bytes = self.tree.read_limited(path, crate::extract::symbols::MAX_SOURCE_BYTES)?;
+        let text = String::from_utf8(bytes).map_err(|e| SourceError::NotUtf8 { path: path.to_string(), offset: e.utf8_error().valid_up_to() })?;
         Ok(PyFile::parse(path, text))
     }
 
@@ -99,14 +102,14 @@ impl<'t> Package<'t> {
     /// comment, a `coding:` line) is read with replacement characters so its
     /// other lines still give facts; the second value says so for a warning.
     pub fn parse_lossy(&self, path: &str) -> Result<(PyFile, Option<String>), SourceError> {
-        match self.tree.read_text(path) {
+        let bytes = self.tree.read_limited(path, crate::extract::symbols::MAX_SOURCE_BYTES)?;
+        match String::from_utf8(bytes) {
             Ok(text) => Ok((PyFile::parse(path, text), None)),
-            Err(e @ SourceError::NotUtf8 { .. }) => {
-                let bytes = self.tree.read(path)?;
-                let text = String::from_utf8_lossy(&bytes).into_owned();
-                Ok((PyFile::parse(path, text), Some(format!("{e}; read with replacement characters"))))
+            Err(e) => {
+                let error = SourceError::NotUtf8 { path: path.to_string(), offset: e.utf8_error().valid_up_to() };
+                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                Ok((PyFile::parse(path, text), Some(format!("{error}; read with replacement characters"))))
             }
-            Err(e) => Err(e),
         }
     }
 

@@ -30,14 +30,22 @@ pub fn parse_module_file(
     path: &str,
     warnings: &mut Vec<ExtractWarning>,
 ) -> Option<PyFile> {
-    if let Some(entry) = pkg.tree.entry(path).filter(|e| e.size > MAX_SOURCE_BYTES) {
-        warn(warnings, path, too_large(entry.size));
-        return None;
-    }
-    match pkg.tree.read(path) {
-        Ok(bytes) => parse_source(path, bytes, warnings),
+    let bytes = read_source(pkg, path, "not parsed", warnings)?;
+    parse_source(path, bytes, warnings)
+}
+
+/// Read one file of the package for parsing. One over [`MAX_SOURCE_BYTES`] is
+/// refused by its size before it is read (in git, before it is inflated); the
+/// warning says so, or says why the read failed after `failed` ("not parsed").
+pub fn read_source(pkg: &Package, path: &str, failed: &str, warnings: &mut Vec<ExtractWarning>) -> Option<Vec<u8>> {
+    match pkg.tree.read_limited(path, MAX_SOURCE_BYTES) {
+        Ok(bytes) => Some(bytes),
+        Err(SourceError::TooLarge { size, .. }) => {
+            warn(warnings, path, too_large(size));
+            None
+        }
         Err(e) => {
-            warn(warnings, path, format!("not parsed: {e}"));
+            warn(warnings, path, format!("{failed}: {e}"));
             None
         }
     }
@@ -78,7 +86,8 @@ pub fn parse_source(
     Some(file)
 }
 
-fn too_large(size: u64) -> String {
+/// The warning for a file over the limit (every extractor says it alike).
+pub(crate) fn too_large(size: u64) -> String {
     format!("skipped: {size} bytes is over the {MAX_SOURCE_BYTES}-byte limit")
 }
 

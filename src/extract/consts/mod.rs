@@ -24,6 +24,7 @@ use tree_sitter::Node;
 
 use super::package::Package;
 use super::python::{named_children, PyFile};
+use crate::source::SourceError;
 use crate::surface::{ExtractWarning, Known, PyValue};
 
 /// Values of names local to a function being read (the walker's variables).
@@ -96,6 +97,10 @@ impl<'p> ConstEval<'p> {
                     ));
                 }
                 Some(Rc::new(file))
+            }
+            Err(SourceError::TooLarge { size, .. }) => {
+                self.warn(&path, crate::extract::symbols::too_large(size));
+                None
             }
             Err(e) => {
                 self.warn(&path, e.to_string());

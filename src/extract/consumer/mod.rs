@@ -217,24 +217,7 @@ fn in_scope(module: &str, prefix: &str) -> bool {
 /// warning, as the other extractors do: a 20 MB generated module took ~40 s to
 /// walk here and holds no imports worth the wait.
 fn read_python(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWarning>) -> Option<PyFile> {
-    let bytes = match pkg.tree.read(path) {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            warnings.push(ExtractWarning {
-                path: path.to_string(),
-                message: format!("cannot read: {e}"),
-            });
-            return None;
-        }
-    };
-    let limit = crate::extract::symbols::MAX_SOURCE_BYTES;
-    if bytes.len() as u64 > limit {
-        warnings.push(ExtractWarning {
-            path: path.to_string(),
-            message: format!("skipped: {} bytes is over the {limit}-byte limit", bytes.len()),
-        });
-        return None;
-    }
+    let bytes = crate::extract::symbols::read_source(pkg, path, "cannot read", warnings)?;
     // Syntax errors are warned about by `file_uses`, which knows what they cost.
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,

@@ -219,15 +219,10 @@ pub fn reads_in_source(
     wanted: &(dyn Fn(&str) -> bool + Sync),
     warnings: &mut Vec<ExtractWarning>,
 ) -> Vec<EnvRead> {
-    let bytes = match pkg.tree.read(path) {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            warnings.push(ExtractWarning {
-                path: path.to_string(),
-                message: format!("not read: {e}"),
-            });
-            return Vec::new();
-        }
+    // A file over the size limit is named as skipped even when it would not have
+    // matched: it is never inflated, so whether it mentions a name is unknown.
+    let Some(bytes) = crate::extract::symbols::read_source(pkg, path, "not read", warnings) else {
+        return Vec::new();
     };
     if !prefilter.is_match(&bytes) {
         return Vec::new();
