@@ -1076,3 +1076,96 @@ fn config_errors_name_file_line_and_key() {
     }
     assert!(wrong.is_empty(), "config errors without their line or key:\n{}", wrong.join("\n"));
 }
+
+// ---------------------------------------------------------------------------
+// exit codes with a master config: 2 only when nothing in it could be audited
+
+const TINY_MASTER: &str = "tiny-fp8-h100-sglang:
+  image: lmsysorg/sglang:v1.0.0
+  model: tiny/model
+  runner: h100-multinode
+  precision: fp8
+  framework: sglang
+  scenarios:
+    fixed-seq-len:
+    - isl: 1024
+      osl: 1024
+      search-space:
+      - conc-list: [4, 8]
+        prefill:
+          num-worker: 1
+          additional-settings:
+          - \"CONFIG_FILE=recipes/tiny/tiny-fp8-agg.yaml\"
+";
+
+const TINY_RECIPE: &str = "benchmarks/multi_node/srt-slurm-recipes/tiny/tiny-fp8-agg.yaml";
+
+/// A recipes repo: `configs/tiny-master.yaml` whose one key links one recipe.
+fn master_ws(image: &str) -> Ws {
+    let w = ws();
+    w.write("configs/tiny-master.yaml", TINY_MASTER.replace("lmsysorg/sglang:v1.0.0", image));
+    w.write(TINY_RECIPE, OK_RECIPE.replace("lmsysorg/sglang:v1.0.0", image));
+    w
+}
+
+fn json_report(o: &Out) -> serde_json::Value {
+    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", o.stdout, o.stderr))
+}
+
+#[test]
+fn a_master_config_entry_that_was_checked_exits_by_its_findings() {
+    let w = master_ws("lmsysorg/sglang:v1.0.0");
+    let args = ["--master", "configs/tiny-master.yaml", "--key", "tiny-fp8-h100-sglang", "--to", "v1.1.0", "--format", "json"];
+    let o = run(w.audit(&args));
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let report = json_report(&o);
+    assert_eq!((report["deployments_audited"].as_u64(), report["master_entries_checked"].as_u64()), (Some(1), Some(1)), "{report}");
+
+    // The master config names another image than the recipe runs: EA301, exit 1.
+    w.write("configs/tiny-master.yaml", TINY_MASTER.replace("lmsysorg/sglang:v1.0.0", "lmsysorg/sglang:v1.1.0"));
+    let o = run(w.audit(&args));
+    assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
+    assert!(json_report(&o)["findings"].as_array().unwrap().iter().any(|f| f["code"] == "EA301"), "{}", o.stdout);
+
+    // A `*-master.yaml` among the paths, with the recipe it links: checked too.
+    let o = run(w.audit(&["configs/tiny-master.yaml", TINY_RECIPE, "--to", "v1.1.0", "--format", "json"]));
+    assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
+    assert_eq!(json_report(&o)["master_entries_checked"], 1);
+}
+
+#[test]
+fn a_master_config_where_nothing_could_be_audited_exits_2_and_says_why() {
+    let w = master_ws("lmsysorg/sglang:v1.0.0");
+    // The key is not in the master config.
+    let o = run(w.audit(&["--master", "configs/tiny-master.yaml", "--key", "tiny-fp8-h100-sglang-mtp", "--to", "v1.1.0", "--format", "json"]));
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    let problems = json_report(&o)["problems"].to_string();
+    assert!(problems.contains("configs/tiny-master.yaml") && problems.contains("key `tiny-fp8-h100-sglang-mtp` not found"), "{problems}");
+    assert!(problems.contains("tiny-fp8-h100-sglang"), "the keys it has are listed: {problems}");
+
+    // The engine ref the entry pins (its image, which the recipe runs) is not in the repo.
+    let w = master_ws("lmsysorg/sglang:v1.0.7");
+    let o = run(w.audit(&["--master", "configs/tiny-master.yaml", "--key", "tiny-fp8-h100-sglang", "--format", "json"]));
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    let report = json_report(&o);
+    assert_eq!((report["deployments_audited"].as_u64(), report["master_entries_checked"].as_u64()), (Some(0), Some(0)), "{report}");
+    // Why, both ways: the recipe's ref (EA303) and the entry that could not be checked.
+    let ea303 = report["findings"].as_array().unwrap().iter().find(|f| f["code"] == "EA303").expect("EA303");
+    assert!(ea303["message"].as_str().unwrap().contains("v1.0.7"), "{ea303}");
+    let problems = report["problems"].to_string();
+    assert!(problems.contains("key `tiny-fp8-h100-sglang` not checked") && problems.contains(TINY_RECIPE), "{problems}");
+
+    // A master config alone among the paths: the recipe it links is not read.
+    let w = master_ws("lmsysorg/sglang:v1.0.0");
+    let o = run(w.audit(&["configs/tiny-master.yaml", "--to", "v1.1.0", "--format", "json"]));
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    let problems = json_report(&o)["problems"].to_string();
+    assert!(problems.contains("configs/tiny-master.yaml") && problems.contains("tiny-fp8-agg.yaml"), "{problems}");
+
+    // A linked recipe that is not on disk is named, not silently dropped.
+    std::fs::remove_file(w.root.join(TINY_RECIPE)).unwrap();
+    let o = run(w.audit(&["--master", "configs/tiny-master.yaml", "--key", "tiny-fp8-h100-sglang", "--to", "v1.1.0", "--format", "json"]));
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    let problems = json_report(&o)["problems"].to_string();
+    assert!(problems.contains(TINY_RECIPE) && problems.contains("tiny-fp8-h100-sglang"), "{problems}");
+}
