@@ -75,7 +75,7 @@ pub enum ConfigError {
         column: usize,
         message: String,
         #[source_code]
-        src: std::sync::Arc<miette::NamedSource<String>>,
+        src: std::sync::Arc<crate::excerpt::Excerpt>,
         #[label("here")]
         at: Option<miette::SourceSpan>,
     },
@@ -89,7 +89,7 @@ pub enum ConfigError {
         key: String,
         code: String,
         #[source_code]
-        src: std::sync::Arc<miette::NamedSource<String>>,
+        src: std::sync::Arc<crate::excerpt::Excerpt>,
         #[label("not a finding code")]
         at: Option<miette::SourceSpan>,
     },
@@ -157,34 +157,33 @@ pub fn parse(text: &str, path: &str) -> Result<ConfigFile, ConfigError> {
     if text.trim().is_empty() {
         return Ok(ConfigFile::default());
     }
-    let source = || std::sync::Arc::new(miette::NamedSource::new(path, text.to_string()));
+    // The snippet shows only the lines around the label, cut on long lines.
+    let source = |at: Option<miette::SourceSpan>| {
+        let (excerpt, labels) = crate::excerpt::Excerpt::new(path, text, at.as_slice());
+        (std::sync::Arc::new(excerpt), labels.first().copied())
+    };
     let file: ConfigFile = serde_yaml_ng::from_str(text).map_err(|e| {
         let message = crate::recipe::yaml::strip_serde_location(&e.to_string()).to_string();
         // serde reports a repeated key at the document start; the spanned reader
         // knows where the second one is.
         let at = if message.contains("duplicate") { duplicate_key_at(text) } else { None };
         let at = at.or_else(|| e.location().map(|l| (l.line(), l.column(), l.index())));
-        ConfigError::Invalid {
-            path: path.to_string(),
-            line: at.map_or(1, |a| a.0),
-            column: at.map_or(1, |a| a.1),
-            message,
-            src: source(),
-            at: at.map(|a| (a.2, 1).into()),
-        }
+        let (src, label) = source(at.map(|a| (a.2, 1).into()));
+        ConfigError::Invalid { path: path.to_string(), line: at.map_or(1, |a| a.0), column: at.map_or(1, |a| a.1), message, src, at: label }
     })?;
     let codes = file.severity.keys().map(|c| ("severity", c)).chain(file.ignore.iter().map(|c| ("ignore", c)));
     for (key, code) in codes {
         if !is_finding_code(code) {
             let span = code_span(text, key, code);
+            let (src, at) = source(span.as_ref().map(|s| s.source_span()));
             return Err(ConfigError::UnknownCode {
                 path: path.to_string(),
                 line: span.as_ref().map_or(1, |s| s.line as usize),
                 column: span.as_ref().map_or(1, |s| s.column as usize),
                 key: key.to_string(),
                 code: code.to_string(),
-                src: source(),
-                at: span.map(|s| s.source_span()),
+                src,
+                at,
             });
         }
     }
@@ -195,9 +194,8 @@ pub fn parse(text: &str, path: &str) -> Result<ConfigFile, ConfigError> {
 fn duplicate_key_at(text: &str) -> Option<(usize, usize, usize)> {
     let src = crate::recipe::SourceText::new("config", text.to_string());
     match crate::recipe::yaml::parse(&src) {
-        Err(crate::recipe::RecipeError::DuplicateKey { second, .. }) => {
-            let at = src.span(second.offset(), second.offset());
-            Some((at.line as usize, at.column as usize, at.offset))
+        Err(crate::recipe::RecipeError::DuplicateKey { second_line, second_column, second_offset, .. }) => {
+            Some((second_line as usize, second_column as usize, second_offset))
         }
         _ => None,
     }

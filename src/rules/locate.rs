@@ -17,9 +17,8 @@ pub fn key_of_error(text: &str, message: &str) -> Option<(String, usize, usize)>
     let root = match yaml::parse(&src) {
         Ok(root) => root?,
         // The spanned reader refuses duplicate keys itself, and says where the second is.
-        Err(RecipeError::DuplicateKey { key, second, .. }) if message.contains("duplicate field `") => {
-            let at = src.span(second.offset(), second.offset());
-            return Some((key, at.line as usize, at.column as usize));
+        Err(RecipeError::DuplicateKey { key, second_line, second_column, .. }) if message.contains("duplicate field `") => {
+            return Some((key, second_line as usize, second_column as usize));
         }
         Err(_) => return None,
     };

@@ -51,11 +51,30 @@ impl Rule {
 pub enum RuleError {
     #[error("{file}:{line}:{column}: {message}")]
     #[diagnostic(code(engine_audit::rules::parse), help("see rules/README.md for the rule format"))]
-    Parse { file: String, line: usize, column: usize, message: String },
+    Parse {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+        #[source_code]
+        src: std::sync::Arc<crate::excerpt::Excerpt>,
+        #[label("here")]
+        at: Option<miette::SourceSpan>,
+    },
 
     #[error("{file}:{line}:{column}: {key}: {message}")]
     #[diagnostic(code(engine_audit::rules::invalid), help("see rules/README.md for the rule format"))]
-    Invalid { file: String, line: usize, column: usize, key: String, message: String },
+    Invalid {
+        file: String,
+        line: usize,
+        column: usize,
+        key: String,
+        message: String,
+        #[source_code]
+        src: std::sync::Arc<crate::excerpt::Excerpt>,
+        #[label("{key}")]
+        at: Option<miette::SourceSpan>,
+    },
 
     #[error("{file}: rule id {id} is also defined in {other}")]
     #[diagnostic(code(engine_audit::rules::duplicate), help("rule ids are unique; a --rules file cannot redefine a shipped rule"))]
@@ -111,13 +130,22 @@ pub fn parse_rule(text: &str, origin: RuleOrigin) -> Result<Rule, RuleError> {
                 message = format!("{key}: {message}");
             }
         }
-        RuleError::Parse { file: file.clone(), line: at.0, column: at.1, message }
+        let (src, at_span) = snippet(&file, text, at.0, at.1);
+        RuleError::Parse { file: file.clone(), line: at.0, column: at.1, message, src, at: at_span }
     })?;
     validate(&spec).map_err(|Invalid { key, message }| {
         let (line, column) = locate::key_path(text, &key);
-        RuleError::Invalid { file, line, column, key, message }
+        let (src, at) = snippet(&file, text, line, column);
+        RuleError::Invalid { file, line, column, key, message, src, at }
     })?;
     Ok(Rule { spec, origin })
+}
+
+/// The lines around `line:column` of a rule file, for the diagnostic.
+fn snippet(file: &str, text: &str, line: usize, column: usize) -> (std::sync::Arc<crate::excerpt::Excerpt>, Option<miette::SourceSpan>) {
+    let offset = crate::recipe::SourceText::new(file, text.to_string()).offset_of(line, column.saturating_sub(1));
+    let (excerpt, labels) = crate::excerpt::Excerpt::new(file, text, &[(offset, 0).into()]);
+    (std::sync::Arc::new(excerpt), labels.first().copied())
 }
 
 fn placeholder_spec() -> RuleSpec {
