@@ -75,14 +75,24 @@ pub enum ConfigError {
         column: usize,
         message: String,
         #[source_code]
-        src: std::sync::Arc<miette::NamedSource<String>>,
+        src: std::sync::Arc<crate::excerpt::Excerpt>,
         #[label("here")]
         at: Option<miette::SourceSpan>,
     },
 
-    #[error("{path}: `{key}`: `{code}` is not a finding code")]
+    #[error("{path}:{line}:{column}: `{key}`: `{code}` is not a finding code")]
     #[diagnostic(code(engine_audit::config::unknown_code), help("codes are EA001..EA303 (see docs/codes/) or risk-rule ids such as R001"))]
-    UnknownCode { path: String, key: String, code: String },
+    UnknownCode {
+        path: String,
+        line: usize,
+        column: usize,
+        key: String,
+        code: String,
+        #[source_code]
+        src: std::sync::Arc<crate::excerpt::Excerpt>,
+        #[label("not a finding code")]
+        at: Option<miette::SourceSpan>,
+    },
 }
 
 impl Config {
@@ -147,45 +157,63 @@ pub fn parse(text: &str, path: &str) -> Result<ConfigFile, ConfigError> {
     if text.trim().is_empty() {
         return Ok(ConfigFile::default());
     }
+    // The snippet shows only the lines around the label, cut on long lines.
+    let source = |at: Option<miette::SourceSpan>| {
+        let (excerpt, labels) = crate::excerpt::Excerpt::new(path, text, at.as_slice());
+        (std::sync::Arc::new(excerpt), labels.first().copied())
+    };
     let file: ConfigFile = serde_yaml_ng::from_str(text).map_err(|e| {
-        let loc = e.location();
-        ConfigError::Invalid {
-            path: path.to_string(),
-            line: loc.as_ref().map_or(0, |l| l.line()),
-            column: loc.as_ref().map_or(0, |l| l.column()),
-            message: strip_location(&e.to_string()),
-            src: std::sync::Arc::new(miette::NamedSource::new(path, text.to_string())),
-            at: loc.map(|l| (l.index(), 1).into()),
-        }
+        let message = crate::recipe::yaml::strip_serde_location(&e.to_string()).to_string();
+        // serde reports a repeated key at the document start; the spanned reader
+        // knows where the second one is.
+        let at = if message.contains("duplicate") { duplicate_key_at(text) } else { None };
+        let at = at.or_else(|| e.location().map(|l| (l.line(), l.column(), l.index())));
+        let (src, label) = source(at.map(|a| (a.2, 1).into()));
+        ConfigError::Invalid { path: path.to_string(), line: at.map_or(1, |a| a.0), column: at.map_or(1, |a| a.1), message, src, at: label }
     })?;
-    for code in file.severity.keys() {
-        check_code(path, "severity", code)?;
-    }
-    for code in &file.ignore {
-        check_code(path, "ignore", code)?;
+    let codes = file.severity.keys().map(|c| ("severity", c)).chain(file.ignore.iter().map(|c| ("ignore", c)));
+    for (key, code) in codes {
+        if !is_finding_code(code) {
+            let span = code_span(text, key, code);
+            let (src, at) = source(span.as_ref().map(|s| s.source_span()));
+            return Err(ConfigError::UnknownCode {
+                path: path.to_string(),
+                line: span.as_ref().map_or(1, |s| s.line as usize),
+                column: span.as_ref().map_or(1, |s| s.column as usize),
+                key: key.to_string(),
+                code: code.to_string(),
+                src,
+                at,
+            });
+        }
     }
     Ok(file)
 }
 
-/// serde_yaml_ng appends "at line L column C"; the error already says where.
-fn strip_location(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_string(),
-        None => message.to_string(),
+/// `(line, column, offset)` of the second occurrence of a repeated key.
+fn duplicate_key_at(text: &str) -> Option<(usize, usize, usize)> {
+    let src = crate::recipe::SourceText::new("config", text.to_string());
+    match crate::recipe::yaml::parse(&src) {
+        Err(crate::recipe::RecipeError::DuplicateKey { second_line, second_column, second_offset, .. }) => {
+            Some((second_line as usize, second_column as usize, second_offset))
+        }
+        _ => None,
     }
+}
+
+/// Where `code` is written under `key`: the map key of `severity`, the list item
+/// of `ignore`. Only called on an error, so a valid config is read once.
+fn code_span(text: &str, key: &str, code: &str) -> Option<crate::recipe::Span> {
+    let src = crate::recipe::SourceText::new("config", text.to_string());
+    let root = crate::recipe::yaml::parse(&src).ok()??;
+    let value = root.get(key)?;
+    let by_key = value.entry(code).map(|e| e.key.span.clone());
+    by_key.or_else(|| value.as_seq()?.iter().find(|n| n.as_str() == Some(code)).map(|n| n.span.clone()))
 }
 
 /// A finding code: a catalog code (`EA003`) or a rule id (`R001`).
 pub fn is_finding_code(code: &str) -> bool {
     Code::parse(code).is_some() || (code.len() >= 2 && code.starts_with('R') && code[1..].bytes().all(|b| b.is_ascii_digit()))
-}
-
-fn check_code(path: &str, key: &str, code: &str) -> Result<(), ConfigError> {
-    if is_finding_code(code) {
-        Ok(())
-    } else {
-        Err(ConfigError::UnknownCode { path: path.to_string(), key: key.to_string(), code: code.to_string() })
-    }
 }
 
 #[cfg(test)]

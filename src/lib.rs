@@ -14,6 +14,7 @@ pub mod codes;
 pub mod config;
 pub mod demo;
 pub mod embedded;
+pub mod excerpt;
 pub mod extract;
 pub mod fix;
 pub mod recipe;

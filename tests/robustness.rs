@@ -123,6 +123,57 @@ fn nothing_readable_exits_2_with_every_reason() {
     assert!(o.stderr.contains("no deployment could be audited"), "{}", o.stderr);
 }
 
+/// A generated recipe whose `sglang_config` is one flow mapping on one line of
+/// about 200 KB, with a syntax error near its end; returns the text and the
+/// character column of the bad token.
+fn long_line_recipe() -> (String, usize) {
+    let mut line = String::from("backend: {type: sglang, sglang_config: {aggregated: {tp-size: 8, ");
+    let mut i = 0;
+    while line.len() < 200_000 {
+        line.push_str(&format!("cuda-graph-bs-{i}: {i}, "));
+        i += 1;
+    }
+    line.push_str("served-model-name: tiny, ");
+    let bad = line.chars().count() + 1;
+    line.push_str("] }}}");
+    (format!("name: generated-sweep\n{line}\n"), bad)
+}
+
+#[test]
+fn a_syntax_error_on_a_200_kb_line_shows_a_short_excerpt_at_the_exact_position() {
+    let (text, bad) = long_line_recipe();
+    let start = Instant::now();
+    let err = load("gen.yaml", &text).unwrap_err();
+    println!("200 KB line read to its error in {:?}", start.elapsed());
+    // Positions were once found by counting characters from the line start for
+    // every token: minutes on this line. Linear reading takes well under a second.
+    assert!(start.elapsed() < std::time::Duration::from_secs(15), "{:?}", start.elapsed());
+    let RecipeError::Yaml { line, column, .. } = &err else { panic!("{err:?}") };
+    assert_eq!((*line, *column as usize), (2, bad), "{err}");
+    let mut out = String::new();
+    miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor()).render_report(&mut out, &err).unwrap();
+    assert!(out.len() < 1_500, "{} bytes rendered:\n{}", out.len(), &out[..out.len().min(3_000)]);
+    // The snippet's own header keeps the exact place, and shows what is there.
+    assert!(out.contains(&format!("[gen.yaml:2:{bad}]")), "{out}");
+    assert!(out.contains("served-model-name: tiny, ] }}}"), "{out}");
+    assert!(out.contains('…'), "the cut is marked: {out}");
+    // The label still points at the bad token: its column in the excerpt is
+    // the `]`'s column in the excerpt line.
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines.iter().position(|l| l.contains("served-model-name: tiny, ]")).unwrap();
+    let caret = lines[at + 1].find('┬').or_else(|| lines[at + 1].find('▲')).expect("a label under the line");
+    let bracket = lines[at].find(", ]").unwrap() + 2;
+    assert_eq!(lines[at][..bracket].chars().count(), lines[at + 1][..caret].chars().count(), "{out}");
+
+    // Through the CLI: the other recipe is still audited, the error stays short.
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    w.write("gen.yaml", &text);
+    let o = run(w.audit(&["ok.yaml", "gen.yaml", "--to", "v1.1.0"]));
+    assert_eq!(o.code, 0, "{}", &o.stderr[..o.stderr.len().min(3_000)]);
+    assert!(o.stderr.len() < 2_000 && o.stderr.contains(&format!("gen.yaml:2:{bad}")), "{}", &o.stderr[..o.stderr.len().min(3_000)]);
+}
+
 #[test]
 fn yaml_errors_name_line_and_column() {
     let cases: &[(&str, &str, u32)] = &[
@@ -454,6 +505,121 @@ fn a_20_mb_generated_module_is_handled_in_bounded_time() {
     assert!(warnings.iter().any(|w| w.path == "dynamo/sglang/big.py" && w.message.contains("limit")), "{warnings:?}");
 }
 
+/// A git repo holding a small SGLang package whose `srt/gen.py` is a 20 MB
+/// generated module, committed and tagged `v1.0.0`; returns the git dir and the
+/// 20 MB blob's loose object file.
+fn repo_with_a_huge_module(dir: &Path) -> (PathBuf, PathBuf, usize) {
+    let repo = git2::Repository::init_bare(dir.join("sglang.git")).unwrap();
+    // The parser takes a flag's choices from the generated table: reading the flags reads it.
+    let head = format!(
+        "from sglang.srt.gen import TABLE\n{SERVER_ARGS_HEAD}        parser.add_argument(\"--gen-mode\", choices=list(TABLE))\n\nimport os\nLEVEL = os.getenv(\"SGLANG_LOG_LEVEL\")\n"
+    );
+    // Env names in it too: the env-read scan's prefilter would want to look inside.
+    let big = generated_module(20 << 20).replace("TABLE = {", "import os\nX = os.environ.get(\"SGLANG_GEN_MODE\")\nTABLE = {");
+    let mut tree: Option<git2::Oid> = None;
+    let mut big_oid = None;
+    for (path, bytes) in [
+        ("python/sglang/__init__.py", b"".as_slice()),
+        ("python/sglang/srt/__init__.py", b""),
+        ("python/sglang/srt/server_args.py", head.as_bytes()),
+        ("python/sglang/srt/gen.py", big.as_bytes()),
+    ] {
+        let oid = repo.blob(bytes).unwrap();
+        if path.ends_with("gen.py") {
+            big_oid = Some(oid);
+        }
+        let base = tree.map(|t| repo.find_tree(t).unwrap());
+        tree = Some(put(&repo, base.as_ref(), &path.split('/').collect::<Vec<_>>(), oid, 0o100644));
+    }
+    let sig = git2::Signature::now("t", "t@localhost").unwrap();
+    let tree = repo.find_tree(tree.unwrap()).unwrap();
+    let commit = repo.commit(None, &sig, &sig, "generated table", &tree, &[]).unwrap();
+    repo.tag_lightweight("v1.0.0", &repo.find_object(commit, None).unwrap(), false).unwrap();
+    (repo.path().to_path_buf(), loose_object(repo.path(), big_oid.unwrap()), big.len())
+}
+
+/// A loose blob object whose header declares `size` bytes but whose zlib stream
+/// holds only `prefix` and then an invalid deflate block: the header reads
+/// fine, inflating the content fails at once. (A truncated stream would not
+/// do: libgit2 1.9 spins forever on one.)
+fn header_only_loose_blob(size: usize, prefix: &[u8]) -> Vec<u8> {
+    let mut raw = format!("blob {size}\0").into_bytes();
+    raw.extend_from_slice(prefix);
+    assert!(raw.len() <= 0xffff, "one stored block");
+    let len = raw.len() as u16;
+    // zlib header, one non-final stored block, then a block of reserved type 3.
+    let mut out = vec![0x78, 0x01, 0x00];
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&(!len).to_le_bytes());
+    out.extend_from_slice(&raw);
+    out.push(0x07);
+    out.extend_from_slice(&[0; 16]);
+    out
+}
+
+#[test]
+fn a_huge_git_blob_is_refused_by_its_size_before_it_is_inflated() {
+    let dir = tempfile::tempdir().unwrap();
+    let (git_dir, object, size) = repo_with_a_huge_module(dir.path());
+    // Only the header is intact: a size warning can only come from the header,
+    // any attempt to read the content is a git error.
+    let prefix = generated_module(4096);
+    let mut perms = std::fs::metadata(&object).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&object, perms).unwrap();
+    std::fs::write(&object, header_only_loose_blob(size, &prefix.as_bytes()[..4096])).unwrap();
+
+    let engine = EngineRepo::open(git_dir.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
+    let tree = engine.tree_at(&engine.resolve("v1.0.0").unwrap()).unwrap();
+    let demand = Demand { symbols_of: vec!["sglang.srt.server_args".into(), "sglang.srt.gen".into()], ..Demand::full(Engine::Sglang) };
+    let start = Instant::now();
+    let s = extract_surface(&tree, Engine::Sglang, "python/sglang", "v1.0.0", &demand);
+    println!("surface with a 20 MB blob in git in {:?}", start.elapsed());
+    assert!(s.flag("--tp-size").is_some(), "the rest of the package is read");
+    let about_gen: Vec<&str> = s.warnings.iter().filter(|w| w.path == "python/sglang/srt/gen.py").map(|w| w.message.as_str()).collect();
+    assert!(!about_gen.is_empty(), "the oversized module is named: {:?}", s.warnings);
+    for message in &about_gen {
+        assert!(
+            message.starts_with("skipped: ") && message.contains("bytes is over the 4194304-byte limit"),
+            "refused by size, never read: {message}"
+        );
+        assert!(message.contains(&format!(" {size} bytes ")), "the size the header declares: {message}");
+    }
+    // The consumer reader (Dynamo's imports) refuses it the same way.
+    let pkg = Package::new(&tree, "python/sglang");
+    let mut warnings = Vec::new();
+    let _ = consumer_uses(&pkg, "sglang", "sglang.srt", &mut warnings);
+    let consumer: Vec<&str> = warnings.iter().filter(|w| w.path.ends_with("gen.py")).map(|w| w.message.as_str()).collect();
+    assert!(!consumer.is_empty() && consumer.iter().all(|m| m.contains("-byte limit")), "{warnings:?}");
+    // The typed error, and reads under the limit as before.
+    let limit = engine_audit::extract::symbols::MAX_SOURCE_BYTES;
+    match tree.read_limited("python/sglang/srt/gen.py", limit) {
+        Err(SourceError::TooLarge { path, size: s, .. }) => assert_eq!((path.as_str(), s), ("python/sglang/srt/gen.py", size as u64)),
+        other => panic!("expected TooLarge, got {:?}", other.map(|b| b.len())),
+    }
+    assert!(tree.read_limited("python/sglang/srt/server_args.py", limit).unwrap().starts_with(b"from sglang.srt.gen import TABLE\nimport argparse"));
+
+    // Through the CLI (and the fact cache's recording tree): listed under
+    // problems with the same text, and the recipe is audited.
+    let recipe = dir.path().join("ok.yaml");
+    std::fs::write(&recipe, OK_RECIPE).unwrap();
+    let mut cmd = Command::cargo_bin("engine-audit").unwrap();
+    cmd.current_dir(dir.path())
+        .args(["audit", "ok.yaml", "--offline", "--to", "v1.0.0", "--format", "json", "--sglang"])
+        .arg(&git_dir)
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .env("ENGINE_AUDIT_CACHE_DIR", dir.path().join("facts"));
+    let o = run(cmd);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let report: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let problems = report["problems"].as_array().unwrap();
+    let gen: Vec<&str> = problems.iter().filter(|p| p["path"] == "python/sglang/srt/gen.py").filter_map(|p| p["message"].as_str()).collect();
+    assert!(!gen.is_empty() && gen.iter().all(|m| m.starts_with("skipped: ") && m.contains("-byte limit")), "{problems:?}");
+    assert_eq!(report["deployments_audited"], 1);
+}
+
 #[test]
 fn circular_imports_and_self_referential_constants_terminate() {
     let server_args = format!(
@@ -535,6 +701,55 @@ fn rule_errors_name_file_line_and_key() {
         assert!(message.contains(key), "{what}: key `{key}` not named: {message}");
         assert!(message.contains(line), "{what}: line {line} not named: {message}");
     }
+}
+
+/// The checks after serde (shape of ids and names, exactly-one tests, empty
+/// lists, paths, placeholders, test cases) and the serde errors whose position
+/// is not the key's own: each names `file:line:` of the key at fault, and the key.
+#[test]
+fn rule_validation_errors_name_file_line_and_key() {
+    let evidence = "  - query:\n      files: [srt/server_args.py]\n      query: \"(call) @c\"\n";
+    let invalid_cases = "  invalid:\n    - name: c\n      engines: [{fixture: r001}]\n      deployment: {flags: {tp-size: 8}}\n";
+    let cases: &[(&str, String, &str, &str)] = &[
+        ("id shape", RULE.replace("id: R900", "id: X900"), "id", ":1:"),
+        ("name not kebab-case", RULE.replace("name: robust-test", "name: Robust_Test"), "name", ":2:"),
+        ("two value tests", RULE.replace("equals: \"8\"}", "equals: \"8\", is: set}"), "when.flag", ":8:"),
+        ("empty `all`", RULE.replace("  flag: {name: tp-size, equals: \"8\"}", "  all: []"), "when.all", ":8:"),
+        (
+            "nested `env` without a test",
+            RULE.replace("  flag: {name: tp-size, equals: \"8\"}", "  any:\n    - flag: {name: tp-size, equals: \"8\"}\n    - env: {name: SGLANG_X}"),
+            "when.any[1].env",
+            ":10:",
+        ),
+        ("no evidence", RULE.replace(&format!("evidence:\n{evidence}"), "evidence: []\n"), "evidence", ":9:"),
+        ("nothing to cite", RULE.replace(evidence, "  - not: {file_exists: {files: [srt/a.py]}}\n"), "evidence", ":9:"),
+        ("empty `any_of`", RULE.replace(evidence, "  - file_exists: {files: [srt/a.py]}\n  - any_of: []\n"), "evidence[1].any_of", ":11:"),
+        ("no files", RULE.replace("files: [srt/server_args.py]", "files: []"), "evidence[0].query.files", ":11:"),
+        (
+            "a path leaving the package",
+            RULE.replace("files: [srt/server_args.py]", "files:\n        - srt/server_args.py\n        - ../../etc/passwd"),
+            "evidence[0].query.files[1]",
+            ":13:",
+        ),
+        ("unknown placeholder", RULE.replace("message: m\n", "message: \"{flga} is set\"\n"), "message", ":13:"),
+        ("no case that must fire", RULE.replace(invalid_cases, "  valid: []\n"), "tests.invalid", ":15:"),
+        ("a case without engines", RULE.replace("engines: [{fixture: r001}]", "engines: []"), "tests.invalid[0].engines", ":18:"),
+        ("a bad case version", RULE.replace("    - name: c\n", "    - name: c\n      version: banana\n"), "tests.invalid[0].version", ":18:"),
+        // serde reports these at the enclosing map or at the document start.
+        ("unknown key in a block map", RULE.replace("    - name: c\n", "    - name: c\n      engine: sglang\n"), "engine", ":18:"),
+        ("duplicate key", RULE.replace("docs: d\n", "docs: d\nid: R901\n"), "id", ":15:"),
+    ];
+    // Every case is checked before failing: the list says which kinds regressed.
+    let mut wrong = Vec::new();
+    for (what, text, key, line) in cases {
+        let message = rule_error(text);
+        let located = message.starts_with(&format!("rules/robust.yaml{line}")) && !message.contains(" at line ");
+        let keyed = message.contains(&format!("{key}:")) || message.contains(&format!("`{key}`"));
+        if !located || !keyed {
+            wrong.push(format!("{what} (want `{line}` and `{key}`): {message}"));
+        }
+    }
+    assert!(wrong.is_empty(), "errors without their line or key:\n{}", wrong.join("\n"));
 }
 
 #[test]
@@ -883,4 +1098,125 @@ fn offline_never_touches_the_network_even_with_a_cached_clone() {
     assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
     assert!(o.stdout.contains("--offline forbids fetching"), "{}", o.stdout);
     assert_eq!(wire.connections(), 0, "--offline used the network");
+}
+
+// ---------------------------------------------------------------------------
+// .engine-audit.yaml: each error names the file, the line and the key
+
+#[test]
+fn config_errors_name_file_line_and_key() {
+    let base = "sglang: https://github.com/sgl-project/sglang\nseverity:\n  EA007: warning\n  R001: info\nignore:\n  - EA104\nfail_on: warning\n";
+    // Needles without spaces: miette wraps long lines at spaces.
+    let cases: &[(&str, String, &str, &[&str])] = &[
+        ("unknown code in severity", base.replace("  R001: info\n", "  R001: info\n  EA1O4: info\n"), ":5:3:", &["severity", "`EA1O4`"]),
+        ("unknown code in ignore", base.replace("  - EA104\n", "  - EA104\n  - R00l\n"), ":7:5:", &["ignore", "`R00l`"]),
+        ("duplicate key", format!("{base}fail_on: error\n"), ":8:1:", &["`fail_on`"]),
+        ("unknown key", base.replace("fail_on:", "fail-on:"), ":7:1:", &["`fail-on`"]),
+        ("bad value", base.replace("fail_on: warning", "fail_on: sometimes"), ":7:", &["fail_on:", "`sometimes`"]),
+    ];
+    let mut wrong = Vec::new();
+    for (what, text, line, needles) in cases {
+        let w = ws();
+        w.write(".engine-audit.yaml", text);
+        w.write("ok.yaml", OK_RECIPE);
+        let o = run(w.audit(&["ok.yaml", "--to", "v1.1.0"]));
+        let located = o.stderr.contains(&format!(".engine-audit.yaml{line}"));
+        if o.code != 2 || !located || !needles.iter().all(|n| o.stderr.contains(n)) {
+            wrong.push(format!("{what} (exit 2, want `{line}` and {needles:?}): exit {}\n{}", o.code, o.stderr));
+        }
+    }
+    assert!(wrong.is_empty(), "config errors without their line or key:\n{}", wrong.join("\n"));
+}
+
+// ---------------------------------------------------------------------------
+// exit codes with a master config: 2 only when nothing in it could be audited
+
+const TINY_MASTER: &str = "tiny-fp8-h100-sglang:
+  image: lmsysorg/sglang:v1.0.0
+  model: tiny/model
+  runner: h100-multinode
+  precision: fp8
+  framework: sglang
+  scenarios:
+    fixed-seq-len:
+    - isl: 1024
+      osl: 1024
+      search-space:
+      - conc-list: [4, 8]
+        prefill:
+          num-worker: 1
+          additional-settings:
+          - \"CONFIG_FILE=recipes/tiny/tiny-fp8-agg.yaml\"
+";
+
+const TINY_RECIPE: &str = "benchmarks/multi_node/srt-slurm-recipes/tiny/tiny-fp8-agg.yaml";
+
+/// A recipes repo: `configs/tiny-master.yaml` whose one key links one recipe.
+fn master_ws(image: &str) -> Ws {
+    let w = ws();
+    w.write("configs/tiny-master.yaml", TINY_MASTER.replace("lmsysorg/sglang:v1.0.0", image));
+    w.write(TINY_RECIPE, OK_RECIPE.replace("lmsysorg/sglang:v1.0.0", image));
+    w
+}
+
+fn json_report(o: &Out) -> serde_json::Value {
+    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", o.stdout, o.stderr))
+}
+
+#[test]
+fn a_master_config_entry_that_was_checked_exits_by_its_findings() {
+    let w = master_ws("lmsysorg/sglang:v1.0.0");
+    let args = ["--master", "configs/tiny-master.yaml", "--key", "tiny-fp8-h100-sglang", "--to", "v1.1.0", "--format", "json"];
+    let o = run(w.audit(&args));
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let report = json_report(&o);
+    assert_eq!((report["deployments_audited"].as_u64(), report["master_entries_checked"].as_u64()), (Some(1), Some(1)), "{report}");
+
+    // The master config names another image than the recipe runs: EA301, exit 1.
+    w.write("configs/tiny-master.yaml", TINY_MASTER.replace("lmsysorg/sglang:v1.0.0", "lmsysorg/sglang:v1.1.0"));
+    let o = run(w.audit(&args));
+    assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
+    assert!(json_report(&o)["findings"].as_array().unwrap().iter().any(|f| f["code"] == "EA301"), "{}", o.stdout);
+
+    // A `*-master.yaml` among the paths, with the recipe it links: checked too.
+    let o = run(w.audit(&["configs/tiny-master.yaml", TINY_RECIPE, "--to", "v1.1.0", "--format", "json"]));
+    assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
+    assert_eq!(json_report(&o)["master_entries_checked"], 1);
+}
+
+#[test]
+fn a_master_config_where_nothing_could_be_audited_exits_2_and_says_why() {
+    let w = master_ws("lmsysorg/sglang:v1.0.0");
+    // The key is not in the master config.
+    let o = run(w.audit(&["--master", "configs/tiny-master.yaml", "--key", "tiny-fp8-h100-sglang-mtp", "--to", "v1.1.0", "--format", "json"]));
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    let problems = json_report(&o)["problems"].to_string();
+    assert!(problems.contains("configs/tiny-master.yaml") && problems.contains("key `tiny-fp8-h100-sglang-mtp` not found"), "{problems}");
+    assert!(problems.contains("tiny-fp8-h100-sglang"), "the keys it has are listed: {problems}");
+
+    // The engine ref the entry pins (its image, which the recipe runs) is not in the repo.
+    let w = master_ws("lmsysorg/sglang:v1.0.7");
+    let o = run(w.audit(&["--master", "configs/tiny-master.yaml", "--key", "tiny-fp8-h100-sglang", "--format", "json"]));
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    let report = json_report(&o);
+    assert_eq!((report["deployments_audited"].as_u64(), report["master_entries_checked"].as_u64()), (Some(0), Some(0)), "{report}");
+    // Why, both ways: the recipe's ref (EA303) and the entry that could not be checked.
+    let ea303 = report["findings"].as_array().unwrap().iter().find(|f| f["code"] == "EA303").expect("EA303");
+    assert!(ea303["message"].as_str().unwrap().contains("v1.0.7"), "{ea303}");
+    let problems = report["problems"].to_string();
+    assert!(problems.contains("key `tiny-fp8-h100-sglang` not checked") && problems.contains(TINY_RECIPE), "{problems}");
+
+    // A master config alone among the paths: the recipe it links is not read.
+    let w = master_ws("lmsysorg/sglang:v1.0.0");
+    let o = run(w.audit(&["configs/tiny-master.yaml", "--to", "v1.1.0", "--format", "json"]));
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    let problems = json_report(&o)["problems"].to_string();
+    assert!(problems.contains("configs/tiny-master.yaml") && problems.contains("tiny-fp8-agg.yaml"), "{problems}");
+
+    // A linked recipe that is not on disk is named, not silently dropped.
+    std::fs::remove_file(w.root.join(TINY_RECIPE)).unwrap();
+    let o = run(w.audit(&["--master", "configs/tiny-master.yaml", "--key", "tiny-fp8-h100-sglang", "--to", "v1.1.0", "--format", "json"]));
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    let problems = json_report(&o)["problems"].to_string();
+    assert!(problems.contains(TINY_RECIPE) && problems.contains("tiny-fp8-h100-sglang"), "{problems}");
 }

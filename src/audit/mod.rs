@@ -4,6 +4,7 @@
 mod defaults;
 mod deployment_refs;
 mod engines;
+mod master;
 pub mod refs;
 mod rule_findings;
 
@@ -93,6 +94,9 @@ pub struct AuditReport {
     pub notes: Vec<String>,
     pub problems: Vec<Problem>,
     pub deployments_audited: usize,
+    /// Master-config entries checked against a linked recipe that was itself
+    /// audited (see `audit::master`).
+    pub master_entries_checked: usize,
     pub recipes: usize,
     /// Findings dropped by `--ignore`, the config's `ignore` or inline
     /// `# engine-audit: ignore[...]` comments.
@@ -103,6 +107,13 @@ pub struct AuditReport {
     /// into (the text report shows the lines). Engine files are not kept.
     #[serde(skip)]
     pub sources: BTreeMap<String, String>,
+}
+
+impl AuditReport {
+    /// Nothing was checked against an engine: the run exits 2 (bad input).
+    pub fn nothing_audited(&self) -> bool {
+        self.deployments_audited == 0 && self.master_entries_checked == 0
+    }
 }
 
 /// Mark the evidence of findings `findings[from..]` that names no engine yet as
@@ -236,6 +247,7 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
         .collect();
 
     let span = crate::trace::span(|| "audit: per-deployment checks".into());
+    let mut audited_paths: BTreeSet<&str> = BTreeSet::new();
     for (file, dep, refs) in &audited {
         let (Some(handle), Some(to)) = (sglang.as_mut(), &refs.sglang_to) else {
             report.notes.push(format!("{}: {}: no SGLang ref to audit against (no image and no --to)", file.path, dep.name));
@@ -261,6 +273,7 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
             None => None,
         };
         report.deployments_audited += 1;
+        audited_paths.insert(file.path.as_str());
         let bump = Bump { from: from_surface.as_deref(), to: &to_surface };
         let entry = summaries
             .entry(("sglang".into(), refs.sglang_from.as_ref().map(|r| r.wanted.clone()), to.wanted.clone()))
@@ -327,17 +340,7 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
     }
 
     // 4. Master configs against the recipes they link.
-    for master in files.iter().filter(|f| f.kind == RecipeKind::MasterConfig) {
-        let Some(config) = &master.master else { continue };
-        for entry in config.entries.iter().filter(|e| opts.master_key.as_ref().is_none_or(|k| *k == e.key.value)) {
-            let linked: BTreeSet<&str> = entry.links.iter().filter_map(|l| l.recipe.as_deref()).collect();
-            for recipe in files.iter().filter(|f| f.kind == RecipeKind::SrtSlurm) {
-                if linked.iter().any(|l| recipe.path.ends_with(l)) {
-                    check::consistency::check_entry(master, entry, recipe, &mut report.findings);
-                }
-            }
-        }
-    }
+    master::check_masters(files, opts, &audited_paths, &mut report);
 
     for handle in [sglang.as_ref(), dynamo.as_ref()].into_iter().flatten() {
         report.problems.extend(handle.warnings().into_iter().map(|w: ExtractWarning| Problem { path: w.path, message: w.message }));

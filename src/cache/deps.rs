@@ -94,6 +94,12 @@ impl Tree for RecordingTree<'_> {
         self.inner.read(path)
     }
 
+    // Forwarded, not the default: the inner tree may know sizes the listing does not (git).
+    fn read_limited(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError> {
+        self.record(path);
+        self.inner.read_limited(path, limit)
+    }
+
     fn describe(&self) -> String {
         self.inner.describe()
     }

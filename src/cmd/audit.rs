@@ -42,7 +42,9 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     let rendering = crate::trace::span(|| "audit: render".into());
     write_reports(&result, &args.report, &inputs.opts)?;
     drop(rendering);
-    if result.deployments_audited == 0 && files.iter().all(|f| f.master.is_none()) {
+    // A master config alone no longer passes: its entries count only when checked
+    // against a recipe that was audited (`problems` says why one was not).
+    if result.nothing_audited() {
         eprintln!("engine-audit: no deployment could be audited");
         return Ok(ExitCode::from(2));
     }
@@ -111,7 +113,9 @@ fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<RecipeError>) {
         match recipe::load_path_with(master, &inputs.mapping) {
             Ok(file) => {
                 if paths.is_empty() {
-                    paths = linked_recipes(master, &file, inputs.key.as_deref());
+                    let (found, missing) = linked_recipes(master, &file, inputs.key.as_deref());
+                    paths = found;
+                    errors.extend(missing);
                 }
                 files.push(file);
             }
@@ -185,24 +189,32 @@ pub fn gate(report: &AuditReport, fail_on: FailOn) -> ExitCode {
 }
 
 /// The recipe files a master config links (for `--key`, that key's only), found
-/// relative to the recipes repo root: the folder above `configs/`.
-fn linked_recipes(master: &Path, file: &recipe::RecipeFile, key: Option<&str>) -> Vec<PathBuf> {
-    let Some(config) = &file.master else { return Vec::new() };
+/// relative to the recipes repo root: the folder above `configs/`. A linked file
+/// that is not there is an error naming the key, not a silent gap.
+fn linked_recipes(master: &Path, file: &recipe::RecipeFile, key: Option<&str>) -> (Vec<PathBuf>, Vec<RecipeError>) {
+    let Some(config) = &file.master else { return (Vec::new(), Vec::new()) };
     let root = master
         .parent()
         .filter(|p| p.file_name().is_some_and(|n| n == "configs"))
         .and_then(|p| p.parent())
         .unwrap_or_else(|| master.parent().unwrap_or(Path::new(".")));
-    let mut out: Vec<PathBuf> = config
-        .entries
-        .iter()
-        .filter(|e| key.is_none_or(|k| e.key.value == k))
-        .flat_map(|e| e.links.iter().filter_map(|l| l.recipe.as_ref()).map(|r| root.join(r)))
-        .filter(|p| p.exists())
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut missing = Vec::new();
+    for entry in config.entries.iter().filter(|e| key.is_none_or(|k| e.key.value == k)) {
+        for link in entry.links.iter().filter_map(|l| l.recipe.as_ref()) {
+            let path = root.join(link);
+            if path.exists() {
+                found.push(path);
+            } else {
+                let message = format!("not found; linked by key `{}` in {}", entry.key.value, master.display());
+                missing.push(RecipeError::Io { path: path.display().to_string(), message });
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    missing.dedup_by(|a, b| a.path() == b.path());
+    (found, missing)
 }
 
 /// Several formats at once are written to files.

@@ -43,9 +43,6 @@ pub fn parse_file(tree: &dyn Tree, path: &str) -> Parsed {
     let Some(entry) = tree.entry(path) else {
         return read_and_parse(tree, path);
     };
-    if entry.size > MAX_SOURCE_BYTES {
-        return skipped(path, entry.size);
-    }
     let key = (path.to_string(), entry.id.clone());
     let slot = memo().lock().unwrap_or_else(|p| p.into_inner()).slot(&key);
     let mut fresh = false;
@@ -71,17 +68,14 @@ pub fn parse_outline(tree: &dyn Tree, path: &str) -> Parsed {
     let Some(entry) = tree.entry(path) else {
         return read_and_parse(tree, path);
     };
-    if entry.size > MAX_SOURCE_BYTES {
-        return skipped(path, entry.size);
-    }
     let key = (path.to_string(), entry.id.clone());
     let known = memo().lock().unwrap_or_else(|p| p.into_inner()).slots.get(&key).and_then(|slot| slot.get().cloned());
     if let Some(full) = known {
         return full;
     }
-    let (source, warnings) = match tree.read(path) {
+    let (source, warnings) = match read_bytes(tree, path) {
         Ok(bytes) => read_text(path, bytes),
-        Err(e) => return Parsed { file: None, warnings: vec![warning(path, format!("not parsed: {e}"))] },
+        Err(refused) => return refused,
     };
     let Some(source) = source else { return Parsed { file: None, warnings } };
     if let Some(text) = super::outline::outline(&source) {
@@ -118,10 +112,20 @@ fn read_text(path: &str, bytes: Vec<u8>) -> (Option<String>, Vec<ExtractWarning>
 }
 
 fn read_and_parse(tree: &dyn Tree, path: &str) -> Parsed {
-    match tree.read(path) {
+    match read_bytes(tree, path) {
         Ok(bytes) => parse_bytes(path, bytes),
-        Err(e) => Parsed { file: None, warnings: vec![warning(path, format!("not parsed: {e}"))] },
+        Err(refused) => refused,
     }
+}
+
+/// The bytes of a file, or why there are none (as a `Parsed` with no file and a
+/// warning). One over [`MAX_SOURCE_BYTES`] is refused by its size before it is
+/// read (in git, before it is inflated).
+pub fn read_bytes(tree: &dyn Tree, path: &str) -> Result<Vec<u8>, Parsed> {
+    tree.read_limited(path, MAX_SOURCE_BYTES).map_err(|e| match e {
+        SourceError::TooLarge { size, .. } => skipped(path, size),
+        e => Parsed { file: None, warnings: vec![warning(path, format!("not parsed: {e}"))] },
+    })
 }
 
 fn skipped(path: &str, size: u64) -> Parsed {

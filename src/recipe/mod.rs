@@ -231,7 +231,7 @@ pub enum RecipeError {
         column: u32,
         message: String,
         #[source_code]
-        src: std::sync::Arc<miette::NamedSource<String>>,
+        src: std::sync::Arc<crate::excerpt::Excerpt>,
         #[label("here")]
         at: miette::SourceSpan,
     },
@@ -246,8 +246,12 @@ pub enum RecipeError {
         key: String,
         first_line: u32,
         second_line: u32,
+        /// Where the second key is written in the file (the labels index the
+        /// excerpt): 1-based character column and byte offset.
+        second_column: u32,
+        second_offset: usize,
         #[source_code]
-        src: std::sync::Arc<miette::NamedSource<String>>,
+        src: std::sync::Arc<crate::excerpt::Excerpt>,
         #[label("first here")]
         first: miette::SourceSpan,
         #[label("again here")]
@@ -261,7 +265,7 @@ pub enum RecipeError {
         line: u32,
         message: String,
         #[source_code]
-        src: std::sync::Arc<miette::NamedSource<String>>,
+        src: std::sync::Arc<crate::excerpt::Excerpt>,
         #[label("here")]
         at: miette::SourceSpan,
     },
@@ -280,13 +284,8 @@ impl RecipeError {
     }
 
     pub(crate) fn shape(src: &SourceText, span: &Span, message: impl Into<String>) -> RecipeError {
-        RecipeError::Shape {
-            path: src.path.clone(),
-            line: span.line,
-            message: message.into(),
-            src: src.named_source(),
-            at: span.source_span(),
-        }
+        let (excerpt, at) = src.excerpt_at(span);
+        RecipeError::Shape { path: src.path.clone(), line: span.line, message: message.into(), src: excerpt, at }
     }
 }
 

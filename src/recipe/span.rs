@@ -46,16 +46,32 @@ pub struct SourceText {
     pub text: String,
     /// Byte offset where each line starts (line 1 at index 0).
     line_starts: Vec<usize>,
+    /// Per line: only ASCII, so a character column is a byte column. Positions
+    /// are turned into offsets once per YAML event; counting characters from the
+    /// line start each time made a 200 KB one-line mapping quadratic (minutes).
+    ascii_lines: Vec<bool>,
 }
 
 impl SourceText {
     pub fn new(path: impl Into<String>, text: String) -> SourceText {
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        let ends = line_starts.iter().skip(1).copied().chain(std::iter::once(text.len()));
+        let ascii_lines = line_starts.iter().zip(ends).map(|(&s, e)| text.as_bytes()[s..e].is_ascii()).collect();
         SourceText {
             path: path.into(),
             text,
             line_starts,
+            ascii_lines,
+        }
+    }
+
+    /// Characters in `line_start..offset` of line `index` (0-based).
+    fn chars_between(&self, index: usize, line_start: usize, offset: usize) -> usize {
+        if self.ascii_lines[index] {
+            offset - line_start
+        } else {
+            self.text[line_start..offset].chars().count()
         }
     }
 
@@ -70,7 +86,7 @@ impl SourceText {
             Err(i) => i - 1,
         };
         let line_start = self.line_starts[line_index];
-        let mut column = self.text[line_start..start].chars().count() + 1;
+        let mut column = self.chars_between(line_index, line_start, start) + 1;
         // A byte-order mark is invisible in editors: columns on line 1 skip it.
         if line_index == 0 && start > 0 && self.text.starts_with('\u{feff}') {
             column -= 1;
@@ -87,10 +103,23 @@ impl SourceText {
     /// Byte offset of a 1-based line and a 0-based character column. Columns past
     /// the end of the line stop at the line end.
     pub fn offset_of(&self, line: usize, char_col: usize) -> usize {
-        let Some(&line_start) = self.line_starts.get(line.saturating_sub(1)) else {
+        let index = line.saturating_sub(1);
+        let Some(&line_start) = self.line_starts.get(index) else {
             return self.text.len();
         };
-        let line_end = self.line_end(line_start);
+        // The next line's start bounds this one: no scan along a long line.
+        let next = self.line_starts.get(index + 1).copied().unwrap_or(self.text.len());
+        let bytes = self.text.as_bytes();
+        let mut line_end = next;
+        if line_end > line_start && bytes[line_end - 1] == b'\n' {
+            line_end -= 1;
+        }
+        if line_end > line_start && bytes[line_end - 1] == b'\r' {
+            line_end -= 1;
+        }
+        if self.ascii_lines[index] {
+            return (line_start + char_col).min(line_end);
+        }
         self.text[line_start..line_end]
             .char_indices()
             .nth(char_col)
@@ -128,9 +157,19 @@ impl SourceText {
         i
     }
 
-    /// The source for miette's labelled snippets (shared: errors stay small).
-    pub fn named_source(&self) -> std::sync::Arc<miette::NamedSource<String>> {
-        std::sync::Arc::new(miette::NamedSource::new(&self.path, self.text.clone()))
+    /// The source for miette's labelled snippets: the lines around `spans`, cut
+    /// on long lines, and the spans as labels into it (errors stay small, and a
+    /// 200 KB line prints as a few hundred bytes).
+    pub fn excerpt(&self, spans: &[&Span]) -> (std::sync::Arc<crate::excerpt::Excerpt>, Vec<miette::SourceSpan>) {
+        let labels: Vec<miette::SourceSpan> = spans.iter().map(|s| s.source_span()).collect();
+        let (excerpt, labels) = crate::excerpt::Excerpt::new(&self.path, &self.text, &labels);
+        (std::sync::Arc::new(excerpt), labels)
+    }
+
+    /// [`excerpt`](Self::excerpt) for one span.
+    pub fn excerpt_at(&self, span: &Span) -> (std::sync::Arc<crate::excerpt::Excerpt>, miette::SourceSpan) {
+        let (excerpt, labels) = self.excerpt(&[span]);
+        (excerpt, labels[0])
     }
 }
 

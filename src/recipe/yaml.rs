@@ -321,27 +321,15 @@ impl Builder<'_> {
     fn syntax_error(&self, message: String, mark: &Marker) -> RecipeError {
         let at = self.offset(mark);
         let span = self.src.span(at, at);
-        RecipeError::Yaml {
-            path: self.src.path.clone(),
-            line: span.line,
-            column: span.column,
-            message,
-            src: self.src.named_source(),
-            at: span.source_span(),
-        }
+        let (excerpt, label) = self.src.excerpt_at(&span);
+        RecipeError::Yaml { path: self.src.path.clone(), line: span.line, column: span.column, message, src: excerpt, at: label }
     }
 
     /// yaml-rust2 balances start/end events; this reports it instead of panicking
     /// should a parser bug ever break that.
     fn unbalanced(&self, at: usize) -> RecipeError {
         let span = self.src.span(at, at);
-        RecipeError::Shape {
-            path: self.src.path.clone(),
-            line: span.line,
-            message: "unbalanced YAML events (parser bug)".into(),
-            src: self.src.named_source(),
-            at: span.source_span(),
-        }
+        RecipeError::shape(self.src, &span, "unbalanced YAML events (parser bug)")
     }
 
     fn on_event(&mut self, event: Event, mark: Marker) -> Result<(), RecipeError> {
@@ -351,13 +339,7 @@ impl Builder<'_> {
                 self.documents += 1;
                 if self.documents > 1 {
                     let span = self.src.span(at, self.src.line_end(at));
-                    return Err(RecipeError::Shape {
-                        path: self.src.path.clone(),
-                        line: span.line,
-                        message: "a second YAML document; a recipe file holds one".into(),
-                        src: self.src.named_source(),
-                        at: span.source_span(),
-                    });
+                    return Err(RecipeError::shape(self.src, &span, "a second YAML document; a recipe file holds one"));
                 }
             }
             Event::Scalar(text, style, anchor, tag) => {
@@ -385,26 +367,14 @@ impl Builder<'_> {
                 let alias = self.src.span(at, end);
                 // yaml-rust2 rejects unknown anchors itself; this guards the lookup anyway.
                 let Some((target, size)) = self.anchors.get(&id) else {
-                    return Err(RecipeError::Shape {
-                        path: self.src.path.clone(),
-                        line: alias.line,
-                        message: "alias to an unknown anchor".into(),
-                        src: self.src.named_source(),
-                        at: alias.source_span(),
-                    });
+                    return Err(RecipeError::shape(self.src, &alias, "alias to an unknown anchor"));
                 };
                 self.expanded = self.expanded.saturating_add(*size);
                 if self.expanded > MAX_ALIAS_NODES {
-                    return Err(RecipeError::Shape {
-                        path: self.src.path.clone(),
-                        line: alias.line,
-                        message: format!(
-                            "aliases expand to more than {MAX_ALIAS_NODES} values (nested aliases multiply); \
-                             not audited"
-                        ),
-                        src: self.src.named_source(),
-                        at: alias.source_span(),
-                    });
+                    let message = format!(
+                        "aliases expand to more than {MAX_ALIAS_NODES} values (nested aliases multiply); not audited"
+                    );
+                    return Err(RecipeError::shape(self.src, &alias, message));
                 }
                 let mut node = target.clone();
                 node.alias = Some(alias);
@@ -541,13 +511,7 @@ impl Builder<'_> {
                 let Some(source_entries) = source.as_map() else {
                     // Report where the merge names it (the alias), not the anchor's line.
                     let at = source.alias.as_ref().unwrap_or(&source.span);
-                    return Err(RecipeError::Shape {
-                        path: self.src.path.clone(),
-                        line: at.line,
-                        message: format!("`<<` merges maps, found a {}", source.kind_name()),
-                        src: self.src.named_source(),
-                        at: at.source_span(),
-                    });
+                    return Err(RecipeError::shape(self.src, at, format!("`<<` merges maps, found a {}", source.kind_name())));
                 };
                 for e in source_entries {
                     // Sets, not scans: merging a large anchored map must stay linear.
@@ -568,6 +532,7 @@ impl Builder<'_> {
 }
 
 fn duplicate_key(src: &SourceText, first: &Node, second: &Node) -> RecipeError {
+    let (excerpt, labels) = src.excerpt(&[&first.span, &second.span]);
     RecipeError::DuplicateKey {
         path: src.path.clone(),
         key: first
@@ -576,9 +541,11 @@ fn duplicate_key(src: &SourceText, first: &Node, second: &Node) -> RecipeError {
             .unwrap_or_default(),
         first_line: first.span.line,
         second_line: second.span.line,
-        src: src.named_source(),
-        first: first.span.source_span(),
-        second: second.span.source_span(),
+        second_column: second.span.column,
+        second_offset: second.span.offset,
+        src: excerpt,
+        first: labels[0],
+        second: labels[1],
     }
 }
 
@@ -696,6 +663,23 @@ fn scalar_end(src: &SourceText, at: usize, value: &str, style: ScalarStyle) -> u
         }
     }
 }
+
+/// serde_yaml_ng ends its messages with ` at line L column C`. Rule and config
+/// errors start with the (more exact) line of the key instead: two places in one
+/// message would disagree.
+pub fn strip_serde_location(message: &str) -> &str {
+    let Some(i) = message.rfind(" at line ") else { return message };
+    let tail = &message[i + " at line ".len()..];
+    let is_location = tail
+        .split_once(" column ")
+        .is_some_and(|(l, c)| !l.is_empty() && !c.is_empty() && l.bytes().chain(c.bytes()).all(|b| b.is_ascii_digit()));
+    if is_location {
+        &message[..i]
+    } else {
+        message
+    }
+}
+
 
 #[cfg(test)]
 mod tests {
@@ -868,5 +852,15 @@ mod tests {
             tag: None,
         };
         assert_eq!(quoted.resolve(), ScalarType::Str);
+    }
+
+    #[test]
+    fn only_a_trailing_location_is_stripped() {
+        assert_eq!(strip_serde_location("bad at line 3 column 7"), "bad");
+        assert_eq!(
+            strip_serde_location("no ',' at line 7 column 1, while parsing a flow mapping at line 6 column 7"),
+            "no ',' at line 7 column 1, while parsing a flow mapping"
+        );
+        assert_eq!(strip_serde_location("the line at line five"), "the line at line five");
     }
 }

@@ -7,7 +7,8 @@
 use super::{describe, evidence_plain, in_engine_source, Finding, Lang, RenderOptions};
 use crate::audit::AuditReport;
 use crate::codes::Severity;
-use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode};
+use crate::excerpt::Excerpt;
+use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceCode};
 use std::fmt::{self, Write};
 
 /// One finding as a miette diagnostic.
@@ -15,7 +16,7 @@ struct FindingDiagnostic<'a> {
     finding: &'a Finding,
     code: String,
     message: String,
-    source: Option<NamedSource<String>>,
+    source: Option<Excerpt>,
     label: Option<LabeledSpan>,
     help: Option<String>,
 }
@@ -74,7 +75,10 @@ fn diagnostic<'a>(report: &'a AuditReport, f: &'a Finding) -> FindingDiagnostic<
             if let Some(r) = &f.role {
                 label = format!("{r}: {label}");
             }
-            (Some(NamedSource::new(&f.location.path, text.to_string())), Some(LabeledSpan::new(Some(label), offset, len)))
+            // Only the lines around the finding, cut on long lines: a flag deep in a
+            // generated one-line mapping must not print the whole line.
+            let (excerpt, at) = Excerpt::new(&f.location.path, text, &[(offset, len).into()]);
+            (Some(excerpt), Some(LabeledSpan::new_with_span(Some(label), at[0])))
         }
         None => (None, None),
     };

@@ -51,11 +51,30 @@ impl Rule {
 pub enum RuleError {
     #[error("{file}:{line}:{column}: {message}")]
     #[diagnostic(code(engine_audit::rules::parse), help("see rules/README.md for the rule format"))]
-    Parse { file: String, line: usize, column: usize, message: String },
+    Parse {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+        #[source_code]
+        src: std::sync::Arc<crate::excerpt::Excerpt>,
+        #[label("here")]
+        at: Option<miette::SourceSpan>,
+    },
 
-    #[error("{file}: {key}: {message}")]
-    #[diagnostic(code(engine_audit::rules::invalid))]
-    Invalid { file: String, key: String, message: String },
+    #[error("{file}:{line}:{column}: {key}: {message}")]
+    #[diagnostic(code(engine_audit::rules::invalid), help("see rules/README.md for the rule format"))]
+    Invalid {
+        file: String,
+        line: usize,
+        column: usize,
+        key: String,
+        message: String,
+        #[source_code]
+        src: std::sync::Arc<crate::excerpt::Excerpt>,
+        #[label("{key}")]
+        at: Option<miette::SourceSpan>,
+    },
 
     #[error("{file}: rule id {id} is also defined in {other}")]
     #[diagnostic(code(engine_audit::rules::duplicate), help("rule ids are unique; a --rules file cannot redefine a shipped rule"))]
@@ -102,18 +121,31 @@ pub fn parse_rule(text: &str, origin: RuleOrigin) -> Result<Rule, RuleError> {
     let file = rule_stub.doc_path();
     let spec: RuleSpec = model::from_yaml(text).map_err(|e| {
         let loc = e.location();
-        let mut message = e.to_string();
-        let mut at = loc.as_ref().map_or((0, 0), |l| (l.line(), l.column()));
+        let mut message = crate::recipe::yaml::strip_serde_location(&e.to_string()).to_string();
+        // serde always has a position here; 1:1 (the document) should it ever not.
+        let mut at = loc.as_ref().map_or((1, 1), |l| (l.line(), l.column()));
         if let Some((key, line, column)) = locate::key_of_error(text, &message) {
             at = (line, column);
             if !message.starts_with(&key) {
                 message = format!("{key}: {message}");
             }
         }
-        RuleError::Parse { file: file.clone(), line: at.0, column: at.1, message }
+        let (src, at_span) = snippet(&file, text, at.0, at.1);
+        RuleError::Parse { file: file.clone(), line: at.0, column: at.1, message, src, at: at_span }
     })?;
-    validate(&spec, &file)?;
+    validate(&spec).map_err(|Invalid { key, message }| {
+        let (line, column) = locate::key_path(text, &key);
+        let (src, at) = snippet(&file, text, line, column);
+        RuleError::Invalid { file, line, column, key, message, src, at }
+    })?;
     Ok(Rule { spec, origin })
+}
+
+/// The lines around `line:column` of a rule file, for the diagnostic.
+fn snippet(file: &str, text: &str, line: usize, column: usize) -> (std::sync::Arc<crate::excerpt::Excerpt>, Option<miette::SourceSpan>) {
+    let offset = crate::recipe::SourceText::new(file, text.to_string()).offset_of(line, column.saturating_sub(1));
+    let (excerpt, labels) = crate::excerpt::Excerpt::new(file, text, &[(offset, 0).into()]);
+    (std::sync::Arc::new(excerpt), labels.first().copied())
 }
 
 fn placeholder_spec() -> RuleSpec {
@@ -133,54 +165,58 @@ fn placeholder_spec() -> RuleSpec {
     }
 }
 
-fn invalid(file: &str, key: &str, message: impl Into<String>) -> RuleError {
-    RuleError::Invalid { file: file.to_string(), key: key.to_string(), message: message.into() }
+/// A rule that reads but does not validate: the YAML path of the key at fault
+/// (`evidence[0].file_exists.files[1]`), which [`parse_rule`] turns into its line.
+struct Invalid {
+    key: String,
+    message: String,
+}
+
+fn invalid(key: &str, message: impl Into<String>) -> Invalid {
+    Invalid { key: key.to_string(), message: message.into() }
 }
 
 /// What serde cannot say: id/name shape, exactly-one value tests, placeholders,
-/// evidence that can cite something.
-fn validate(spec: &RuleSpec, file: &str) -> Result<(), RuleError> {
+/// evidence that can cite something. Keys are YAML paths as written, so the
+/// error can name the line.
+fn validate(spec: &RuleSpec) -> Result<(), Invalid> {
     let id_ok = spec.id.len() >= 2 && spec.id.starts_with('R') && spec.id[1..].chars().all(|c| c.is_ascii_digit());
     if !id_ok {
-        return Err(invalid(file, "id", format!("`{}` is not of the form R001", spec.id)));
+        return Err(invalid("id", format!("`{}` is not of the form R001", spec.id)));
     }
     let name_ok = !spec.name.is_empty()
         && spec.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !spec.name.starts_with('-')
         && !spec.name.ends_with('-');
     if !name_ok {
-        return Err(invalid(file, "name", format!("`{}` is not kebab-case", spec.name)));
+        return Err(invalid("name", format!("`{}` is not kebab-case", spec.name)));
     }
-    validate_when(&spec.when, file, "when")?;
+    validate_when(&spec.when, "when")?;
     if spec.evidence.is_empty() {
-        return Err(invalid(file, "evidence", "a rule needs at least one evidence predicate"));
+        return Err(invalid("evidence", "a rule needs at least one evidence predicate"));
     }
     for (i, e) in spec.evidence.iter().enumerate() {
-        validate_evidence(e, file, &format!("evidence[{i}]"))?;
+        validate_evidence(e, &format!("evidence[{i}]"))?;
     }
     if !spec.evidence.iter().any(can_cite) {
-        return Err(invalid(file, "evidence", "only negative (`not`) or deployment predicates: nothing to cite"));
+        return Err(invalid("evidence", "only negative (`not`) or deployment predicates: nothing to cite"));
     }
     for p in eval::placeholders(&spec.message) {
         if !eval::PLACEHOLDERS.contains(&p.as_str()) {
-            return Err(invalid(
-                file,
-                "message",
-                format!("unknown placeholder `{{{p}}}` (known: {})", eval::PLACEHOLDERS.join(", ")),
-            ));
+            return Err(invalid("message", format!("unknown placeholder `{{{p}}}` (known: {})", eval::PLACEHOLDERS.join(", "))));
         }
     }
     if spec.tests.invalid.is_empty() {
-        return Err(invalid(file, "tests.invalid", "a rule needs at least one case that must fire"));
+        return Err(invalid("tests.invalid", "a rule needs at least one case that must fire"));
     }
     for (kind, cases) in [("valid", &spec.tests.valid), ("invalid", &spec.tests.invalid)] {
         for (i, case) in cases.iter().enumerate() {
             if case.engines.is_empty() {
-                return Err(invalid(file, &format!("tests.{kind}[{i}].engines"), "name at least one engine"));
+                return Err(invalid(&format!("tests.{kind}[{i}].engines"), "name at least one engine"));
             }
             if let Some(v) = &case.version {
                 if v.parse::<pep440_rs::Version>().is_err() {
-                    return Err(invalid(file, &format!("tests.{kind}[{i}].version"), format!("`{v}` is not a PEP 440 version")));
+                    return Err(invalid(&format!("tests.{kind}[{i}].version"), format!("`{v}` is not a PEP 440 version")));
                 }
             }
         }
@@ -188,65 +224,69 @@ fn validate(spec: &RuleSpec, file: &str) -> Result<(), RuleError> {
     Ok(())
 }
 
-fn validate_value_cond(c: &ValueCond, file: &str, key: &str) -> Result<(), RuleError> {
+fn validate_value_cond(c: &ValueCond, key: &str) -> Result<(), Invalid> {
     let tests = [c.equals.is_some(), c.one_of.is_some(), c.is.is_some()].iter().filter(|b| **b).count();
     if tests != 1 {
-        return Err(invalid(file, key, format!("`{}`: give exactly one of `equals`, `in`, `is`", c.name)));
+        return Err(invalid(key, format!("`{}`: give exactly one of `equals`, `in`, `is`", c.name)));
     }
     Ok(())
 }
 
-fn validate_when(w: &When, file: &str, key: &str) -> Result<(), RuleError> {
+/// `key` is the path of the condition itself (`when`, `when.all[0]`); each
+/// variant adds its own name, as the YAML spells it.
+fn validate_when(w: &When, key: &str) -> Result<(), Invalid> {
     match w {
         When::All(items) | When::Any(items) => {
             let kind = if matches!(w, When::All(_)) { "all" } else { "any" };
             if items.is_empty() {
-                return Err(invalid(file, key, format!("`{kind}` needs at least one condition")));
+                return Err(invalid(&format!("{key}.{kind}"), format!("`{kind}` needs at least one condition")));
             }
             for (i, c) in items.iter().enumerate() {
-                validate_when(c, file, &format!("{key}.{kind}[{i}]"))?;
+                validate_when(c, &format!("{key}.{kind}[{i}]"))?;
             }
             Ok(())
         }
-        When::Not(inner) => validate_when(inner, file, &format!("{key}.not")),
-        When::Flag(c) => validate_value_cond(c, file, &format!("{key}.flag")),
-        When::Env(c) => validate_value_cond(c, file, &format!("{key}.env")),
+        When::Not(inner) => validate_when(inner, &format!("{key}.not")),
+        When::Flag(c) => validate_value_cond(c, &format!("{key}.flag")),
+        When::Env(c) => validate_value_cond(c, &format!("{key}.env")),
         When::Model(_) | When::GpuType(_) | When::Precision(_) => Ok(()),
     }
 }
 
-fn validate_evidence(e: &Evidence, file: &str, key: &str) -> Result<(), RuleError> {
+fn validate_evidence(e: &Evidence, key: &str) -> Result<(), Invalid> {
+    let files = |kind: &str, files: &[String]| files_ok(files, &format!("{key}.{kind}.files"));
     match e {
         Evidence::AnyOf(items) | Evidence::AllOf(items) => {
             let kind = if matches!(e, Evidence::AnyOf(_)) { "any_of" } else { "all_of" };
             if items.is_empty() {
-                return Err(invalid(file, key, format!("`{kind}` needs at least one predicate")));
+                return Err(invalid(&format!("{key}.{kind}"), format!("`{kind}` needs at least one predicate")));
             }
             for (i, c) in items.iter().enumerate() {
-                validate_evidence(c, file, &format!("{key}.{kind}[{i}]"))?;
+                validate_evidence(c, &format!("{key}.{kind}[{i}]"))?;
             }
             Ok(())
         }
-        Evidence::Not(inner) => validate_evidence(inner, file, &format!("{key}.not")),
-        Evidence::Deployment(w) => validate_when(w, file, &format!("{key}.deployment")),
-        Evidence::FileExists(p) => files_ok(&p.files, file, key),
-        Evidence::SymbolExists(p) => files_ok(&p.files, file, key),
-        Evidence::AssignsAttribute(p) => files_ok(&p.files, file, key),
-        Evidence::ReturnsBefore(p) => files_ok(&p.files, file, key),
-        Evidence::TextInFunction(p) => files_ok(&p.files, file, key),
-        Evidence::TextInFile(p) => files_ok(&p.files, file, key),
-        Evidence::Query(p) => files_ok(&p.files, file, key),
+        Evidence::Not(inner) => validate_evidence(inner, &format!("{key}.not")),
+        Evidence::Deployment(w) => validate_when(w, &format!("{key}.deployment")),
+        Evidence::FileExists(p) => files("file_exists", &p.files),
+        Evidence::SymbolExists(p) => files("symbol_exists", &p.files),
+        Evidence::AssignsAttribute(p) => files("assigns_attribute", &p.files),
+        Evidence::ReturnsBefore(p) => files("returns_before", &p.files),
+        Evidence::TextInFunction(p) => files("text_in_function", &p.files),
+        Evidence::TextInFile(p) => files("text_in_file", &p.files),
+        Evidence::Query(p) => files("query", &p.files),
     }
 }
 
-/// Paths stay inside the package: no absolute paths, no `..`.
-fn files_ok(files: &[String], file: &str, key: &str) -> Result<(), RuleError> {
+/// Paths stay inside the package: no absolute paths, no `..`. `key` is the
+/// `files` list; a bad path is reported at its own item.
+fn files_ok(files: &[String], key: &str) -> Result<(), Invalid> {
     if files.is_empty() {
-        return Err(invalid(file, &format!("{key}.files"), "name at least one file or glob"));
+        return Err(invalid(key, "name at least one file or glob"));
     }
-    for f in files {
+    for (i, f) in files.iter().enumerate() {
         if f.starts_with('/') || f.split('/').any(|c| c == ".." || c.is_empty()) {
-            return Err(invalid(file, &format!("{key}.files"), format!("`{f}` must be relative to the package root, without `..`")));
+            return Err(invalid(&format!("{key}[{i}]"), format!("`{f}` must be relative to the package root, without `..`")));
         }
     }
     Ok(())

@@ -57,7 +57,7 @@ impl DirTree {
                     if !is_safe_tree_path(&rel) {
                         continue;
                     }
-                    let size = item.metadata().map(|m| m.len()).unwrap_or(0);
+                    let size = item.metadata().map(|m| m.len()).ok();
                     // The id is the content hash, computed lazily would need interior
                     // mutability; files are read once anyway, so hash the size+mtime
                     // key here and the bytes on read. Keep the contract simple: hash now.

@@ -35,7 +35,7 @@ impl MemTree {
         self.entries.push(Entry {
             path: path.to_string(),
             id,
-            size: self.files[path].len() as u64,
+            size: Some(self.files[path].len() as u64),
         });
         self.entries.sort_by(|a, b| a.path.cmp(&b.path));
     }

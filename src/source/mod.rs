@@ -35,12 +35,12 @@ mod entry_rows {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(entries: &[Entry], s: S) -> Result<S::Ok, S::Error> {
-        let rows: Vec<(&str, &str, u64)> = entries.iter().map(|e| (e.path.as_str(), e.id.as_str(), e.size)).collect();
+        let rows: Vec<(&str, &str, Option<u64>)> = entries.iter().map(|e| (e.path.as_str(), e.id.as_str(), e.size)).collect();
         rows.serialize(s)
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Entry>, D::Error> {
-        let rows: Vec<(String, String, u64)> = Vec::deserialize(d)?;
+        let rows: Vec<(String, String, Option<u64>)> = Vec::deserialize(d)?;
         Ok(rows.into_iter().map(|(path, id, size)| Entry { path, id, size }).collect())
     }
 }
@@ -62,7 +62,10 @@ pub struct Entry {
     /// Path inside the tree, `/`-separated, never containing `..`.
     pub path: String,
     pub id: BlobId,
-    pub size: u64,
+    /// Size in bytes when the listing knows it (folders, memory). Git trees leave
+    /// it `None`: reading every object's header would triple the cost of listing
+    /// a 4,000-file tree; [`Tree::read_limited`] reads the one header it needs.
+    pub size: Option<u64>,
 }
 
 /// A read-only snapshot of engine source at one ref.
@@ -71,6 +74,19 @@ pub trait Tree: Send + Sync {
     fn entries(&self) -> &[Entry];
     /// Bytes of one file.
     fn read(&self, path: &str) -> Result<Vec<u8>, SourceError>;
+    /// Bytes of one file, or [`SourceError::TooLarge`] without reading (or, in
+    /// git, inflating) it when it is over `limit` bytes.
+    fn read_limited(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError> {
+        if let Some(size) = self.entry(path).and_then(|e| e.size).filter(|s| *s > limit) {
+            return Err(SourceError::TooLarge { path: path.to_string(), size, limit });
+        }
+        let bytes = self.read(path)?;
+        // A folder's file may have grown since it was listed.
+        if bytes.len() as u64 > limit {
+            return Err(SourceError::TooLarge { path: path.to_string(), size: bytes.len() as u64, limit });
+        }
+        Ok(bytes)
+    }
     /// What this tree is, for messages: `sglang.git@v0.5.19 (3c1f2a…)`.
     fn describe(&self) -> String;
     /// Commit id when the tree comes from git.
@@ -149,6 +165,13 @@ pub enum SourceError {
         help("the file is skipped; engine sources are expected to be UTF-8 Python")
     )]
     NotUtf8 { path: String, offset: usize },
+
+    #[error("{path}: {size} bytes is over the {limit}-byte limit")]
+    #[diagnostic(
+        code(engine_audit::source::too_large),
+        help("the file is skipped; files this large are generated tables, not code the audit needs")
+    )]
+    TooLarge { path: String, size: u64, limit: u64 },
 
     #[error("{path}: unsafe path in tree (absolute or containing `..`), ignored")]
     #[diagnostic(code(engine_audit::source::unsafe_path))]

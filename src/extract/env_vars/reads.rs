@@ -219,13 +219,12 @@ pub fn reads_in_source(
     wanted: &(dyn Fn(&str) -> bool + Sync),
     warnings: &mut Vec<ExtractWarning>,
 ) -> Vec<EnvRead> {
-    let bytes = match pkg.tree.read(path) {
+    // A file over the size limit is named as skipped even when it would not have
+    // matched: it is never inflated, so whether it mentions a name is unknown.
+    let bytes = match crate::extract::parsed::read_bytes(pkg.tree, path) {
         Ok(bytes) => bytes,
-        Err(e) => {
-            warnings.push(ExtractWarning {
-                path: path.to_string(),
-                message: format!("not read: {e}"),
-            });
+        Err(refused) => {
+            warnings.extend(refused.warnings);
             return Vec::new();
         }
     };
