@@ -775,6 +775,18 @@ fn a_missing_tag_is_named_with_the_nearest_and_nothing_audited_exits_2() {
 }
 
 #[test]
+fn fix_exits_2_too_when_nothing_could_be_audited() {
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    for mode in [&["--fix", "--dry-run"][..], &["--fix"][..]] {
+        let o = run(w.audit(&[&["ok.yaml", "--to", "v1.1.9"][..], mode].concat()));
+        assert_eq!(o.code, 2, "{mode:?}\n{}\n{}", o.stdout, o.stderr);
+        assert!(o.stderr.contains("no deployment could be audited"), "{mode:?}: {}", o.stderr);
+    }
+    assert_eq!(std::fs::read_to_string(w.root.join("ok.yaml")).unwrap(), OK_RECIPE, "nothing to fix, nothing written");
+}
+
+#[test]
 fn a_missing_from_tag_is_listed_and_the_audit_goes_on() {
     let w = ws();
     w.write("ok.yaml", OK_RECIPE.replace("tp-size: 8", "tp-size: 8\n      no-such-flag: 1"));

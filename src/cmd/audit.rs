@@ -42,13 +42,18 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     let rendering = crate::trace::span(|| "audit: render".into());
     write_reports(&result, &args.report, &inputs.opts)?;
     drop(rendering);
-    // A master config alone no longer passes: its entries count only when checked
-    // against a recipe that was audited (`problems` says why one was not).
-    if result.nothing_audited() {
+    Ok(exit_code(&result, inputs.fail_on))
+}
+
+/// How a finished run exits: 2 when no deployment could be audited (a master
+/// config's entries count only when checked against a recipe that was audited;
+/// `problems` says why one was not), else by the findings.
+pub fn exit_code(report: &AuditReport, fail_on: FailOn) -> ExitCode {
+    if report.nothing_audited() {
         eprintln!("engine-audit: no deployment could be audited");
-        return Ok(ExitCode::from(2));
+        return ExitCode::from(2);
     }
-    Ok(gate(&result, inputs.fail_on))
+    gate(report, fail_on)
 }
 
 /// Flags first, then the config file, then the built-in defaults.
@@ -157,7 +162,7 @@ fn fix(args: &AuditArgs, inputs: &Inputs, files: &[RecipeFile], result: AuditRep
     let fixes: usize = plan.patches.iter().map(|p| p.fixes).sum();
     if args.dry_run {
         eprintln!("engine-audit: --dry-run: {fixes} fix(es) in {} file(s) not written", plan.patches.len());
-        return Ok(gate(&result, inputs.fail_on));
+        return Ok(exit_code(&result, inputs.fail_on));
     }
     let mut failed = false;
     for patch in &plan.patches {
@@ -170,7 +175,7 @@ fn fix(args: &AuditArgs, inputs: &Inputs, files: &[RecipeFile], result: AuditRep
     let (files, load_errors) = load(inputs);
     let again = audit_files(&files, load_errors, inputs)?;
     write_reports(&again, &args.report, &inputs.opts)?;
-    Ok(if failed { ExitCode::from(2) } else { gate(&again, inputs.fail_on) })
+    Ok(if failed { ExitCode::from(2) } else { exit_code(&again, inputs.fail_on) })
 }
 
 /// Exit 1 when a finding is at or above `--fail-on`.

@@ -11,7 +11,7 @@
 //! The config (`.engine-audit.yaml`) is read from the base commit: a PR cannot
 //! loosen its own gate.
 
-use super::audit::{fail_on, gate, policy};
+use super::audit::{exit_code, fail_on, gate, policy};
 use super::engines::audit_sources;
 use super::output::emit;
 use crate::audit::{self, AuditOptions, AuditReport, Problem};
@@ -71,7 +71,12 @@ pub fn run(args: PrArgs) -> miette::Result<ExitCode> {
     if let Some(summary) = args.summary.clone().or_else(|| std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()).map(Into::into)) {
         append(&summary, &markdown)?;
     }
-    Ok(gate(&result, fail_on(&args.gate, &config)))
+    // A change that touches no recipe has nothing to audit and passes; one whose
+    // recipes could not be audited does not.
+    if change.recipes.is_empty() {
+        return Ok(gate(&result, fail_on(&args.gate, &config)));
+    }
+    Ok(exit_code(&result, fail_on(&args.gate, &config)))
 }
 
 /// What `pr` prints (annotations by default) and the markdown section for the
