@@ -26,7 +26,7 @@ pub fn sglang_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedR
     let (Some(container), Some(image)) = (&dep.container, &dep.image) else { return Ok(None) };
     let how = format!("image {}", container.value);
     for wanted in image_candidates(image) {
-        if let Ok(resolved) = repo.resolve(&wanted) {
+        if let Ok(Some(resolved)) = repo.try_resolve(&wanted) {
             return Ok(Some(DerivedRef { wanted: resolved.wanted, how }));
         }
     }
@@ -67,7 +67,7 @@ pub fn dynamo_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedR
         DynamoRef::Hash { hash } => found(repo.resolve(hash))?,
         DynamoRef::Version { version } | DynamoRef::Wheel { version, date: None } => found(repo.resolve(version))?,
         DynamoRef::Wheel { version, date: Some(date) } => {
-            if let Ok(r) = repo.resolve(version) {
+            if let Ok(Some(r)) = repo.try_resolve(version) {
                 r.wanted
             } else {
                 let end_of_day = date_end_unix(date).ok_or_else(|| unresolved(format!("`{date}` is not a YYYYMMDD date")))?;

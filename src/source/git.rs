@@ -148,8 +148,18 @@ impl EngineRepo {
     /// Resolve a tag (lightweight or annotated), bare version, branch or sha to a commit.
     /// A cached URL clone that lacks the ref fetches once (unless offline).
     pub fn resolve(&self, wanted: &str) -> Result<ResolvedRef, SourceError> {
+        self.try_resolve(wanted)?.ok_or_else(|| SourceError::UnknownRef {
+            repo: self.spec.clone(),
+            wanted: wanted.to_string(),
+            nearest: nearest_tags(wanted, &self.tags(), 5),
+        })
+    }
+
+    /// Like [`resolve`](Self::resolve), but `None` when nothing matches, without
+    /// listing the nearest tags: for callers trying several spellings of a ref.
+    pub fn try_resolve(&self, wanted: &str) -> Result<Option<ResolvedRef>, SourceError> {
         if let Some(found) = self.resolve_local(wanted)? {
-            return Ok(found);
+            return Ok(Some(found));
         }
         if let Some(url) = &self.url {
             if self.offline {
@@ -159,15 +169,9 @@ impl EngineRepo {
                 });
             }
             fetch_all(&self.repo, url)?;
-            if let Some(found) = self.resolve_local(wanted)? {
-                return Ok(found);
-            }
+            return self.resolve_local(wanted);
         }
-        Err(SourceError::UnknownRef {
-            repo: self.spec.clone(),
-            wanted: wanted.to_string(),
-            nearest: nearest_tags(wanted, &self.tags(), 5),
-        })
+        Ok(None)
     }
 
     fn resolve_local(&self, wanted: &str) -> Result<Option<ResolvedRef>, SourceError> {
