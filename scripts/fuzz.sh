@@ -27,12 +27,19 @@ else
   FUZZ=(cargo fuzz)
 fi
 
-seed() { # seed TARGET FILES... : copy files (up to 64 KiB each) into the corpus
+seed() { # seed TARGET FILES... : copy files into the corpus; a larger one (the
+  # 320 KB master config) is seeded by its first 60 KiB, cut at a line end.
   local dir=$ROOT/fuzz/corpus/$1; shift
   mkdir -p "$dir"
   for f in "$@"; do
-    [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 65536 ] || continue
-    cp "$f" "$dir/seed-$(sha1sum "$f" | cut -c1-16)"
+    [ -f "$f" ] || continue
+    local out
+    out="$dir/seed-$(sha1sum "$f" | cut -c1-16)"
+    if [ "$(stat -c %s "$f")" -le 65536 ]; then
+      cp "$f" "$out"
+    else
+      head -c 61440 "$f" | sed '$d' > "$out"
+    fi
   done
 }
 
