@@ -17,9 +17,8 @@ use std::sync::Arc;
 /// target (see `check::consumer`). Missing is decided from the target listings.
 pub fn source_demand(handle: &mut EngineHandle, target_demand: &Demand, targets: &BTreeSet<String>) -> Demand {
     let trees: Vec<Arc<RefTree>> = targets.iter().filter_map(|t| handle.tree(t).ok()).collect();
-    let missing_somewhere = |dotted: &String| {
-        trees.len() < targets.len() || trees.iter().any(|t| Package::new(t.tree.as_ref(), &t.package_root).module_path(dotted).is_none())
-    };
+    let packages: Vec<Package> = trees.iter().map(|t| Package::new(t.tree.as_ref(), &t.package_root)).collect();
+    let missing_somewhere = |dotted: &String| trees.len() < targets.len() || packages.iter().any(|p| p.module_path(dotted).is_none());
     Demand { symbols_of: target_demand.symbols_of.iter().filter(|m| missing_somewhere(m)).cloned().collect(), ..target_demand.clone() }
 }
 

@@ -92,7 +92,7 @@ pub fn extract_surface_with(
         || {
             rayon::join(
                 || rayon::join(|| symbols_of(&units, &pkg, &demand.symbols_of, ref_name), flags_of),
-                || rayon::join(|| env_of(&units, &pkg, demand, ref_name), || classes_of(&units, &pkg, &demand.classes)),
+                || rayon::join(|| env_of(&units, &pkg, demand, ref_name), || classes_of(&units, &pkg, &demand.classes, ref_name)),
             )
         },
     );
@@ -205,8 +205,8 @@ fn env_of(units: &Units, pkg: &Package, demand: &Demand, ref_name: &str) -> With
     ((vars, registry.prefix_rewrites), warnings)
 }
 
-fn classes_of(units: &Units, pkg: &Package, wanted: &[(String, String)]) -> WithWarnings<BTreeMap<String, ClassInfo>> {
-    let _span = crate::trace::span(|| "  classes".to_string());
+fn classes_of(units: &Units, pkg: &Package, wanted: &[(String, String)], ref_name: &str) -> WithWarnings<BTreeMap<String, ClassInfo>> {
+    let _span = crate::trace::span(|| format!("  classes {ref_name}"));
     let mut warnings = Vec::new();
     let mut out = BTreeMap::new();
     for (module, class) in wanted {

@@ -167,18 +167,9 @@ fn statement_end(src: &[u8], mut i: usize) -> Option<(usize, u8)> {
                 last = b'"';
             }
             _ if is_word_byte(b) => {
-                let word = word_at(src, i);
-                let after = i + word.len();
-                match string_prefix(word) {
-                    Some(kind) if after < src.len() && matches!(src[after], b'\'' | b'"') => {
-                        i = string_end(src, after, kind)?;
-                        last = b'"';
-                    }
-                    _ => {
-                        i = after;
-                        last = b'a';
-                    }
-                }
+                let (end, is_string) = word_or_string_end(src, i)?;
+                i = end;
+                last = if is_string { b'"' } else { b'a' };
             }
             b' ' | b'\t' | b'\r' | b'\x0c' => i += 1,
             _ => {
@@ -195,6 +186,17 @@ fn statement_end(src: &[u8], mut i: usize) -> Option<(usize, u8)> {
 #[derive(Default, Clone, Copy)]
 struct StrKind {
     format: bool,
+}
+
+/// Just past the word at `i`, or past the string it prefixes (`rb"..."`), and
+/// whether it was a string.
+fn word_or_string_end(src: &[u8], i: usize) -> Option<(usize, bool)> {
+    let word = word_at(src, i);
+    let after = i + word.len();
+    match string_prefix(word) {
+        Some(kind) if matches!(src.get(after), Some(b'\'' | b'"')) => Some((string_end(src, after, kind)?, true)),
+        _ => Some((after, false)),
+    }
 }
 
 /// `r`, `b`, `u`, `f`, `t` and their two-letter combinations.
@@ -264,13 +266,7 @@ fn replacement_field_end(src: &[u8], mut i: usize) -> Option<usize> {
             b':' if depth == 0 => return format_spec_end(src, i + 1),
             b'#' | b'\\' => return None,
             _ if is_word_byte(b) => {
-                let word = word_at(src, i);
-                let after = i + word.len();
-                if let Some(kind) = string_prefix(word).filter(|_| after < src.len() && matches!(src[after], b'\'' | b'"')) {
-                    i = string_end(src, after, kind)?;
-                } else {
-                    i = after;
-                }
+                i = word_or_string_end(src, i)?.0;
                 continue;
             }
             _ => {}

@@ -69,22 +69,18 @@ pub fn parse_outline(tree: &dyn Tree, path: &str) -> Parsed {
         return read_and_parse(tree, path);
     };
     let key = (path.to_string(), entry.id.clone());
-    let known = memo().lock().unwrap_or_else(|p| p.into_inner()).slots.get(&key).and_then(|slot| slot.get().cloned());
-    if let Some(full) = known {
+    if let Some(full) = memo().lock().unwrap_or_else(|p| p.into_inner()).parsed(&key) {
         return full;
     }
     let (source, warnings) = match read_bytes(tree, path) {
         Ok(bytes) => read_text(path, bytes),
         Err(refused) => return refused,
     };
-    let Some(source) = source else { return Parsed { file: None, warnings } };
-    if let Some(text) = super::outline::outline(&source) {
-        let file = PyFile::parse(path, text);
-        if !file.has_errors() {
-            return Parsed { file: Some(Arc::new(file)), warnings };
-        }
-    }
-    Parsed { file: Some(Arc::new(PyFile::parse(path, source))), warnings }
+    let file = source.map(|source| {
+        let outline = super::outline::outline(&source).map(|text| PyFile::parse(path, text));
+        Arc::new(outline.filter(|f| !f.has_errors()).unwrap_or_else(|| PyFile::parse(path, source)))
+    });
+    Parsed { file, warnings }
 }
 
 /// Parse bytes already read (the env-read scan reads every file itself to
@@ -155,6 +151,11 @@ impl Memo {
             self.order.push_back(used);
         }
         self.slots.entry(key.clone()).or_default().clone()
+    }
+
+    /// The parse of `key` if one is done (never waits for one in progress).
+    fn parsed(&self, key: &Key) -> Option<Parsed> {
+        self.slots.get(key).and_then(|slot| slot.get().cloned())
     }
 
     fn account(&mut self, key: Key, bytes: usize) {

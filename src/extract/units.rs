@@ -67,8 +67,11 @@ impl<'a> Units<'a> {
         let key = format!("{}\0{scan:?}\0{}", self.root, instances.join(","));
         // The answer for exactly these files: a warm run of the same refs loads a
         // few reads instead of the table of every file (hundreds of KB of JSON).
-        let result_key = format!("{key}\0{}", files_fingerprint(files.iter().map(|(p, id)| (p.as_str(), id.as_str()))));
-        if let Some(hit) = self.cache_get(ENV_RESULT, &result_key) {
+        let result_key = self
+            .cache
+            .is_enabled()
+            .then(|| format!("{key}\0{}", files_fingerprint(files.iter().map(|(p, id)| (p.as_str(), id.as_str())))));
+        if let Some(hit) = result_key.as_deref().and_then(|k| self.cache.get(ENV_RESULT, k, self.tree)) {
             return hit;
         }
         let known: FileTable = self.load_table(&key);
@@ -94,18 +97,10 @@ impl<'a> Units<'a> {
         if per_file.iter().any(|(_, f)| f.fresh) {
             self.store_table(&key, per_file);
         }
-        if self.cache.is_enabled() {
-            self.cache.put(ENV_RESULT, &result_key, Default::default(), &out);
+        if let Some(k) = &result_key {
+            self.cache.put(ENV_RESULT, k, Default::default(), &out);
         }
         out
-    }
-
-    /// A value stored under a content-addressed key (no deps to check).
-    fn cache_get<T: DeserializeOwned>(&self, kind: &str, key: &str) -> Option<T> {
-        if !self.cache.is_enabled() {
-            return None;
-        }
-        self.cache.get(kind, key, self.tree)
     }
 
     fn load_table(&self, key: &str) -> FileTable {
