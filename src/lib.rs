@@ -25,3 +25,6 @@ pub mod surface;
 pub mod surface_diff;
 pub mod suppress;
 pub mod trace;
+
+// Linked for its exported zlib symbols (see Cargo.toml), not called from Rust.
+use libz_rs_sys as _;
