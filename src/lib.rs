@@ -28,3 +28,19 @@ pub mod trace;
 
 // Linked for its exported zlib symbols (see Cargo.toml), not called from Rust.
 use libz_rs_sys as _;
+
+#[cfg(test)]
+mod zlib_tests {
+    /// The C symbol libgit2 links against, resolved by the linker as libgit2's
+    /// own references are: if the system zlib ever wins the link again, blob
+    /// inflation silently slows down by a third of a cold audit.
+    #[test]
+    fn libgit2_inflates_through_zlib_rs() {
+        extern "C" {
+            fn zlibVersion() -> *const std::ffi::c_char;
+        }
+        // SAFETY: zlibVersion returns a static NUL-terminated string.
+        let version = unsafe { std::ffi::CStr::from_ptr(zlibVersion()) }.to_string_lossy().into_owned();
+        assert!(version.contains("zlib-rs"), "zlib in use: {version}");
+    }
+}
