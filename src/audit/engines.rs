@@ -138,6 +138,14 @@ impl EngineHandle {
     }
 }
 
+impl EngineHandle {
+    /// Bound the fact cache (as dropping does), then leak the handle: see [`super::Engines::finish`].
+    pub fn finish(self) {
+        self.cache.evict_if_needed();
+        std::mem::forget(self);
+    }
+}
+
 impl Drop for EngineHandle {
     fn drop(&mut self) {
         self.cache.evict_if_needed();

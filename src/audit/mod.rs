@@ -126,24 +126,52 @@ fn tag_engine(findings: &mut [Finding], from: usize, engine: &str) {
     }
 }
 
+/// The engine sources an audit reads, opened. Opening (libgit2 and TLS set-up,
+/// the repositories) does not depend on the recipes: callers open them while
+/// the recipes and rules load.
+pub struct Engines {
+    sglang: Option<EngineHandle>,
+    dynamo: Option<EngineHandle>,
+}
+
+impl Engines {
+    pub fn open(opts: &AuditOptions) -> Result<Engines, miette::Report> {
+        let open = |engine: Engine, spec: &Option<String>, root: &Option<String>| -> Result<Option<EngineHandle>, miette::Report> {
+            let Some(spec) = spec else { return Ok(None) };
+            let _span = crate::trace::span(|| format!("audit: open {}", engine.name()));
+            Ok(Some(EngineHandle::open(engine, spec, root.clone(), &opts.open)?))
+        };
+        let (sglang, dynamo) = rayon::join(
+            || open(Engine::Sglang, &opts.sglang, &opts.sglang_root),
+            || open(Engine::Dynamo, &opts.dynamo, &opts.dynamo_root),
+        );
+        Ok(Engines { sglang: sglang?, dynamo: dynamo? })
+    }
+}
+
+impl Engines {
+    /// At the end of a process: bound the fact cache, and leave the trees and
+    /// surfaces to the exit instead of freeing them piece by piece.
+    pub fn finish(self) {
+        for handle in [self.sglang, self.dynamo].into_iter().flatten() {
+            handle.finish();
+        }
+    }
+}
+
 pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, miette::Report> {
+    run_with(files, opts, &mut Engines::open(opts)?)
+}
+
+/// [`run`] over engines already opened from `opts`.
+pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines) -> Result<AuditReport, miette::Report> {
     let mut report = AuditReport {
         recipes: files.len(),
         rules: opts.rules.iter().map(RuleInfo::of).collect(),
         sources: files.iter().map(|f| (f.path.clone(), f.text.clone())).collect(),
         ..Default::default()
     };
-    let mut sglang = match &opts.sglang {
-        Some(spec) => {
-            let _span = crate::trace::span(|| "audit: open sglang".into());
-            Some(EngineHandle::open(Engine::Sglang, spec, opts.sglang_root.clone(), &opts.open)?)
-        }
-        None => None,
-    };
-    let mut dynamo = match &opts.dynamo {
-        Some(spec) => Some(EngineHandle::open(Engine::Dynamo, spec, opts.dynamo_root.clone(), &opts.open)?),
-        None => None,
-    };
+    let Engines { sglang, dynamo } = engines;
 
     // 1. Which deployments, on which refs.
     let mut audited: Vec<(&RecipeFile, &Deployment, DeploymentRefs)> = Vec::new();
@@ -174,23 +202,27 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
     // One whose engine ref or package cannot be read is only listed under
     // `problems`, so a run where nothing could be checked reports 0 (exit 2).
 
-    // 2. Dynamo first: its imports decide which SGLang modules need symbols.
-    let mut symbols_of: BTreeSet<String> = BTreeSet::new();
-    if let Some(dynamo) = dynamo.as_mut() {
-        let dynamo_refs: BTreeSet<String> = audited.iter().filter_map(|(_, _, r)| r.dynamo_to.as_ref().map(|d| d.wanted.clone())).collect();
-        for wanted in dynamo_refs {
-            match dynamo.consumer_uses(&wanted, DYNAMO_SGLANG_COMPONENT) {
-                Ok(uses) => {
-                    for u in uses {
-                        if let UseKind::Import { module, .. } = &u.kind {
-                            symbols_of.insert(module.clone());
-                        }
-                    }
-                }
-                Err(e) => report.problems.push(Problem { path: format!("dynamo@{wanted}"), message: e }),
+    // 2. Dynamo's imports decide which SGLang modules need symbols; the SGLang
+    // trees those symbols are read from load meanwhile.
+    let sglang_refs: BTreeSet<String> = audited
+        .iter()
+        .flat_map(|(_, _, r)| r.sglang_to.iter().chain(r.sglang_from.iter()).map(|d| d.wanted.clone()))
+        .collect();
+    let dynamo_refs: BTreeSet<String> = audited.iter().filter_map(|(_, _, r)| r.dynamo_to.as_ref().map(|d| d.wanted.clone())).collect();
+    let (symbols_of, ()) = rayon::join(
+        || match dynamo.as_mut() {
+            Some(dynamo) => imported_modules(dynamo, &dynamo_refs),
+            None => Default::default(),
+        },
+        || {
+            if let Some(handle) = sglang.as_mut() {
+                // Errors are kept in the handle and reported where the tree is used.
+                sglang_refs.iter().for_each(|w| drop(handle.tree(w)));
             }
-        }
-    }
+        },
+    );
+    let (symbols_of, problems) = symbols_of;
+    report.problems.extend(problems);
     let env_names: BTreeSet<String> = audited
         .iter()
         .flat_map(|(_, dep, _)| check::env::env_uses(dep).into_iter().map(|(_, u)| u.name.clone()))
@@ -356,6 +388,22 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
     report.problems.sort();
     report.problems.dedup();
     Ok(report)
+}
+
+/// The SGLang modules Dynamo's SGLang component imports at each of `refs`.
+fn imported_modules(dynamo: &mut EngineHandle, refs: &BTreeSet<String>) -> (BTreeSet<String>, Vec<Problem>) {
+    let mut modules = BTreeSet::new();
+    let mut problems = Vec::new();
+    for wanted in refs {
+        match dynamo.consumer_uses(wanted, DYNAMO_SGLANG_COMPONENT) {
+            Ok(uses) => modules.extend(uses.iter().filter_map(|u| match &u.kind {
+                UseKind::Import { module, .. } => Some(module.clone()),
+                UseKind::Attribute { .. } => None,
+            })),
+            Err(e) => problems.push(Problem { path: format!("dynamo@{wanted}"), message: e }),
+        }
+    }
+    (modules, problems)
 }
 
 /// Every rule whose conditions hold and whose evidence is in the target's source.

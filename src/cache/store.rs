@@ -30,6 +30,14 @@ struct Envelope<T> {
     variants: Vec<Variant<T>>,
 }
 
+/// The first line of a binary entry (JSON never holds a raw newline).
+#[derive(Serialize, Deserialize)]
+struct RawHeader {
+    version: String,
+    kind: String,
+    key: String,
+}
+
 #[derive(Serialize, Deserialize)]
 struct Variant<T> {
     deps: Deps,
@@ -118,14 +126,33 @@ impl FactCache {
         envelope.variants.into_iter().find(|v| v.deps.hold(tree)).map(|v| v.value)
     }
 
-    /// A value stored with no deps: its key says everything it was computed from.
-    pub fn get_pure<T: DeserializeOwned>(&self, kind: &str, key: &str) -> Option<T> {
+    /// A binary body stored with [`put_bytes`](Self::put_bytes): for values whose
+    /// JSON decoding would cost more than the work it saves. Its key says
+    /// everything it was computed from; the body checks itself.
+    pub fn get_bytes(&self, kind: &str, key: &str) -> Option<Vec<u8>> {
         let inner = self.inner.as_ref()?;
-        let envelope: Envelope<T> = decode(&std::fs::read(inner.path(kind, key)).ok()?)?;
-        if envelope.version != inner.version || envelope.kind != kind || envelope.key != key {
+        let mut bytes = std::fs::read(inner.path(kind, key)).ok()?;
+        let rest = bytes.strip_prefix(MAGIC)?;
+        let line = rest.iter().position(|&b| b == b'\n')?;
+        let head: RawHeader = serde_json::from_slice(&rest[..line]).ok()?;
+        if head.version != inner.version || head.kind != kind || head.key != key {
             return None;
         }
-        envelope.variants.into_iter().find(|v| v.deps == Deps::default()).map(|v| v.value)
+        let start = MAGIC.len() + line + 1;
+        bytes.drain(..start);
+        Some(bytes)
+    }
+
+    /// Store a binary body under (kind, key), replacing what was there.
+    pub fn put_bytes(&self, kind: &str, key: &str, body: &[u8]) {
+        let Some(inner) = self.inner.as_ref() else { return };
+        let head = RawHeader { version: inner.version.clone(), kind: kind.to_string(), key: key.to_string() };
+        let Ok(mut out) = serde_json::to_vec(&head) else { return };
+        out.push(b'\n');
+        out.extend_from_slice(body);
+        if write_atomic(&inner.path(kind, key), &out).is_ok() {
+            inner.wrote.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Store a value computed from `deps`, in front of the variants already there.
@@ -277,14 +304,14 @@ fn extractor_version() -> Option<String> {
 #[path = "store_tests.rs"]
 mod tests;
 
-/// Listings of commits: content-addressed by the commit id.
+/// Listings of commits: content-addressed by the commit id, in binary form.
 impl crate::source::ListingStore for FactCache {
     fn listing(&self, commit: &str) -> Option<crate::source::Listing> {
-        self.get_pure(LISTING, commit)
+        crate::source::Listing::decode(&self.get_bytes(LISTING, commit)?)
     }
 
     fn keep(&self, commit: &str, listing: &crate::source::Listing) {
-        self.put(LISTING, commit, Deps::default(), listing);
+        self.put_bytes(LISTING, commit, &listing.encode());
     }
 }
 

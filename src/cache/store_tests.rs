@@ -60,6 +60,50 @@ fn corrupt_foreign_or_mistyped_entries_are_misses() {
 }
 
 #[test]
+fn binary_entries_round_trip_and_refuse_foreign_or_torn_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = FactCache::at(dir.path());
+    assert_eq!(cache.get_bytes("k", "x"), None);
+    cache.put_bytes("k", "x", b"\0body\nwith newlines\0");
+    assert_eq!(cache.get_bytes("k", "x").as_deref(), Some(&b"\0body\nwith newlines\0"[..]));
+    assert_eq!(cache.get_bytes("k", "y"), None);
+    let inner = cache.inner.as_ref().unwrap();
+    let path = inner.path("k", "x");
+    let header = |version: &str, key: &str| {
+        let head = RawHeader { version: version.into(), kind: "k".into(), key: key.into() };
+        [MAGIC, &serde_json::to_vec(&head).unwrap(), b"\n", b"body"].concat()
+    };
+    std::fs::write(&path, header(&inner.version, "x")).unwrap();
+    assert_eq!(cache.get_bytes("k", "x").as_deref(), Some(&b"body"[..]));
+    for bad in [
+        header("0.0.0+another-binary", "x"),
+        header(&inner.version, "another key"),
+        [MAGIC, b"{\"version\":"].concat(),
+        b"not ours".to_vec(),
+    ] {
+        std::fs::write(&path, &bad).unwrap();
+        assert_eq!(cache.get_bytes("k", "x"), None);
+    }
+    // A JSON entry is not a binary one, nor the reverse.
+    cache.put("k", "x", Deps::default(), &9u32);
+    assert_eq!(cache.get_bytes("k", "x"), None);
+    cache.put_bytes("k", "x", b"9");
+    assert_eq!(cache.get::<u32>("k", "x", &MemTree::new("t")), None);
+}
+
+#[test]
+fn listings_are_kept_by_commit() {
+    use crate::source::{Entry, Listing, ListingStore};
+    let dir = tempfile::tempdir().unwrap();
+    let cache = FactCache::at(dir.path());
+    let listing = Listing { entries: vec![Entry { path: "a.py".into(), id: "0a".into(), size: None }], unsafe_paths: vec![] };
+    assert_eq!(cache.listing("c1"), None);
+    cache.keep("c1", &listing);
+    assert_eq!(cache.listing("c1"), Some(listing));
+    assert_eq!(cache.listing("c2"), None);
+}
+
+#[test]
 fn concurrent_writers_never_leave_a_torn_entry() {
     let dir = tempfile::tempdir().unwrap();
     let trees: Vec<MemTree> = (0..6).map(|i| MemTree::from_files("t", [("a.py", format!("v{i}").leak() as &str)])).collect();

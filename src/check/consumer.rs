@@ -21,12 +21,13 @@ pub struct Consumer<'a> {
 }
 
 pub fn check(consumer: &Consumer, sglang: Bump, out: &mut Vec<Finding>) {
+    let new_modules = NewModules { bump: sglang, found: std::cell::OnceCell::new() };
     for u in consumer.uses.iter().filter(|u| !u.type_only) {
         if handler_never_runs(u, consumer.uses, sglang.to) {
             continue;
         }
         let failure = match &u.kind {
-            UseKind::Import { module, name, .. } => import_failure(module, name.as_deref(), sglang),
+            UseKind::Import { module, name, .. } => import_failure(module, name.as_deref(), &new_modules),
             UseKind::Attribute { class, attribute, write, .. } if !*write => attribute_failure(class, attribute, sglang),
             UseKind::Attribute { .. } => None,
         };
@@ -52,11 +53,11 @@ fn is_namespace_package(to: &EngineSurface, module: &str) -> bool {
     to.modules.get(start).is_some_and(|m| m.name.starts_with(&prefix))
 }
 
-fn import_failure(module: &str, name: Option<&str>, sglang: Bump) -> Option<Failure> {
-    let to = sglang.to;
+fn import_failure(module: &str, name: Option<&str>, new_modules: &NewModules) -> Option<Failure> {
+    let to = new_modules.bump.to;
     let target = to.module(module);
     if target.is_none() && !is_namespace_package(to, module) {
-        let hint = moved_to(module, sglang);
+        let hint = moved_to(module, new_modules);
         return Some(Failure {
             code: Code::EA201,
             subject: module.to_string(),
@@ -88,7 +89,7 @@ fn import_failure(module: &str, name: Option<&str>, sglang: Bump) -> Option<Fail
             return None;
         }
     }
-    let hint = moved_to(&submodule, sglang).filter(|_| target.is_none());
+    let hint = if target.is_none() { moved_to(&submodule, new_modules) } else { None };
     Some(Failure {
         code: if target.is_none() { Code::EA201 } else { Code::EA202 },
         subject: submodule.clone(),
@@ -110,19 +111,40 @@ fn import_failure(module: &str, name: Option<&str>, sglang: Bump) -> Option<Fail
     })
 }
 
+/// The modules of the target that the source release did not have: where a
+/// module missing at the target may have moved. Found once per check, on the
+/// first missing module (a merge of the two sorted module lists).
+struct NewModules<'a> {
+    bump: Bump<'a>,
+    found: std::cell::OnceCell<Vec<&'a Module>>,
+}
+
+impl<'a> NewModules<'a> {
+    fn get(&self) -> &[&'a Module] {
+        self.found.get_or_init(|| {
+            let Some(from) = self.bump.from else { return self.bump.to.modules.iter().collect() };
+            let mut old = from.modules.iter().map(|m| m.name.as_str()).peekable();
+            self.bump
+                .to
+                .modules
+                .iter()
+                .filter(|m| {
+                    while old.next_if(|o| *o < m.name.as_str()).is_some() {}
+                    old.peek() != Some(&m.name.as_str())
+                })
+                .collect()
+        })
+    }
+}
+
 /// The relocation of a module absent at the target: same leaf name, else same symbols.
-fn moved_to(module: &str, sglang: Bump) -> Option<String> {
-    let old = sglang
+fn moved_to(module: &str, new_modules: &NewModules) -> Option<String> {
+    let old = new_modules
+        .bump
         .from
         .and_then(|f| f.module(module).cloned())
         .unwrap_or_else(|| Module { name: module.to_string(), path: String::new(), symbols: None });
-    let candidates: Vec<&Module> = sglang
-        .to
-        .modules
-        .iter()
-        .filter(|m| sglang.from.is_none_or(|f| f.module(&m.name).is_none()))
-        .collect();
-    relocation(&old, &candidates)
+    relocation(&old, new_modules.get())
 }
 
 fn attribute_failure(class: &str, attribute: &str, sglang: Bump) -> Option<Failure> {

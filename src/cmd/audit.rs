@@ -31,18 +31,31 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     check_report_args(&args.report)?;
     let start = args.paths.first().or(args.master.as_ref());
     let config = Config::locate(args.gate.config.as_deref(), start.map(PathBuf::as_path))?;
-    let inputs = resolve_inputs(&args, &config)?;
-    let loading = crate::trace::span(|| "audit: config, rules, recipes".into());
-    let (files, load_errors) = load(&inputs);
-    drop(loading);
-    let result = audit_files(&files, load_errors, &inputs)?;
+    // The engines open while the rules and recipes load: neither needs the other.
+    let (loaded, engines) = rayon::join(
+        || -> miette::Result<_> {
+            let _loading = crate::trace::span(|| "audit: config, rules, recipes".into());
+            let inputs = resolve_inputs(&args, &config)?;
+            let (files, load_errors) = load(&inputs);
+            Ok((inputs, files, load_errors))
+        },
+        || audit::Engines::open(&audit_sources(&args.sources, &config)),
+    );
+    let (inputs, files, load_errors) = loaded?;
+    let mut engines = engines?;
+    let result = audit_files(&files, load_errors, &inputs, &mut engines)?;
     if args.fix {
         return fix(&args, &inputs, &files, result);
     }
     let rendering = crate::trace::span(|| "audit: render".into());
     write_reports(&result, &args.report, &inputs.opts)?;
     drop(rendering);
-    Ok(exit_code(&result, inputs.fail_on))
+    let code = exit_code(&result, inputs.fail_on);
+    // The process ends here: freeing every tree listing, surface and recipe one
+    // allocation at a time is work nobody waits for (as compilers skip it too).
+    engines.finish();
+    std::mem::forget((files, result));
+    Ok(code)
 }
 
 /// How a finished run exits: 2 when no deployment could be audited (a master
@@ -134,8 +147,8 @@ fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<RecipeError>) {
 }
 
 /// Audit, record the files that could not be read, apply the policy.
-fn audit_files(files: &[RecipeFile], load_errors: Vec<RecipeError>, inputs: &Inputs) -> miette::Result<AuditReport> {
-    let mut result = audit::run(files, &inputs.opts)?;
+fn audit_files(files: &[RecipeFile], load_errors: Vec<RecipeError>, inputs: &Inputs, engines: &mut audit::Engines) -> miette::Result<AuditReport> {
+    let mut result = audit::run_with(files, &inputs.opts, engines)?;
     for e in load_errors {
         result.problems.push(audit::Problem { path: e.path().to_string(), message: e.to_string() });
         eprintln!("{:?}", miette::Report::new(e));
@@ -173,7 +186,9 @@ fn fix(args: &AuditArgs, inputs: &Inputs, files: &[RecipeFile], result: AuditRep
     }
     eprintln!("engine-audit: applied {fixes} fix(es) to {} file(s); auditing again", plan.patches.len());
     let (files, load_errors) = load(inputs);
-    let again = audit_files(&files, load_errors, inputs)?;
+    // Engines opened afresh: a surface is extracted for the demand of the recipes
+    // that asked first (their env names), and the fixed recipes may ask others.
+    let again = audit_files(&files, load_errors, inputs, &mut audit::Engines::open(&inputs.opts)?)?;
     write_reports(&again, &args.report, &inputs.opts)?;
     Ok(if failed { ExitCode::from(2) } else { exit_code(&again, inputs.fail_on) })
 }

@@ -61,19 +61,20 @@ impl<'a> Units<'a> {
             return Default::default();
         };
         let pkg = Package::new(self.tree, self.root);
-        // Every module file; a shadowed `x.py` beside a package `x/` is read too,
-        // which can only find more reads, never claim fewer.
-        let files: Vec<(String, String)> = pkg.module_entries().map(|e| (e.path.clone(), e.id.clone())).collect();
         let key = format!("{}\0{scan:?}\0{}", self.root, instances.join(","));
         // The answer for exactly these files: a warm run of the same refs loads a
         // few reads instead of the table of every file (hundreds of KB of JSON).
-        let result_key = self
-            .cache
-            .is_enabled()
-            .then(|| format!("{key}\0{}", files_fingerprint(files.iter().map(|(p, id)| (p.as_str(), id.as_str())))));
+        // A commit names every file; otherwise the module files are hashed.
+        let result_key = self.cache.is_enabled().then(|| match self.tree.commit() {
+            Some(commit) => format!("{key}\0commit {commit}"),
+            None => format!("{key}\0{}", files_fingerprint(pkg.module_entries().map(|e| (e.path.as_str(), e.id.as_str())))),
+        });
         if let Some(hit) = result_key.as_deref().and_then(|k| self.cache.get(ENV_RESULT, k, self.tree)) {
             return hit;
         }
+        // Every module file; a shadowed `x.py` beside a package `x/` is read too,
+        // which can only find more reads, never claim fewer.
+        let files: Vec<(String, String)> = pkg.module_entries().map(|e| (e.path.clone(), e.id.clone())).collect();
         let known: FileTable = self.load_table(&key);
         let wanted = |name: &str| scan.wants(name);
         let per_file: Vec<(String, FileReads)> = files

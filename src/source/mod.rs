@@ -5,6 +5,7 @@
 mod dir;
 mod discover;
 mod git;
+mod listing_codec;
 mod mem;
 mod open;
 mod resolve;
@@ -20,29 +21,12 @@ pub use open::EngineSource;
 use std::path::PathBuf;
 
 /// Every regular file of one commit's tree, sorted by path, and the paths
-/// skipped because they could leave the tree.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// skipped because they could leave the tree. Cached in a binary form
+/// (`listing_codec`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Listing {
-    #[serde(with = "entry_rows")]
     pub entries: Vec<Entry>,
     pub unsafe_paths: Vec<String>,
-}
-
-/// Entries stored as `[path, id, size]` rows: a warm run decodes ~5,000 of them
-/// per tree, and field names per entry doubled the work.
-mod entry_rows {
-    use super::Entry;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<S: Serializer>(entries: &[Entry], s: S) -> Result<S::Ok, S::Error> {
-        let rows: Vec<(&str, &str, Option<u64>)> = entries.iter().map(|e| (e.path.as_str(), e.id.as_str(), e.size)).collect();
-        rows.serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Entry>, D::Error> {
-        let rows: Vec<(String, String, Option<u64>)> = Vec::deserialize(d)?;
-        Ok(rows.into_iter().map(|(path, id, size)| Entry { path, id, size }).collect())
-    }
 }
 
 /// Where listings of commits are kept between runs. A store may forget; what it
@@ -89,7 +73,8 @@ pub trait Tree: Send + Sync {
     }
     /// What this tree is, for messages: `sglang.git@v0.5.19 (3c1f2a…)`.
     fn describe(&self) -> String;
-    /// Commit id when the tree comes from git.
+    /// Commit id when the tree comes from git. It names the whole listing: the
+    /// fact cache keys whole-tree facts by it.
     fn commit(&self) -> Option<String> {
         None
     }
