@@ -209,7 +209,9 @@ fn diff_modules(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
 /// Where a removed module went: a new module with the same leaf name (the closest
 /// in dotted path when several), else one defining the same symbols.
 pub fn relocation(old: &crate::surface::Module, added: &[&crate::surface::Module]) -> Option<String> {
-    let leaf = |name: &str| name.rsplit('.').next().unwrap_or(name).to_string();
+    fn leaf(name: &str) -> &str {
+        name.rsplit('.').next().unwrap_or(name)
+    }
     let old_leaf = leaf(&old.name);
     let shared_prefix = |a: &str, b: &str| a.split('.').zip(b.split('.')).take_while(|(x, y)| x == y).count();
     let same_leaf: Vec<&&crate::surface::Module> = added.iter().filter(|m| leaf(&m.name) == old_leaf && old_leaf != "__init__").collect();

@@ -855,6 +855,33 @@ fn a_corrupt_object_is_named_and_never_read_as_an_empty_engine() {
     assert!(ea001 <= 1, "flags reported unknown against an unreadable parser: {}", report["findings"]);
 }
 
+#[test]
+fn a_truncated_object_stream_is_an_error_not_a_hang() {
+    // A loose object cut short (a disk filled mid-write): the zlib stream starts
+    // well and ends early. libgit2 1.9 over the system zlib spun on this input.
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE.replace("tp-size: 8", "tp-size: 8\n      no-such-flag: 1"));
+    let repo = git2::Repository::open_bare(&w.sglang).unwrap();
+    let tree = repo.find_reference("refs/tags/v1.1.0").unwrap().peel_to_tree().unwrap();
+    let blob = tree.get_path(Path::new("python/sglang/srt/server_args.py")).unwrap().id();
+    drop(tree);
+    drop(repo);
+    let path = loose_object(&w.sglang, blob);
+    let bytes = std::fs::read(&path).unwrap();
+    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&path, perms).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let mut cmd = w.audit(&["ok.yaml", "--to", "v1.1.0", "--format", "json"]);
+    cmd.timeout(std::time::Duration::from_secs(60));
+    let out = cmd.output().expect("the audit finishes within 60 s");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert!(report["problems"].to_string().contains("server_args.py"), "the unreadable file is named: {}", report["problems"]);
+}
+
 // ---------------------------------------------------------------------------
 // safety
 

@@ -76,11 +76,17 @@ impl<'t> SourceIndex<'t> {
         out
     }
 
+    /// A file's text, unless it is unreadable or over the extractors' size limit
+    /// (a generated table is no evidence; reading it whole could exhaust memory).
+    fn read(&self, path: &str) -> Option<String> {
+        self.tree.read_text_limited(path, crate::extract::symbols::MAX_SOURCE_BYTES).ok()
+    }
+
     fn parse(&self, path: &str) -> Option<Rc<PyFile>> {
         if let Some(cached) = self.parsed.borrow().get(path) {
             return cached.clone();
         }
-        let file = self.tree.read_text(path).ok().map(|text| Rc::new(PyFile::parse(path, text)));
+        let file = self.read(path).map(|text| Rc::new(PyFile::parse(path, text)));
         self.parsed.borrow_mut().insert(path.to_string(), file.clone());
         file
     }
@@ -250,7 +256,7 @@ impl<'t> SourceIndex<'t> {
 
     fn text_in_file(&self, p: &TextInFile) -> Vec<Cite> {
         for path in self.files(&p.files) {
-            let Ok(text) = self.tree.read_text(&path) else { continue };
+            let Some(text) = self.read(&path) else { continue };
             if let Some(at) = text.find(&p.text) {
                 let line = text[..at].matches('\n').count() as u32 + 1;
                 return vec![cite(&path, line, &p.note, || format!("`{}` appears here", p.text))];

@@ -126,6 +126,19 @@ fn query_and_symbol_predicates() {
     assert!(evaluate(&rule, &facts, &quiet, "python/sglang", "v1", None).is_empty());
 }
 
+#[test]
+fn evidence_is_never_read_from_a_file_over_the_size_limit() {
+    let text = MINIMAL.replace("  - file_exists: {files: [srt/a.py]}", "  - text_in_file: {files: [srt/a.py], text: NEEDLE}\n");
+    let rule = parse_rule(&text, origin()).unwrap();
+    let facts = selftest::deployment_facts("d", &model::from_yaml("flags: {x: 'on'}").unwrap());
+    let small = MemTree::from_files("t", [("python/sglang/srt/a.py", "NEEDLE = 1\n")]);
+    assert_eq!(evaluate(&rule, &facts, &small, "python/sglang", "v1", None).len(), 1);
+    // A generated table past the limit: the same text in it is no evidence.
+    let huge = format!("NEEDLE = 1\n{}", "x = 0\n".repeat((crate::extract::symbols::MAX_SOURCE_BYTES / 6 + 1) as usize));
+    let big = MemTree::from_files("t", [("python/sglang/srt/a.py", huge.as_str())]);
+    assert!(evaluate(&rule, &facts, &big, "python/sglang", "v1", None).is_empty());
+}
+
 /// Every shipped rule's cases. Fixture cases always run; corpus cases run when
 /// ENGINE_AUDIT_CORPUS is set (the corpus folder or the sglang.git clone).
 #[test]

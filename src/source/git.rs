@@ -4,6 +4,7 @@
 //! libgit2 runs no hooks and fetches no submodules, so nothing from the audited
 //! repository is executed by opening or fetching it.
 
+use super::loose::{self, LooseError};
 use super::resolve::{candidate_refs, looks_like_sha, nearest_tags, ResolvedRef};
 use super::{is_safe_tree_path, Entry, Listing, ListingStore, SourceError, Tree};
 use git2::{ObjectType, Oid, Repository};
@@ -281,40 +282,45 @@ impl EngineRepo {
         Ok(self.tree_from(resolved, listing))
     }
 
-    /// Every regular file of the commit's tree, sorted by path.
+    /// Every regular file of the commit's tree, sorted by path. The walk is ours,
+    /// not `Tree::walk`, so each loose tree object is checked before libgit2
+    /// inflates it (see `source::loose`).
     pub fn listing_at(&self, resolved: &ResolvedRef) -> Result<Listing, SourceError> {
         let oid = Oid::from_str(&resolved.commit).map_err(|e| git_err(&self.spec, e))?;
+        let guard = LooseGuard::new(self.repo.path());
+        guard.check(oid, &self.spec, "commit")?;
         let commit = self.repo.find_commit(oid).map_err(|e| git_err(&self.spec, e))?;
-        let tree = commit.tree().map_err(|e| git_err(&self.spec, e))?;
-        let mut entries = Vec::new();
-        let mut unsafe_paths = Vec::new();
-        tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
-            // Only regular and executable blobs: symlinks (0o120000) are never
-            // followed, submodules (commits) are never fetched.
-            let mode = entry.filemode();
-            if entry.kind() != Some(ObjectType::Blob) || (mode != 0o100644 && mode != 0o100755) {
-                return git2::TreeWalkResult::Ok;
+        let mut listing = Listing::default();
+        let mut pending = vec![(String::new(), commit.tree_id())];
+        while let Some((dir, tree_id)) = pending.pop() {
+            guard.check(tree_id, &self.spec, if dir.is_empty() { "(root tree)" } else { &dir })?;
+            let tree = self.repo.find_tree(tree_id).map_err(|e| git_err(&self.spec, e))?;
+            for entry in tree.iter() {
+                let Ok(name) = entry.name() else { continue };
+                let path = format!("{dir}{name}");
+                let mode = entry.filemode();
+                if entry.kind() == Some(ObjectType::Tree) {
+                    // A subtree named `..` could still hold files: its paths are refused below.
+                    pending.push((format!("{path}/"), entry.id()));
+                    continue;
+                }
+                // Only regular and executable blobs: symlinks (0o120000) are never
+                // followed, submodules (commits) are never fetched.
+                if entry.kind() != Some(ObjectType::Blob) || (mode != 0o100644 && mode != 0o100755) {
+                    continue;
+                }
+                if !is_safe_tree_path(&path) {
+                    listing.unsafe_paths.push(path);
+                    continue;
+                }
+                // The size is in the object's header, not in the tree: read lazily
+                // by `read_limited` for the few files that are read at all.
+                listing.entries.push(Entry { path, id: entry.id().to_string(), size: None });
             }
-            let Ok(name) = entry.name() else {
-                return git2::TreeWalkResult::Ok;
-            };
-            let path = format!("{dir}{name}");
-            if !is_safe_tree_path(&path) {
-                unsafe_paths.push(path);
-                return git2::TreeWalkResult::Ok;
-            }
-            // The size is in the object's header, not in the tree: read lazily
-            // by `read_limited` for the few files that are read at all.
-            entries.push(Entry {
-                path,
-                id: entry.id().to_string(),
-                size: None,
-            });
-            git2::TreeWalkResult::Ok
-        })
-        .map_err(|e| git_err(&self.spec, e))?;
-        entries.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(Listing { entries, unsafe_paths })
+        }
+        listing.entries.sort_by(|a, b| a.path.cmp(&b.path));
+        listing.unsafe_paths.sort();
+        Ok(listing)
     }
 
     /// A tree over a listing of `resolved` (from [`listing_at`](Self::listing_at)).
@@ -361,11 +367,38 @@ fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
         })
 }
 
+/// Loose objects of a repository, checked before libgit2 reads them. A fresh
+/// clone has none (everything is packed): then nothing is checked per object.
+struct LooseGuard {
+    objects: PathBuf,
+    any: bool,
+}
+
+impl LooseGuard {
+    fn new(git_dir: &Path) -> LooseGuard {
+        let objects = git_dir.join("objects");
+        // Loose objects live in two-hex-digit folders beside `pack` and `info`.
+        let any = std::fs::read_dir(&objects)
+            .map(|dir| dir.flatten().any(|e| e.file_name().len() == 2))
+            .unwrap_or(false);
+        LooseGuard { objects, any }
+    }
+
+    /// An error when `oid` is a loose object that would not inflate completely.
+    fn check(&self, oid: Oid, repo: &str, what: &str) -> Result<(), SourceError> {
+        if !self.any {
+            return Ok(());
+        }
+        loose::check(&self.objects, &oid.to_string()).map_err(|m| SourceError::Git { repo: repo.to_string(), message: format!("{what}: {m}") })
+    }
+}
+
 /// One repository handle per worker thread. `git2::Repository` is Send but not
 /// Sync, and inflating blobs is most of the cost of reading a tree, so parallel
 /// extraction must not queue behind a single handle.
 struct RepoPool {
     path: PathBuf,
+    loose: LooseGuard,
     // Opened on first use: a warm run that reads no blob opens none.
     handles: Vec<std::sync::OnceLock<Result<Mutex<Repository>, String>>>,
 }
@@ -374,7 +407,7 @@ impl RepoPool {
     fn new(path: &Path) -> RepoPool {
         // Index 0 serves threads outside the rayon pool.
         let n = rayon::current_num_threads() + 1;
-        RepoPool { path: path.to_path_buf(), handles: (0..n).map(|_| std::sync::OnceLock::new()).collect() }
+        RepoPool { path: path.to_path_buf(), loose: LooseGuard::new(path), handles: (0..n).map(|_| std::sync::OnceLock::new()).collect() }
     }
 
     fn get(&self) -> Result<std::sync::MutexGuard<'_, Repository>, String> {
@@ -407,6 +440,14 @@ impl GitTree {
             tree: self.name.clone(),
         })?;
         let oid = Oid::from_str(&entry.id).map_err(|e| git_err(&self.name, e))?;
+        if self.repos.loose.any {
+            match loose::read_blob(&self.repos.loose.objects, &entry.id, limit) {
+                Ok(Some(bytes)) => return Ok(bytes),
+                Ok(None) => {}
+                Err(LooseError::TooLarge(size)) => return Err(SourceError::TooLarge { path: path.to_string(), size, limit: limit.unwrap_or(0) }),
+                Err(LooseError::Corrupt(m)) => return Err(SourceError::Git { repo: self.name.clone(), message: format!("{path}: {m}") }),
+            }
+        }
         let repo = self.repos.get().map_err(|message| SourceError::Git { repo: self.name.clone(), message })?;
         let at_path = |e: git2::Error| SourceError::Git { repo: self.name.clone(), message: format!("{path}: {}", e.message()) };
         if let Some(limit) = limit {

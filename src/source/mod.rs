@@ -6,6 +6,7 @@ mod dir;
 mod discover;
 mod git;
 mod listing_codec;
+mod loose;
 mod mem;
 mod open;
 mod resolve;
@@ -91,12 +92,19 @@ pub trait Tree: Send + Sync {
     }
     /// Read a file as UTF-8 text; invalid bytes are an error naming the file.
     fn read_text(&self, path: &str) -> Result<String, SourceError> {
-        let bytes = self.read(path)?;
-        String::from_utf8(bytes).map_err(|e| SourceError::NotUtf8 {
-            path: path.to_string(),
-            offset: e.utf8_error().valid_up_to(),
-        })
+        utf8(path, self.read(path)?)
     }
+    /// [`read_text`](Self::read_text) under a size limit, as [`read_limited`](Self::read_limited).
+    fn read_text_limited(&self, path: &str, limit: u64) -> Result<String, SourceError> {
+        utf8(path, self.read_limited(path, limit)?)
+    }
+}
+
+fn utf8(path: &str, bytes: Vec<u8>) -> Result<String, SourceError> {
+    String::from_utf8(bytes).map_err(|e| SourceError::NotUtf8 {
+        path: path.to_string(),
+        offset: e.utf8_error().valid_up_to(),
+    })
 }
 
 /// Rejects paths that could leave the tree: absolute, `..`, empty components.
