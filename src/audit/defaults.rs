@@ -17,15 +17,17 @@ fn family_of(path: &str) -> String {
 }
 
 /// EA007, once per recipe family, flag and bump.
+/// `changes` are [`check::flags::changed_defaults`] of the deployment.
 pub(super) fn changed_defaults(
     file: &RecipeFile,
     dep: &Deployment,
     bump: Bump,
+    changes: Vec<check::flags::DefaultChange>,
     seen: &mut BTreeSet<(String, String, Option<String>, String)>,
     out: &mut Vec<Finding>,
 ) {
     let family = family_of(&file.path);
-    for change in check::flags::changed_defaults(dep, bump) {
+    for change in changes {
         let key = (family.clone(), change.flag.canonical().to_string(), bump.from_ref().map(str::to_string), bump.to_ref().to_string());
         if !seen.insert(key) {
             continue;

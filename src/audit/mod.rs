@@ -17,6 +17,7 @@ use crate::source::{Engine, OpenOptions};
 use crate::surface::ExtractWarning;
 use engines::EngineHandle;
 use deployment_refs::{derive_refs, DeploymentRefs};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -280,16 +281,20 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
 
     let span = crate::trace::span(|| "audit: per-deployment checks".into());
     let mut audited_paths: BTreeSet<&str> = BTreeSet::new();
+    // Each deployment's SGLang surfaces, extracted once per ref and shared. A ref
+    // that cannot be read is a problem, and its deployments are not audited.
+    let mut surfaces: Vec<Option<DeploymentSurfaces>> = Vec::with_capacity(audited.len());
     for (file, dep, refs) in &audited {
         let (Some(handle), Some(to)) = (sglang.as_mut(), &refs.sglang_to) else {
             report.notes.push(format!("{}: {}: no SGLang ref to audit against (no image and no --to)", file.path, dep.name));
+            surfaces.push(None);
             continue;
         };
-        // Surfaces are extracted once per ref and shared.
         let to_surface = match handle.surface(&to.wanted, &sglang_demand) {
             Ok(s) => s,
             Err(e) => {
                 report.problems.push(Problem { path: format!("sglang@{}", to.wanted), message: e });
+                surfaces.push(None);
                 continue;
             }
         };
@@ -304,9 +309,28 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
             Some(_) => Some(to_surface.clone()),
             None => None,
         };
+        surfaces.push(Some(DeploymentSurfaces { to: to_surface, from: from_surface }));
+    }
+    // The flag and env checks and the changed defaults read only one recipe and
+    // the shared surfaces: they run in parallel, and are emitted below in
+    // deployment order (the output does not depend on the thread count).
+    let checked: Vec<Option<(Vec<Finding>, Vec<check::flags::DefaultChange>)>> = audited
+        .par_iter()
+        .zip(&surfaces)
+        .map(|((file, dep, _), s)| {
+            let bump = s.as_ref()?.bump();
+            let mut found = Vec::new();
+            check::flags::check_deployment(file, dep, bump, &mut found);
+            check::env::check_deployment(file, dep, bump, &mut found);
+            Some((found, check::flags::changed_defaults(dep, bump)))
+        })
+        .collect();
+    for (((file, dep, refs), s), checked) in audited.iter().zip(&surfaces).zip(checked) {
+        let (Some(handle), Some(to), Some(s), Some((found, defaults))) = (sglang.as_mut(), &refs.sglang_to, s, checked) else { continue };
         report.deployments_audited += 1;
         audited_paths.insert(file.path.as_str());
-        let bump = Bump { from: from_surface.as_deref(), to: &to_surface };
+        let bump = s.bump();
+        let to_surface = &s.to;
         let entry = summaries
             .entry(("sglang".into(), refs.sglang_from.as_ref().map(|r| r.wanted.clone()), to.wanted.clone()))
             .or_default();
@@ -314,9 +338,8 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
         entry.1 += 1;
 
         let first = report.findings.len();
-        check::flags::check_deployment(file, dep, bump, &mut report.findings);
-        check::env::check_deployment(file, dep, bump, &mut report.findings);
-        defaults::changed_defaults(file, dep, bump, &mut defaults_seen, &mut report.findings);
+        report.findings.extend(found);
+        defaults::changed_defaults(file, dep, bump, defaults, &mut defaults_seen, &mut report.findings);
         if !opts.rules.is_empty() {
             match (rule_indexes.get(to.wanted.as_str()), &rule_trees.get(&to.wanted)) {
                 (Some((index, _)), Some(tree)) => apply_rules(&opts.rules, file, dep, bump, index, &tree.ref_name, &mut report.findings),
@@ -388,6 +411,18 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
     report.problems.sort();
     report.problems.dedup();
     Ok(report)
+}
+
+/// The SGLang surfaces one deployment is checked against.
+struct DeploymentSurfaces {
+    to: std::sync::Arc<crate::surface::EngineSurface>,
+    from: Option<std::sync::Arc<crate::surface::EngineSurface>>,
+}
+
+impl DeploymentSurfaces {
+    fn bump(&self) -> Bump<'_> {
+        Bump { from: self.from.as_deref(), to: &self.to }
+    }
 }
 
 /// The SGLang modules Dynamo's SGLang component imports at each of `refs`.

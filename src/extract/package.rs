@@ -37,7 +37,11 @@ impl<'t> Package<'t> {
     /// names (the env-read scan only needs the files).
     pub fn module_entries(&self) -> impl Iterator<Item = &'t Entry> + '_ {
         let root = self.root.as_str();
-        self.tree.entries().iter().filter(move |e| {
+        // Entries are sorted by path: the package's files are one run of them.
+        let entries = self.tree.entries();
+        let start = entries.partition_point(|e| e.path.as_str() < root);
+        let len = entries[start..].partition_point(|e| e.path.starts_with(root));
+        entries[start..start + len].iter().filter(move |e| {
             e.path
                 .strip_prefix(root)
                 .and_then(|rel| rel.strip_prefix('/'))
@@ -52,9 +56,9 @@ impl<'t> Package<'t> {
         let rel = if rel == "__init__" { "" } else { rel.strip_suffix("/__init__").unwrap_or(rel) };
         let mut name = String::with_capacity(self.name.len() + 1 + rel.len());
         name.push_str(&self.name);
-        if !rel.is_empty() {
+        for part in rel.split('/').filter(|p| !p.is_empty()) {
             name.push('.');
-            name.extend(rel.chars().map(|c| if c == '/' { '.' } else { c }));
+            name.push_str(part);
         }
         name
     }
