@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-TARGETS=(recipe_yaml recipe_shell python_extract versions rule)
+TARGETS=(recipe_yaml recipe_shell python_extract versions rule cache_entry)
 WANT=${1:-all}
 SECS=${2:-180}
 RECIPES=${EA_SEED_RECIPES:-/work/shared/recipes}
@@ -67,11 +67,17 @@ seed_target() {
     rule)
       mapfile -t f < <(find rules fixtures/rules -name '*.yaml' 2>/dev/null)
       seed rule "${f[@]}";;
+    cache_entry)
+      # Listings as a warm run stored them (the body after the header line).
+      local dir=$ROOT/fuzz/corpus/cache_entry; mkdir -p "$dir"
+      for f in $(grep -l '"kind":"tree-listing"' -r "${ENGINE_AUDIT_CACHE_DIR:-$HOME/.cache/engine-audit/facts}" 2>/dev/null | head -3); do
+        tail -n +3 "$f" | head -c 4096 > "$dir/seed-$(basename "$f" | cut -c1-16)"
+      done;;
   esac
 }
 
 max_len() {
-  case $1 in python_extract) echo 8192;; recipe_yaml|recipe_shell|rule) echo 65536;; *) echo 256;; esac
+  case $1 in python_extract|cache_entry) echo 8192;; recipe_yaml|recipe_shell|rule) echo 65536;; *) echo 256;; esac
 }
 
 # Build every target once (release + debug assertions, address sanitizer), then

@@ -1139,6 +1139,26 @@ fn offline_never_touches_the_network_even_with_a_cached_clone() {
     assert_eq!(wire.connections(), 0, "--offline used the network");
 }
 
+#[test]
+fn a_url_is_not_cloned_when_the_inputs_are_bad() {
+    // Local engines open while the recipes and rules load; a URL (a clone) waits
+    // until they are known good, so a typo costs no download.
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    w.write("my-rules/R900.yaml", "id: R900\nname: broken\n");
+    let wire = Tripwire::new();
+    let mut cmd = Command::cargo_bin("engine-audit").unwrap();
+    cmd.current_dir(&w.root)
+        .args(["audit", "ok.yaml", "--to", "v1.1.0", "--rules", "my-rules", "--sglang", &wire.url("sglang.git"), "--cache-dir"])
+        .arg(w.root.join("cache"))
+        // A clone of the tripwire would wait for an answer that never comes.
+        .timeout(std::time::Duration::from_secs(60));
+    let o = run(cmd);
+    assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("R900"), "the bad rule is named: {}", o.stderr);
+    assert_eq!(wire.connections(), 0, "a clone was started for an audit that could not run");
+}
+
 // ---------------------------------------------------------------------------
 // .engine-audit.yaml: each error names the file, the line and the key
 

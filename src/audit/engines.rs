@@ -73,7 +73,8 @@ impl EngineHandle {
     /// independent); later [`surface`](Self::surface) calls find them ready.
     pub fn prefetch_surfaces(&mut self, wanted: &[(String, Demand)]) {
         let missing: Vec<&(String, Demand)> = wanted.iter().filter(|(w, _)| !self.surfaces.contains_key(w)).collect();
-        let todo: Vec<(String, &Demand, Result<Arc<RefTree>, String>)> = missing.into_iter().map(|(w, d)| (w.clone(), d, self.tree(w))).collect();
+        type Todo<'d> = (String, &'d Demand, Result<Arc<RefTree>, String>);
+        let todo: Vec<Todo> = missing.into_iter().map(|(w, d)| (w.clone(), d, self.tree(w))).collect();
         let (engine, cache) = (self.engine, &self.cache);
         let done: Vec<(String, Result<Arc<EngineSurface>, String>)> = todo
             .into_par_iter()

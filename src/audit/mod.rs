@@ -372,7 +372,7 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
                 continue;
             }
         };
-        check::pins::check(&dynamo_surface, &to_surface, &mut report.findings);
+        check::pins::check(&dynamo_surface, to_surface, &mut report.findings);
         tag_engine(&mut report.findings, first, "dynamo");
         if let Ok(uses) = dynamo.consumer_uses(&dto.wanted, DYNAMO_SGLANG_COMPONENT) {
             let consumer = Consumer { uses, dynamo_ref: &dynamo_surface.ref_name };

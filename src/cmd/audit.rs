@@ -9,6 +9,7 @@ use crate::codes::Severity;
 use crate::config::Config;
 use crate::recipe::{self, LinkMapping, RecipeError, RecipeFile};
 use crate::report;
+use crate::source::is_url;
 use crate::suppress::{self, Policy};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,18 +32,24 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     check_report_args(&args.report)?;
     let start = args.paths.first().or(args.master.as_ref());
     let config = Config::locate(args.gate.config.as_deref(), start.map(PathBuf::as_path))?;
-    // The engines open while the rules and recipes load: neither needs the other.
-    let (loaded, engines) = rayon::join(
-        || -> miette::Result<_> {
-            let _loading = crate::trace::span(|| "audit: config, rules, recipes".into());
-            let inputs = resolve_inputs(&args, &config)?;
-            let (files, load_errors) = load(&inputs);
-            Ok((inputs, files, load_errors))
-        },
-        || audit::Engines::open(&audit_sources(&args.sources, &config)),
-    );
-    let (inputs, files, load_errors) = loaded?;
-    let mut engines = engines?;
+    let load_inputs = || -> miette::Result<_> {
+        let _loading = crate::trace::span(|| "audit: config, rules, recipes".into());
+        let inputs = resolve_inputs(&args, &config)?;
+        let (files, load_errors) = load(&inputs);
+        Ok((inputs, files, load_errors))
+    };
+    // Local engines open while the rules and recipes load: neither needs the
+    // other. A URL may mean a clone, started only once the inputs are known good.
+    let sources = audit_sources(&args.sources, &config);
+    let (inputs, files, load_errors, mut engines) = if [&sources.sglang, &sources.dynamo].iter().any(|s| s.as_deref().is_some_and(is_url)) {
+        let (inputs, files, load_errors) = load_inputs()?;
+        let engines = audit::Engines::open(&inputs.opts)?;
+        (inputs, files, load_errors, engines)
+    } else {
+        let (loaded, engines) = rayon::join(load_inputs, || audit::Engines::open(&sources));
+        let (inputs, files, load_errors) = loaded?;
+        (inputs, files, load_errors, engines?)
+    };
     let result = audit_files(&files, load_errors, &inputs, &mut engines)?;
     if args.fix {
         return fix(&args, &inputs, &files, result);
