@@ -142,9 +142,24 @@ impl Engines {
             let _span = crate::trace::span(|| format!("audit: open {}", engine.name()));
             Ok(Some(EngineHandle::open(engine, spec, root.clone(), &opts.open)?))
         };
+        // Refs given as flags win over every recipe's (see `deployment_refs`):
+        // their trees, and what Dynamo imports, are read now, beside the recipes.
+        // Results and errors are kept in the handle for when the audit asks.
         let (sglang, dynamo) = rayon::join(
-            || open(Engine::Sglang, &opts.sglang, &opts.sglang_root),
-            || open(Engine::Dynamo, &opts.dynamo, &opts.dynamo_root),
+            || {
+                let mut handle = open(Engine::Sglang, &opts.sglang, &opts.sglang_root)?;
+                if let Some(h) = handle.as_mut() {
+                    opts.to.iter().chain(&opts.from).for_each(|w| drop(h.tree(w)));
+                }
+                Ok::<_, miette::Report>(handle)
+            },
+            || {
+                let mut handle = open(Engine::Dynamo, &opts.dynamo, &opts.dynamo_root)?;
+                if let (Some(h), Some(to)) = (handle.as_mut(), &opts.dynamo_to) {
+                    drop(h.consumer_uses(to, DYNAMO_SGLANG_COMPONENT));
+                }
+                Ok::<_, miette::Report>(handle)
+            },
         );
         Ok(Engines { sglang: sglang?, dynamo: dynamo? })
     }

@@ -35,6 +35,7 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     let load_inputs = || -> miette::Result<_> {
         let _loading = crate::trace::span(|| "audit: config, rules, recipes".into());
         let inputs = resolve_inputs(&args, &config)?;
+        let _recipes = crate::trace::span(|| "  recipes".into());
         let (files, load_errors) = load(&inputs);
         Ok((inputs, files, load_errors))
     };
