@@ -830,21 +830,26 @@ fn a_tag_whose_commit_is_missing_is_a_git_error_not_a_panic() {
     assert!(matches!(engine.resolve("v1.1.0"), Err(SourceError::Git { .. })));
 }
 
-#[test]
-fn a_corrupt_object_is_named_and_never_read_as_an_empty_engine() {
-    let w = ws();
-    w.write("ok.yaml", OK_RECIPE.replace("tp-size: 8", "tp-size: 8\n      no-such-flag: 1"));
+/// Replace the loose object of SGLang v1.1.0's `server_args.py` (the flag
+/// parser) with `damage` of its bytes.
+fn damage_parser_object(w: &Ws, damage: impl FnOnce(&[u8]) -> Vec<u8>) {
     let repo = git2::Repository::open_bare(&w.sglang).unwrap();
     let tree = repo.find_reference("refs/tags/v1.1.0").unwrap().peel_to_tree().unwrap();
     let blob = tree.get_path(Path::new("python/sglang/srt/server_args.py")).unwrap().id();
-    drop(tree);
-    drop(repo);
     let path = loose_object(&w.sglang, blob);
+    let bytes = std::fs::read(&path).unwrap();
     let mut perms = std::fs::metadata(&path).unwrap().permissions();
     #[allow(clippy::permissions_set_readonly_false)]
     perms.set_readonly(false);
     std::fs::set_permissions(&path, perms).unwrap();
-    std::fs::write(&path, b"this is not a zlib stream").unwrap();
+    std::fs::write(&path, damage(&bytes)).unwrap();
+}
+
+#[test]
+fn a_corrupt_object_is_named_and_never_read_as_an_empty_engine() {
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE.replace("tp-size: 8", "tp-size: 8\n      no-such-flag: 1"));
+    damage_parser_object(&w, |_| b"this is not a zlib stream".to_vec());
     let o = run(w.audit(&["ok.yaml", "--to", "v1.1.0", "--format", "json"]));
     let report: serde_json::Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", o.stdout, o.stderr));
     let problems = report["problems"].to_string();
@@ -858,21 +863,10 @@ fn a_corrupt_object_is_named_and_never_read_as_an_empty_engine() {
 #[test]
 fn a_truncated_object_stream_is_an_error_not_a_hang() {
     // A loose object cut short (a disk filled mid-write): the zlib stream starts
-    // well and ends early. libgit2 1.9 over the system zlib spun on this input.
+    // well and ends early. libgit2 1.9 loops forever on this input.
     let w = ws();
     w.write("ok.yaml", OK_RECIPE.replace("tp-size: 8", "tp-size: 8\n      no-such-flag: 1"));
-    let repo = git2::Repository::open_bare(&w.sglang).unwrap();
-    let tree = repo.find_reference("refs/tags/v1.1.0").unwrap().peel_to_tree().unwrap();
-    let blob = tree.get_path(Path::new("python/sglang/srt/server_args.py")).unwrap().id();
-    drop(tree);
-    drop(repo);
-    let path = loose_object(&w.sglang, blob);
-    let bytes = std::fs::read(&path).unwrap();
-    let mut perms = std::fs::metadata(&path).unwrap().permissions();
-    #[allow(clippy::permissions_set_readonly_false)]
-    perms.set_readonly(false);
-    std::fs::set_permissions(&path, perms).unwrap();
-    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    damage_parser_object(&w, |bytes| bytes[..bytes.len() / 2].to_vec());
     let mut cmd = w.audit(&["ok.yaml", "--to", "v1.1.0", "--format", "json"]);
     cmd.timeout(std::time::Duration::from_secs(60));
     let out = cmd.output().expect("the audit finishes within 60 s");
