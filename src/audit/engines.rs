@@ -8,6 +8,7 @@ use crate::extract::{extract_surface_with, Demand, Package};
 use crate::rules::EvidenceMemo;
 use crate::source::{discover_package_root, Engine, EngineSource, OpenOptions, Tree};
 use crate::surface::{EngineSurface, ExtractWarning};
+use super::AuditOptions;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -20,6 +21,52 @@ pub fn source_demand(handle: &mut EngineHandle, target_demand: &Demand, targets:
     let packages: Vec<Package> = trees.iter().map(|t| Package::new(t.tree.as_ref(), &t.package_root)).collect();
     let missing_somewhere = |dotted: &String| trees.len() < targets.len() || packages.iter().any(|p| p.module_path(dotted).is_none());
     Demand { symbols_of: target_demand.symbols_of.iter().filter(|m| missing_somewhere(m)).cloned().collect(), ..target_demand.clone() }
+}
+
+/// The engine sources an audit reads, opened. Opening (libgit2 and TLS set-up,
+/// the repositories) does not depend on the recipes: callers open them while
+/// the recipes and rules load.
+pub struct Engines {
+    pub(super) sglang: Option<EngineHandle>,
+    pub(super) dynamo: Option<EngineHandle>,
+}
+
+impl Engines {
+    pub fn open(opts: &AuditOptions) -> Result<Engines, miette::Report> {
+        let open = |engine: Engine, spec: &Option<String>, root: &Option<String>| -> Result<Option<EngineHandle>, miette::Report> {
+            let Some(spec) = spec else { return Ok(None) };
+            let _span = crate::trace::span(|| format!("audit: open {}", engine.name()));
+            Ok(Some(EngineHandle::open(engine, spec, root.clone(), &opts.open)?))
+        };
+        // Refs given as flags win over every recipe's (see `deployment_refs`):
+        // their trees, and what Dynamo imports, are read now, beside the recipes.
+        // Results and errors are kept in the handle for when the audit asks.
+        let (sglang, dynamo) = rayon::join(
+            || {
+                let mut handle = open(Engine::Sglang, &opts.sglang, &opts.sglang_root)?;
+                if let Some(h) = handle.as_mut() {
+                    opts.to.iter().chain(&opts.from).for_each(|w| drop(h.tree(w)));
+                }
+                Ok::<_, miette::Report>(handle)
+            },
+            || {
+                let mut handle = open(Engine::Dynamo, &opts.dynamo, &opts.dynamo_root)?;
+                if let (Some(h), Some(to)) = (handle.as_mut(), &opts.dynamo_to) {
+                    drop(h.consumer_uses(to, super::DYNAMO_SGLANG_COMPONENT));
+                }
+                Ok::<_, miette::Report>(handle)
+            },
+        );
+        Ok(Engines { sglang: sglang?, dynamo: dynamo? })
+    }
+
+    /// At the end of a process: bound the fact cache, and leave the trees and
+    /// surfaces to the exit instead of freeing them piece by piece.
+    pub fn finish(self) {
+        for handle in [self.sglang, self.dynamo].into_iter().flatten() {
+            handle.finish();
+        }
+    }
 }
 
 /// One ref of an engine: its file tree and where the package sits in it.

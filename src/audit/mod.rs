@@ -13,8 +13,9 @@ use crate::extract::{assemble::server_args_class, Demand, EnvReads};
 use crate::extract::consumer::UseKind;
 use crate::recipe::{Deployment, RecipeFile, RecipeKind};
 use crate::report::{Finding, Location};
-use crate::source::{Engine, OpenOptions};
+use crate::source::OpenOptions;
 use crate::surface::ExtractWarning;
+pub use engines::Engines;
 use engines::EngineHandle;
 use deployment_refs::{derive_refs, DeploymentRefs};
 use rayon::prelude::*;
@@ -123,54 +124,6 @@ fn tag_engine(findings: &mut [Finding], from: usize, engine: &str) {
     for f in findings.iter_mut().skip(from) {
         for e in f.evidence.iter_mut().filter(|e| e.engine.is_none()) {
             e.engine = Some(engine.to_string());
-        }
-    }
-}
-
-/// The engine sources an audit reads, opened. Opening (libgit2 and TLS set-up,
-/// the repositories) does not depend on the recipes: callers open them while
-/// the recipes and rules load.
-pub struct Engines {
-    sglang: Option<EngineHandle>,
-    dynamo: Option<EngineHandle>,
-}
-
-impl Engines {
-    pub fn open(opts: &AuditOptions) -> Result<Engines, miette::Report> {
-        let open = |engine: Engine, spec: &Option<String>, root: &Option<String>| -> Result<Option<EngineHandle>, miette::Report> {
-            let Some(spec) = spec else { return Ok(None) };
-            let _span = crate::trace::span(|| format!("audit: open {}", engine.name()));
-            Ok(Some(EngineHandle::open(engine, spec, root.clone(), &opts.open)?))
-        };
-        // Refs given as flags win over every recipe's (see `deployment_refs`):
-        // their trees, and what Dynamo imports, are read now, beside the recipes.
-        // Results and errors are kept in the handle for when the audit asks.
-        let (sglang, dynamo) = rayon::join(
-            || {
-                let mut handle = open(Engine::Sglang, &opts.sglang, &opts.sglang_root)?;
-                if let Some(h) = handle.as_mut() {
-                    opts.to.iter().chain(&opts.from).for_each(|w| drop(h.tree(w)));
-                }
-                Ok::<_, miette::Report>(handle)
-            },
-            || {
-                let mut handle = open(Engine::Dynamo, &opts.dynamo, &opts.dynamo_root)?;
-                if let (Some(h), Some(to)) = (handle.as_mut(), &opts.dynamo_to) {
-                    drop(h.consumer_uses(to, DYNAMO_SGLANG_COMPONENT));
-                }
-                Ok::<_, miette::Report>(handle)
-            },
-        );
-        Ok(Engines { sglang: sglang?, dynamo: dynamo? })
-    }
-}
-
-impl Engines {
-    /// At the end of a process: bound the fact cache, and leave the trees and
-    /// surfaces to the exit instead of freeing them piece by piece.
-    pub fn finish(self) {
-        for handle in [self.sglang, self.dynamo].into_iter().flatten() {
-            handle.finish();
         }
     }
 }
