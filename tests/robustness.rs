@@ -564,10 +564,7 @@ fn a_huge_git_blob_is_refused_by_its_size_before_it_is_inflated() {
     // Only the header is intact: a size warning can only come from the header,
     // any attempt to read the content is a git error.
     let prefix = generated_module(4096);
-    let mut perms = std::fs::metadata(&object).unwrap().permissions();
-    #[allow(clippy::permissions_set_readonly_false)]
-    perms.set_readonly(false);
-    std::fs::set_permissions(&object, perms).unwrap();
+    make_writable(&object);
     std::fs::write(&object, header_only_loose_blob(size, &prefix.as_bytes()[..4096])).unwrap();
 
     let engine = EngineRepo::open(git_dir.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
@@ -838,11 +835,16 @@ fn damage_parser_object(w: &Ws, damage: impl FnOnce(&[u8]) -> Vec<u8>) {
     let blob = tree.get_path(Path::new("python/sglang/srt/server_args.py")).unwrap().id();
     let path = loose_object(&w.sglang, blob);
     let bytes = std::fs::read(&path).unwrap();
-    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    make_writable(&path);
+    std::fs::write(&path, damage(&bytes)).unwrap();
+}
+
+/// Git writes loose objects read-only.
+fn make_writable(path: &Path) {
+    let mut perms = std::fs::metadata(path).unwrap().permissions();
     #[allow(clippy::permissions_set_readonly_false)]
     perms.set_readonly(false);
-    std::fs::set_permissions(&path, perms).unwrap();
-    std::fs::write(&path, damage(&bytes)).unwrap();
+    std::fs::set_permissions(path, perms).unwrap();
 }
 
 #[test]
@@ -1131,6 +1133,32 @@ fn offline_never_touches_the_network_even_with_a_cached_clone() {
     assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
     assert!(o.stdout.contains("--offline forbids fetching"), "{}", o.stdout);
     assert_eq!(wire.connections(), 0, "--offline used the network");
+}
+
+#[test]
+fn a_truncated_tag_commit_or_tree_is_a_git_error_not_a_hang() {
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    let repo = git2::Repository::open_bare(&w.sglang).unwrap();
+    let commit = repo.find_reference("refs/tags/v1.1.0").unwrap().peel_to_commit().unwrap();
+    let sig = git2::Signature::now("a", "a@example.com").unwrap();
+    let tag = repo.tag("v1.1.0-annotated", commit.as_object(), &sig, "annotated", false).unwrap();
+    let objects = [("v1.1.0-annotated", tag), ("v1.1.0", commit.id()), ("v1.1.0", commit.tree_id())];
+    drop(commit);
+    drop(repo);
+    for (at, oid) in objects {
+        let path = loose_object(&w.sglang, oid);
+        let bytes = std::fs::read(&path).unwrap();
+        make_writable(&path);
+        std::fs::write(&path, &bytes[..bytes.len() - 4]).unwrap();
+        let mut cmd = w.audit(&["ok.yaml", "--to", at]);
+        cmd.timeout(std::time::Duration::from_secs(60));
+        let out = cmd.output().expect("the audit finishes within 60 s");
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(2), "{at} {oid}: {stdout}\n{stderr}");
+        assert!(stdout.contains("does not inflate") || stderr.contains("does not inflate"), "{at} {oid}: {stdout}\n{stderr}");
+        std::fs::write(&path, &bytes).unwrap();
+    }
 }
 
 #[test]

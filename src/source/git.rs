@@ -178,6 +178,10 @@ impl EngineRepo {
     fn resolve_local(&self, wanted: &str) -> Result<Option<ResolvedRef>, SourceError> {
         for name in candidate_refs(wanted) {
             if let Ok(reference) = self.repo.find_reference(&name) {
+                // An annotated tag is an object of its own, read while peeling.
+                if let Some(target) = reference.target() {
+                    LooseGuard::new(self.repo.path()).check(target, &self.spec, &name)?;
+                }
                 let commit = reference
                     .peel_to_commit()
                     .map_err(|e| git_err(&self.spec, e))?;
