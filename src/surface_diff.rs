@@ -196,7 +196,7 @@ fn diff_env(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
 }
 
 fn diff_modules(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
-    let added: Vec<&crate::surface::Module> = to.modules.iter().filter(|m| from.module(&m.name).is_none()).collect();
+    let added = added_modules(from, to);
     d.modules_added = added.iter().map(|m| m.name.clone()).collect();
     for old in &from.modules {
         if to.module(&old.name).is_some() {
@@ -204,6 +204,19 @@ fn diff_modules(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
         }
         d.modules_removed.push(ModuleRemoved { module: old.name.clone(), moved_to: relocation(old, &added) });
     }
+}
+
+/// The modules of `to` that `from` does not have: one merge of the two module
+/// lists (both sorted by name).
+pub fn added_modules<'a>(from: &EngineSurface, to: &'a EngineSurface) -> Vec<&'a crate::surface::Module> {
+    let mut old = from.modules.iter().map(|m| m.name.as_str()).peekable();
+    to.modules
+        .iter()
+        .filter(|m| {
+            while old.next_if(|o| *o < m.name.as_str()).is_some() {}
+            old.peek() != Some(&m.name.as_str())
+        })
+        .collect()
 }
 
 /// Where a removed module went: a new module with the same leaf name (the closest

@@ -171,6 +171,12 @@ impl EngineHandle {
         }
     }
 
+    /// Bound the fact cache (as dropping does), then leak the handle: see [`Engines::finish`].
+    pub fn finish(self) {
+        self.cache.evict_if_needed();
+        std::mem::forget(self);
+    }
+
     /// Extraction warnings met so far (files that could only be read in part).
     pub fn warnings(&self) -> Vec<ExtractWarning> {
         let mut out: Vec<ExtractWarning> = self
@@ -183,14 +189,6 @@ impl EngineHandle {
         out.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
         out.dedup();
         out
-    }
-}
-
-impl EngineHandle {
-    /// Bound the fact cache (as dropping does), then leak the handle: see [`super::Engines::finish`].
-    pub fn finish(self) {
-        self.cache.evict_if_needed();
-        std::mem::forget(self);
     }
 }
 

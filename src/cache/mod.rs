@@ -20,5 +20,5 @@
 mod deps;
 mod store;
 
-pub use deps::{files_fingerprint, listing_fingerprint, Deps, RecordingTree};
+pub use deps::{listing_fingerprint, tree_files_fingerprint, Deps, RecordingTree};
 pub use store::{CacheStats, FactCache, DEFAULT_LIMIT_BYTES};

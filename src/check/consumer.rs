@@ -9,7 +9,7 @@ use crate::codes::Code;
 use crate::extract::consumer::{ConsumerUse, GuardKind, UseKind};
 use crate::report::{EvidenceRef, Finding, Fix, Location};
 use crate::surface::{EngineSurface, Module};
-use crate::surface_diff::relocation;
+use crate::surface_diff::{added_modules, relocation};
 
 /// Evidence read in SGLang's source (the rest is Dynamo's use site).
 const SGLANG: &str = "sglang";
@@ -113,7 +113,7 @@ fn import_failure(module: &str, name: Option<&str>, new_modules: &NewModules) ->
 
 /// The modules of the target that the source release did not have: where a
 /// module missing at the target may have moved. Found once per check, on the
-/// first missing module (a merge of the two sorted module lists).
+/// first missing module.
 struct NewModules<'a> {
     bump: Bump<'a>,
     found: std::cell::OnceCell<Vec<&'a Module>>,
@@ -121,18 +121,9 @@ struct NewModules<'a> {
 
 impl<'a> NewModules<'a> {
     fn get(&self) -> &[&'a Module] {
-        self.found.get_or_init(|| {
-            let Some(from) = self.bump.from else { return self.bump.to.modules.iter().collect() };
-            let mut old = from.modules.iter().map(|m| m.name.as_str()).peekable();
-            self.bump
-                .to
-                .modules
-                .iter()
-                .filter(|m| {
-                    while old.next_if(|o| *o < m.name.as_str()).is_some() {}
-                    old.peek() != Some(&m.name.as_str())
-                })
-                .collect()
+        self.found.get_or_init(|| match self.bump.from {
+            Some(from) => added_modules(from, self.bump.to),
+            None => self.bump.to.modules.iter().collect(),
         })
     }
 }

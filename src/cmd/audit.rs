@@ -41,7 +41,7 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     };
     // Local engines open while the rules and recipes load: neither needs the
     // other. A URL may mean a clone, started only once the inputs are known good.
-    let sources = audit_sources(&args.sources, &config);
+    let sources = engine_options(&args, &config);
     let (inputs, files, load_errors, mut engines) = if [&sources.sglang, &sources.dynamo].iter().any(|s| s.as_deref().is_some_and(is_url)) {
         let (inputs, files, load_errors) = load_inputs()?;
         let engines = audit::Engines::open(&inputs.opts)?;
@@ -91,7 +91,7 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
             "nothing to audit"
         ));
     }
-    let base = audit_sources(&args.sources, config);
+    let base = engine_options(args, config);
     if base.sglang.is_none() && base.dynamo.is_none() {
         return Err(miette::miette!(
             help = "pass --sglang PATH|URL (and --dynamo PATH|URL for the Dynamo checks), or set them in .engine-audit.yaml",
@@ -99,10 +99,6 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
         ));
     }
     let opts = AuditOptions {
-        from: args.from.clone(),
-        to: args.to.clone(),
-        dynamo_from: args.dynamo_from.clone(),
-        dynamo_to: args.dynamo_to.clone(),
         master_key: args.key.clone(),
         rules: crate::rules::load_rules(&config.rule_dirs(&args.rules)).map_err(miette::Report::new)?,
         ..base
@@ -116,6 +112,17 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
         policy: policy(&args.gate, config),
         fail_on: fail_on(&args.gate, config),
     })
+}
+
+/// The engine sources and the refs given as flags: what opening the engines needs.
+fn engine_options(args: &AuditArgs, config: &Config) -> AuditOptions {
+    AuditOptions {
+        from: args.from.clone(),
+        to: args.to.clone(),
+        dynamo_from: args.dynamo_from.clone(),
+        dynamo_to: args.dynamo_to.clone(),
+        ..audit_sources(&args.sources, config)
+    }
 }
 
 /// `--ignore` adds to the config's `ignore`; severities come from the config.

@@ -5,7 +5,7 @@
 
 use super::env_vars::{self, EnvRead};
 use super::Package;
-use crate::cache::{files_fingerprint, FactCache, RecordingTree};
+use crate::cache::{tree_files_fingerprint, FactCache, RecordingTree};
 use crate::source::Tree;
 use crate::surface::ExtractWarning;
 use aho_corasick::AhoCorasick;
@@ -64,11 +64,10 @@ impl<'a> Units<'a> {
         let key = format!("{}\0{scan:?}\0{}", self.root, instances.join(","));
         // The answer for exactly these files: a warm run of the same refs loads a
         // few reads instead of the table of every file (hundreds of KB of JSON).
-        // A commit names every file; otherwise the module files are hashed.
-        let result_key = self.cache.is_enabled().then(|| match self.tree.commit() {
-            Some(commit) => format!("{key}\0commit {commit}"),
-            None => format!("{key}\0{}", files_fingerprint(pkg.module_entries().map(|e| (e.path.as_str(), e.id.as_str())))),
-        });
+        let result_key = self
+            .cache
+            .is_enabled()
+            .then(|| format!("{key}\0{}", tree_files_fingerprint(self.tree, pkg.module_entries().map(|e| (e.path.as_str(), e.id.as_str())))));
         if let Some(hit) = result_key.as_deref().and_then(|k| self.cache.get(ENV_RESULT, k, self.tree)) {
             return hit;
         }
