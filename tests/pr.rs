@@ -157,6 +157,11 @@ fn a_bump_pr_on_the_demo_engines() {
     assert!(markdown.starts_with("## engine-audit: recipes "), "{markdown}");
     assert!(markdown.contains("EA301"), "{markdown}");
 
+    // The base as CI often spells it: the head's parent.
+    let engines = ["--sglang".as_ref(), ws.sglang_repo.as_os_str(), "--dynamo".as_ref(), ws.dynamo_repo.as_os_str()];
+    let by_parent = pr(&root, "bump~1", "bump", &engines);
+    assert_eq!(findings(&json(&by_parent)), found, "`bump~1` is `main`");
+
     // No change between the two refs: nothing to audit, no engine needed, a pass.
     let same = pr(&root, "main", "main", &[]);
     assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stderr));

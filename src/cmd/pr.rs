@@ -117,8 +117,8 @@ impl Snapshots {
         let spec = repo.to_str().ok_or_else(|| miette::miette!("{}: the repo path is not UTF-8", repo.display()))?;
         // Local only: the recipes repo is never fetched.
         let engine_repo = EngineRepo::open(spec, &OpenOptions { offline: true, cache_dir: None })?;
-        let base_commit = commit_of(repo, base)?;
-        let head_commit = commit_of(repo, head)?;
+        let base_commit = commit_of(&engine_repo, base)?;
+        let head_commit = commit_of(&engine_repo, head)?;
         let tree = |commit: &str| engine_repo.resolve(commit).and_then(|r| engine_repo.tree_at(&r));
         Ok(Snapshots { base: tree(&base_commit)?, head: tree(&head_commit)?, base_commit, head_commit })
     }
@@ -135,11 +135,10 @@ impl Snapshots {
 }
 
 /// A git revision (sha, branch, tag, `origin/main`, `HEAD~1`) to its commit id.
-fn commit_of(repo: &Path, rev: &str) -> miette::Result<String> {
-    let git = |e: git2::Error| miette::miette!(help = "pass a commit sha, branch or tag of the recipes repo", "{}: `{rev}`: {}", repo.display(), e.message());
-    let repository = git2::Repository::open_ext(repo, git2::RepositoryOpenFlags::NO_SEARCH, std::iter::empty::<&std::ffi::OsStr>()).map_err(git)?;
-    let commit = repository.revparse_single(rev).and_then(|o| o.peel_to_commit()).map_err(git)?;
-    Ok(commit.id().to_string())
+fn commit_of(repo: &EngineRepo, rev: &str) -> miette::Result<String> {
+    repo.resolve_revision(rev)?.ok_or_else(|| {
+        miette::miette!(help = "pass a commit sha, branch or tag of the recipes repo", "{}: `{rev}` names no commit", repo.spec)
+    })
 }
 
 /// What a PR changed, read at head (and base, for the baseline).

@@ -45,6 +45,38 @@ pub fn looks_like_sha(s: &str) -> bool {
     (4..=40).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
 }
 
+/// One step from a commit to an ancestor, as git spells it after a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// `~N`: N first parents back.
+    Back(usize),
+    /// `^N`: the N-th parent (`^0` is the commit itself).
+    Parent(usize),
+}
+
+/// `main~2^2` as the name `main` and its steps; `None` for any other revision
+/// syntax (`@{u}`, `:/text`, ranges), which only `git rev-parse` knows.
+pub fn split_revision(rev: &str) -> Option<(&str, Vec<Step>)> {
+    let at = rev.find(['~', '^']).unwrap_or(rev.len());
+    let (name, mut rest) = rev.split_at(at);
+    if name.is_empty() || (name.contains(['@', ':', ' ']) && name != "@") || name.contains("..") {
+        return None;
+    }
+    let mut steps = Vec::new();
+    while let Some(op) = rest.chars().next() {
+        let digits = rest[1..].find(|c: char| !c.is_ascii_digit()).map_or(rest.len(), |i| i + 1);
+        // A bare `~` or `^` means 1; a count too large for usize is not a revision.
+        let n = if digits == 1 { 1 } else { rest[1..digits].parse().ok()? };
+        steps.push(match op {
+            '~' => Step::Back(n),
+            '^' => Step::Parent(n),
+            _ => return None,
+        });
+        rest = &rest[digits..];
+    }
+    Some((name, steps))
+}
+
 /// The tags closest to `wanted`: same version family first, then by spelling.
 pub fn nearest_tags(wanted: &str, tags: &[String], limit: usize) -> Vec<String> {
     let wanted_bare = wanted.trim_start_matches('v');
@@ -82,6 +114,18 @@ mod tests {
         );
         assert_eq!(candidate_refs("main")[0], "refs/tags/main");
         assert!(!candidate_refs("main").contains(&"refs/tags/vmain".to_string()));
+    }
+
+    #[test]
+    fn revisions_split_into_a_name_and_steps() {
+        assert_eq!(split_revision("main"), Some(("main", vec![])));
+        assert_eq!(split_revision("HEAD~1"), Some(("HEAD", vec![Step::Back(1)])));
+        assert_eq!(split_revision("origin/main~12^2^"), Some(("origin/main", vec![Step::Back(12), Step::Parent(2), Step::Parent(1)])));
+        assert_eq!(split_revision("v1.0^0"), Some(("v1.0", vec![Step::Parent(0)])));
+        assert_eq!(split_revision("@~"), Some(("@", vec![Step::Back(1)])));
+        for other in ["main@{u}", ":/fix", "a..b", "HEAD~x", "~1", "HEAD^{tree}", "HEAD~99999999999999999999999"] {
+            assert_eq!(split_revision(other), None, "{other}");
+        }
     }
 
     #[test]
