@@ -1161,6 +1161,56 @@ fn a_truncated_tag_commit_or_tree_is_a_git_error_not_a_hang() {
     }
 }
 
+/// Pack the demo SGLang repository (git2's pack builder, as a fresh clone
+/// holds its objects) and delete its loose objects. Returns the pack's path.
+fn pack_objects(git_dir: &Path) -> PathBuf {
+    let repo = git2::Repository::open_bare(git_dir).unwrap();
+    let mut builder = repo.packbuilder().unwrap();
+    let mut walk = repo.revwalk().unwrap();
+    walk.push_glob("refs/tags/*").unwrap();
+    builder.insert_walk(&mut walk).unwrap();
+    let pack_dir = git_dir.join("objects/pack");
+    builder.write(&pack_dir, 0o644).unwrap();
+    for dir in std::fs::read_dir(git_dir.join("objects")).unwrap().flatten() {
+        if dir.file_name().len() == 2 {
+            std::fs::remove_dir_all(dir.path()).unwrap();
+        }
+    }
+    std::fs::read_dir(&pack_dir).unwrap().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|e| e == "pack")).unwrap()
+}
+
+#[test]
+fn a_damaged_pack_is_named_never_a_panic() {
+    // Zero each 64-byte window of the pack in turn: entry headers, deltas and
+    // compressed data. git2's header read panicked on an entry whose type
+    // became 0; every run must end (exit 0, 1 or 2) and name what it could not read.
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    let pack = pack_objects(&w.sglang);
+    let bytes = std::fs::read(&pack).unwrap();
+    make_writable(&pack);
+    let mut bad_headers = 0;
+    // The 12-byte pack header is libgit2's to check when it opens the pack.
+    for start in (12..bytes.len() - 20).step_by(64) {
+        let mut damaged = bytes.clone();
+        damaged[start..(start + 64).min(bytes.len() - 20)].fill(0);
+        std::fs::write(&pack, &damaged).unwrap();
+        let mut cmd = w.audit(&["ok.yaml", "--to", "v1.1.0", "--format", "json"]);
+        // A fresh fact cache each time: facts are keyed by blob id, which damage does not change.
+        cmd.env("XDG_CACHE_HOME", w.root.join(format!("xdg-{start}"))).timeout(std::time::Duration::from_secs(60));
+        let out = cmd.output().expect("the audit finishes within 60 s");
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(matches!(out.status.code(), Some(0..=2)), "zeroed at {start}: {:?}\n{stdout}\n{stderr}", out.status.code());
+        assert!(!stderr.contains("panicked"), "zeroed at {start}: {stderr}");
+        if out.status.code() != Some(2) {
+            let report: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("zeroed at {start}: {e}: {stdout}"));
+            bad_headers += report["problems"].to_string().matches("damaged object header").count();
+        }
+    }
+    std::fs::write(&pack, &bytes).unwrap();
+    assert!(bad_headers > 0, "no window hit an entry's type: the sweep no longer covers the case that panicked");
+}
+
 #[test]
 fn a_url_is_not_cloned_when_the_inputs_are_bad() {
     // Local engines open while the recipes and rules load; a URL (a clone) waits

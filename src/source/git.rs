@@ -465,6 +465,24 @@ fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
         })
 }
 
+/// An object's size from its header, without inflating it. Not git2's
+/// `Odb::read_header`: it unwraps the object's type, and a damaged pack entry
+/// carries a type git2 has no name for (a panic, found by damaging a pack).
+fn object_size(repo: &Repository, oid: Oid) -> Result<u64, git2::Error> {
+    use git2::Binding;
+    let odb = repo.odb()?;
+    let (mut size, mut kind): (usize, libgit2_sys::git_object_t) = (0, libgit2_sys::GIT_OBJECT_ANY);
+    // SAFETY: `odb` and `oid` outlive the call, and both outputs are plain integers.
+    let rc = unsafe { libgit2_sys::git_odb_read_header(&mut size, &mut kind, odb.raw(), oid.raw()) };
+    if rc < 0 {
+        return Err(git2::Error::last_error(rc));
+    }
+    match kind {
+        libgit2_sys::GIT_OBJECT_COMMIT | libgit2_sys::GIT_OBJECT_TREE | libgit2_sys::GIT_OBJECT_BLOB | libgit2_sys::GIT_OBJECT_TAG => Ok(size as u64),
+        other => Err(git2::Error::from_str(&format!("damaged object header (type {other})"))),
+    }
+}
+
 /// Loose objects of a repository, checked before libgit2 reads them. A fresh
 /// clone has none (everything is packed): then nothing is checked per object.
 struct LooseGuard {
@@ -549,9 +567,9 @@ impl GitTree {
         let repo = self.repos.get().map_err(|message| SourceError::Git { repo: self.name.clone(), message })?;
         let at_path = |e: git2::Error| SourceError::Git { repo: self.name.clone(), message: format!("{path}: {}", e.message()) };
         if let Some(limit) = limit {
-            let (size, _) = repo.odb().and_then(|odb| odb.read_header(oid)).map_err(at_path)?;
-            if size as u64 > limit {
-                return Err(SourceError::TooLarge { path: path.to_string(), size: size as u64, limit });
+            let size = object_size(&repo, oid).map_err(at_path)?;
+            if size > limit {
+                return Err(SourceError::TooLarge { path: path.to_string(), size, limit });
             }
         }
         let blob = repo.find_blob(oid).map_err(at_path)?;
