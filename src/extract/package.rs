@@ -41,46 +41,31 @@ impl<'t> Package<'t> {
         let entries = self.tree.entries();
         let start = entries.partition_point(|e| e.path.as_str() < root);
         let len = entries[start..].partition_point(|e| e.path.starts_with(root));
-        entries[start..start + len].iter().filter(move |e| {
-            e.path
-                .strip_prefix(root)
-                .and_then(|rel| rel.strip_prefix('/'))
-                .and_then(|rel| rel.strip_suffix(".py"))
-                .is_some_and(|rel| rel.split('/').all(is_identifier))
-        })
+        entries[start..start + len].iter().filter(move |e| module_rel(root, &e.path).is_some())
     }
 
     /// The dotted name of a path [`module_entries`](Self::module_entries) gave.
     fn dotted_name(&self, path: &str) -> String {
-        let rel = &path[self.root.len() + 1..path.len() - ".py".len()];
+        self.dotted(&path[self.root.len() + 1..path.len() - ".py".len()])
+    }
+
+    /// `srt/utils/common` → `sglang.srt.utils.common`; `srt/__init__` → `sglang.srt`.
+    fn dotted(&self, rel: &str) -> String {
         let rel = if rel == "__init__" { "" } else { rel.strip_suffix("/__init__").unwrap_or(rel) };
-        let mut name = String::with_capacity(self.name.len() + 1 + rel.len());
-        name.push_str(&self.name);
-        for part in rel.split('/').filter(|p| !p.is_empty()) {
-            name.push('.');
-            name.push_str(part);
+        let mut name = Vec::with_capacity(self.name.len() + 1 + rel.len());
+        name.extend_from_slice(self.name.as_bytes());
+        if !rel.is_empty() {
+            name.push(b'.');
+            // Byte for byte: `/` and `.` are ASCII, so UTF-8 stays valid.
+            name.extend(rel.bytes().map(|b| if b == b'/' { b'.' } else { b }));
         }
-        name
+        String::from_utf8(name).unwrap_or_default()
     }
 
     /// `python/sglang/srt/environ.py` → `sglang.srt.environ`;
     /// `python/sglang/srt/__init__.py` → `sglang.srt`.
     pub fn module_name(&self, path: &str) -> Option<String> {
-        let rel = path.strip_prefix(&self.root)?.strip_prefix('/')?;
-        let rel = rel.strip_suffix(".py")?;
-        let mut parts: Vec<&str> = rel.split('/').collect();
-        if parts.last() == Some(&"__init__") {
-            parts.pop();
-        }
-        if parts.iter().any(|p| !is_identifier(p)) {
-            return None;
-        }
-        let mut name = self.name.clone();
-        for p in parts {
-            name.push('.');
-            name.push_str(p);
-        }
-        Some(name)
+        module_rel(&self.root, path).map(|rel| self.dotted(rel))
     }
 
     /// The file defining a dotted module: `x/y.py` or `x/y/__init__.py`.
@@ -128,11 +113,32 @@ impl<'t> Package<'t> {
     }
 }
 
-fn is_identifier(s: &str) -> bool {
-    if s.is_ascii() {
-        let b = s.as_bytes();
-        return !b.is_empty() && !b[0].is_ascii_digit() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+/// The part of a module file's path that names it (`srt/utils/common` of
+/// `python/sglang/srt/utils/common.py` under `python/sglang`), when every part
+/// is an identifier.
+fn module_rel<'p>(root: &str, path: &'p str) -> Option<&'p str> {
+    let rel = path.strip_prefix(root)?.strip_prefix('/')?.strip_suffix(".py")?;
+    is_module_rel(rel).then_some(rel)
+}
+
+/// Whether every `/`-separated part of `rel` is a Python identifier. One pass
+/// over the bytes of an ASCII path (all of a real package's), instead of a
+/// split and a check per part: this runs for every file of every tree.
+fn is_module_rel(rel: &str) -> bool {
+    let mut at_start = true;
+    for &b in rel.as_bytes() {
+        match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => at_start = false,
+            b'0'..=b'9' if !at_start => {}
+            b'/' if !at_start => at_start = true,
+            0x80.. => return rel.split('/').all(is_identifier),
+            _ => return false,
+        }
     }
+    !at_start
+}
+
+fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
         && chars.all(|c| c == '_' || c.is_alphanumeric())
@@ -141,6 +147,20 @@ fn is_identifier(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn module_paths_are_identifiers_part_by_part() {
+        for ok in ["a", "srt/utils/common", "_x/y2/__init__", "café/ünïcode", "a1/b_2"] {
+            assert!(is_module_rel(ok), "{ok}");
+        }
+        for bad in ["", "/a", "a/", "a//b", "2fast", "a/1b", "a-b", "a.b", "a/b c", "a/ü-x", "a/\u{2003}"] {
+            assert!(!is_module_rel(bad), "{bad}");
+        }
+        // The byte pass agrees with the per-part check on every ASCII shape.
+        for rel in ["a", "a/b", "a_/9", "_/_", "a/b/", "A/Z9/_0"] {
+            assert_eq!(is_module_rel(rel), rel.split('/').all(is_identifier), "{rel}");
+        }
+    }
     use crate::source::MemTree;
 
     #[test]
@@ -166,6 +186,9 @@ mod tests {
         assert_eq!(pkg.module_path("sglang.srt.utils").as_deref(), Some("python/sglang/srt/utils/__init__.py"));
         assert_eq!(pkg.module_path("sglang.srt.environ").as_deref(), Some("python/sglang/srt/environ.py"));
         assert_eq!(pkg.module_path("sglang.srt.missing"), None);
+        assert_eq!(pkg.module_name("python/sglang/srt/utils/__init__.py").as_deref(), Some("sglang.srt.utils"));
+        assert_eq!(pkg.module_name("python/sglang/__init__.py").as_deref(), Some("sglang"));
+        assert_eq!(pkg.module_name("python/sglang/srt/not-a-module.py"), None);
         assert_eq!(pkg.resolve_relative("sglang.srt.utils.common", false, 2, "environ").as_deref(), Some("sglang.srt.environ"));
         assert_eq!(pkg.resolve_relative("sglang.srt.utils", true, 1, "common").as_deref(), Some("sglang.srt.utils.common"));
     }
