@@ -34,9 +34,16 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     let config = Config::locate(args.gate.config.as_deref(), start.map(PathBuf::as_path))?;
     let load_inputs = || -> miette::Result<_> {
         let _loading = crate::trace::span(|| "audit: config, rules, recipes".into());
-        let inputs = resolve_inputs(&args, &config)?;
-        let _recipes = crate::trace::span(|| "  recipes".into());
-        let (files, load_errors) = load(&inputs);
+        let mut inputs = resolve_inputs(&args, &config)?;
+        // The rules parse while the recipes load: neither needs the other.
+        let (rules, (files, load_errors)) = rayon::join(
+            || crate::rules::load_rules(&config.rule_dirs(&args.rules)),
+            || {
+                let _recipes = crate::trace::span(|| "  recipes".into());
+                load(&inputs)
+            },
+        );
+        inputs.opts.rules = rules.map_err(miette::Report::new)?;
         Ok((inputs, files, load_errors))
     };
     // Local engines open while the rules and recipes load: neither needs the
@@ -78,6 +85,7 @@ pub fn exit_code(report: &AuditReport, fail_on: FailOn) -> ExitCode {
 }
 
 /// Flags first, then the config file, then the built-in defaults.
+/// Everything an audit needs from the flags and the config, except the rules.
 fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
     let recipes_dir = args.recipes_dir.clone().or_else(|| config.file.recipes_dir.clone()).unwrap_or_else(|| DEFAULT_RECIPES_DIR.into());
     let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir };
@@ -98,11 +106,8 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
             "no engine source given"
         ));
     }
-    let opts = AuditOptions {
-        master_key: args.key.clone(),
-        rules: crate::rules::load_rules(&config.rule_dirs(&args.rules)).map_err(miette::Report::new)?,
-        ..base
-    };
+    // The rules are loaded by the caller, beside the recipes.
+    let opts = AuditOptions { master_key: args.key.clone(), ..base };
     Ok(Inputs {
         paths,
         master: args.master.clone(),

@@ -21,6 +21,7 @@ pub use master_config::{LinkMapping, MasterConfig, MasterEntry, RecipeLink, Rout
 pub use span::{SourceText, Span, Spanned};
 
 use crate::surface::Known;
+use rayon::prelude::*;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -388,9 +389,11 @@ pub fn collect_with(paths: &[PathBuf], links: &LinkMapping) -> (Vec<RecipeFile>,
     }
     files.sort();
     files.dedup();
+    // Each file is read and parsed on its own; the order stays the paths' order.
+    let results: Vec<Result<RecipeFile, RecipeError>> = files.par_iter().map(|file| load_path_with(file, links)).collect();
     let mut loaded = Vec::new();
-    for file in files {
-        match load_path_with(&file, links) {
+    for result in results {
+        match result {
             Ok(recipe) => loaded.push(recipe),
             Err(e) => errors.push(e),
         }

@@ -20,6 +20,7 @@ pub use selftest::{run_self_tests, CaseOutcome, CaseResult};
 pub use when::{DeploymentFacts, Fact, FactValue, RoleFacts, SpanRef};
 
 use model::{Evidence, ValueCond, When};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// A loaded, validated rule.
@@ -88,14 +89,11 @@ pub enum RuleError {
 /// The shipped rules (embedded at build time) plus every `*.yaml`/`*.yml` in
 /// `extra_dirs`, sorted by id. The first malformed file is the error.
 pub fn load_rules(extra_dirs: &[PathBuf]) -> Result<Vec<Rule>, RuleError> {
-    let mut rules = Vec::new();
-    for (name, bytes) in crate::embedded::RULE_FILES {
-        if !is_rule_file(Path::new(name)) {
-            continue;
-        }
-        let text = String::from_utf8_lossy(bytes);
-        rules.push(parse_rule(&text, RuleOrigin::BuiltIn(name.to_string()))?);
-    }
+    let mut sources: Vec<(String, RuleOrigin)> = crate::embedded::RULE_FILES
+        .iter()
+        .filter(|(name, _)| is_rule_file(Path::new(name)))
+        .map(|(name, bytes)| (String::from_utf8_lossy(bytes).into_owned(), RuleOrigin::BuiltIn(name.to_string())))
+        .collect();
     for dir in extra_dirs {
         let read = std::fs::read_dir(dir).map_err(|e| RuleError::Io { path: dir.display().to_string(), message: e.to_string() })?;
         let mut files: Vec<PathBuf> = read.flatten().map(|e| e.path()).filter(|p| p.is_file() && is_rule_file(p)).collect();
@@ -103,9 +101,13 @@ pub fn load_rules(extra_dirs: &[PathBuf]) -> Result<Vec<Rule>, RuleError> {
         for path in files {
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| RuleError::Io { path: path.display().to_string(), message: e.to_string() })?;
-            rules.push(parse_rule(&text, RuleOrigin::File(path))?);
+            sources.push((text, RuleOrigin::File(path)));
         }
     }
+    // Parsed in parallel (a rule's YAML costs about a millisecond); the first
+    // error in file order is the one reported, whatever the thread count.
+    let parsed: Vec<Result<Rule, RuleError>> = sources.into_par_iter().map(|(text, origin)| parse_rule(&text, origin)).collect();
+    let mut rules = parsed.into_iter().collect::<Result<Vec<Rule>, RuleError>>()?;
     check_unique(&rules)?;
     rules.sort_by(|a, b| a.spec.id.cmp(&b.spec.id));
     Ok(rules)

@@ -36,6 +36,19 @@ fn shipped_rules_load() {
 }
 
 #[test]
+fn the_first_bad_rule_in_file_order_is_the_one_reported() {
+    // Rules parse in parallel; which error is shown must not depend on timing.
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..12 {
+        std::fs::write(dir.path().join(format!("R9{i:02}.yaml")), "id: R9\nname: broken\n").unwrap();
+    }
+    for _ in 0..5 {
+        let err = load_rules(&[dir.path().to_path_buf()]).unwrap_err().to_string();
+        assert!(err.contains("R900.yaml"), "{err}");
+    }
+}
+
+#[test]
 fn unknown_key_is_an_error_with_file_and_line() {
     let text = MINIMAL.replace("docs: d", "docs: d\nseverty: error");
     let err = parse_rule(&text, origin()).unwrap_err().to_string();
