@@ -16,11 +16,26 @@ pub struct Evidence {
 /// A value the static analysis either knows exactly or cannot know.
 ///
 /// Serialises as the plain JSON value, or `{"dynamic": "<source text>"}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Known<T> {
     Dynamic { dynamic: String },
     Value(T),
+}
+
+/// What `#[serde(untagged)]` would accept, without its cost: untagged buffers
+/// every value and builds an error message for each one that is not
+/// `{"dynamic": ...}`, which was most of the time a warm audit spent decoding
+/// cached flags. A map whose `dynamic` is a string is dynamic (other keys
+/// ignored, as untagged did); anything else is a `T`.
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Known<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        if let Some(serde_json::Value::String(text)) = value.as_object().and_then(|map| map.get("dynamic")) {
+            return Ok(Known::Dynamic { dynamic: text.clone() });
+        }
+        T::deserialize(value).map(Known::Value).map_err(serde::de::Error::custom)
+    }
 }
 
 impl<T> Known<T> {
@@ -263,5 +278,27 @@ impl EngineSurface {
             .binary_search_by(|m| m.name.as_str().cmp(dotted))
             .ok()
             .map(|i| &self.modules[i])
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_values_read_back_as_untagged_wrote_them() {
+        let read = |json: &str| serde_json::from_str::<Known<PyValue>>(json).unwrap();
+        assert_eq!(read(r#"{"dynamic": "choices()"}"#), Known::dynamic("choices()"));
+        assert_eq!(read(r#"{"dynamic": "x", "note": 1}"#), Known::dynamic("x"), "other keys are ignored");
+        assert_eq!(read(r#"{"dynamic": 3}"#), Known::Value(serde_json::json!({"dynamic": 3})));
+        assert_eq!(read(r#"["auto"]"#), Known::Value(serde_json::json!(["auto"])));
+        assert_eq!(read("null"), Known::Value(PyValue::Null));
+        let choices: Known<Vec<PyValue>> = serde_json::from_str(r#"[1, "a", null]"#).unwrap();
+        assert_eq!(choices, Known::Value(vec![serde_json::json!(1), serde_json::json!("a"), PyValue::Null]));
+        assert!(serde_json::from_str::<Known<Vec<PyValue>>>("7").is_err(), "not a list, not dynamic");
+        for k in [Known::dynamic("d"), Known::Value(serde_json::json!({"a": [1, 2.5, "s"]}))] {
+            assert_eq!(read(&serde_json::to_string(&k).unwrap()), k);
+        }
     }
 }
