@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The performance harness: the audit cold and warm, against the floor (git
 # archive of both SGLang tags) and the naive approach (parse every .py file),
-# and the whole SGLang recipe tree against the nine 8k1k recipes. Medians over
-# RUNS runs (default 5); peak RSS is the maximum over the runs.
+# and the whole SGLang recipe tree against the nine 8k1k recipes. RUNS rounds
+# (default 5), each running every case once; medians of the wall times, ratios
+# as the median of each round's pair; peak RSS from one more run of each case.
 #
 #     scripts/bench.sh            # builds the release binary and the parse_all example first
 #     RUNS=9 scripts/bench.sh
@@ -21,24 +22,41 @@ if [[ -z "${BENCH_BIN:-}" ]]; then
 fi
 SG="$CORPUS/sglang.git"
 
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, $RUNS runs each" >&2
-# shellcheck disable=SC2046
-measure cold "$RUNS" clear_cache $(audit_cmd "$NINE")
-$(audit_cmd "$NINE") >/dev/null 2>&1 || true # fill the cache
-# shellcheck disable=SC2046
-measure warm "$RUNS" no_prep $(audit_cmd "$NINE")
-measure floor "$RUNS" no_prep bash -c 'git -C "$0" archive v0.5.12.post1 >/dev/null && git -C "$0" archive v0.5.19 >/dev/null' "$SG"
-measure parse_all "$RUNS" no_prep "$PARSE_ALL" parse "$SG" v0.5.12.post1 v0.5.19
-# shellcheck disable=SC2046
-measure scale "$RUNS" clear_cache $(audit_cmd "$RECIPES")
-# shellcheck disable=SC2046
-measure scale_warm "$RUNS" no_prep $(audit_cmd "$RECIPES")
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, $RUNS rounds" >&2
+FLOOR=(bash -c 'git -C "$0" archive v0.5.12.post1 >/dev/null && git -C "$0" archive v0.5.19 >/dev/null' "$SG")
+NAIVE=("$PARSE_ALL" parse "$SG" v0.5.12.post1 v0.5.19)
+read -r -a AUDIT_NINE <<<"$(audit_cmd "$NINE")"
+read -r -a AUDIT_ALL <<<"$(audit_cmd "$RECIPES")"
+WALLS_cold=() WALLS_warm=() WALLS_floor=() WALLS_parse_all=() WALLS_scale=() WALLS_scale_warm=()
+# One timed run of every case per round. A cold run fills the cache its warm
+# case reads; a warm run straight after the run that filled the cache measured
+# up to half again slower here (that run's writes and freed memory still being
+# handled), so each warm case is timed on its second run, as a later audit
+# would see it.
+for ((round = 0; round < RUNS; round++)); do
+    time_once cold clear_cache "${AUDIT_NINE[@]}"
+    time_once floor no_prep "${FLOOR[@]}"
+    "${AUDIT_NINE[@]}" >/dev/null 2>&1 || true
+    time_once warm no_prep "${AUDIT_NINE[@]}"
+    time_once scale clear_cache "${AUDIT_ALL[@]}"
+    time_once parse_all no_prep "${NAIVE[@]}"
+    "${AUDIT_ALL[@]}" >/dev/null 2>&1 || true
+    time_once scale_warm no_prep "${AUDIT_ALL[@]}"
+done
+for name in cold warm floor parse_all scale scale_warm; do median_of "$name"; done
+peak_rss cold clear_cache "${AUDIT_NINE[@]}"
+peak_rss warm no_prep "${AUDIT_NINE[@]}"
+peak_rss floor no_prep "${FLOOR[@]}"
+peak_rss parse_all no_prep "${NAIVE[@]}"
+peak_rss scale clear_cache "${AUDIT_ALL[@]}"
+peak_rss scale_warm no_prep "${AUDIT_ALL[@]}"
 echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 verdict() { if [[ $(echo "$1 <= $2" | bc -l) == 1 ]]; then echo "met"; else echo "MISSED"; fi; }
-R_COLD=$(ratio "$MED_cold" "$MED_floor")
-R_WARM=$(ratio "$MED_warm" "$MED_cold")
-R_SCALE=$(ratio "$MED_scale" "$MED_cold")
+# Ratios are medians of the same round's pair, not ratios of medians.
+R_COLD=$(paired_ratio cold floor)
+R_WARM=$(paired_ratio warm cold)
+R_SCALE=$(paired_ratio scale cold)
 cat <<TABLE
 
 | case | median s | peak RSS MB | ratio |
@@ -46,9 +64,9 @@ cat <<TABLE
 | 1. audit, nine 8k1k recipes, cold cache | $MED_cold | $RSS_cold | $R_COLD × floor (target ≤ 1.0: $(verdict "$R_COLD" 1.0)) |
 | 2. same, warm cache | $MED_warm | $RSS_warm | $R_WARM × cold (target ≤ 0.05: $(verdict "$R_WARM" 0.05)) |
 | 3. floor: git archive of both SGLang tags | $MED_floor | $RSS_floor | 1 |
-| 4. naive: tree-sitter parse of every .py of both tags | $MED_parse_all | $RSS_parse_all | $(ratio "$MED_parse_all" "$MED_cold") × cold |
+| 4. naive: tree-sitter parse of every .py of both tags | $MED_parse_all | $RSS_parse_all | $(paired_ratio parse_all cold) × cold |
 | 5. audit, every SGLang recipe, cold | $MED_scale | $RSS_scale | $R_SCALE × case 1 (target ≤ 1.3: $(verdict "$R_SCALE" 1.3)) |
-| 5w. same, warm | $MED_scale_warm | $RSS_scale_warm | $(ratio "$MED_scale_warm" "$MED_warm") × case 2 |
+| 5w. same, warm | $MED_scale_warm | $RSS_scale_warm | $(paired_ratio scale_warm warm) × case 2 |
 
 peak RSS cold: $RSS_cold MB (target ≤ 300: $(verdict "$RSS_cold" 300))
 TABLE

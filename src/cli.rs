@@ -348,6 +348,8 @@ pub struct DemoArgs {
 /// Parse arguments, run, and map the outcome to the documented exit codes:
 /// 0 clean, 1 findings at/above `--fail-on`, 2 bad input or usage.
 pub fn main() -> ExitCode {
+    // Spans' start offsets count from here.
+    let _main = crate::trace::span(|| "main".into());
     crate::source::tls::defer_certificate_loading();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

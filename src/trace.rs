@@ -27,13 +27,25 @@ pub struct Span {
 
 impl Drop for Span {
     fn drop(&mut self) {
-        eprintln!("[trace] {:>9.1} ms  {}", self.start.elapsed().as_secs_f64() * 1e3, self.name);
+        // The start offset shows what overlapped: spans of parallel work print
+        // in the order they end.
+        let from = self.start.saturating_duration_since(*origin()).as_secs_f64() * 1e3;
+        eprintln!("[trace] {:>9.1} ms  (from {from:>6.1})  {}", self.start.elapsed().as_secs_f64() * 1e3, self.name);
     }
+}
+
+/// When tracing began: the first span of the process.
+fn origin() -> &'static Instant {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    ORIGIN.get_or_init(Instant::now)
 }
 
 /// Start a span; the name is only built when tracing is on.
 pub fn span(name: impl FnOnce() -> String) -> Option<Span> {
-    enabled().then(|| Span { name: name(), start: Instant::now() })
+    enabled().then(|| {
+        origin();
+        Span { name: name(), start: Instant::now() }
+    })
 }
 
 /// Record one tree-sitter parse.
