@@ -135,7 +135,11 @@ pub fn parse_rule(text: &str, origin: RuleOrigin) -> Result<Rule, RuleError> {
         let (src, at_span) = snippet(&file, text, at.0, at.1);
         RuleError::Parse { file: file.clone(), line: at.0, column: at.1, message, src, at: at_span }
     })?;
-    validate(&spec).map_err(|Invalid { key, message }| {
+    let checked = validate(&spec).and_then(|()| match origin {
+        RuleOrigin::File(_) => compile_patterns(&spec.when, "when"),
+        RuleOrigin::BuiltIn(_) => Ok(()),
+    });
+    checked.map_err(|Invalid { key, message }| {
         let (line, column) = locate::key_path(text, &key);
         let (src, at) = snippet(&file, text, line, column);
         RuleError::Invalid { file, line, column, key, message, src, at }
@@ -252,6 +256,19 @@ fn validate_when(w: &When, key: &str) -> Result<(), Invalid> {
         When::Flag(c) => validate_value_cond(c, &format!("{key}.flag")),
         When::Env(c) => validate_value_cond(c, &format!("{key}.env")),
         When::Model(_) | When::GpuType(_) | When::Precision(_) => Ok(()),
+    }
+}
+
+/// Compile every model pattern of a rule read from `--rules` (see [`model::Pattern`]).
+fn compile_patterns(w: &When, key: &str) -> Result<(), Invalid> {
+    match w {
+        When::All(items) | When::Any(items) => {
+            let kind = if matches!(w, When::All(_)) { "all" } else { "any" };
+            items.iter().enumerate().try_for_each(|(i, c)| compile_patterns(c, &format!("{key}.{kind}[{i}]")))
+        }
+        When::Not(inner) => compile_patterns(inner, &format!("{key}.not")),
+        When::Model(c) => c.matches.compile().map(drop).map_err(|message| invalid(&format!("{key}.model.matches"), message)),
+        When::Flag(_) | When::Env(_) | When::GpuType(_) | When::Precision(_) => Ok(()),
     }
 }
 

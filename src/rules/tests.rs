@@ -36,6 +36,29 @@ fn shipped_rules_load() {
 }
 
 #[test]
+fn shipped_model_patterns_compile() {
+    // Shipped rules build their regexes on first use: this is where a pattern
+    // that parses but cannot be built would show.
+    for rule in load_rules(&[]).unwrap() {
+        compile_patterns(&rule.spec.when, "when").unwrap_or_else(|e| panic!("{}: {}: {}", rule.spec.id, e.key, e.message));
+    }
+}
+
+#[test]
+fn a_user_pattern_too_big_to_build_is_located_when_the_rule_loads() {
+    // It parses; only building it fails (the regex size limit).
+    let huge = MINIMAL.replace("when: {flag: {name: x, equals: 'on'}}", "when: {all: [{model: {matches: '(?:\\w{100}){100}(?:\\w{100}){100}'}}]}");
+    let err = parse_rule(&huge, origin()).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("when.all[0].model.matches") && text.contains("size limit"), "{text}");
+    // A shipped rule with the same pattern would only fail on use, as no match.
+    let shipped = parse_rule(&huge, RuleOrigin::BuiltIn("R900.yaml".into())).unwrap();
+    let When::All(items) = &shipped.spec.when else { panic!() };
+    let When::Model(c) = &items[0] else { panic!() };
+    assert!(!c.matches.is_match("deepseek"));
+}
+
+#[test]
 fn the_first_bad_rule_in_file_order_is_the_one_reported() {
     // Rules parse in parallel; which error is shown must not depend on timing.
     let dir = tempfile::tempdir().unwrap();

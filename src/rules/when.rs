@@ -123,7 +123,7 @@ impl<'a> Ctx<'a> {
             When::Not(inner) => !self.holds(inner, &mut Vec::new()),
             When::Flag(c) => self.flag(c, matched),
             When::Env(c) => self.env(c, matched),
-            When::Model(c) => self.model_names().iter().any(|m| c.matches.0.is_match(m)),
+            When::Model(c) => self.model_names().iter().any(|m| c.matches.is_match(m)),
             When::GpuType(c) => in_set(self.deployment.gpu_type.as_deref(), &c.one_of),
             When::Precision(c) => in_set(self.deployment.precision.as_deref(), &c.one_of),
         }
