@@ -1179,36 +1179,58 @@ fn pack_objects(git_dir: &Path) -> PathBuf {
     std::fs::read_dir(&pack_dir).unwrap().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|e| e == "pack")).unwrap()
 }
 
-#[test]
-fn a_damaged_pack_is_named_never_a_panic() {
-    // Zero each 64-byte window of the pack in turn: entry headers, deltas and
-    // compressed data. git2's header read panicked on an entry whose type
-    // became 0; every run must end (exit 0, 1 or 2) and name what it could not read.
-    let w = ws();
-    w.write("ok.yaml", OK_RECIPE);
-    let pack = pack_objects(&w.sglang);
-    let bytes = std::fs::read(&pack).unwrap();
-    make_writable(&pack);
-    let mut bad_headers = 0;
-    // The 12-byte pack header is libgit2's to check when it opens the pack.
-    for start in (12..bytes.len() - 20).step_by(64) {
+/// Audit once per 64-byte window of `file` (after its first `skip` bytes and
+/// before its 20-byte checksum), with that window passed through `damage`.
+/// Every run must end (exit 0, 1 or 2) without a panic; returns the problems
+/// the runs reported, joined.
+fn audit_each_window_damaged(w: &Ws, file: &Path, skip: usize, damage: impl Fn(&mut [u8])) -> String {
+    let bytes = std::fs::read(file).unwrap();
+    make_writable(file);
+    let mut problems = String::new();
+    for start in (skip..bytes.len() - 20).step_by(64) {
         let mut damaged = bytes.clone();
-        damaged[start..(start + 64).min(bytes.len() - 20)].fill(0);
-        std::fs::write(&pack, &damaged).unwrap();
+        damage(&mut damaged[start..(start + 64).min(bytes.len() - 20)]);
+        std::fs::write(file, &damaged).unwrap();
         let mut cmd = w.audit(&["ok.yaml", "--to", "v1.1.0", "--format", "json"]);
         // A fresh fact cache each time: facts are keyed by blob id, which damage does not change.
         cmd.env("XDG_CACHE_HOME", w.root.join(format!("xdg-{start}"))).timeout(std::time::Duration::from_secs(60));
         let out = cmd.output().expect("the audit finishes within 60 s");
         let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(matches!(out.status.code(), Some(0..=2)), "zeroed at {start}: {:?}\n{stdout}\n{stderr}", out.status.code());
-        assert!(!stderr.contains("panicked"), "zeroed at {start}: {stderr}");
-        if out.status.code() != Some(2) {
-            let report: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("zeroed at {start}: {e}: {stdout}"));
-            bad_headers += report["problems"].to_string().matches("damaged object header").count();
+        let at = format!("{} damaged at {start}", file.display());
+        assert!(matches!(out.status.code(), Some(0..=2)), "{at}: {:?}\n{stdout}\n{stderr}", out.status.code());
+        assert!(!stderr.contains("panicked"), "{at}: {stderr}");
+        if out.status.code() == Some(2) {
+            problems.push_str(&stdout);
+        } else {
+            let report: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{at}: {e}: {stdout}"));
+            problems.push_str(&report["problems"].to_string());
         }
     }
-    std::fs::write(&pack, &bytes).unwrap();
-    assert!(bad_headers > 0, "no window hit an entry's type: the sweep no longer covers the case that panicked");
+    std::fs::write(file, &bytes).unwrap();
+    problems
+}
+
+#[test]
+fn a_damaged_pack_is_named_never_a_panic() {
+    // Zero each window of the pack in turn: entry headers, deltas and
+    // compressed data. git2's header read panicked on an entry whose type
+    // became 0. (The 12-byte pack header is checked when libgit2 opens it.)
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    let pack = pack_objects(&w.sglang);
+    let problems = audit_each_window_damaged(&w, &pack, 12, |window| window.fill(0));
+    assert!(problems.contains("damaged object header"), "no window hit an entry's type: the sweep no longer covers the case that panicked");
+}
+
+#[test]
+fn a_damaged_pack_index_is_never_a_panic() {
+    // The index: fan-out table, object ids, CRCs and offsets, each window's
+    // bits flipped (an offset past the pack's end, ids out of order).
+    let w = ws();
+    w.write("ok.yaml", OK_RECIPE);
+    let index = pack_objects(&w.sglang).with_extension("idx");
+    let problems = audit_each_window_damaged(&w, &index, 8, |window| window.iter_mut().for_each(|b| *b ^= 0xff));
+    assert!(problems.contains("git error"), "no damage was noticed: {problems}");
 }
 
 #[test]
