@@ -14,13 +14,13 @@ use crate::extract::consumer::UseKind;
 use crate::recipe::{Deployment, RecipeFile, RecipeKind};
 use crate::report::{Finding, Location};
 use crate::source::OpenOptions;
-use crate::surface::ExtractWarning;
+use crate::surface::{EngineSurface, ExtractWarning};
 pub use engines::Engines;
 use engines::EngineHandle;
 use deployment_refs::{derive_refs, DeploymentRefs};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 #[derive(Debug, Clone, Default)]
 pub struct AuditOptions {
@@ -282,6 +282,15 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
     // The flag and env checks and the changed defaults read only one recipe and
     // the shared surfaces: they run in parallel, and are emitted below in
     // deployment order (the output does not depend on the thread count).
+    // Changed defaults are a property of the pair of releases, shared by the
+    // deployments that bump between them (keyed by the surfaces' addresses).
+    let pair_key = |bump: &check::Bump| bump.from.map(|from| (from as *const EngineSurface as usize, bump.to as *const EngineSurface as usize));
+    let mut pair_defaults: HashMap<(usize, usize), Vec<check::flags::DefaultChange>> = HashMap::new();
+    for bump in surfaces.iter().flatten().map(DeploymentSurfaces::bump) {
+        if let (Some(key), Some(from)) = (pair_key(&bump), bump.from) {
+            pair_defaults.entry(key).or_insert_with(|| check::flags::default_changes(from, bump.to));
+        }
+    }
     let checked: Vec<Option<(Vec<Finding>, Vec<check::flags::DefaultChange>)>> = audited
         .par_iter()
         .zip(&surfaces)
@@ -290,7 +299,8 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
             let mut found = Vec::new();
             check::flags::check_deployment(file, dep, bump, &mut found);
             check::env::check_deployment(file, dep, bump, &mut found);
-            Some((found, check::flags::changed_defaults(dep, bump)))
+            let pair = pair_key(&bump).and_then(|k| pair_defaults.get(&k)).map_or(&[][..], Vec::as_slice);
+            Some((found, check::flags::changed_defaults(dep, bump, pair)))
         })
         .collect();
     for (((file, dep, refs), s), checked) in audited.iter().zip(&surfaces).zip(checked) {

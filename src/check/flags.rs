@@ -7,7 +7,7 @@ use super::Bump;
 use crate::codes::Code;
 use crate::recipe::{Deployment, FlagUse, FlagValue, RecipeFile, RecipeKind};
 use crate::report::{EvidenceRef, Finding, Fix, Location};
-use crate::surface::{Flag, FlagDeprecationKind, Known};
+use crate::surface::{EngineSurface, Flag, FlagDeprecationKind, Known};
 
 /// The option string a recipe key stands for (`cuda-graph-max-bs` → `--cuda-graph-max-bs`).
 pub fn option_of(name: &str) -> String {
@@ -247,19 +247,13 @@ pub struct DefaultChange<'a> {
     pub to: &'a Known<serde_json::Value>,
 }
 
-/// EA007 inputs: every non-deprecated flag whose known default differs, that no
-/// role of the deployment sets.
-pub fn changed_defaults<'a>(dep: &Deployment, bump: Bump<'a>) -> Vec<DefaultChange<'a>> {
-    let Some(from) = bump.from else { return Vec::new() };
-    let set: std::collections::BTreeSet<String> = dep
-        .roles
-        .iter()
-        .flat_map(|r| r.flag_uses(|n| is_switch(&bump, n)))
-        .filter_map(|u| bump.to.flag(&option_of(&u.name)).map(|f| f.dest.clone()))
-        .collect();
+/// Every non-deprecated flag whose known default differs between the two
+/// releases: the part of [`changed_defaults`] that is the same for every
+/// deployment of a bump, computed once per pair of releases.
+pub fn default_changes<'a>(from: &'a EngineSurface, to: &'a EngineSurface) -> Vec<DefaultChange<'a>> {
     let mut out = Vec::new();
-    for new in &bump.to.flags {
-        if new.deprecated.is_some() || set.contains(&new.dest) || new.action == "help" || new.dest == "help" {
+    for new in &to.flags {
+        if new.deprecated.is_some() || new.action == "help" || new.dest == "help" {
             continue;
         }
         let Some(old) = from.flag(new.canonical()).filter(|o| o.deprecated.is_none()) else { continue };
@@ -270,4 +264,19 @@ pub fn changed_defaults<'a>(dep: &Deployment, bump: Bump<'a>) -> Vec<DefaultChan
         }
     }
     out
+}
+
+/// EA007 inputs: the pair's [`default_changes`] that no role of the deployment
+/// sets.
+pub fn changed_defaults<'a>(dep: &Deployment, bump: Bump<'a>, pair: &[DefaultChange<'a>]) -> Vec<DefaultChange<'a>> {
+    if bump.from.is_none() {
+        return Vec::new();
+    }
+    let set: std::collections::BTreeSet<String> = dep
+        .roles
+        .iter()
+        .flat_map(|r| r.flag_uses(|n| is_switch(&bump, n)))
+        .filter_map(|u| bump.to.flag(&option_of(&u.name)).map(|f| f.dest.clone()))
+        .collect();
+    pair.iter().filter(|c| !set.contains(&c.flag.dest)).cloned().collect()
 }
