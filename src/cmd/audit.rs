@@ -305,7 +305,7 @@ pub fn write_reports(result: &AuditReport, out: &ReportArgs, audit_opts: &AuditO
     Ok(())
 }
 
-/// Colour only on a terminal, and never with `NO_COLOR` set (https://no-color.org).
+/// Colour only on a terminal, and never with `NO_COLOR` set (<https://no-color.org>).
 pub fn use_color() -> bool {
     use std::io::IsTerminal;
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())

@@ -21,7 +21,7 @@ use crate::surface::ExtractWarning;
 pub use crate::extract::parsed::MAX_SOURCE_BYTES;
 
 /// Read and parse one file of the package for fact extraction (shared with the
-/// other extractors: see [`parsed`](crate::extract::parsed)). Unreadable and
+/// other extractors: see [`crate::extract::parsed`]). Unreadable and
 /// oversized files yield `None` and a warning naming the file; invalid UTF-8 is
 /// replaced and syntax errors yield the partial tree, each with a warning.
 pub fn parse_module_file(
