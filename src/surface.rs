@@ -281,7 +281,6 @@ impl EngineSurface {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

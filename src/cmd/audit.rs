@@ -84,8 +84,9 @@ pub fn exit_code(report: &AuditReport, fail_on: FailOn) -> ExitCode {
     gate(report, fail_on)
 }
 
-/// Flags first, then the config file, then the built-in defaults.
-/// Everything an audit needs from the flags and the config, except the rules.
+/// Everything an audit needs from the flags and the config, except the rules
+/// (loaded by the caller beside the recipes): flags first, then the config
+/// file, then the built-in defaults.
 fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
     let recipes_dir = args.recipes_dir.clone().or_else(|| config.file.recipes_dir.clone()).unwrap_or_else(|| DEFAULT_RECIPES_DIR.into());
     let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir };
@@ -106,7 +107,6 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
             "no engine source given"
         ));
     }
-    // The rules are loaded by the caller, beside the recipes.
     let opts = AuditOptions { master_key: args.key.clone(), ..base };
     Ok(Inputs {
         paths,

@@ -29,7 +29,7 @@ impl EngineRepo {
     /// Like [`resolve`](Self::resolve), but `None` when nothing matches, without
     /// listing the nearest tags: for callers trying several spellings of a ref.
     pub fn try_resolve(&self, wanted: &str) -> Result<Option<ResolvedRef>, SourceError> {
-        if let Some(found) = self.resolve_local(wanted)? {
+        if let Some(found) = self.resolve_local(&LooseGuard::new(self.repo.path()), wanted)? {
             return Ok(Some(found));
         }
         if let Some(url) = &self.url {
@@ -40,23 +40,23 @@ impl EngineRepo {
                 });
             }
             fetch_all(&self.repo, url)?;
-            return self.resolve_local(wanted);
+            // The fetch may have added loose objects: look again.
+            return self.resolve_local(&LooseGuard::new(self.repo.path()), wanted);
         }
         Ok(None)
     }
 
-    fn resolve_local(&self, wanted: &str) -> Result<Option<ResolvedRef>, SourceError> {
-        let guard = LooseGuard::new(self.repo.path());
+    fn resolve_local(&self, guard: &LooseGuard, wanted: &str) -> Result<Option<ResolvedRef>, SourceError> {
         for name in candidate_refs(wanted) {
             if let Ok(reference) = self.repo.find_reference(&name) {
-                let commit = self.reference_commit(&guard, &reference, &name)?.ok_or_else(|| SourceError::Git {
+                let commit = self.reference_commit(guard, &reference, &name)?.ok_or_else(|| SourceError::Git {
                     repo: self.spec.clone(),
                     message: format!("{name} does not point at a commit"),
                 })?;
                 return Ok(Some(ResolvedRef { wanted: wanted.to_string(), matched: name, commit: commit.to_string() }));
             }
         }
-        if let Some(commit) = self.commit_by_id(&guard, wanted)? {
+        if let Some(commit) = self.commit_by_id(guard, wanted)? {
             let commit = commit.to_string();
             return Ok(Some(ResolvedRef { wanted: wanted.to_string(), matched: commit.clone(), commit }));
         }
@@ -128,7 +128,7 @@ impl EngineRepo {
                 Err(_) => None,
             }
         } else {
-            match self.resolve_local(name)? {
+            match self.resolve_local(&guard, name)? {
                 Some(found) => Oid::from_str(&found.commit).ok(),
                 None => match self.repo.find_reference(&format!("refs/remotes/{name}")) {
                     Ok(reference) => self.reference_commit(&guard, &reference, name)?,
@@ -174,13 +174,13 @@ impl EngineRepo {
         branch: Option<&str>,
         unix_time: i64,
     ) -> Result<Option<String>, SourceError> {
+        let guard = LooseGuard::new(self.repo.path());
         let start = match branch {
             Some(b) => self.resolve(b)?.commit,
-            None => self.default_branch_commit()?,
+            None => self.default_branch_commit(&guard)?,
         };
         // First parents, newest first, as `git log --first-parent` walks them.
         // Ids are not re-hashed on read, so a forged parent could close a loop.
-        let guard = LooseGuard::new(self.repo.path());
         let mut seen = std::collections::HashSet::new();
         let mut next = Some(Oid::from_str(&start).map_err(|e| git_err(&self.spec, e))?);
         while let Some(oid) = next.filter(|oid| seen.insert(*oid)) {
@@ -196,21 +196,20 @@ impl EngineRepo {
 
     /// The commit HEAD points at (or the default branch's tip).
     pub fn resolve_head(&self) -> Result<String, SourceError> {
-        self.default_branch_commit()
+        self.default_branch_commit(&LooseGuard::new(self.repo.path()))
     }
 
     /// Tip of the default branch: HEAD when it resolves, else the usual main-line
     /// names (a bare cache's HEAD may name a branch the remote does not have).
-    fn default_branch_commit(&self) -> Result<String, SourceError> {
-        let guard = LooseGuard::new(self.repo.path());
+    fn default_branch_commit(&self, guard: &LooseGuard) -> Result<String, SourceError> {
         if let Ok(head) = self.repo.head() {
-            if let Some(commit) = self.reference_commit(&guard, &head, "HEAD")? {
+            if let Some(commit) = self.reference_commit(guard, &head, "HEAD")? {
                 return Ok(commit.to_string());
             }
         }
         for name in ["refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master", "refs/heads/main", "refs/heads/master"] {
             if let Ok(reference) = self.repo.find_reference(name) {
-                if let Some(commit) = self.reference_commit(&guard, &reference, name)? {
+                if let Some(commit) = self.reference_commit(guard, &reference, name)? {
                     return Ok(commit.to_string());
                 }
             }
@@ -221,5 +220,4 @@ impl EngineRepo {
             nearest: Vec::new(),
         })
     }
-
 }
