@@ -205,8 +205,8 @@ fn revisions_resolve_as_git_spells_them() {
 }
 
 /// A loose object cut short makes libgit2 1.9 loop forever; every way of
-/// reaching a commit (tag, branch, id, HEAD, `~N`, a nightly's date) must
-/// check it first and fail with a git error.
+/// reaching a commit (tag, branch, id, HEAD, `~N`, rev-parse syntax, a
+/// nightly's date) must check it first and fail with a git error.
 #[test]
 fn a_truncated_commit_is_a_git_error_on_every_way_to_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -220,12 +220,13 @@ fn a_truncated_commit_is_a_git_error_on_every_way_to_it() {
 
     let spec = dir.path().to_str().unwrap().to_string();
     type Attempt = fn(&EngineRepo, &str) -> Result<(), SourceError>;
-    let attempts: [(&str, Attempt); 6] = [
+    let attempts: [(&str, Attempt); 7] = [
         ("annotated tag", |r, _| r.resolve("v0.2.0").map(drop)),
         ("branch", |r, _| r.resolve("main").map(drop)),
         ("commit id", |r, id| r.resolve(id).map(drop)),
         ("HEAD", |r, _| r.resolve_head().map(drop)),
         ("HEAD~1", |r, _| r.resolve_revision("HEAD~1").map(drop)),
+        ("main@{0} (rev-parse)", |r, _| r.resolve_revision("main@{0}").map(drop)),
         ("nightly date", |r, _| r.last_commit_at_or_before(None, 1_800_000_000).map(drop)),
     ];
     // Cut in the middle, libgit2 1.9 loops; cut in the checksum, it errs, but

@@ -297,6 +297,29 @@ impl LooseGuard {
         }
         loose::check(&self.objects, &oid.to_string()).map_err(|m| SourceError::Git { repo: repo.to_string(), message: format!("{what}: {m}") })
     }
+
+    /// An error when any loose object would not inflate completely: before
+    /// handing libgit2 a revision whose objects cannot be known in advance
+    /// (`main@{u}`, `:/text` walks history). Costs one inflate per loose object,
+    /// so only that rare path pays it.
+    fn check_all(&self, repo: &str, what: &str) -> Result<(), SourceError> {
+        if !self.any {
+            return Ok(());
+        }
+        let Ok(folders) = std::fs::read_dir(&self.objects) else { return Ok(()) };
+        for folder in folders.flatten() {
+            let prefix = folder.file_name();
+            let Some(prefix) = prefix.to_str().filter(|p| p.len() == 2) else { continue };
+            let Ok(files) = std::fs::read_dir(folder.path()) else { continue };
+            for file in files.flatten() {
+                let Some(rest) = file.file_name().to_str().map(str::to_string) else { continue };
+                // `check` skips names that are not hex, such as a temporary file.
+                loose::check(&self.objects, &format!("{prefix}{rest}"))
+                    .map_err(|m| SourceError::Git { repo: repo.to_string(), message: format!("{what}: loose object {prefix}{rest}: {m}") })?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One repository handle per worker thread. `git2::Repository` is Send but not

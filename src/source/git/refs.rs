@@ -115,13 +115,18 @@ impl EngineRepo {
 
     /// A revision as a user spells a PR's base or head: a tag, branch,
     /// `origin/main`, commit id or `HEAD`, then any `~N`/`^N` steps. Every object
-    /// on the way is checked like the rest; only other syntax (`main@{u}`) is
-    /// left to libgit2's `rev-parse`. `None` when the name matches nothing.
+    /// on the way is checked like the rest. Other syntax (`main@{u}`, `:/fix`)
+    /// is libgit2's `rev-parse`, which may read any object, so every loose
+    /// object is checked first. `None` when the name matches nothing.
     pub fn resolve_revision(&self, rev: &str) -> Result<Option<String>, SourceError> {
-        let Some((name, steps)) = split_revision(rev) else {
-            return Ok(self.repo.revparse_single(rev).and_then(|o| o.peel_to_commit()).ok().map(|c| c.id().to_string()));
-        };
         let guard = LooseGuard::new(self.repo.path());
+        let Some((name, steps)) = split_revision(rev) else {
+            guard.check_all(&self.spec, rev)?;
+            return match self.repo.revparse_single(rev) {
+                Ok(object) => Ok(self.peel_checked(&guard, object.id(), rev)?.map(|c| c.to_string())),
+                Err(_) => Ok(None),
+            };
+        };
         let start = if name == "HEAD" || name == "@" {
             match self.repo.head() {
                 Ok(head) => self.reference_commit(&guard, &head, "HEAD")?,
