@@ -350,7 +350,6 @@ pub struct DemoArgs {
 pub fn main() -> ExitCode {
     // Spans' start offsets count from here.
     let _main = crate::trace::span(|| "main".into());
-    crate::source::tls::defer_certificate_loading();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

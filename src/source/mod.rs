@@ -10,7 +10,6 @@ mod loose;
 mod mem;
 mod open;
 mod resolve;
-pub mod tls;
 
 pub use dir::DirTree;
 pub use discover::{discover_package_root, Engine};

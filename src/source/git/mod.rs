@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 mod refs;
+mod smart_http;
 
 #[derive(Debug, Clone, Default)]
 pub struct OpenOptions {
@@ -236,7 +237,7 @@ fn display_name(spec: &str) -> String {
 /// Fetch every tag and branch. Hooks never run (libgit2 has none) and submodules
 /// are not followed.
 fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
-    super::tls::load_certificates();
+    smart_http::register().map_err(|message| SourceError::Fetch { url: url.to_string(), message })?;
     let mut remote = repo
         .find_remote("origin")
         .or_else(|_| repo.remote_anonymous(url))
