@@ -97,6 +97,7 @@ pub fn evaluate_with(
         if !ctx.holds(&rule.spec.when, &mut matched) {
             continue;
         }
+        index.prefetch(&rule.spec.evidence);
         let Some(cites) = index.all(&rule.spec.evidence, &ctx) else { continue };
         if cites.is_empty() {
             // Only negative evidence held: not enough to fire.

@@ -33,16 +33,7 @@ pub fn is_glob(pattern: &str) -> bool {
 /// class is given. Methods nested in `if` blocks of a class body count too.
 pub fn find_functions<'t>(file: &'t PyFile, class: Option<&str>, name: &str) -> Vec<Node<'t>> {
     let scopes: Vec<Node<'t>> = match class {
-        Some(cls) => {
-            let mut found = Vec::new();
-            walk(file.root(), |n| {
-                if n.kind() == "class_definition" && def_name(file, n) == Some(cls) {
-                    found.push(n);
-                }
-                true
-            });
-            found.into_iter().filter_map(|c| c.child_by_field_name("body")).collect()
-        }
+        Some(cls) => class_bodies(file, cls),
         None => vec![file.root()],
     };
     let mut out = Vec::new();
@@ -54,12 +45,54 @@ pub fn find_functions<'t>(file: &'t PyFile, class: Option<&str>, name: &str) -> 
             }
             // Inside a class scope, do not descend into nested classes: their
             // methods are not this class's.
-            !(class.is_some() && n.kind() == "class_definition" && n != scope)
+            may_hold_definitions(n) && !(class.is_some() && n.kind() == "class_definition" && n != scope)
         });
     }
     out.sort_by_key(|n| n.start_byte());
     out.dedup();
     out
+}
+
+/// The body of every class named `class` in the file, nested ones included (a
+/// class defined in several branches counts each time).
+pub fn class_bodies<'f>(file: &'f PyFile, class: &str) -> Vec<Node<'f>> {
+    let mut out = Vec::new();
+    walk(file.root(), |n| {
+        if n.kind() == "class_definition" && def_name(file, n) == Some(class) {
+            out.extend(n.child_by_field_name("body"));
+        }
+        may_hold_definitions(n)
+    });
+    out
+}
+
+/// Whether a `def` or `class` can sit below `node`. In a well-formed tree they
+/// are statements, so only a module, a block and the statements and clauses
+/// that hold blocks can contain them; a subtree with a syntax error can hold
+/// anything. Walks for definitions skip the rest: most nodes of a model file
+/// are expressions (the rules' walks over two such files were ~100M
+/// instructions of a cold audit, all on its serial tail).
+fn may_hold_definitions(node: Node) -> bool {
+    node.has_error()
+        || matches!(
+            node.kind(),
+            "module"
+                | "block"
+                | "class_definition"
+                | "function_definition"
+                | "decorated_definition"
+                | "if_statement"
+                | "elif_clause"
+                | "else_clause"
+                | "for_statement"
+                | "while_statement"
+                | "try_statement"
+                | "except_clause"
+                | "finally_clause"
+                | "with_statement"
+                | "match_statement"
+                | "case_clause"
+        )
 }
 
 pub fn def_name<'f>(file: &'f PyFile, node: Node) -> Option<&'f str> {
@@ -191,6 +224,69 @@ X: int = 3
         let lines: Vec<u32> = find_functions(&file, Some("A"), "f").iter().map(|n| file.line(*n)).collect();
         assert_eq!(lines, [2, 13]);
         assert_eq!(find_functions(&file, None, "f").len(), 4);
+    }
+
+    /// Definitions in every statement that holds a block, decorated ones, and
+    /// ones inside a syntax error: the pruned walks must find what a walk over
+    /// every node finds.
+    #[test]
+    fn definition_walks_skip_only_what_cannot_hold_a_definition() {
+        let src = "\
+@decorator
+def f(): pass
+try:
+    def f(): pass
+except ImportError:
+    def f(): pass
+finally:
+    def f(): pass
+with open(p) as h:
+    class A:
+        def f(self): pass
+for i in x:
+    def f(): pass
+else:
+    def f(): pass
+while y:
+    def f(): pass
+if a:
+    pass
+elif b:
+    def f(): pass
+else:
+    class A:
+        @property
+        def f(self): pass
+match m:
+    case 1:
+        def f(): pass
+def outer():
+    def f(): pass
+    class A:
+        def f(self): pass
+x = [
+    def f(): pass
+]
+";
+        let file = PyFile::parse("t.py", src.to_string());
+        assert!(file.root().has_error(), "the last three lines are meant to be a syntax error");
+        let every = |kind: &str, name: &str| {
+            let mut out = Vec::new();
+            walk(file.root(), |n| {
+                if n.kind() == kind && def_name(&file, n) == Some(name) {
+                    out.push(file.line(n));
+                }
+                true
+            });
+            out
+        };
+        let lines = |nodes: Vec<Node>| nodes.iter().map(|n| file.line(*n)).collect::<Vec<u32>>();
+        let all_defs = every("function_definition", "f");
+        assert_eq!(all_defs, [2, 4, 6, 8, 11, 13, 15, 17, 21, 25, 28, 30, 32, 34]);
+        assert_eq!(lines(find_functions(&file, None, "f")), all_defs);
+        let class_lines: Vec<u32> = class_bodies(&file, "A").iter().map(|b| file.line(b.parent().unwrap())).collect();
+        assert_eq!(class_lines, every("class_definition", "A"));
+        assert_eq!(lines(find_functions(&file, Some("A"), "f")), [11, 25, 32]);
     }
 
     #[test]

@@ -162,6 +162,34 @@ fn query_and_symbol_predicates() {
     assert!(evaluate(&rule, &facts, &quiet, "python/sglang", "v1", None).is_empty());
 }
 
+/// Prefetching parses every file a rule's source predicates name (nested ones
+/// too, text-only ones not), none whose answer is known, and changes no result.
+#[test]
+fn prefetch_parses_what_evaluation_would_and_nothing_answered() {
+    let text = MINIMAL.replace(
+        "  - file_exists: {files: [srt/a.py]}",
+        "  - any_of:\n    - symbol_exists: {files: [srt/a.py], name: A}\n    - not: {text_in_function: {files: [srt/b.py], function: f, text: x}}\n  - text_in_file: {files: [srt/c.py], text: C}\n",
+    );
+    let rule = parse_rule(&text, origin()).unwrap();
+    let facts = selftest::deployment_facts("d", &model::from_yaml("flags: {x: 'on'}").unwrap());
+    let tree = MemTree::from_files("t", [("python/sglang/srt/a.py", "A = 1\n"), ("python/sglang/srt/b.py", "def f():\n    pass\n"), ("python/sglang/srt/c.py", "C = 1\n")]);
+    let cold = SourceIndex::new(&tree, "python/sglang");
+    let first = evaluate_with(&rule, &facts, &cold, "v1", None);
+    assert_eq!(first.len(), 1);
+
+    let fresh = SourceIndex::new(&tree, "python/sglang");
+    fresh.prefetch(&rule.spec.evidence);
+    assert_eq!(fresh.parsed_paths(), ["python/sglang/srt/a.py", "python/sglang/srt/b.py"]);
+    assert_eq!(evaluate_with(&rule, &facts, &fresh, "v1", None), first);
+
+    // Warm: every predicate is answered by the memo, so nothing is parsed.
+    let warm = SourceIndex::new(&tree, "python/sglang").with_memo(cold.memo());
+    warm.prefetch(&rule.spec.evidence);
+    assert!(warm.parsed_paths().is_empty());
+    assert_eq!(evaluate_with(&rule, &facts, &warm, "v1", None), first);
+    assert!(warm.parsed_paths().is_empty());
+}
+
 #[test]
 fn evidence_is_never_read_from_a_file_over_the_size_limit() {
     let text = MINIMAL.replace("  - file_exists: {files: [srt/a.py]}", "  - text_in_file: {files: [srt/a.py], text: NEEDLE}\n");
