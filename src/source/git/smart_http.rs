@@ -6,10 +6,12 @@
 //! connection. This transport is registered right before the first fetch, so
 //! TLS (and the system's CA certificates) are only set up by a run that clones.
 //!
-//! Certificates come from the system store (`SSL_CERT_FILE` is honoured), and
-//! proxies from `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`, as git does.
+//! Certificates come from the system store (`SSL_CERT_FILE` is honoured);
+//! proxies from the environment, as git picks them (see `proxy`).
 
+use super::proxy::proxy_for;
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
+use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -25,15 +27,15 @@ pub fn register() -> Result<(), String> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {
-            let agents = Agents { first: agent(5), rest: agent(0) };
+            let agents = Arc::new(Agents::default());
             for scheme in ["http", "https"] {
-                let agents = agents.clone();
+                let agents = Arc::clone(&agents);
                 // SAFETY: libgit2 requires registration not to race the creation
                 // of a transport. It runs once, inside this OnceLock, and every
                 // fetch calls `register` first, so none is under way.
                 unsafe {
                     git2::transport::register(scheme, move |remote| {
-                        Transport::smart(remote, true, SmartHttp { agents: agents.clone(), redirected: Arc::default() })
+                        Transport::smart(remote, true, SmartHttp { agents: Arc::clone(&agents), redirected: Arc::default() })
                     })
                 }
                 .map_err(|e| format!("registering the {scheme} transport: {}", e.message()))?;
@@ -43,30 +45,45 @@ pub fn register() -> Result<(), String> {
         .clone()
 }
 
-fn agent(redirects: u32) -> ureq::Agent {
-    ureq::AgentBuilder::new()
-        .timeout_connect(CONNECT_TIMEOUT)
-        .timeout_read(READ_TIMEOUT)
-        .redirects(redirects)
-        // Some hosts serve the smart protocol only to agents named `git/…`.
-        .user_agent(concat!("git/2.0 (engine-audit ", env!("CARGO_PKG_VERSION"), ")"))
-        .try_proxy_from_env(true)
-        .build()
+/// HTTP clients, one per (proxy, first request or not), built when first
+/// needed: building one loads the system's CA certificates.
+///
+/// As git by default (`http.followRedirects=initial`), the first request of a
+/// fetch may be redirected (a renamed repository) and later ones may not, so a
+/// server cannot send the rest of the exchange to a host the user never named.
+#[derive(Default)]
+struct Agents {
+    built: Mutex<HashMap<(Option<String>, bool), ureq::Agent>>,
 }
 
-/// As git by default (`http.followRedirects=initial`): the first request of a
-/// fetch may be redirected (a renamed repository), later ones may not, so a
-/// server cannot send the rest of the exchange to a host the user never named.
-#[derive(Clone)]
-struct Agents {
-    first: ureq::Agent,
-    rest: ureq::Agent,
+impl Agents {
+    fn get(&self, url: &str, first: bool) -> Result<ureq::Agent, String> {
+        let proxy = proxy_for(url, &|name| std::env::var(name).ok());
+        let mut built = lock(&self.built);
+        if let Some(agent) = built.get(&(proxy.clone(), first)) {
+            return Ok(agent.clone());
+        }
+        let mut builder = ureq::AgentBuilder::new()
+            .timeout_connect(CONNECT_TIMEOUT)
+            .timeout_read(READ_TIMEOUT)
+            .redirects(if first { 5 } else { 0 })
+            // Some hosts serve the smart protocol only to agents named `git/…`.
+            .user_agent(concat!("git/2.0 (engine-audit ", env!("CARGO_PKG_VERSION"), ")"))
+            .try_proxy_from_env(false);
+        if let Some(p) = &proxy {
+            let parsed = ureq::Proxy::new(p).map_err(|e| format!("the proxy `{p}` set in the environment: {e}"))?;
+            builder = builder.proxy(parsed);
+        }
+        let agent = builder.build();
+        built.insert((proxy, first), agent.clone());
+        Ok(agent)
+    }
 }
 
 /// One remote's requests. `redirected` is where the server moved the repository
 /// (its answer to the first request), so later requests go there directly.
 struct SmartHttp {
-    agents: Agents,
+    agents: Arc<Agents>,
     redirected: Arc<Mutex<Option<String>>>,
 }
 
@@ -80,8 +97,9 @@ impl SmartSubtransport for SmartHttp {
             }
         };
         let base = lock(&self.redirected).clone().unwrap_or_else(|| url.trim_end_matches('/').to_string());
+        let agent = self.agents.get(&base, !post).map_err(|message| git2::Error::from_str(&message))?;
         Ok(Box::new(Exchange {
-            agent: if post { self.agents.rest.clone() } else { self.agents.first.clone() },
+            agent,
             base,
             path,
             post,
