@@ -8,6 +8,14 @@ fn origin() -> RuleOrigin {
     RuleOrigin::File(PathBuf::from("my-rules/R900.yaml"))
 }
 
+/// MINIMAL with `evidence` (YAML list items) in place of its own, and a
+/// deployment its `when` holds for.
+fn rule_with_evidence(evidence: &str) -> (Rule, DeploymentFacts) {
+    let text = MINIMAL.replace("  - file_exists: {files: [srt/a.py]}\n", evidence);
+    let facts = selftest::deployment_facts("d", &model::from_yaml("flags: {x: 'on'}").unwrap());
+    (parse_rule(&text, origin()).unwrap(), facts)
+}
+
 const MINIMAL: &str = "\
 id: R900
 name: minimal-rule
@@ -145,12 +153,9 @@ fn fires_only_with_evidence_and_cites_it() {
 
 #[test]
 fn query_and_symbol_predicates() {
-    let text = MINIMAL.replace(
-        "  - file_exists: {files: [srt/a.py]}",
+    let (rule, facts) = rule_with_evidence(
         "  - symbol_exists: {files: ['srt/*.py'], class: Envs, name: FLAG_A}\n  - query:\n      files: [srt/a.py]\n      function: run\n      query: '((call function: (identifier) @f) (#eq? @f \"boom\"))'\n",
     );
-    let rule = parse_rule(&text, origin()).unwrap();
-    let facts = selftest::deployment_facts("d", &model::from_yaml("flags: {x: 'on'}").unwrap());
     let src = "class Envs:\n    FLAG_A = 1\n\ndef run():\n    safe()\n    boom()\n";
     let tree = MemTree::from_files("t", [("python/sglang/srt/a.py", src)]);
     let hits = evaluate(&rule, &facts, &tree, "python/sglang", "v1", None);
@@ -166,12 +171,9 @@ fn query_and_symbol_predicates() {
 /// too, text-only ones not), none whose answer is known, and changes no result.
 #[test]
 fn prefetch_parses_what_evaluation_would_and_nothing_answered() {
-    let text = MINIMAL.replace(
-        "  - file_exists: {files: [srt/a.py]}",
+    let (rule, facts) = rule_with_evidence(
         "  - any_of:\n    - symbol_exists: {files: [srt/a.py], name: A}\n    - not: {text_in_function: {files: [srt/b.py], function: f, text: x}}\n  - text_in_file: {files: [srt/c.py], text: C}\n",
     );
-    let rule = parse_rule(&text, origin()).unwrap();
-    let facts = selftest::deployment_facts("d", &model::from_yaml("flags: {x: 'on'}").unwrap());
     let tree = MemTree::from_files("t", [("python/sglang/srt/a.py", "A = 1\n"), ("python/sglang/srt/b.py", "def f():\n    pass\n"), ("python/sglang/srt/c.py", "C = 1\n")]);
     let cold = SourceIndex::new(&tree, "python/sglang");
     let first = evaluate_with(&rule, &facts, &cold, "v1", None);
@@ -192,9 +194,7 @@ fn prefetch_parses_what_evaluation_would_and_nothing_answered() {
 
 #[test]
 fn evidence_is_never_read_from_a_file_over_the_size_limit() {
-    let text = MINIMAL.replace("  - file_exists: {files: [srt/a.py]}", "  - text_in_file: {files: [srt/a.py], text: NEEDLE}\n");
-    let rule = parse_rule(&text, origin()).unwrap();
-    let facts = selftest::deployment_facts("d", &model::from_yaml("flags: {x: 'on'}").unwrap());
+    let (rule, facts) = rule_with_evidence("  - text_in_file: {files: [srt/a.py], text: NEEDLE}\n");
     let small = MemTree::from_files("t", [("python/sglang/srt/a.py", "NEEDLE = 1\n")]);
     assert_eq!(evaluate(&rule, &facts, &small, "python/sglang", "v1", None).len(), 1);
     // A generated table past the limit: the same text in it is no evidence.
