@@ -108,3 +108,15 @@ fn servers_that_do_not_serve_a_repository_get_a_clear_error() {
         assert!(err.to_string().contains(expected), "expected `{expected}` in: {err}");
     }
 }
+
+#[test]
+fn urls_without_a_fetch_transport_say_what_to_do() {
+    let cache = tempfile::tempdir().unwrap();
+    for url in ["git@github.com:sgl-project/sglang.git", "ssh://git@github.com/sgl-project/sglang.git"] {
+        let err = EngineRepo::open(url, &online(cache.path())).err().expect("no ssh transport");
+        assert!(matches!(err, SourceError::Fetch { .. }), "{err}");
+        assert!(err.to_string().contains("only http(s):// and file:// URLs are fetched (no ssh)"), "{err}");
+    }
+    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "nothing is left in the cache");
+}
+

@@ -238,6 +238,13 @@ fn display_name(spec: &str) -> String {
 /// Fetch every tag and branch. Hooks never run (libgit2 has none) and submodules
 /// are not followed.
 fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
+    let scheme = url.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("http" | "https" | "file")) {
+        return Err(SourceError::Fetch {
+            url: url.to_string(),
+            message: "only http(s):// and file:// URLs are fetched (no ssh); clone it with git and pass the path".into(),
+        });
+    }
     smart_http::register().map_err(|message| SourceError::Fetch { url: url.to_string(), message })?;
     let mut remote = repo
         .find_remote("origin")
