@@ -23,7 +23,7 @@ pub fn source_demand(handle: &mut EngineHandle, target_demand: &Demand, targets:
     Demand { symbols_of: target_demand.symbols_of.iter().filter(|m| missing_somewhere(m)).cloned().collect(), ..target_demand.clone() }
 }
 
-/// The engine sources an audit reads, opened. Opening (libgit2 and TLS set-up,
+/// The engine sources an audit reads, opened. Opening (libgit2's set-up,
 /// the repositories) does not depend on the recipes: callers open them while
 /// the recipes and rules load.
 pub struct Engines {
