@@ -252,6 +252,26 @@ fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
         .map_err(|e| git_err(url, e))?;
     let mut fo = git2::FetchOptions::new();
     fo.download_tags(git2::AutotagOption::All);
+    // A first clone of SGLang takes minutes: say how far it is, on a terminal only.
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let mut callbacks = git2::RemoteCallbacks::new();
+        let (mut shown, mut finished) = (std::time::Instant::now(), false);
+        callbacks.transfer_progress(move |progress| {
+            let done = progress.total_objects() > 0 && progress.received_objects() == progress.total_objects();
+            if !finished && (done || shown.elapsed() >= std::time::Duration::from_millis(250)) {
+                (shown, finished) = (std::time::Instant::now(), done);
+                eprint!(
+                    "\rfetching {url}: {}/{} objects, {} MiB{}",
+                    progress.received_objects(),
+                    progress.total_objects(),
+                    progress.received_bytes() >> 20,
+                    if done { "\n" } else { "" }
+                );
+            }
+            true
+        });
+        fo.remote_callbacks(callbacks);
+    }
     remote
         .fetch(
             &["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"],
