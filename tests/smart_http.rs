@@ -120,3 +120,20 @@ fn urls_without_a_fetch_transport_say_what_to_do() {
     assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "nothing is left in the cache");
 }
 
+
+#[test]
+fn a_pack_cut_short_is_a_fetch_error_and_leaves_no_clone() {
+    let (root, _, _) = upstream();
+    let served = root.path().to_path_buf();
+    let server = serve(move |request, _| {
+        let mut response = git_backend(&served, request);
+        if request.method == "POST" {
+            response.body.truncate(response.body.len() / 2);
+        }
+        response
+    });
+    let cache = tempfile::tempdir().unwrap();
+    let err = EngineRepo::open(&format!("{}/sglang", server.url), &online(cache.path())).err().expect("half a pack cannot be indexed");
+    assert!(matches!(err, SourceError::Fetch { .. }), "{err}");
+    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "no half-done clone is left to reuse");
+}
