@@ -10,9 +10,9 @@ use super::pyscope::{binds_name, class_bodies, find_functions, glob_match, is_gl
 use super::when::{Ctx, Matched};
 use crate::extract::python::PyFile;
 use crate::source::Tree;
+use rayon::prelude::*;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use rayon::prelude::*;
 use std::rc::Rc;
 use tree_sitter::{Node, QueryCursor, StreamingIterator};
 
