@@ -7,7 +7,6 @@
 use engine_audit::source::{EngineRepo, OpenOptions, SourceError, Tree};
 use git2::{Signature, Time};
 use std::path::Path;
-use std::sync::Arc;
 
 #[path = "support/git_repo.rs"]
 mod git_repo;
@@ -100,8 +99,7 @@ fn servers_that_do_not_serve_a_repository_get_a_clear_error() {
         (Response::new(404, "text/plain", "no such repository"), "info/refs?service=git-upload-pack: HTTP 404"),
     ];
     for (answer, expected) in cases {
-        let answer = Arc::new(answer);
-        let server = serve(move |_, _| Response { status: answer.status, headers: answer.headers.clone(), body: answer.body.clone() });
+        let server = serve(move |_, _| answer.clone());
         let cache = tempfile::tempdir().unwrap();
         let err = EngineRepo::open(&format!("{}/sglang", server.url), &online(cache.path())).err().expect("the clone fails");
         assert!(matches!(err, SourceError::Fetch { .. }), "{err}");
