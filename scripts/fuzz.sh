@@ -76,6 +76,15 @@ seed_target() {
   esac
 }
 
+# libFuzzer takes one -dict: the target's own tokens (fuzz/dicts/TARGET.dict),
+# plus the YAML syntax for the targets that read YAML.
+dict_for() {
+  local out=$ROOT/fuzz/artifacts/$1/dict
+  case $1 in recipe_yaml|rule) cat "$ROOT/fuzz/dicts/yaml.dict" > "$out";; *) : > "$out";; esac
+  if [ -f "$ROOT/fuzz/dicts/$1.dict" ]; then cat "$ROOT/fuzz/dicts/$1.dict" >> "$out"; fi
+  [ -s "$out" ] && echo "-dict=$out"
+}
+
 max_len() {
   case $1 in python_extract|cache_entry) echo 8192;; recipe_yaml|recipe_shell|rule) echo 65536;; *) echo 256;; esac
 }
@@ -91,7 +100,8 @@ for t in "${TARGETS[@]}"; do
   mkdir -p "fuzz/artifacts/$t"
   echo "== $t: ${SECS}s"
   # -rss_limit_mb: a blow-up (alias bombs, runaway folding) is a finding, not a hang.
-  "$BIN/$t" "fuzz/corpus/$t" \
+  mapfile -t dict < <(dict_for "$t" || true)
+  "$BIN/$t" "fuzz/corpus/$t" "${dict[@]}" \
     -max_total_time="$SECS" -max_len="$(max_len "$t")" -timeout=20 -rss_limit_mb=2048 \
     -artifact_prefix="fuzz/artifacts/$t/" -print_final_stats=1 2>&1 | tee "fuzz/artifacts/$t/last-run.log" | grep -E '^#[0-9]+ +(INITED|DONE|pulse)|^stat::|SUMMARY|ERROR|panicked|deadly' || true
 done
