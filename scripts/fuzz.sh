@@ -6,7 +6,9 @@
 # Seeds are copied at run time into fuzz/corpus/TARGET (git-ignored) from the
 # project's fixtures and, when present, real recipes (/work/shared/recipes or
 # $EA_SEED_RECIPES) and engine source ($EA_SEED_SRC, default /tmp/src). Upstream
-# files are never committed. Crashes land in fuzz/artifacts/TARGET.
+# files are never committed. Tokens from fuzz/dicts are passed as -dict. Crashes
+# land in fuzz/artifacts/TARGET. Whether a target has plateaued on our own code:
+# scripts/fuzz-coverage.sh.
 #
 # libFuzzer needs nightly: `+nightly` is used when installed, else RUSTC_BOOTSTRAP=1.
 set -euo pipefail
