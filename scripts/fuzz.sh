@@ -61,11 +61,15 @@ seed_target() {
       # The target puts one file everywhere, and the dataclass registrar style
       # spans four modules (registrar, actions, choices, record): without this
       # one-module join of that fixture the fuzzer reached 14 of dataclass.rs's
-      # 917 regions. Blank lines and one-line docstrings go to fit in -max_len.
+      # 917 regions. Docstrings, comments and blank lines go to fit in -max_len
+      # (libFuzzer would cut the tail, the record's add_cli_args, silently).
       local d=fixtures/flags/dataclass_style/python/minisrv/srt
+      local joined=$ROOT/fuzz/corpus/python_extract/seed-dataclass-one-module
       cat "$d/arg_groups/arg_utils.py" "$d/arg_groups/actions.py" "$d/choices.py" "$d/server_args.py" |
-        grep -v -E '^from minisrv|^\s*""".*"""$|^\s*$|^\s*#' |
-        sed 's/list(Registry\.Detectors\.keys())/["a", "b"]/' > "$ROOT/fuzz/corpus/python_extract/seed-dataclass-one-module";;
+        sed -E '/^\s*""".*"""$/d; /^\s*"""/,/"""$/d' | grep -v -E '^from minisrv|^\s*$|^\s*#' > "$joined"
+      if [ "$(stat -c %s "$joined")" -gt "$(max_len python_extract)" ]; then
+        echo "fuzz.sh: $joined is over $(max_len python_extract) bytes; trim $d" >&2
+      fi;;
     versions)
       local dir=$ROOT/fuzz/corpus/versions; mkdir -p "$dir"
       local i=0
