@@ -27,30 +27,46 @@ printf x >"$EMPTY/x"
 cargo +nightly fuzz coverage "$T" "$EMPTY" >"$W/build.log" 2>&1 || { cat "$W/build.log" >&2; exit 2; }
 BIN=$ROOT/target/$HOST/coverage/$HOST/release/$T
 C=$ROOT/fuzz/corpus/$T
+# Snapshot every bucket first (hard links, same file system: no copy of a
+# corpus of 100k entries; a file the running fuzzer deletes meanwhile is
+# skipped), so all buckets see one consistent corpus.
+N=$#
 prev=""
 i=0
 for cut in "$@"; do
   i=$((i + 1))
-  d=$W/b$i
-  mkdir -p "$d"
+  mkdir -p "$W/b$i"
   touch -d "$cut" "$W/cut$i"
-  # Hard links (same file system): no copy of a corpus of 100k entries. A file
-  # the running fuzzer deletes meanwhile is skipped.
   if [ -z "$prev" ]; then
-    find "$C" -type f ! -newer "$W/cut$i" -print0 2>/dev/null | xargs -0 -r ln -t "$d" 2>/dev/null || true
+    find "$C" -type f ! -newer "$W/cut$i" -print0 2>/dev/null | xargs -0 -r ln -t "$W/b$i" 2>/dev/null || true
   else
-    find "$C" -type f -newer "$prev" ! -newer "$W/cut$i" -print0 2>/dev/null | xargs -0 -r ln -t "$d" 2>/dev/null || true
+    find "$C" -type f -newer "$prev" ! -newer "$W/cut$i" -print0 2>/dev/null | xargs -0 -r ln -t "$W/b$i" 2>/dev/null || true
   fi
-  n=$(find "$d" -type f | wc -l)
-  LLVM_PROFILE_FILE="$W/b$i-%p.profraw" "$BIN" -runs=0 -timeout=60 -rss_limit_mb=4096 "$d" >"$W/b$i.log" 2>&1 ||
-    echo "fuzz-coverage: bucket $i exited $? (see the input named in $W/b$i.log)" >&2
-  "$TOOLS/llvm-profdata" merge -sparse "$W"/b*-*.profraw -o "$W/upto$i.profdata"
+  prev=$W/cut$i
+done
+# The buckets are independent runs (the report merges them cumulatively), so
+# they run side by side: the instrumented binary does a few inputs a second, and
+# one bucket at a time left all but one core idle.
+run_bucket() {
+  LLVM_PROFILE_FILE="$W/b$1-%p.profraw" "$BIN" -runs=0 -timeout=60 -rss_limit_mb=4096 "$W/b$1" >"$W/b$1.log" 2>&1 ||
+    echo "fuzz-coverage: bucket $1 exited $? (see the input named in $W/b$1.log)" >&2
+}
+export -f run_bucket
+export BIN W
+seq 1 "$N" | xargs -P "${EA_COV_JOBS:-$(nproc)}" -I{} bash -c 'run_bucket {}'
+shopt -s nullglob
+i=0
+for cut in "$@"; do
+  i=$((i + 1))
+  n=$(find "$W/b$i" -type f | wc -l)
+  # Cumulative: the previous cutoff's profile plus this bucket's runs.
+  files=("$W"/b"$i"-*.profraw)
+  [ "$i" -gt 1 ] && files+=("$W/upto$((i - 1)).profdata")
+  "$TOOLS/llvm-profdata" merge -sparse "${files[@]}" -o "$W/upto$i.profdata"
   "$TOOLS/llvm-cov" report "$BIN" -instr-profile="$W/upto$i.profdata" "$ROOT/src" 2>/dev/null |
     awk -v cut="$cut" -v n="$n" '$1 == "TOTAL" { printf "up to %s (+%d entries): src/ regions %d, missed %d; lines %d, missed %d\n", cut, n, $2, $3, $8, $9 }'
   if [ -n "${EA_COV_FILES:-}" ]; then
     "$TOOLS/llvm-cov" report "$BIN" -instr-profile="$W/upto$i.profdata" "$ROOT/src" 2>/dev/null |
       awk 'NF > 9 && $1 != "TOTAL" && $3 < $2 { printf "    %-34s regions %5d missed %5d\n", $1, $2, $3 }'
   fi
-  rm -rf "$d"
-  prev=$W/cut$i
 done
