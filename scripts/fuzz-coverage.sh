@@ -7,6 +7,9 @@
 #
 #   scripts/fuzz-coverage.sh TARGET 'CUTOFF' ['CUTOFF' ...]     (date(1) syntax)
 #
+# EA_COV_FILES=1 adds a per-file table; EA_COV_KEEP=FILE keeps the last cutoff's
+# profile, for `llvm-cov show BIN -instr-profile=FILE src/...` (what is unreached).
+#
 # Needs nightly with llvm-tools (`rustup component add llvm-tools --toolchain nightly`).
 # Inputs the fuzzer replaced were deleted, so a late bucket may hold a smaller
 # copy of an early finding: growth is over-, never under-stated.
@@ -70,3 +73,7 @@ for cut in "$@"; do
       awk 'NF > 9 && $1 != "TOTAL" && $3 < $2 { printf "    %-34s regions %5d missed %5d\n", $1, $2, $3 }'
   fi
 done
+if [ -n "${EA_COV_KEEP:-}" ]; then
+  cp "$W/upto$N.profdata" "$EA_COV_KEEP"
+  echo "profile: $EA_COV_KEEP (binary: $BIN)"
+fi
