@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-TARGETS=(recipe_yaml recipe_shell python_extract versions rule cache_entry)
+TARGETS=(recipe_yaml recipe_shell python_extract python_shapes versions rule cache_entry)
 WANT=${1:-all}
 SECS=${2:-180}
 RECIPES=${EA_SEED_RECIPES:-/work/shared/recipes}
@@ -70,6 +70,10 @@ seed_target() {
       if [ "$(stat -c %s "$joined")" -gt "$(max_len python_extract)" ]; then
         echo "fuzz.sh: $joined is over $(max_len python_extract) bytes; trim $d" >&2
       fi;;
+    python_shapes)
+      # No seeds: its inputs are choices, and the real code it builds on (a
+      # registrar, action classes, env registries) is compiled in from fixtures.
+      mkdir -p "$ROOT/fuzz/corpus/python_shapes";;
     versions)
       local dir=$ROOT/fuzz/corpus/versions; mkdir -p "$dir"
       local i=0
@@ -100,7 +104,14 @@ dict_for() {
 }
 
 max_len() {
-  case $1 in python_extract|cache_entry) echo 8192;; recipe_yaml|recipe_shell|rule) echo 65536;; *) echo 256;; esac
+  case $1 in python_extract|cache_entry) echo 8192;; python_shapes) echo 2048;; recipe_yaml|recipe_shell|rule) echo 65536;; *) echo 256;; esac
+}
+
+# python_shapes reads its bytes as choices, not text: a short input is a short
+# module, so the length limit is not ramped up (the budget of 60 statements
+# bounds the module; 2 KB of choices is enough for it).
+len_control() {
+  case $1 in python_shapes) echo "-len_control=0";; esac
 }
 
 # Build every target once (release + debug assertions), then run the binaries
@@ -117,7 +128,8 @@ for t in "${TARGETS[@]}"; do
   echo "== $t: ${SECS}s"
   # -rss_limit_mb: a blow-up (alias bombs, runaway folding) is a finding, not a hang.
   mapfile -t dict < <(dict_for "$t" || true)
-  "$BIN/$t" "fuzz/corpus/$t" "${dict[@]}" \
+  mapfile -t len < <(len_control "$t")
+  "$BIN/$t" "fuzz/corpus/$t" "${dict[@]}" "${len[@]}" \
     -max_total_time="$SECS" -max_len="$(max_len "$t")" -timeout=20 -rss_limit_mb=2048 \
     -artifact_prefix="fuzz/artifacts/$t/" -print_final_stats=1 2>&1 | tee "fuzz/artifacts/$t/last-run.log" | grep -E '^#[0-9]+ +(INITED|DONE|pulse)|^stat::|SUMMARY|ERROR|panicked|deadly' || true
 done
