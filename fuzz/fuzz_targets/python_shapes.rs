@@ -183,7 +183,7 @@ impl Gen<'_, '_> {
         self.budget -= 1;
         let nested = depth > 0;
         let d = depth.saturating_sub(1);
-        match self.u.int_in_range(0..=21)? {
+        match self.u.int_in_range(0..=22)? {
             0 | 1 => {
                 let (name, value) = (self.pick(NAMES)?, self.expr(3)?);
                 self.line(indent, &format!("{name} = {value}"));
@@ -273,6 +273,20 @@ impl Gen<'_, '_> {
             18 => {
                 let (keyword, name) = (self.pick(&["global", "del", "nonlocal"])?, self.pick(NAMES)?);
                 self.line(indent, &format!("{keyword} {name}"));
+            }
+            // The record a field-driven registrar reads, and the entry point that
+            // hands it the parser: rare as a product of independent choices.
+            20 if !nested || indent == 0 => {
+                self.line(indent, "@dataclasses.dataclass");
+                self.line(indent, "class ServerArgs:");
+                self.class_body(indent + 1, d)?;
+                self.line(indent + 1, "@staticmethod");
+                self.line(indent + 1, "def add_cli_args(parser: argparse.ArgumentParser):");
+                let call = self.pick(&["register_fields(parser, ServerArgs)", "add_fields(parser, ServerArgs)", "register_fields(parser, cls=ServerArgs)"])?;
+                self.line(indent + 2, call);
+                if self.u.ratio(1, 2)? {
+                    self.block(indent + 2, d)?;
+                }
             }
             19 => {
                 let text = self.pick(&["register_fields(parser, ServerArgs)", "add_fields(parser, ServerArgs)", "ServerArgs.add_cli_args(parser)", "envs = Envs()", "parser = argparse.ArgumentParser()", "setattr(ServerArgs, \"x\", 1)"])?;
