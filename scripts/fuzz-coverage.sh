@@ -66,11 +66,10 @@ for cut in "$@"; do
   files=("$W"/b"$i"-*.profraw)
   [ "$i" -gt 1 ] && files+=("$W/upto$((i - 1)).profdata")
   "$TOOLS/llvm-profdata" merge -sparse "${files[@]}" -o "$W/upto$i.profdata"
-  "$TOOLS/llvm-cov" report "$BIN" -instr-profile="$W/upto$i.profdata" "$ROOT/src" 2>/dev/null |
-    awk -v cut="$cut" -v n="$n" '$1 == "TOTAL" { printf "up to %s (+%d entries): src/ regions %d, missed %d; lines %d, missed %d\n", cut, n, $2, $3, $8, $9 }'
+  "$TOOLS/llvm-cov" report "$BIN" -instr-profile="$W/upto$i.profdata" "$ROOT/src" 2>/dev/null >"$W/report$i"
+  awk -v cut="$cut" -v n="$n" '$1 == "TOTAL" { printf "up to %s (+%d entries): src/ regions %d, missed %d; lines %d, missed %d\n", cut, n, $2, $3, $8, $9 }' "$W/report$i"
   if [ -n "${EA_COV_FILES:-}" ]; then
-    "$TOOLS/llvm-cov" report "$BIN" -instr-profile="$W/upto$i.profdata" "$ROOT/src" 2>/dev/null |
-      awk 'NF > 9 && $1 != "TOTAL" && $3 < $2 { printf "    %-34s regions %5d missed %5d\n", $1, $2, $3 }'
+    awk 'NF > 9 && $1 != "TOTAL" && $3 < $2 { printf "    %-34s regions %5d missed %5d\n", $1, $2, $3 }' "$W/report$i"
   fi
 done
 if [ -n "${EA_COV_KEEP:-}" ]; then

@@ -150,12 +150,7 @@ impl Gen<'_, '_> {
 
     fn args(&mut self, depth: u32) -> Result<String> {
         let pos = self.list(depth)?;
-        let kw = self.kwargs(depth)?;
-        Ok(match (pos.is_empty(), kw.is_empty()) {
-            (true, _) => kw,
-            (_, true) => pos,
-            _ => format!("{pos}, {kw}"),
-        })
+        Ok(call_args(pos, self.kwargs(depth)?))
     }
 
     fn annotation(&mut self) -> Result<String> {
@@ -205,11 +200,10 @@ impl Gen<'_, '_> {
                 self.line(indent, &format!("__all__ = [{}]", items.join(", ")));
             }
             6 | 7 => {
-                let (flag, alias, args) = (self.pick(STRINGS)?, self.pick(STRINGS)?, self.kwargs(2)?);
+                let (flag, alias, kw) = (self.pick(STRINGS)?, self.pick(STRINGS)?, self.kwargs(2)?);
                 let names = if self.u.ratio(1, 3)? { format!("{flag}, {alias}") } else { flag.to_string() };
-                let sep = if args.is_empty() { "" } else { ", " };
                 let target = self.pick(&["parser", "group", "parser.add_argument_group(\"g\")", "subparser"])?;
-                self.line(indent, &format!("{target}.add_argument({names}{sep}{args})"));
+                self.line(indent, &format!("{target}.add_argument({})", call_args(names, kw)));
             }
             8 if nested => {
                 let decorator = self.pick(&["@dataclasses.dataclass", "@dataclass", "@dataclasses.dataclass(frozen=True)", ""])?;
@@ -328,6 +322,15 @@ impl Gen<'_, '_> {
             }
         }
         Ok(())
+    }
+}
+
+/// A call's argument list: positional, then keyword arguments, either may be empty.
+fn call_args(positional: String, keywords: String) -> String {
+    match (positional.is_empty(), keywords.is_empty()) {
+        (true, _) => keywords,
+        (_, true) => positional,
+        _ => format!("{positional}, {keywords}"),
     }
 }
 
