@@ -268,6 +268,10 @@ impl Gen<'_, '_> {
                 let (keyword, name) = (self.pick(&["global", "del", "nonlocal"])?, self.pick(NAMES)?);
                 self.line(indent, &format!("{keyword} {name}"));
             }
+            19 => {
+                let text = self.pick(&["register_fields(parser, ServerArgs)", "add_fields(parser, ServerArgs)", "ServerArgs.add_cli_args(parser)", "envs = Envs()", "parser = argparse.ArgumentParser()", "setattr(ServerArgs, \"x\", 1)"])?;
+                self.line(indent, text);
+            }
             // The record a field-driven registrar reads, and the entry point that
             // hands it the parser: rare as a product of independent choices.
             20 if !nested || indent == 0 => {
@@ -281,10 +285,6 @@ impl Gen<'_, '_> {
                 if self.u.ratio(1, 2)? {
                     self.block(indent + 2, d)?;
                 }
-            }
-            19 => {
-                let text = self.pick(&["register_fields(parser, ServerArgs)", "add_fields(parser, ServerArgs)", "ServerArgs.add_cli_args(parser)", "envs = Envs()", "parser = argparse.ArgumentParser()", "setattr(ServerArgs, \"x\", 1)"])?;
-                self.line(indent, text);
             }
             _ => {
                 let value = self.expr(3)?;
