@@ -7,8 +7,10 @@
 //! fuzzer explores what the extractors make of the code.
 #![no_main]
 mod extractors;
+mod typed_python;
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
+use typed_python::{Env, Typed};
 
 /// Real module heads the generated body can build on (one is picked, or none).
 const PRELUDES: &[&str] = &[
@@ -67,6 +69,8 @@ struct Gen<'a, 'b> {
     out: String,
     /// Statements emitted: bounds the module (and the fuzzer's time per input).
     budget: u32,
+    /// Module-level names the typed statements bound, with their types.
+    typed: Env,
 }
 
 impl Gen<'_, '_> {
@@ -178,7 +182,7 @@ impl Gen<'_, '_> {
         self.budget -= 1;
         let nested = depth > 0;
         let d = depth.saturating_sub(1);
-        match self.u.int_in_range(0..=22)? {
+        match self.u.int_in_range(0..=24)? {
             0 | 1 => {
                 let (name, value) = (self.pick(NAMES)?, self.expr(3)?);
                 self.line(indent, &format!("{name} = {value}"));
@@ -286,6 +290,14 @@ impl Gen<'_, '_> {
                     self.block(indent + 2, d)?;
                 }
             }
+            // Well-typed code the constant folder computes with (see typed_python).
+            arm @ (21 | 22) if indent == 0 => {
+                let mut typed = Typed::new(&mut *self.u, &mut self.typed);
+                let lines = if arm == 21 { typed.program()? } else { typed.statement()? };
+                for l in lines {
+                    self.line(0, &l);
+                }
+            }
             _ => {
                 let value = self.expr(3)?;
                 self.line(indent, &value);
@@ -337,7 +349,7 @@ fn call_args(positional: String, keywords: String) -> String {
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
     let Ok(prelude) = u.choose_index(PRELUDES.len()) else { return };
-    let mut g = Gen { u: &mut u, out: PRELUDES[prelude].to_string(), budget: 60 };
+    let mut g = Gen { u: &mut u, out: PRELUDES[prelude].to_string(), budget: 60, typed: Env::default() };
     // Out of bytes, every choice takes its first option (a leaf, `pass`), so the
     // module still closes every block it opened; the budget ends it.
     while g.budget > 0 && !g.u.is_empty() {
