@@ -4,7 +4,9 @@
 //! an optional real prelude (a registrar, action classes, an env registry from
 //! the fixtures). Byte mutation (python_extract) mostly writes syntax errors and
 //! reaches the deep folding paths only by luck; here every input parses, so the
-//! fuzzer explores what the extractors make of the code.
+//! fuzzer explores what the extractors make of the code. Random operands seldom
+//! have the types an operator or method folds, so some statements come from
+//! `typed_python`, which keeps track of types.
 #![no_main]
 mod extractors;
 mod typed_python;
