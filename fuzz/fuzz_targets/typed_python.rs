@@ -96,7 +96,7 @@ impl<'a, 'b, 'e> Typed<'a, 'b, 'e> {
     }
 
     /// An expression of type `ty`.
-    pub fn expr(&mut self, ty: Ty, depth: u32) -> Result<String> {
+    fn expr(&mut self, ty: Ty, depth: u32) -> Result<String> {
         if depth == 0 || self.u.ratio(1, 3)? {
             if self.u.ratio(1, 2)? {
                 if let Some(name) = self.bound(ty)? {
@@ -250,6 +250,11 @@ impl<'a, 'b, 'e> Typed<'a, 'b, 'e> {
     fn items(&mut self, depth: u32) -> Result<Vec<String>> {
         let n = self.u.int_in_range(0..=3)?;
         let ty = if self.u.ratio(3, 4)? { Ty::Str } else { Ty::Int };
+        self.exprs(n, ty, depth)
+    }
+
+    /// `n` shallow expressions of type `ty`, for a display's items.
+    fn exprs(&mut self, n: u32, ty: Ty, depth: u32) -> Result<Vec<String>> {
         (0..n).map(|_| self.expr(ty, depth.min(1))).collect()
     }
 
@@ -273,8 +278,7 @@ impl<'a, 'b, 'e> Typed<'a, 'b, 'e> {
         Ok(match self.u.int_in_range(0..=4)? {
             0 => {
                 let n = self.u.int_in_range(0..=3)?;
-                let items = (0..n).map(|_| self.expr(Ty::Str, depth.min(1))).collect::<Result<Vec<_>>>()?;
-                format!("[{}]", items.join(", "))
+                format!("[{}]", self.exprs(n, Ty::Str, depth)?.join(", "))
             }
             1 => format!("({}).split(\",\")", self.expr(Ty::Str, depth)?),
             2 => format!("list({}.keys())", self.literal(Ty::Dict, depth)?),
@@ -285,8 +289,7 @@ impl<'a, 'b, 'e> Typed<'a, 'b, 'e> {
 
     fn ints(&mut self, depth: u32) -> Result<String> {
         let n = self.u.int_in_range(0..=3)?;
-        let items = (0..n).map(|_| self.expr(Ty::Int, depth.min(1))).collect::<Result<Vec<_>>>()?;
-        Ok(format!("[{}]", items.join(", ")))
+        Ok(format!("[{}]", self.exprs(n, Ty::Int, depth)?.join(", ")))
     }
 
     /// `[a, b][i]` / `{"k": v}["k"]` of type `ty`.
@@ -455,7 +458,7 @@ impl<'a, 'b, 'e> Typed<'a, 'b, 'e> {
 
     /// `ServerArgs` whose `add_cli_args` is a typed body: what the flag walker
     /// starts from, so every binding and mutation in it is folded.
-    pub fn server_args(&mut self) -> Result<Vec<String>> {
+    fn server_args(&mut self) -> Result<Vec<String>> {
         let mut lines = vec!["class ServerArgs:".to_string()];
         for _ in 0..self.u.int_in_range(0..=2)? {
             let (name, ty) = (self.pick(&["model_path", "port", "kv_dtype", "cuda_graph_max_bs"])?, self.pick(VALUE_TYPES)?);
@@ -466,14 +469,8 @@ impl<'a, 'b, 'e> Typed<'a, 'b, 'e> {
         self.locals = Some(Env::default());
         let n = self.u.int_in_range(1..=8)?;
         for _ in 0..n {
-            let stmt = self.statement();
-            match stmt {
-                Ok(body) => lines.extend(body.into_iter().map(|l| format!("        {l}"))),
-                Err(e) => {
-                    self.locals = None;
-                    return Err(e);
-                }
-            }
+            // An error ends the whole module (and drops this generator).
+            lines.extend(self.statement()?.into_iter().map(|l| format!("        {l}")));
         }
         self.locals = None;
         Ok(lines)
