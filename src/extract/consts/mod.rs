@@ -91,16 +91,6 @@ impl<'p> ConstEval<'p> {
         parsed
     }
 
-    pub fn warn(&self, path: &str, message: String) {
-        let mut w = self.warnings.borrow_mut();
-        if !w.iter().any(|x| x.path == path && x.message == message) {
-            w.push(ExtractWarning {
-                path: path.to_string(),
-                message,
-            });
-        }
-    }
-
     /// Fold an expression node of `file` (which must be `scope.module`'s file).
     pub fn eval(&self, file: &PyFile, node: Node, scope: Scope) -> Folded {
         let Some(_guard) = DepthGuard::enter(&self.depth) else {
