@@ -23,6 +23,7 @@ pub mod rules;
 pub mod source;
 pub mod surface;
 pub mod surface_diff;
+pub mod syntax_depth;
 pub mod suppress;
 pub mod trace;
 

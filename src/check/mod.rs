@@ -7,6 +7,7 @@ pub mod edits;
 pub mod env;
 pub mod flags;
 pub mod pins;
+pub mod unreadable;
 mod values;
 
 use crate::surface::EngineSurface;

@@ -8,7 +8,8 @@ use crate::cli::{AuditArgs, FailOn, GateArgs, ReportArgs};
 use crate::codes::Severity;
 use crate::config::Config;
 use crate::recipe::{self, LinkMapping, RecipeError, RecipeFile};
-use crate::report;
+use crate::check;
+use crate::report::{self, Finding};
 use crate::source::is_url;
 use crate::suppress::{self, Policy};
 use std::path::{Path, PathBuf};
@@ -142,10 +143,13 @@ pub fn fail_on(gate: &GateArgs, config: &Config) -> FailOn {
 }
 
 /// The recipe files to audit: the paths, or with `--master` and no paths, the
-/// recipes the master config links (plus the master config itself).
-fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<RecipeError>) {
+/// recipes the master config links (plus the master config itself); and an
+/// EA305 for every file asked for that could not be read (each also printed
+/// as a diagnostic with its excerpt).
+fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<Finding>) {
     let mut paths = inputs.paths.clone();
     let mut files = Vec::new();
+    let mut unread = Vec::new();
     let mut errors = Vec::new();
     if let Some(master) = &inputs.master {
         match recipe::load_path_with(master, &inputs.mapping) {
@@ -153,7 +157,7 @@ fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<RecipeError>) {
                 if paths.is_empty() {
                     let (found, missing) = linked_recipes(master, &file, inputs.key.as_deref());
                     paths = found;
-                    errors.extend(missing);
+                    unread.extend(missing);
                 }
                 files.push(file);
             }
@@ -163,16 +167,18 @@ fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<RecipeError>) {
     let (loaded, more) = recipe::collect_with(&paths, &inputs.mapping);
     files.extend(loaded);
     errors.extend(more);
-    (files, errors)
-}
-
-/// Audit, record the files that could not be read, apply the policy.
-fn audit_files(files: &[RecipeFile], load_errors: Vec<RecipeError>, inputs: &Inputs, engines: &mut audit::Engines) -> miette::Result<AuditReport> {
-    let mut result = audit::run_with(files, &inputs.opts, engines)?;
-    for e in load_errors {
-        result.problems.push(audit::Problem { path: e.path().to_string(), message: e.to_string() });
+    for e in errors {
+        unread.push(check::unreadable::unreadable(&e));
         eprintln!("{:?}", miette::Report::new(e));
     }
+    (files, unread)
+}
+
+/// Audit, add the files that could not be read, apply the policy.
+fn audit_files(files: &[RecipeFile], unread: Vec<Finding>, inputs: &Inputs, engines: &mut audit::Engines) -> miette::Result<AuditReport> {
+    let mut result = audit::run_with(files, &inputs.opts, engines)?;
+    result.findings.extend(unread);
+    crate::report::finding::normalize(&mut result.findings);
     suppress::apply(&mut result, files, &inputs.policy);
     Ok(result)
 }
@@ -230,8 +236,9 @@ pub fn gate(report: &AuditReport, fail_on: FailOn) -> ExitCode {
 
 /// The recipe files a master config links (for `--key`, that key's only), found
 /// relative to the recipes repo root: the folder above `configs/`. A linked file
-/// that is not there is an error naming the key, not a silent gap.
-fn linked_recipes(master: &Path, file: &recipe::RecipeFile, key: Option<&str>) -> (Vec<PathBuf>, Vec<RecipeError>) {
+/// that is not there, or that resolves outside that root, is an EA305 on the
+/// link, not a silent gap.
+fn linked_recipes(master: &Path, file: &recipe::RecipeFile, key: Option<&str>) -> (Vec<PathBuf>, Vec<Finding>) {
     let Some(config) = &file.master else { return (Vec::new(), Vec::new()) };
     let root = master
         .parent()
@@ -241,19 +248,21 @@ fn linked_recipes(master: &Path, file: &recipe::RecipeFile, key: Option<&str>) -
     let mut found: Vec<PathBuf> = Vec::new();
     let mut missing = Vec::new();
     for entry in config.entries.iter().filter(|e| key.is_none_or(|k| e.key.value == k)) {
-        for link in entry.links.iter().filter_map(|l| l.recipe.as_ref()) {
-            let path = root.join(link);
-            if path.exists() {
-                found.push(path);
-            } else {
-                let message = format!("not found; linked by key `{}` in {}", entry.key.value, master.display());
-                missing.push(RecipeError::Io { path: path.display().to_string(), message });
+        for link in &entry.links {
+            let Some(target) = &link.recipe else { continue };
+            let path = root.join(target);
+            match recipe::read_confined(root, &path) {
+                Ok(_) => found.push(path),
+                Err(_) if !path.exists() => missing.push(check::unreadable::missing_link(&entry.key.value, link, target)),
+                Err(reason) => {
+                    let error = RecipeError::Io { path: path.display().to_string(), message: format!("linked by `{}`: {reason}", entry.key.value) };
+                    missing.push(check::unreadable::unreadable(&error));
+                }
             }
         }
     }
     found.sort();
     found.dedup();
-    missing.dedup_by(|a, b| a.path() == b.path());
     (found, missing)
 }
 

@@ -17,7 +17,7 @@ use super::output::emit;
 use crate::audit::{self, AuditOptions, AuditReport, Problem};
 use crate::cli::{PrArgs, PrFormat};
 use crate::config::{Config, CONFIG_FILE_NAME};
-use crate::recipe::{self, Deployment, LinkMapping, MasterEntry, RecipeFile, RecipeKind};
+use crate::recipe::{self, Deployment, LinkMapping, MasterEntry, RecipeError, RecipeFile, RecipeKind};
 use crate::report::{self, Finding, RenderOptions};
 use crate::source::{EngineRepo, GitTree, OpenOptions, Tree};
 use crate::suppress;
@@ -54,7 +54,7 @@ pub fn run(args: PrArgs) -> miette::Result<ExitCode> {
         ..base
     };
     let mut result = if change.recipes.is_empty() { AuditReport::default() } else { audit::run(&change.recipes, &opts)? };
-    result.findings.extend(change.consistency.iter().cloned());
+    result.findings.extend(change.findings.iter().cloned());
     crate::report::finding::normalize(&mut result.findings);
     result.problems.extend(change.problems.iter().cloned());
     result.problems.sort();
@@ -149,8 +149,9 @@ struct Change {
     baseline: BTreeMap<String, Vec<Deployment>>,
     /// Master configs and linked recipes read for the consistency checks.
     others: Vec<RecipeFile>,
-    /// EA301/EA302 between changed master entries or changed recipes and the other side.
-    consistency: Vec<Finding>,
+    /// EA301/EA302 between changed master entries or changed recipes and the
+    /// other side, and EA305 for what the change touched that cannot be read.
+    findings: Vec<Finding>,
     changed_entries: usize,
     removed: usize,
     problems: Vec<Problem>,
@@ -162,7 +163,7 @@ impl Change {
             recipes: Vec::new(),
             baseline: BTreeMap::new(),
             others: Vec::new(),
-            consistency: Vec::new(),
+            findings: Vec::new(),
             changed_entries: 0,
             removed: 0,
             problems: Vec::new(),
@@ -172,7 +173,7 @@ impl Change {
         change.removed = snaps.base.entries().iter().filter(|e| is_candidate(&e.path, &roots) && !snaps.head.contains(&e.path)).count();
         let mut masters: Vec<(RecipeFile, Option<RecipeFile>)> = Vec::new();
         for path in &changed {
-            let Some(head) = change.load(&snaps.head, path, mapping) else { continue };
+            let Some(head) = change.load(&snaps.head, path, mapping, Touched::Yes) else { continue };
             let base = snaps.base.contains(path).then(|| load_quietly(&snaps.base, path, mapping)).flatten();
             if head.kind == RecipeKind::MasterConfig {
                 masters.push((head, base));
@@ -185,7 +186,7 @@ impl Change {
         }
         // Unchanged master configs still name the images changed recipes must run.
         for entry in snaps.head.entries().iter().filter(|e| is_master_name(&e.path) && !changed.contains(&e.path.as_str())) {
-            if let Some(head) = change.load(&snaps.head, &entry.path, mapping) {
+            if let Some(head) = change.load(&snaps.head, &entry.path, mapping, Touched::No) {
                 if head.kind == RecipeKind::MasterConfig {
                     let base = load_quietly(&snaps.base, &entry.path, mapping);
                     masters.push((head, base));
@@ -199,16 +200,21 @@ impl Change {
         change
     }
 
-    /// A file at head; a file that cannot be read is a problem, not the end of the run.
-    fn load(&mut self, tree: &GitTree, path: &str, mapping: &LinkMapping) -> Option<RecipeFile> {
+    /// A file at head. One the change touched that cannot be read fails the
+    /// gate (EA305): its flags were never seen. Another is only listed.
+    fn load(&mut self, tree: &GitTree, path: &str, mapping: &LinkMapping, touched: Touched) -> Option<RecipeFile> {
         let loaded = tree
-            .read_text(path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| recipe::load_text(path, text, mapping).map_err(|e| e.to_string()));
+            .read_text_limited(path, recipe::MAX_RECIPE_BYTES)
+            .map_err(|e| RecipeError::Io { path: path.to_string(), message: source_reason(path, &e) })
+            .and_then(|text| recipe::load_text(path, text, mapping));
         match loaded {
             Ok(file) => Some(file),
-            Err(message) => {
-                self.problems.push(Problem { path: path.to_string(), message });
+            Err(error) if touched == Touched::Yes => {
+                self.findings.push(crate::check::unreadable::unreadable(&error));
+                None
+            }
+            Err(error) => {
+                self.problems.push(Problem { path: path.to_string(), message: error.to_string() });
                 None
             }
         }
@@ -226,11 +232,11 @@ impl Change {
             let linked: BTreeSet<&str> = entry.links.iter().filter_map(|l| l.recipe.as_deref()).collect();
             for path in linked {
                 if let Some(recipe) = self.recipes.iter().find(|r| r.path == path) {
-                    check_consistency(master, entry, recipe, &mut self.consistency);
+                    check_consistency(master, entry, recipe, &mut self.findings);
                 } else if entry_changed {
                     let recipe = match self.others.iter().find(|r| r.path == path) {
                         Some(r) => r.clone(),
-                        None if snaps.head.contains(path) => match self.load(&snaps.head, path, mapping) {
+                        None if snaps.head.contains(path) => match self.load(&snaps.head, path, mapping, Touched::Yes) {
                             Some(r) => {
                                 self.others.push(r.clone());
                                 r
@@ -238,14 +244,13 @@ impl Change {
                             None => continue,
                         },
                         None => {
-                            self.problems.push(Problem {
-                                path: master.path.clone(),
-                                message: format!("`{}` links `{path}`, which is not in the head commit", entry.key.value),
-                            });
+                            for link in entry.links.iter().filter(|l| l.recipe.as_deref() == Some(path)) {
+                                self.findings.push(crate::check::unreadable::missing_link(&entry.key.value, link, path));
+                            }
                             continue;
                         }
                     };
-                    check_consistency(master, entry, &recipe, &mut self.consistency);
+                    check_consistency(master, entry, &recipe, &mut self.findings);
                 }
             }
         }
@@ -262,6 +267,19 @@ impl Change {
             if self.removed > 0 { format!(", {} removed file(s) not audited", self.removed) } else { String::new() }
         )
     }
+}
+
+/// Whether the change under audit touched a file (its failures gate).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Touched {
+    Yes,
+    No,
+}
+
+/// Why a file of the recipes repo could not be read, without repeating its path.
+fn source_reason(path: &str, error: &crate::source::SourceError) -> String {
+    let text = error.to_string();
+    text.strip_prefix(path).map(|r| r.trim_start_matches(':').trim_start().to_string()).unwrap_or(text)
 }
 
 fn check_consistency(master: &RecipeFile, entry: &MasterEntry, recipe: &RecipeFile, out: &mut Vec<Finding>) {

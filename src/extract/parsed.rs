@@ -80,6 +80,12 @@ pub fn parse_outline(tree: &dyn Tree, path: &str) -> Parsed {
         let outline = super::outline::outline(&source).map(|text| PyFile::parse(path, text));
         Arc::new(outline.filter(|f| !f.has_errors()).unwrap_or_else(|| PyFile::parse(path, source)))
     });
+    with_depth_warning(file, warnings)
+}
+
+/// A parsed file and its read warnings, plus the one for statements nested too deep.
+fn with_depth_warning(file: Option<Arc<PyFile>>, mut warnings: Vec<ExtractWarning>) -> Parsed {
+    warnings.extend(file.as_ref().and_then(|f| f.depth_warning()));
     Parsed { file, warnings }
 }
 
@@ -87,7 +93,7 @@ pub fn parse_outline(tree: &dyn Tree, path: &str) -> Parsed {
 /// prefilter it). Not memoized: those files are rarely asked for again.
 pub fn parse_bytes(path: &str, bytes: Vec<u8>) -> Parsed {
     let (source, warnings) = read_text(path, bytes);
-    Parsed { file: source.map(|source| Arc::new(PyFile::parse(path, source))), warnings }
+    with_depth_warning(source.map(|source| Arc::new(PyFile::parse(path, source))), warnings)
 }
 
 /// The text of a file by the read rules: too large is skipped, invalid UTF-8

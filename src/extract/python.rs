@@ -1,5 +1,6 @@
 //! Python parsing with tree-sitter, and the small node helpers every extractor shares.
 
+use crate::syntax_depth::{parse_bounded, StatementSyntax, MAX_SYNTAX_DEPTH};
 use tree_sitter::{Node, Parser, Tree as SyntaxTree};
 
 /// A parsed Python file. Keeps the source so node text can be read back.
@@ -8,7 +9,15 @@ pub struct PyFile {
     pub path: String,
     pub source: String,
     pub tree: SyntaxTree,
+    /// Lines of statements blanked for nesting too deep (`None`: the whole file).
+    pub too_deep: Option<Vec<u32>>,
 }
+
+/// Python's statements, and the no-op that stands in for one nested too deep.
+const PYTHON_STATEMENTS: StatementSyntax = StatementSyntax {
+    is_statement: |kind| kind.ends_with("_statement") || kind.ends_with("_definition"),
+    no_op: "pass",
+};
 
 impl PyFile {
     /// Parse `source`. tree-sitter always yields a tree; syntax errors become
@@ -23,15 +32,29 @@ impl PyFile {
             });
         }
         let start = std::time::Instant::now();
-        let tree = PARSER
-            .with(|p| p.borrow_mut().parse(&source, None))
-            .expect("parser has a language and no timeout");
-        crate::trace::parsed(path, source.len(), start.elapsed());
+        let parse = |text: &str| PARSER.with(|p| p.borrow_mut().parse(text, None)).expect("parser has a language and no timeout");
+        let bounded = parse_bounded(source, &PYTHON_STATEMENTS, parse);
+        crate::trace::parsed(path, bounded.text.len(), start.elapsed());
         PyFile {
             path: path.to_string(),
-            source,
-            tree,
+            source: bounded.text,
+            tree: bounded.tree,
+            too_deep: bounded.skipped,
         }
+    }
+
+    /// The warning to give when statements nested past [`MAX_SYNTAX_DEPTH`]
+    /// were left out of this file's facts.
+    pub fn depth_warning(&self) -> Option<crate::surface::ExtractWarning> {
+        let message = match &self.too_deep {
+            Some(lines) if lines.is_empty() => return None,
+            Some(lines) => format!(
+                "statement(s) at line {} nested more than {MAX_SYNTAX_DEPTH} levels deep; skipped, the rest of the file is read",
+                lines.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            ),
+            None => format!("nested more than {MAX_SYNTAX_DEPTH} levels deep throughout; the whole file is skipped"),
+        };
+        Some(crate::surface::ExtractWarning { path: self.path.clone(), message })
     }
 
     pub fn root(&self) -> Node<'_> {

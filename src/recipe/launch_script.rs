@@ -18,6 +18,7 @@ use super::{Deployment, EnvUse, FlagUse, FlagValue, Note, RoleConfig, Spanned};
 use crate::surface::Known;
 use serde::Serialize;
 use std::collections::HashMap;
+use crate::syntax_depth::{parse_bounded, Bounded, StatementSyntax, MAX_SYNTAX_DEPTH};
 use tree_sitter::{Node, Parser, Tree};
 
 /// One command-line word after the launcher.
@@ -209,14 +210,24 @@ fn split_span(token: &ArgToken, name_len: usize) -> (Span, Span) {
 // ---- reading a script ----------------------------------------------------------
 
 pub fn read(src: &SourceText) -> (Vec<Deployment>, Vec<Note>) {
-    let tree = parse(&src.text);
+    let bounded = parse_bounded(src.text.clone(), &BASH_STATEMENTS, parse);
+    let mut notes = depth_notes(&bounded);
+    // Offsets and lines are unchanged by blanking: spans into the blanked text
+    // are spans into the file.
+    let blanked;
+    let src = if bounded.skipped_anything() {
+        blanked = SourceText::new(src.path.clone(), bounded.text);
+        &blanked
+    } else {
+        src
+    };
+    let tree = bounded.tree;
     let vars = Variables::collect(src, tree.root_node());
     let script = Script {
         src,
         tree: tree.clone(),
         vars,
     };
-    let mut notes = Vec::new();
     if tree.root_node().has_error() {
         let line = first_error(tree.root_node())
             .map(|n| n.start_position().row + 1)
@@ -257,6 +268,45 @@ pub fn read(src: &SourceText) -> (Vec<Deployment>, Vec<Note>) {
         }
     }
     (deployments, notes)
+}
+
+/// bash's commands and compound statements, and the no-op that stands in for
+/// one nested too deep.
+const BASH_STATEMENTS: StatementSyntax = StatementSyntax {
+    is_statement: |kind| {
+        matches!(
+            kind,
+            "command"
+                | "pipeline"
+                | "list"
+                | "redirected_statement"
+                | "variable_assignment"
+                | "declaration_command"
+                | "negated_command"
+                | "test_command"
+                | "subshell"
+                | "compound_statement"
+                | "function_definition"
+                | "unset_command"
+        ) || kind.ends_with("_statement")
+    },
+    no_op: ":",
+};
+
+/// What blanking statements nested too deep left unread.
+fn depth_notes(bounded: &Bounded) -> Vec<Note> {
+    match &bounded.skipped {
+        Some(lines) => lines
+            .iter()
+            .map(|line| {
+                Note::warning(
+                    format!("line {line}: a command nested more than {MAX_SYNTAX_DEPTH} levels deep; not read (flags in it are not audited)"),
+                    None,
+                )
+            })
+            .collect(),
+        None => vec![Note::error(format!("nested more than {MAX_SYNTAX_DEPTH} levels deep throughout; the script is not read"), None)],
+    }
 }
 
 fn parse(text: &str) -> Tree {

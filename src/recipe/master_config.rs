@@ -33,14 +33,22 @@ impl Default for LinkMapping {
 impl LinkMapping {
     /// The repository path a link names, or `None` when it names no known place
     /// (a bare file name, resolved by the benchmark scripts at run time).
+    /// A link that would leave the repository (`recipes/../../etc/x.yaml`, an
+    /// absolute path) names no place either: it is never read.
     pub fn resolve(&self, link: &str) -> Option<String> {
-        if let Some(rest) = link.strip_prefix(&self.link_prefix) {
-            return Some(format!("{}/{rest}", self.recipes_dir.trim_end_matches('/')));
-        }
-        if link.starts_with(&format!("{}/", self.recipes_dir.trim_end_matches('/'))) {
-            return Some(link.to_string());
-        }
-        None
+        let path = if let Some(rest) = link.strip_prefix(&self.link_prefix) {
+            format!("{}/{rest}", self.recipes_dir.trim_end_matches('/'))
+        } else if link.starts_with(&format!("{}/", self.recipes_dir.trim_end_matches('/'))) {
+            link.to_string()
+        } else {
+            return None;
+        };
+        crate::source::is_safe_tree_path(&path).then_some(path)
+    }
+
+    /// Whether a link is written in a recipe folder's form, resolvable or not.
+    fn names_recipe_folder(&self, link: &str) -> bool {
+        link.starts_with(&self.link_prefix) || link.starts_with(&format!("{}/", self.recipes_dir.trim_end_matches('/')))
     }
 }
 
@@ -137,13 +145,15 @@ pub fn read(src: &SourceText, root: &Node, mapping: &LinkMapping) -> (MasterConf
         let mut links = Vec::new();
         find_links(src, value, mapping, &mut links);
         for link in links.iter().filter(|l| l.recipe.is_none()) {
-            notes.push(Note::info(
-                format!(
-                    "`{key}`: link `{}` names no known recipe folder; not followed",
-                    link.raw
-                ),
-                Some(link.span.clone()),
-            ));
+            let note = if mapping.names_recipe_folder(&link.raw) {
+                Note::warning(
+                    format!("`{key}`: link `{}` leaves the recipes repository (`..`, `.` or an empty part); not read", link.raw),
+                    Some(link.span.clone()),
+                )
+            } else {
+                Note::info(format!("`{key}`: link `{}` names no known recipe folder; not followed", link.raw), Some(link.span.clone()))
+            };
+            notes.push(note);
         }
         entries.push(MasterEntry {
             key: Spanned {

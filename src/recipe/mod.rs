@@ -8,6 +8,7 @@
 //! This module knows recipe files, not engines or git: it reports what is written
 //! (and what cannot be known statically, as `Dynamic`), never whether it is valid.
 
+mod files;
 pub mod image;
 pub mod launch_script;
 pub mod master_config;
@@ -15,15 +16,15 @@ pub mod span;
 pub mod srt_slurm;
 pub mod yaml;
 
+pub use files::{collect, collect_with, load_path, load_path_with, read_confined, MAX_RECIPE_BYTES};
 pub use image::{parse_image, DynamoRef, ImageTag};
 pub use launch_script::{bind, ArgToken, Binding};
 pub use master_config::{LinkMapping, MasterConfig, MasterEntry, RecipeLink, Router};
 pub use span::{SourceText, Span, Spanned};
 
 use crate::surface::Known;
-use rayon::prelude::*;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// One file read from a recipes tree.
 #[derive(Debug, Clone, Serialize)]
@@ -224,6 +225,13 @@ pub enum RecipeError {
     )]
     NotUtf8 { path: String, offset: usize },
 
+    #[error("{path}: holds a NUL byte at offset {offset}: not a text file; not read")]
+    #[diagnostic(
+        code(engine_audit::recipe::not_text),
+        help("recipes are text; remove the NUL byte (tools stop reading at it, so what follows is easily missed)")
+    )]
+    NotText { path: String, offset: usize },
+
     #[error("{path}:{line}:{column}: YAML syntax error: {message}")]
     #[diagnostic(code(engine_audit::recipe::yaml))]
     Yaml {
@@ -278,6 +286,7 @@ impl RecipeError {
         match self {
             RecipeError::Io { path, .. }
             | RecipeError::NotUtf8 { path, .. }
+            | RecipeError::NotText { path, .. }
             | RecipeError::Yaml { path, .. }
             | RecipeError::DuplicateKey { path, .. }
             | RecipeError::Shape { path, .. } => path,
@@ -290,28 +299,13 @@ impl RecipeError {
     }
 }
 
-/// Read one file, telling its kind by its content (and `.sh` / a shell shebang
-/// for scripts). Master-config links use the InferenceX layout
-/// ([`LinkMapping::default`]).
-pub fn load_path(path: &Path) -> Result<RecipeFile, RecipeError> {
-    load_path_with(path, &LinkMapping::default())
-}
-
-pub fn load_path_with(path: &Path, links: &LinkMapping) -> Result<RecipeFile, RecipeError> {
-    let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| RecipeError::Io {
-        path: shown.clone(),
-        message: e.to_string(),
-    })?;
-    let text = String::from_utf8(bytes).map_err(|e| RecipeError::NotUtf8 {
-        path: shown.clone(),
-        offset: e.utf8_error().valid_up_to(),
-    })?;
-    load_text(&shown, text, links)
-}
-
 /// Read a file's text that is already in memory (from git, or a test).
 pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<RecipeFile, RecipeError> {
+    if let Some(offset) = text.find('\0') {
+        // The YAML and shell parsers stop at a NUL: what follows it (a flag)
+        // would silently never be audited.
+        return Err(RecipeError::NotText { path: path.to_string(), offset });
+    }
     let src = SourceText::new(path, text);
     let mut file = RecipeFile {
         path: path.to_string(),
@@ -367,66 +361,6 @@ fn is_shell_script(path: &str, text: &str) -> bool {
         .next()
         .unwrap_or("");
     first.starts_with("#!") && (first.contains("sh") && !first.contains("python"))
-}
-
-/// Load every recipe under `paths`: files as given, folders walked recursively for
-/// `.yaml`, `.yml` and `.sh` files. Sorted by path; a file that fails is reported
-/// and the rest still load.
-pub fn collect(paths: &[PathBuf]) -> (Vec<RecipeFile>, Vec<RecipeError>) {
-    collect_with(paths, &LinkMapping::default())
-}
-
-/// [`collect`] with master-config links resolved by `links`.
-pub fn collect_with(paths: &[PathBuf], links: &LinkMapping) -> (Vec<RecipeFile>, Vec<RecipeError>) {
-    let mut files = Vec::new();
-    let mut errors = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            walk(path, &mut files, &mut errors);
-        } else {
-            files.push(path.clone());
-        }
-    }
-    files.sort();
-    files.dedup();
-    // Each file is read and parsed on its own; the order stays the paths' order.
-    let results: Vec<Result<RecipeFile, RecipeError>> = files.par_iter().map(|file| load_path_with(file, links)).collect();
-    let mut loaded = Vec::new();
-    for result in results {
-        match result {
-            Ok(recipe) => loaded.push(recipe),
-            Err(e) => errors.push(e),
-        }
-    }
-    (loaded, errors)
-}
-
-fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<RecipeError>) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) => {
-            errors.push(RecipeError::Io {
-                path: dir.display().to_string(),
-                message: e.to_string(),
-            });
-            return;
-        }
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        // Symlinked folders are not followed: a link cycle must not hang the walk.
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() {
-            walk(&path, files, errors);
-        } else if matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml" | "sh")
-        ) {
-            files.push(path);
-        }
-    }
 }
 
 #[cfg(test)]

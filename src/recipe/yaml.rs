@@ -273,6 +273,11 @@ struct Builder<'a> {
 /// copied nodes the file is rejected.
 const MAX_ALIAS_NODES: usize = 1_000_000;
 
+/// Lists and maps nested deeper than this are refused: every walk over a
+/// [`Node`] (clone, drop, count, the readers) recurses, and a 14 KB file of
+/// `- - - …` would otherwise overflow the stack. Real recipes nest under 10.
+const MAX_NESTING: usize = 128;
+
 /// Values in a tree: scalars, lists and maps, keys included.
 pub(crate) fn node_count(node: &Node) -> usize {
     1 + match &node.kind {
@@ -379,6 +384,11 @@ impl Builder<'_> {
                 let mut node = target.clone();
                 node.alias = Some(alias);
                 self.finish(node, 0)?;
+            }
+            Event::SequenceStart(..) | Event::MappingStart(..) if self.stack.len() >= MAX_NESTING => {
+                let span = self.src.span(at, self.src.line_end(at));
+                let message = format!("values nested more than {MAX_NESTING} levels deep; too deeply nested to be a recipe, not audited");
+                return Err(RecipeError::shape(self.src, &span, message));
             }
             Event::SequenceStart(anchor, _) => {
                 let flow = self.src.text[at..].starts_with('[');

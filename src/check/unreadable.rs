@@ -1,0 +1,67 @@
+//! EA305: a recipe the audit was asked to read and could not. The gate must
+//! fail closed: a change that breaks a file's syntax would otherwise hide every
+//! flag in it.
+
+use crate::codes::Code;
+use crate::recipe::{RecipeError, RecipeLink};
+use crate::report::{Finding, Location};
+
+/// The finding for a file that could not be loaded, at the place the error names.
+pub fn unreadable(error: &RecipeError) -> Finding {
+    // Only a duplicate key knows its byte offset in the file (a syntax error's
+    // label indexes its excerpt, not the file).
+    let (line, column, offset) = match error {
+        RecipeError::Yaml { line, column, .. } => (*line, *column, None),
+        RecipeError::DuplicateKey { second_line, second_column, second_offset, .. } => (*second_line, *second_column, Some(*second_offset)),
+        RecipeError::Shape { line, .. } => (*line, 1, None),
+        RecipeError::Io { .. } | RecipeError::NotUtf8 { .. } | RecipeError::NotText { .. } => (1, 1, None),
+    };
+    let path = error.path().to_string();
+    let location = Location { path: path.clone(), line, column, offset, len: offset.map(|_| 0) };
+    let reason = reason(error);
+    Finding::new(Code::EA305, location, path, format!("cannot be read as a recipe, so nothing in it was audited: {reason}"))
+}
+
+/// The finding for a master-config entry whose link names a file that is not there.
+pub fn missing_link(entry_key: &str, link: &RecipeLink, target: &str) -> Finding {
+    Finding::new(
+        Code::EA305,
+        Location::from_span(&link.span),
+        target,
+        format!("`{entry_key}` links `{target}`, which does not exist; nothing it would run was audited"),
+    )
+}
+
+/// The error without the path prefix its `Display` starts with.
+fn reason(error: &RecipeError) -> String {
+    let text = error.to_string();
+    let path = error.path();
+    let rest = text.strip_prefix(path).unwrap_or(&text);
+    // `path:line:col: message` or `path: message`.
+    let rest = rest.trim_start_matches(|c: char| c == ':' || c.is_ascii_digit());
+    rest.trim_start().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recipe::{load_text, LinkMapping};
+
+    #[test]
+    fn a_yaml_error_is_an_error_finding_at_its_line() {
+        let err = load_text("r.yaml", "name: a\nbackend:\n\t type: sglang\n".into(), &LinkMapping::default()).unwrap_err();
+        let f = unreadable(&err);
+        assert_eq!(f.code, "EA305");
+        assert_eq!(f.severity, crate::codes::Severity::Error);
+        assert_eq!((f.location.path.as_str(), f.location.line), ("r.yaml", 3));
+        assert!(f.message.starts_with("cannot be read as a recipe, so nothing in it was audited: YAML syntax error"), "{}", f.message);
+    }
+
+    #[test]
+    fn an_unreadable_file_is_located_at_its_start() {
+        let err = RecipeError::NotUtf8 { path: "x.yaml".into(), offset: 9 };
+        let f = unreadable(&err);
+        assert_eq!((f.location.line, f.location.column), (1, 1));
+        assert!(f.message.ends_with("not valid UTF-8 (first bad byte at offset 9)"), "{}", f.message);
+    }
+}
