@@ -187,6 +187,7 @@ mod tests {
     fn file(path: &str, text: &str) -> RecipeFile {
         RecipeFile {
             path: path.into(),
+            disk_path: None,
             kind: crate::recipe::RecipeKind::SrtSlurm,
             text: text.into(),
             deployments: vec![],

@@ -30,6 +30,10 @@ use std::path::{Path, PathBuf};
 pub struct RecipeFile {
     /// The path as given to the loader.
     pub path: String,
+    /// The file on disk, for `--fix` to write: `path` is its display form, lossy
+    /// for a name that is not UTF-8. `None` for text not read from a file.
+    #[serde(skip)]
+    pub disk_path: Option<PathBuf>,
     pub kind: RecipeKind,
     /// The file's text exactly as read (BOM and CRLF kept): spans index into it.
     #[serde(skip)]
@@ -307,7 +311,9 @@ pub fn load_path_with(path: &Path, links: &LinkMapping) -> Result<RecipeFile, Re
         path: shown.clone(),
         offset: e.utf8_error().valid_up_to(),
     })?;
-    load_text(&shown, text, links)
+    let mut file = load_text(&shown, text, links)?;
+    file.disk_path = Some(path.to_path_buf());
+    Ok(file)
 }
 
 /// Read a file's text that is already in memory (from git, or a test).
@@ -315,6 +321,7 @@ pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<Recipe
     let src = SourceText::new(path, text);
     let mut file = RecipeFile {
         path: path.to_string(),
+        disk_path: None,
         kind: RecipeKind::Other { backend: None },
         text: String::new(),
         deployments: Vec::new(),
