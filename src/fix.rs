@@ -5,19 +5,26 @@
 //! A finding's fix is applied whole or not at all (a rename without its value
 //! conversion would invert a setting): a fix that overlaps an edit already taken
 //! is rejected and named, and a second `--fix` run picks it up on the new text.
-//! Files are written atomically (temp file in the same folder, then rename), and
-//! only when they still hold the text the audit read.
+//! Which files may be written, and how they are written without losing anything,
+//! is [`disk`]'s part.
+
+pub mod disk;
+
+pub use disk::{apply, screen, Applied};
 
 use crate::recipe::RecipeFile;
 use crate::report::{Edit, Finding};
-use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
 /// The new text of one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FilePatch {
+    /// The file as the audit shows it.
     pub path: String,
+    /// The file written: the path the loader read, which `path` shows lossily
+    /// when the name is not UTF-8.
+    pub disk_path: PathBuf,
     pub before: String,
     pub after: String,
     /// How many findings' fixes this patch carries.
@@ -35,13 +42,16 @@ pub struct Rejected {
 }
 
 /// What `--fix` would do to the files a run read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct FixPlan {
     /// Files that change, sorted by path.
     pub patches: Vec<FilePatch>,
     pub rejected: Vec<Rejected>,
+    /// Files with fixes that are not written, and why (see [`FixError::is_failure`]).
+    pub skipped: Vec<FixError>,
 }
 
+/// Why a file is not fixed.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum FixError {
     #[error("{path}: changed on disk since it was audited; not fixed")]
@@ -50,16 +60,76 @@ pub enum FixError {
     #[error("{path}: cannot write the fix: {message}")]
     #[diagnostic(code(engine_audit::fix::io))]
     Io { path: String, message: String },
+    #[error("{path} is read-only; not fixed")]
+    #[diagnostic(code(engine_audit::fix::read_only), help("make it writable to have it fixed"))]
+    ReadOnly { path: String },
+    #[error("{path}: its owner ({uid}:{gid}) cannot be kept ({message}); not fixed")]
+    #[diagnostic(code(engine_audit::fix::owner), help("a fixed file is a new file: run --fix as its owner"))]
+    Owner { path: String, uid: u32, gid: u32, message: String },
+    #[error("{path} is a symlink; not fixed")]
+    #[diagnostic(code(engine_audit::fix::symlink), help("symlinks are never followed: fix the file where it lives"))]
+    Symlink { path: String },
+    #[error("{path} is not a regular file; not fixed")]
+    #[diagnostic(code(engine_audit::fix::not_regular))]
+    NotRegular { path: String },
+    #[error("{path} is outside the folders given; not fixed")]
+    #[diagnostic(code(engine_audit::fix::outside))]
+    Outside { path: String },
+    #[error("{path} has {links} hard links; not fixed (a new file would split them)")]
+    #[diagnostic(code(engine_audit::fix::hard_links))]
+    HardLinks { path: String, links: u64 },
+    #[error("{path} is the same file as {first}; fixed once")]
+    #[diagnostic(code(engine_audit::fix::same_file))]
+    SameFile { path: String, first: String },
+    #[error("{path} has CR-only line endings (a CR without LF); not fixed")]
+    #[diagnostic(
+        code(engine_audit::fix::cr_line_endings),
+        help("YAML counts a lone CR as a line break, the edits' positions do not: convert the file to LF or CRLF")
+    )]
+    CrLineEndings { path: String },
+    #[error("{path}: several files show as this name (not valid UTF-8); not fixed")]
+    #[diagnostic(code(engine_audit::fix::ambiguous_name), help("rename the files to UTF-8 names"))]
+    AmbiguousName { path: String },
 }
 
-/// Plan the fixes of `findings` (in their order) against the files' text.
+impl FixError {
+    /// A file `--fix` was asked to write and could not (the run exits 2), as
+    /// opposed to one it leaves alone by design (a note).
+    pub fn is_failure(&self) -> bool {
+        matches!(self, FixError::Changed { .. } | FixError::Io { .. } | FixError::ReadOnly { .. } | FixError::Owner { .. })
+    }
+}
+
+/// Plan the fixes of `findings` (in their order) against the files' text. Files
+/// whose edits cannot be trusted are left out whole, named in `skipped`.
 pub fn plan(findings: &[Finding], files: &[RecipeFile]) -> FixPlan {
-    let texts: BTreeMap<&str, &str> = files.iter().map(|f| (f.path.as_str(), f.text.as_str())).collect();
+    let refused = refused_files(files);
+    let readable: BTreeMap<&str, &RecipeFile> =
+        files.iter().filter(|f| !refused.contains_key(f.path.as_str())).map(|f| (f.path.as_str(), f)).collect();
+    let texts: BTreeMap<&str, &str> = readable.iter().map(|(&p, f)| (p, f.text.as_str())).collect();
     let mut taken: BTreeMap<&str, Vec<&Edit>> = BTreeMap::new();
     let mut fixes_per_file: BTreeMap<&str, usize> = BTreeMap::new();
     let mut rejected = Vec::new();
+    let mut noted: BTreeSet<&str> = BTreeSet::new();
     for finding in findings {
         let Some(fix) = finding.fix.as_ref().filter(|f| !f.edits.is_empty()) else { continue };
+        let reject = |reason| Rejected {
+            path: finding.location.path.clone(),
+            line: finding.location.line,
+            code: finding.code.clone(),
+            subject: finding.subject.clone(),
+            reason,
+        };
+        let in_refused: Vec<&str> = fix.edits.iter().map(|e| e.path.as_str()).filter(|p| refused.contains_key(p)).collect();
+        if let Some(&path) = in_refused.first() {
+            // The file's note says why; a fix that also edits another file is
+            // rejected whole, and named.
+            noted.extend(&in_refused);
+            if in_refused.len() < fix.edits.len() {
+                rejected.push(reject(format!("its edit in {path} cannot be made")));
+            }
+            continue;
+        }
         match check_fix(&fix.edits, &texts, &taken) {
             Ok(()) => {
                 for edit in &fix.edits {
@@ -74,29 +144,50 @@ pub fn plan(findings: &[Finding], files: &[RecipeFile]) -> FixPlan {
                     *fixes_per_file.entry(p).or_default() += 1;
                 }
             }
-            Err(reason) => rejected.push(Rejected {
-                path: finding.location.path.clone(),
-                line: finding.location.line,
-                code: finding.code.clone(),
-                subject: finding.subject.clone(),
-                reason,
-            }),
+            Err(reason) => rejected.push(reject(reason)),
         }
     }
     let patches = taken
         .into_iter()
         .filter_map(|(path, edits)| {
-            let before = texts[path];
-            let after = apply_edits(before, &edits);
-            (after != before).then(|| FilePatch {
+            let file = readable[path];
+            let after = apply_edits(&file.text, &edits);
+            (after != file.text).then(|| FilePatch {
                 path: path.to_string(),
-                before: before.to_string(),
+                disk_path: file.disk_path.clone().unwrap_or_else(|| PathBuf::from(path)),
+                before: file.text.clone(),
                 after,
                 fixes: fixes_per_file.get(path).copied().unwrap_or(0),
             })
         })
         .collect();
-    FixPlan { patches, rejected }
+    let skipped = refused.into_iter().filter(|(p, _)| noted.contains(p)).map(|(_, e)| e).collect();
+    FixPlan { patches, rejected, skipped }
+}
+
+/// Files whose edits cannot be trusted, by the path the findings name.
+fn refused_files(files: &[RecipeFile]) -> BTreeMap<&str, FixError> {
+    let mut refused = BTreeMap::new();
+    let mut by_name: BTreeMap<&str, &RecipeFile> = BTreeMap::new();
+    for file in files {
+        let path = file.path.as_str();
+        // Two names that are not UTF-8 can show alike: the findings, keyed by the
+        // shown name, could not tell which file an edit is for.
+        if by_name.insert(path, file).is_some_and(|other| other.disk_path != file.disk_path) {
+            refused.insert(path, FixError::AmbiguousName { path: path.to_string() });
+        } else if has_lone_cr(&file.text) {
+            refused.insert(path, FixError::CrLineEndings { path: path.to_string() });
+        }
+    }
+    refused
+}
+
+/// A CR not followed by LF: a line break to YAML (and so to the parser's line
+/// numbers), but not to the line index spans are computed with, so every edit
+/// after it would land in the wrong place.
+fn has_lone_cr(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))
 }
 
 /// Why a fix cannot be taken, if it cannot.
@@ -157,26 +248,6 @@ impl FilePatch {
             .header(&self.path, &self.path)
             .to_string()
     }
-
-    /// Write the new text in place of the old, atomically. Refuses when the file
-    /// no longer holds the text the audit read. A symlinked recipe is written
-    /// through to its target; the file's permissions are kept.
-    pub fn write(&self) -> Result<(), FixError> {
-        let io = |e: std::io::Error| FixError::Io { path: self.path.clone(), message: e.to_string() };
-        let target: PathBuf = std::fs::canonicalize(&self.path).map_err(io)?;
-        let on_disk = std::fs::read(&target).map_err(io)?;
-        if on_disk != self.before.as_bytes() {
-            return Err(FixError::Changed { path: self.path.clone() });
-        }
-        let dir = target.parent().unwrap_or(Path::new("."));
-        let mut tmp = tempfile::Builder::new().prefix(".engine-audit-fix-").tempfile_in(dir).map_err(io)?;
-        tmp.write_all(self.after.as_bytes()).map_err(io)?;
-        tmp.as_file().sync_all().map_err(io)?;
-        let permissions = std::fs::metadata(&target).map_err(io)?.permissions();
-        std::fs::set_permissions(tmp.path(), permissions).map_err(io)?;
-        tmp.persist(&target).map_err(|e| io(e.error))?;
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -187,6 +258,7 @@ mod tests {
     fn file(path: &str, text: &str) -> RecipeFile {
         RecipeFile {
             path: path.into(),
+            disk_path: None,
             kind: crate::recipe::RecipeKind::SrtSlurm,
             text: text.into(),
             deployments: vec![],
@@ -253,14 +325,26 @@ mod tests {
     }
 
     #[test]
-    fn writes_atomically_and_refuses_a_file_changed_since() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.yaml");
-        std::fs::write(&path, "a: 1\n").unwrap();
-        let patch = FilePatch { path: path.display().to_string(), before: "a: 1\n".into(), after: "a: 2\n".into(), fixes: 1 };
-        patch.write().unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a: 2\n");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left behind");
-        assert!(matches!(patch.write(), Err(FixError::Changed { .. })));
+    fn a_file_with_a_lone_cr_is_left_out_whole() {
+        let findings = vec![finding("R001", 1, vec![edit(0, 1, "alpha")]), finding("EA003", 2, vec![edit(5, 1, "beta")])];
+        let refused = plan(&findings, &[file("r.yaml", "a: 1\rb: 2\r\n")]);
+        assert!(refused.patches.is_empty() && refused.rejected.is_empty(), "{refused:?}");
+        assert!(matches!(&refused.skipped[..], [FixError::CrLineEndings { path }] if path == "r.yaml"), "{:?}", refused.skipped);
+        // CRLF is a line ending the spans know.
+        let fixed = plan(&findings, &[file("r.yaml", "a: 1\r\nb: 2\r\n")]);
+        assert_eq!(fixed.patches.len(), 1);
+    }
+
+    #[test]
+    fn a_fix_that_also_edits_a_refused_file_is_rejected_whole() {
+        let mut shown_alike = [file("x.yaml", "a: 1\n"), file("x.yaml", "b: 2\n")];
+        shown_alike[0].disk_path = Some("x\u{fe}.yaml".into());
+        shown_alike[1].disk_path = Some("x\u{ff}.yaml".into());
+        let both = vec![edit(0, 1, "alpha"), Edit { path: "x.yaml".into(), offset: 0, len: 1, replacement: "b".into() }];
+        let files = [file("r.yaml", "a: 1\n"), shown_alike[0].clone(), shown_alike[1].clone()];
+        let plan = plan(&[finding("EA003", 1, both)], &files);
+        assert!(plan.patches.is_empty(), "{plan:?}");
+        assert!(plan.rejected[0].reason.contains("its edit in x.yaml cannot be made"), "{plan:?}");
+        assert!(matches!(&plan.skipped[..], [FixError::AmbiguousName { .. }]), "{plan:?}");
     }
 }

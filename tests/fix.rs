@@ -221,3 +221,279 @@ fn fix_on_a_copy_of_a_real_recipe() {
     let removed: Vec<String> = keys(&old).into_iter().filter(|k| !keys(&new).contains(k)).collect();
     assert_eq!(removed, vec!["prefill-round-robin-balance"], "key order kept; only the no-op flag removed");
 }
+
+// Issue 22: --fix must not lose data, write outside the tree or through links.
+
+impl Workspace {
+    /// The folder holding the fixture folder and the mini engines.
+    fn root(&self) -> &Path {
+        self.recipes.parent().unwrap()
+    }
+    /// `audit` of `paths` across the mini bump, plus `extra` flags.
+    fn audit_paths(&self, paths: &[PathBuf], extra: &[&str]) -> std::process::Output {
+        Command::cargo_bin("engine-audit")
+            .unwrap()
+            .arg("audit")
+            .args(paths)
+            .arg("--sglang")
+            .arg(&self.ws.sglang_repo)
+            .arg("--dynamo")
+            .arg(&self.ws.dynamo_repo)
+            .args(["--to", "v1.1.0", "--offline"])
+            .args(extra)
+            .output()
+            .unwrap()
+    }
+    /// A copy of the fixture recipe outside the audited folder.
+    fn outside_recipe(&self) -> PathBuf {
+        let outside = self.root().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        let target = outside.join("target.yaml");
+        std::fs::copy(Path::new(FIXTURES).join("dsmini-fix.yaml"), &target).unwrap();
+        target
+    }
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_recipe_is_not_fixed_and_its_target_is_untouched() {
+    let w = workspace();
+    let target = w.outside_recipe();
+    let link = w.recipes.join("linked.yaml");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = w.audit(&["--fix"]);
+    let err = stderr(&out);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), original("dsmini-fix.yaml"), "the link's target is outside the tree: {err}");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+    assert!(err.contains(&format!("{} is a symlink; not fixed", link.display())), "{err}");
+    assert_eq!(w.read("dsmini-fix.yaml"), expected("dsmini-fix.yaml"), "the real recipes are still fixed");
+    assert!(err.contains("applied 6 fix(es) to 2 file(s)"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn two_symlinks_to_one_file_are_notes_not_a_failure() {
+    let w = workspace();
+    let target = w.outside_recipe();
+    for name in ["a.yaml", "b.yaml"] {
+        std::os::unix::fs::symlink(&target, w.recipes.join(name)).unwrap();
+    }
+    let out = w.audit(&["--fix"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "warnings only, nothing failed: {err}");
+    for name in ["a.yaml", "b.yaml"] {
+        assert!(err.contains(&format!("{} is a symlink; not fixed", w.recipes.join(name).display())), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), original("dsmini-fix.yaml"));
+}
+
+#[test]
+fn one_recipe_named_twice_is_fixed_once() {
+    let w = workspace();
+    let again = w.recipes.join("..").join("fix").join("dsmini-fix.yaml");
+    let out = w.audit_paths(&[w.recipes.clone(), again], &["--fix"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "no spurious failure: {err}");
+    assert_eq!(w.read("dsmini-fix.yaml"), expected("dsmini-fix.yaml"));
+    assert!(err.contains("is the same file as"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_hard_linked_recipe_is_not_split() {
+    use std::os::unix::fs::MetadataExt;
+    let w = workspace();
+    let target = w.outside_recipe();
+    let link = w.recipes.join("hard.yaml");
+    std::fs::hard_link(&target, &link).unwrap();
+    let out = w.audit(&["--fix"]);
+    let err = stderr(&out);
+    assert_eq!(std::fs::metadata(&link).unwrap().ino(), std::fs::metadata(&target).unwrap().ino(), "still one file: {err}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), original("dsmini-fix.yaml"), "{err}");
+    assert!(err.contains(&format!("{} has 2 hard links", link.display())), "{err}");
+}
+
+/// A rule whose fix replaces a value in place (`set_flag`): on a file whose spans
+/// are wrong, such an edit lands wherever the span says.
+const TP_RULE: &str = r#"id: R900
+name: tp-four
+title: "tp-size 4 is not wanted here"
+severity: warning
+engine: sglang
+when:
+  flag: {name: tp-size, equals: "4"}
+evidence:
+  - file_exists: {files: [srt/server_args.py]}
+message: "{role}: `{flag}: {value}` at {ref}"
+fix:
+  - set_flag: {name: tp-size, value: "8"}
+docs: a test rule
+tests:
+  invalid:
+    - name: tp4
+      engines: [{fixture: r001/unconditional}]
+      deployment: {model: dsr1, flags: {tp-size: "4"}}
+  valid:
+    - name: tp8
+      engines: [{fixture: r001/unconditional}]
+      deployment: {model: dsr1, flags: {tp-size: "8"}}
+"#;
+
+#[test]
+fn a_cr_only_recipe_is_refused_not_corrupted() {
+    let w = workspace();
+    let rules = w.root().join("rules");
+    std::fs::create_dir(&rules).unwrap();
+    std::fs::write(rules.join("R900-tp-four.yaml"), TP_RULE).unwrap();
+    std::fs::remove_file(w.recipes.join("launch.sh")).unwrap();
+    let cr_only = original("dsmini-fix.yaml").replace('\n', "\r");
+    std::fs::write(w.recipes.join("dsmini-fix.yaml"), &cr_only).unwrap();
+    let rules_arg = rules.display().to_string();
+    let out = w.audit(&["--fix", "--rules", &rules_arg]);
+    let err = stderr(&out);
+    assert_eq!(w.read("dsmini-fix.yaml"), cr_only, "byte for byte: {err}");
+    assert!(err.contains("CR-only line endings") && err.contains("not fixed"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_recipe_is_not_rewritten_and_the_run_fails() {
+    let w = workspace();
+    set_mode(&w.recipes.join("launch.sh"), 0o555);
+    let out = w.audit(&["--fix"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(w.read("launch.sh"), original("launch.sh"), "{err}");
+    assert_eq!(w.read("dsmini-fix.yaml"), expected("dsmini-fix.yaml"), "the writable one is fixed");
+    assert!(err.contains("launch.sh") && err.contains("read-only"), "{err}");
+    assert!(err.contains("applied 4 fix(es) to 1 file(s); 1 file(s) not written"), "only what was written counts: {err}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(w.recipes.join("launch.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o555);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fixed_recipe_keeps_its_owner_and_group() {
+    use std::os::unix::fs::MetadataExt;
+    let w = workspace();
+    let script = w.recipes.join("launch.sh");
+    // Only root can give a file away; elsewhere there is no other owner to keep.
+    if std::os::unix::fs::chown(&script, Some(4321), Some(4322)).is_err() {
+        eprintln!("not root: the ownership test is skipped");
+        return;
+    }
+    let out = w.audit(&["--fix"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(w.read("launch.sh"), expected("launch.sh"));
+    let meta = std::fs::metadata(&script).unwrap();
+    assert_eq!((meta.uid(), meta.gid(), meta.mode() & 0o777), (4321, 4322, 0o755));
+}
+
+#[cfg(unix)]
+#[test]
+fn stale_fix_temp_files_are_cleaned_and_others_kept() {
+    let w = workspace();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let put = |name: &str, old: bool| {
+        let path = w.recipes.join(name);
+        std::fs::write(&path, "partial").unwrap();
+        if old {
+            std::fs::File::options().write(true).open(&path).unwrap().set_modified(hour_ago).unwrap();
+        }
+    };
+    put(".engine-audit-fix-AbC123", true); // left by a killed run
+    put(".engine-audit-fix-XyZ789", false); // a concurrent run's, being written
+    put(".engine-audit-fix-notes.txt", true); // not a name the tool makes
+    put("engine-audit-fix-Old123", true);
+    let out = w.audit(&["--fix"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut names: Vec<String> = std::fs::read_dir(&w.recipes).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, [".engine-audit-fix-XyZ789", ".engine-audit-fix-notes.txt", "dsmini-fix.yaml", "engine-audit-fix-Old123", "launch.sh"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_recipe_with_a_non_utf8_name_is_fixed() {
+    use std::os::unix::ffi::OsStrExt;
+    let w = workspace();
+    let name = std::ffi::OsStr::from_bytes(b"dsmini-\xff.yaml");
+    std::fs::rename(w.recipes.join("dsmini-fix.yaml"), w.recipes.join(name)).unwrap();
+    let out = w.audit(&["--fix"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(std::fs::read_to_string(w.recipes.join(name)).unwrap(), expected("dsmini-fix.yaml"), "{err}");
+    assert_eq!(std::fs::read_dir(&w.recipes).unwrap().count(), 2, "no lossy-named file beside it");
+}
+
+#[cfg(unix)]
+#[test]
+fn two_names_that_show_alike_are_not_fixed() {
+    use std::os::unix::ffi::OsStrExt;
+    let w = workspace();
+    // Both names show as `dsmini-\u{fffd}.yaml`; the second file's text is shifted
+    // by a line, so one's edits would corrupt the other.
+    let (a, b) = (std::ffi::OsStr::from_bytes(b"dsmini-\xfe.yaml"), std::ffi::OsStr::from_bytes(b"dsmini-\xff.yaml"));
+    std::fs::rename(w.recipes.join("dsmini-fix.yaml"), w.recipes.join(a)).unwrap();
+    let shifted = format!("# one more line\n{}", original("dsmini-fix.yaml"));
+    std::fs::write(w.recipes.join(b), &shifted).unwrap();
+    let out = w.audit(&["--fix"]);
+    let err = stderr(&out);
+    assert_eq!(std::fs::read_to_string(w.recipes.join(a)).unwrap(), original("dsmini-fix.yaml"), "{err}");
+    assert_eq!(std::fs::read_to_string(w.recipes.join(b)).unwrap(), shifted, "{err}");
+    assert!(err.contains("several files show as this name"), "{err}");
+}
+
+/// Another writer's edit that lands while `--fix` writes its temp file (after the
+/// first look at the original) must survive: the last look before the rename sees it.
+#[test]
+fn an_edit_made_while_the_fix_is_written_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dsmini-fix.yaml");
+    std::fs::copy(Path::new(FIXTURES).join("dsmini-fix.yaml"), &path).unwrap();
+    let patch = engine_audit::fix::FilePatch {
+        path: path.display().to_string(),
+        disk_path: path.clone(),
+        before: original("dsmini-fix.yaml"),
+        after: expected("dsmini-fix.yaml"),
+        fixes: 4,
+    };
+    let edited = format!("{}      mem-fraction-static: 0.8\n", original("dsmini-fix.yaml"));
+    let result = patch.write_observed(|| std::fs::write(&path, &edited).unwrap());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), edited, "the other writer's edit is kept");
+    assert!(result.is_err_and(|e| e.to_string().contains("changed on disk")));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left behind");
+}
+
+#[test]
+fn a_master_config_link_out_of_the_tree_is_not_written() {
+    let w = workspace();
+    let target = w.outside_recipe();
+    let repo = w.root().join("repo");
+    std::fs::create_dir_all(repo.join("benchmarks/multi_node/srt-slurm-recipes")).unwrap();
+    std::fs::create_dir_all(repo.join("configs")).unwrap();
+    let master = repo.join("configs/master.yaml");
+    let config = "dsmini-fp4-b200-dynamo-sglang:\n  image: example/sglang:v1.0.0-cu129\n  model: deepseek-mini\n  framework: dynamo-sglang\n  precision: fp4\n  runner: b200\n  scenarios:\n    - name: disagg\n      env:\n        - CONFIG_FILE=recipes/../../../../outside/target.yaml\n";
+    std::fs::write(&master, config).unwrap();
+    let out = Command::cargo_bin("engine-audit")
+        .unwrap()
+        .arg("audit")
+        .arg("--master")
+        .arg(&master)
+        .args(["--key", "dsmini-fp4-b200-dynamo-sglang"])
+        .arg("--sglang")
+        .arg(&w.ws.sglang_repo)
+        .arg("--dynamo")
+        .arg(&w.ws.dynamo_repo)
+        .args(["--to", "v1.1.0", "--offline", "--fix"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), original("dsmini-fix.yaml"), "{err}");
+    assert!(!err.contains("applied 4 fix(es) to 1 file(s)"), "{err}");
+}

@@ -185,9 +185,10 @@ fn audit_files(files: &[RecipeFile], unread: Vec<Finding>, inputs: &Inputs, engi
 
 /// `--fix`: print the diff (on stderr when stdout carries a machine format), and
 /// unless `--dry-run`, write the files and audit them again: the report and the
-/// exit code are about the recipes as fixed.
+/// exit code are about the recipes as fixed. A file that could not be written
+/// makes the exit code 2; one left alone by design (a symlink, a CR-only file) is a note.
 fn fix(args: &AuditArgs, inputs: &Inputs, files: &[RecipeFile], result: AuditReport) -> miette::Result<ExitCode> {
-    let plan = crate::fix::plan(&result.findings, files);
+    let plan = crate::fix::screen(crate::fix::plan(&result.findings, files), &fix_roots(inputs));
     let diff: String = plan.patches.iter().map(|p| p.diff()).collect();
     let text_on_stdout = args.report.output_dir.is_some() || args.report.format.iter().all(|f| f.report_format() == report::Format::Text);
     if args.dry_run || text_on_stdout {
@@ -198,25 +199,61 @@ fn fix(args: &AuditArgs, inputs: &Inputs, files: &[RecipeFile], result: AuditRep
     for r in &plan.rejected {
         eprintln!("engine-audit: {}:{}: {} `{}` not fixed: {}", r.path, r.line, r.code, r.subject, r.reason);
     }
+    let mut not_written = report_fix_errors(plan.skipped);
     let fixes: usize = plan.patches.iter().map(|p| p.fixes).sum();
     if args.dry_run {
         eprintln!("engine-audit: --dry-run: {fixes} fix(es) in {} file(s) not written", plan.patches.len());
         return Ok(exit_code(&result, inputs.fail_on));
     }
-    let mut failed = false;
-    for patch in &plan.patches {
-        if let Err(e) = patch.write() {
-            eprintln!("{:?}", miette::Report::new(e));
-            failed = true;
-        }
-    }
-    eprintln!("engine-audit: applied {fixes} fix(es) to {} file(s); auditing again", plan.patches.len());
+    let applied = crate::fix::apply(&plan.patches);
+    // A file that passed the screen and then could not be written failed,
+    // whatever the reason (it became a symlink meanwhile).
+    not_written += applied.failures.len();
+    report_fix_errors(applied.failures);
+    let unwritten = if not_written > 0 { format!("; {not_written} file(s) not written") } else { String::new() };
+    eprintln!("engine-audit: applied {} fix(es) to {} file(s){unwritten}; auditing again", applied.fixes, applied.files);
     let (files, load_errors) = load(inputs);
     // Engines opened afresh: a surface is extracted for the demand of the recipes
     // that asked first (their env names), and the fixed recipes may ask others.
     let again = audit_files(&files, load_errors, inputs, &mut audit::Engines::open(&inputs.opts)?)?;
     write_reports(&again, &args.report, &inputs.opts)?;
-    Ok(if failed { ExitCode::from(2) } else { exit_code(&again, inputs.fail_on) })
+    Ok(if not_written > 0 { ExitCode::from(2) } else { exit_code(&again, inputs.fail_on) })
+}
+
+/// Print why files are not fixed: a failure as a diagnostic, a file left alone
+/// by design as a one-line note. Returns the number of failures.
+fn report_fix_errors(errors: Vec<crate::fix::FixError>) -> usize {
+    let mut failures = 0;
+    for e in errors {
+        if e.is_failure() {
+            failures += 1;
+            eprintln!("{:?}", miette::Report::new(e));
+        } else {
+            eprintln!("engine-audit: {e}");
+        }
+    }
+    failures
+}
+
+/// The folders `--fix` may write in: each folder given, the folder of each file
+/// given, and with `--master` the recipes repo its links resolve against.
+fn fix_roots(inputs: &Inputs) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> =
+        inputs.paths.iter().map(|p| if p.is_dir() { p.clone() } else { crate::fix::disk::folder_of(p).to_path_buf() }).collect();
+    if let Some(master) = &inputs.master {
+        roots.push(recipes_root(master).to_path_buf());
+    }
+    roots
+}
+
+/// The recipes repo root of a master config: the folder above `configs/`, else
+/// the master's own folder (as `linked_recipes` resolves links).
+fn recipes_root(master: &Path) -> &Path {
+    master
+        .parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == "configs"))
+        .and_then(|p| p.parent())
+        .unwrap_or_else(|| crate::fix::disk::folder_of(master))
 }
 
 /// Exit 1 when a finding is at or above `--fail-on`.
@@ -240,11 +277,7 @@ pub fn gate(report: &AuditReport, fail_on: FailOn) -> ExitCode {
 /// link, not a silent gap.
 fn linked_recipes(master: &Path, file: &recipe::RecipeFile, key: Option<&str>) -> (Vec<PathBuf>, Vec<Finding>) {
     let Some(config) = &file.master else { return (Vec::new(), Vec::new()) };
-    let root = master
-        .parent()
-        .filter(|p| p.file_name().is_some_and(|n| n == "configs"))
-        .and_then(|p| p.parent())
-        .unwrap_or_else(|| master.parent().unwrap_or(Path::new(".")));
+    let root = recipes_root(master);
     let mut found: Vec<PathBuf> = Vec::new();
     let mut missing = Vec::new();
     for entry in config.entries.iter().filter(|e| key.is_none_or(|k| e.key.value == k)) {

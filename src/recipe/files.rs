@@ -26,7 +26,9 @@ pub fn load_path_with(path: &Path, links: &LinkMapping) -> Result<RecipeFile, Re
     let shown = path.display().to_string();
     let bytes = read_regular(path, &shown)?;
     let text = String::from_utf8(bytes).map_err(|e| RecipeError::NotUtf8 { path: shown.clone(), offset: e.utf8_error().valid_up_to() })?;
-    load_text(&shown, text, links)
+    let mut file = load_text(&shown, text, links)?;
+    file.disk_path = Some(path.to_path_buf());
+    Ok(file)
 }
 
 /// The bytes of a regular file, bounded. It is opened without blocking (a FIFO

@@ -24,13 +24,17 @@ pub use span::{SourceText, Span, Spanned};
 
 use crate::surface::Known;
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One file read from a recipes tree.
 #[derive(Debug, Clone, Serialize)]
 pub struct RecipeFile {
     /// The path as given to the loader.
     pub path: String,
+    /// The file on disk, for `--fix` to write: `path` is its display form, lossy
+    /// for a name that is not UTF-8. `None` for text not read from a file.
+    #[serde(skip)]
+    pub disk_path: Option<PathBuf>,
     pub kind: RecipeKind,
     /// The file's text exactly as read (BOM and CRLF kept): spans index into it.
     #[serde(skip)]
@@ -309,6 +313,7 @@ pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<Recipe
     let src = SourceText::new(path, text);
     let mut file = RecipeFile {
         path: path.to_string(),
+        disk_path: None,
         kind: RecipeKind::Other { backend: None },
         text: String::new(),
         deployments: Vec::new(),
