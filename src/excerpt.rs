@@ -85,7 +85,7 @@ impl Excerpt {
                 _ => merged.push((a, b)),
             }
         }
-        let mut out = Excerpt { name: name.to_string(), text: String::new(), segments: Vec::new() };
+        let mut out = Excerpt { name: crate::report::escape::visible(name).into_owned(), text: String::new(), segments: Vec::new() };
         for (a, b) in merged {
             let start = out.text.len();
             let mut kept = Vec::new();
@@ -120,7 +120,9 @@ impl Excerpt {
             self.text.push_str(CUT);
         }
         let start = self.text.len();
-        self.text.push_str(&body[from..to]);
+        // Recipe bytes reach a terminal: control characters (ESC, a lone CR)
+        // show as `?`, one per byte, so the labels' offsets still hold.
+        self.text.push_str(&crate::report::escape::same_width(&body[from..to]));
         if to < body.len() {
             self.text.push_str(CUT);
         }

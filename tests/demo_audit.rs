@@ -22,11 +22,18 @@ fn one<'a>(r: &'a AuditReport, code: &str, subject: &str) -> &'a Finding {
 const RECIPE: &str = "recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml";
 const SCRIPT: &str = "recipes/benchmarks/launch-aggregated.sh";
 
+/// Codes about input the audit could not read: the demo's recipes are all
+/// readable; these fire in `tests/robustness.rs` on broken files.
+const INPUT_PROBLEMS: &[&str] = &["EA305"];
+
 #[test]
 fn every_code_fires_on_the_demo() {
     let r = demo();
     for info in CATALOG {
         let code = format!("{:?}", info.code);
+        if INPUT_PROBLEMS.contains(&code.as_str()) {
+            continue;
+        }
         assert!(r.findings.iter().any(|f| f.code == code), "{code} never fires on the demo");
     }
 }

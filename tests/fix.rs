@@ -260,7 +260,7 @@ fn stderr(out: &std::process::Output) -> String {
 
 #[cfg(unix)]
 #[test]
-fn a_symlinked_recipe_is_not_fixed_and_its_target_is_untouched() {
+fn a_symlink_out_of_the_tree_is_neither_read_nor_fixed() {
     let w = workspace();
     let target = w.outside_recipe();
     let link = w.recipes.join("linked.yaml");
@@ -269,18 +269,21 @@ fn a_symlinked_recipe_is_not_fixed_and_its_target_is_untouched() {
     let err = stderr(&out);
     assert_eq!(std::fs::read_to_string(&target).unwrap(), original("dsmini-fix.yaml"), "the link's target is outside the tree: {err}");
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
-    assert!(err.contains(&format!("{} is a symlink; not fixed", link.display())), "{err}");
+    assert!(err.contains("a symlink that resolves to") && err.contains("outside"), "named, not read: {err}");
     assert_eq!(w.read("dsmini-fix.yaml"), expected("dsmini-fix.yaml"), "the real recipes are still fixed");
     assert!(err.contains("applied 6 fix(es) to 2 file(s)"), "{err}");
+    assert_eq!(out.status.code(), Some(1), "the unread link is an EA305 error: {err}");
 }
 
 #[cfg(unix)]
 #[test]
-fn two_symlinks_to_one_file_are_notes_not_a_failure() {
+fn symlinks_in_the_tree_are_audited_and_only_their_target_is_fixed() {
     let w = workspace();
-    let target = w.outside_recipe();
+    let shared = w.recipes.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::rename(w.recipes.join("dsmini-fix.yaml"), shared.join("dsmini-fix.yaml")).unwrap();
     for name in ["a.yaml", "b.yaml"] {
-        std::os::unix::fs::symlink(&target, w.recipes.join(name)).unwrap();
+        std::os::unix::fs::symlink(shared.join("dsmini-fix.yaml"), w.recipes.join(name)).unwrap();
     }
     let out = w.audit(&["--fix"]);
     let err = stderr(&out);
@@ -288,7 +291,7 @@ fn two_symlinks_to_one_file_are_notes_not_a_failure() {
     for name in ["a.yaml", "b.yaml"] {
         assert!(err.contains(&format!("{} is a symlink; not fixed", w.recipes.join(name).display())), "{err}");
     }
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), original("dsmini-fix.yaml"));
+    assert_eq!(std::fs::read_to_string(shared.join("dsmini-fix.yaml")).unwrap(), expected("dsmini-fix.yaml"), "fixed once, by its own name");
 }
 
 #[test]

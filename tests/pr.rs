@@ -174,6 +174,51 @@ fn a_bump_pr_on_the_demo_engines() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no-such-branch"));
 }
 
+/// A gate that fails closed: what the change touched and the audit cannot read
+/// is an error on that file, never a silent pass.
+#[test]
+fn a_pr_whose_changes_cannot_be_read_fails_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = engine_audit::demo::build(&dir.path().join("demo")).unwrap();
+    let root = dir.path().join("recipes");
+    std::fs::create_dir(&root).unwrap();
+    copy_tree(&ws.recipes, &root);
+    std::fs::copy(Path::new(FIXTURES).join("dsmini-fp4-agg.yaml"), root.join(AGG)).unwrap();
+    let repo = RecipesRepo::init(&root);
+    let base = repo.commit("main", None, "recipes as deployed");
+    let engines = ["--sglang".as_ref(), ws.sglang_repo.as_os_str(), "--dynamo".as_ref(), ws.dynamo_repo.as_os_str()];
+    let codes = |out: &std::process::Output| findings(&json(out)).into_iter().map(|f| (f.0, f.1)).collect::<Vec<_>>();
+
+    // An unknown flag alone fails the gate; the same flag in a file the same
+    // change broke (a tab) must fail it too.
+    repo.edit(AGG, "      attention-backend: trtllm_mla\n", "      attention-backend: trtllm_mla\n      no-such-flag: 1\n");
+    repo.commit("flag", Some(base), "an unknown flag");
+    let out = pr(&root, "main", "flag", &engines);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    repo.edit(AGG, "      no-such-flag: 1\n", "\tno-such-flag: 1\n");
+    repo.commit("tab", Some(base), "an unknown flag behind a tab");
+    let out = pr(&root, "main", "tab", &engines);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(codes(&out).contains(&("EA305".into(), AGG.into())), "{:?}", codes(&out));
+
+    // Not UTF-8: the same.
+    std::fs::write(root.join(AGG), b"name: caf\xe9\n").unwrap();
+    repo.commit("latin1", Some(base), "latin-1");
+    let out = pr(&root, "main", "latin1", &engines);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(codes(&out).contains(&("EA305".into(), AGG.into())), "{:?}", codes(&out));
+
+    // A changed master entry that links a recipe missing at head: an error on the link.
+    std::fs::copy(Path::new(FIXTURES).join("dsmini-fp4-agg.yaml"), root.join(AGG)).unwrap();
+    std::fs::remove_file(root.join(DISAGG)).unwrap();
+    repo.edit("configs/demo-master.yaml", "example/sglang:v1.0.0-cu129", "example/sglang:v1.1.0-cu129");
+    repo.commit("dangling", Some(base), "the master entry links a removed recipe");
+    let out = pr(&root, "main", "dangling", &engines);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    let found = codes(&out);
+    assert!(found.contains(&("EA305".into(), "configs/demo-master.yaml".into())), "{found:?}");
+}
+
 /// The real bump PR: dsr1 FP4 recipes from `lmsysorg/sglang:v0.5.12.post1` and
 /// Dynamo source hash 5b4bc1dd to `v0.5.19-cu130` and a Dynamo 1.5.0 nightly wheel,
 /// with the master entry updated to match.

@@ -104,9 +104,62 @@ fn malformed_yaml_is_located_and_the_other_recipes_are_still_audited() {
     w.write("ok.yaml", OK_RECIPE);
     w.write("bad.yaml", "name: bad\nbackend:\n  sglang_config: [1, 2\n");
     let o = run(w.audit(&["ok.yaml", "bad.yaml", "--to", "v1.1.0"]));
-    assert_eq!(o.code, 0, "only infos in ok.yaml; bad.yaml is listed, not fatal\n{}\n{}", o.stdout, o.stderr);
+    assert_eq!(o.code, 1, "only infos in ok.yaml, but bad.yaml was not audited: the gate fails closed\n{}\n{}", o.stdout, o.stderr);
     assert!(o.stderr.contains("bad.yaml:4:1: YAML syntax error"), "{}", o.stderr);
-    assert!(o.stdout.contains("bad.yaml") && o.stdout.contains("1 deployment"), "{}", o.stdout);
+    assert!(o.stdout.contains("EA305 unreadable-recipe") && o.stdout.contains("bad.yaml:4:1") && o.stdout.contains("1 deployment"), "{}", o.stdout);
+}
+
+#[test]
+fn unreadable_files_beside_a_clean_recipe_fail_the_gate() {
+    let w = ws();
+    w.write("mine/ok.yaml", OK_RECIPE);
+    w.write("mine/tab.yaml", "name: t\nbackend:\n\ttype: sglang\n");
+    w.write("mine/latin1.yaml", b"name: caf\xe9\nbackend: {type: sglang}\n");
+    // A flag after a NUL byte is not silently dropped: the file is refused, named.
+    w.write("mine/nul.yaml", b"name: n\nbackend:\n  type: sglang\n\0  sglang_config: {aggregated: {no-such-flag: 1}}\n");
+    let o = run(w.audit(&["mine", "--to", "v1.1.0", "--format", "json"]));
+    assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
+    let report = json_report(&o);
+    let mut unread: Vec<(String, u64)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "EA305" && f["severity"] == "error")
+        .map(|f| (f["recipe"].as_str().unwrap().rsplit('/').next().unwrap().to_string(), f["line"].as_u64().unwrap()))
+        .collect();
+    unread.sort();
+    assert_eq!(unread, [("latin1.yaml".into(), 1), ("nul.yaml".into(), 1), ("tab.yaml".into(), 3)], "{report}");
+    assert!(report["findings"].to_string().contains("NUL byte at offset 32"), "{report}");
+}
+
+#[cfg(unix)]
+#[test]
+fn special_files_and_huge_files_are_named_not_read() {
+    let w = ws();
+    w.write("mine/ok.yaml", OK_RECIPE);
+    // A FIFO with no writer would block a plain open forever.
+    let fifo = w.root.join("mine/fifo.yaml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    // A symlink to an endless device inside the tree's reach is never read to the end.
+    std::os::unix::fs::symlink("/dev/zero", w.root.join("mine/zero.yaml")).unwrap();
+    // Over the size cap: refused by its size, not parsed.
+    let mut big = String::from(OK_RECIPE);
+    big.push_str("extra:\n");
+    while big.len() as u64 <= engine_audit::recipe::MAX_RECIPE_BYTES {
+        big.push_str("  - padding padding padding padding padding padding\n");
+    }
+    w.write("mine/big.yaml", big);
+    let o = run(w.audit(&["mine", "--to", "v1.1.0", "--format", "json"]));
+    assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
+    let findings = json_report(&o)["findings"].to_string();
+    assert!(findings.contains("fifo.yaml") && findings.contains("not a regular file"), "{findings}");
+    assert!(findings.contains("zero.yaml") && findings.contains("outside"), "{findings}");
+    assert!(findings.contains("big.yaml") && findings.contains("-byte limit for a recipe"), "{findings}");
+    // Named on the command line, the device is followed (the user named it) but not read.
+    let o = run(w.audit(&["mine/zero.yaml", "mine/ok.yaml", "--to", "v1.1.0", "--format", "json"]));
+    assert!(json_report(&o)["findings"].to_string().contains("not a regular file"), "{}", o.stdout);
 }
 
 #[test]
@@ -170,7 +223,7 @@ fn a_syntax_error_on_a_200_kb_line_shows_a_short_excerpt_at_the_exact_position()
     w.write("ok.yaml", OK_RECIPE);
     w.write("gen.yaml", &text);
     let o = run(w.audit(&["ok.yaml", "gen.yaml", "--to", "v1.1.0"]));
-    assert_eq!(o.code, 0, "{}", &o.stderr[..o.stderr.len().min(3_000)]);
+    assert_eq!(o.code, 1, "an unreadable recipe (EA305) fails the gate: {}", &o.stderr[..o.stderr.len().min(3_000)]);
     assert!(o.stderr.len() < 2_000 && o.stderr.contains(&format!("gen.yaml:2:{bad}")), "{}", &o.stderr[..o.stderr.len().min(3_000)]);
 }
 
@@ -1366,10 +1419,34 @@ fn a_master_config_where_nothing_could_be_audited_exits_2_and_says_why() {
     let problems = json_report(&o)["problems"].to_string();
     assert!(problems.contains("configs/tiny-master.yaml") && problems.contains("tiny-fp8-agg.yaml"), "{problems}");
 
-    // A linked recipe that is not on disk is named, not silently dropped.
+    // A linked recipe that is not on disk is an EA305 on the link, not silently dropped.
     std::fs::remove_file(w.root.join(TINY_RECIPE)).unwrap();
     let o = run(w.audit(&["--master", "configs/tiny-master.yaml", "--key", "tiny-fp8-h100-sglang", "--to", "v1.1.0", "--format", "json"]));
     assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
-    let problems = json_report(&o)["problems"].to_string();
-    assert!(problems.contains(TINY_RECIPE) && problems.contains("tiny-fp8-h100-sglang"), "{problems}");
+    let report = json_report(&o);
+    let ea305 = report["findings"].as_array().unwrap().iter().find(|f| f["code"] == "EA305").expect("EA305");
+    assert_eq!((ea305["recipe"].as_str(), ea305["line"].as_u64(), ea305["severity"].as_str()), (Some("configs/tiny-master.yaml"), Some(16), Some("error")), "{ea305}");
+    assert!(ea305["message"].as_str().unwrap().contains(TINY_RECIPE) && ea305["message"].as_str().unwrap().contains("tiny-fp8-h100-sglang"), "{ea305}");
+}
+
+#[test]
+fn a_master_config_link_out_of_the_tree_is_not_read() {
+    let w = master_ws("lmsysorg/sglang:v1.0.0");
+    // `recipes/../../../x.yaml` would leave the recipes repository: a warning, never read.
+    w.write("configs/tiny-master.yaml", TINY_MASTER.replace("recipes/tiny/tiny-fp8-agg.yaml", "recipes/../../../../etc/passwd.yaml"));
+    let o = run(w.audit(&["--master", "configs/tiny-master.yaml", "--key", "tiny-fp8-h100-sglang", "--to", "v1.1.0", "--format", "json"]));
+    assert!(!o.stdout.contains("root:") && !o.stderr.contains("root:"), "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("leaves the recipes repository"), "{}", o.stdout);
+    // A link to a symlink that resolves outside the repository: EA305, not read.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.yaml"), "secret: [1, 2\n").unwrap();
+    std::fs::remove_file(w.root.join(TINY_RECIPE)).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.path().join("secret.yaml"), w.root.join(TINY_RECIPE)).unwrap();
+    w.write("configs/tiny-master.yaml", TINY_MASTER);
+    let o = run(w.audit(&["--master", "configs/tiny-master.yaml", "--key", "tiny-fp8-h100-sglang", "--to", "v1.1.0", "--format", "json"]));
+    let report = json_report(&o);
+    let ea305 = report["findings"].as_array().unwrap().iter().find(|f| f["code"] == "EA305").expect("EA305");
+    assert!(ea305["message"].as_str().unwrap().contains("outside"), "{ea305}");
+    assert!(!o.stderr.contains("secret"), "its content is never read: {}", o.stderr);
 }

@@ -249,11 +249,10 @@ fn fix_roots(inputs: &Inputs) -> Vec<PathBuf> {
 /// The recipes repo root of a master config: the folder above `configs/`, else
 /// the master's own folder (as `linked_recipes` resolves links).
 fn recipes_root(master: &Path) -> &Path {
-    master
-        .parent()
-        .filter(|p| p.file_name().is_some_and(|n| n == "configs"))
-        .and_then(|p| p.parent())
-        .unwrap_or_else(|| crate::fix::disk::folder_of(master))
+    match master.parent().filter(|p| p.file_name().is_some_and(|n| n == "configs")) {
+        Some(configs) => crate::fix::disk::folder_of(configs),
+        None => crate::fix::disk::folder_of(master),
+    }
 }
 
 /// Exit 1 when a finding is at or above `--fail-on`.

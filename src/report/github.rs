@@ -78,6 +78,7 @@ fn annotation(out: &mut String, report: &AuditReport, f: &Finding, place: Option
 }
 
 pub fn render(report: &AuditReport, opts: &RenderOptions) -> String {
+    let report = &*super::escape::for_display(report);
     let mut out = String::new();
     for f in &report.findings {
         if in_engine_source(f) {

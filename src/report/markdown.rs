@@ -542,6 +542,7 @@ fn render_one(report: &AuditReport, groups: &[Group], lang: Lang, opts: &RenderO
 }
 
 pub fn render(report: &AuditReport, opts: &RenderOptions) -> String {
+    let report = &*super::escape::for_display(report);
     let groups = groups(report);
     opts.lang.parts().iter().map(|&lang| render_one(report, &groups, lang, opts)).collect::<Vec<_>>().join("\n---\n\n")
 }

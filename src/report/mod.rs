@@ -5,6 +5,7 @@
 //! the base folder), so the same report renders byte for byte the same anywhere.
 
 pub mod describe;
+pub mod escape;
 pub mod finding;
 pub mod github;
 pub mod json;

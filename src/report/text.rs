@@ -141,6 +141,7 @@ pub fn render_finding(report: &AuditReport, f: &Finding, opts: &RenderOptions) -
 }
 
 pub fn render(report: &AuditReport, opts: &RenderOptions) -> String {
+    let report = &*super::escape::for_display(report);
     let mut out = String::new();
     for bump in &report.bumps {
         let _ = writeln!(

@@ -1,0 +1,158 @@
+//! Recipe-controlled text made safe to print. A recipe key, value or file
+//! name can hold any character: a newline followed by `::error` becomes a
+//! GitHub workflow command when a report is printed in an Actions job, and ESC
+//! or CR sequences rewrite a terminal. The text, Markdown and GitHub renderers
+//! read a copy of the report whose strings show control characters as escapes
+//! (`\n`, `\x1b`); JSON and SARIF escape them by their own grammar.
+
+use crate::audit::AuditReport;
+use std::borrow::Cow;
+
+/// Whether a character would act on a terminal or split a line: C0 controls
+/// but tab, DEL, C1 controls, and Unicode's line and paragraph separators.
+pub fn is_unsafe(c: char) -> bool {
+    (c.is_control() && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// `s` with every unsafe character written as an escape.
+pub fn visible(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_unsafe) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if is_unsafe(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `s` with every unsafe character but line breaks replaced by `?` bytes of the
+/// same length, so byte offsets into it stay valid (source excerpts).
+pub fn same_width(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| is_unsafe(c) && c != '\n') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => out.push('\n'),
+            // A line ending's CR is layout, a lone one moves the cursor.
+            '\r' if chars.peek() == Some(&'\n') => out.push('\r'),
+            c if is_unsafe(c) => (0..c.len_utf8()).for_each(|_| out.push('?')),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Every string of a report that a recipe (or a user's rule file) can
+/// control, visited by shared (`for_each_string!(r, f)`) or by mutable
+/// reference (`for_each_string!(r, f, mut)`): one list for the check and the
+/// change.
+macro_rules! for_each_string {
+    ($report:expr, $visit:expr $(, $mut:tt)?) => {{
+        #[allow(unused_mut)] // a visitor that only writes through its argument needs no `mut`
+        let mut visit = $visit;
+        for f in & $($mut)? $report.findings {
+            for s in [& $($mut)? f.code, & $($mut)? f.name, & $($mut)? f.message, & $($mut)? f.subject, & $($mut)? f.doc, & $($mut)? f.location.path] {
+                visit(s);
+            }
+            for s in [& $($mut)? f.deployment, & $($mut)? f.role].into_iter().flatten() {
+                visit(s);
+            }
+            for e in & $($mut)? f.evidence {
+                for s in [& $($mut)? e.path, & $($mut)? e.ref_name] {
+                    visit(s);
+                }
+                for s in [& $($mut)? e.note, & $($mut)? e.engine].into_iter().flatten() {
+                    visit(s);
+                }
+            }
+            if let Some(fix) = & $($mut)? f.fix {
+                visit(& $($mut)? fix.description);
+            }
+            for a in & $($mut)? f.affects {
+                visit(& $($mut)? a.path);
+            }
+        }
+        for b in & $($mut)? $report.bumps {
+            for s in [& $($mut)? b.engine, & $($mut)? b.to] {
+                visit(s);
+            }
+            for s in (& $($mut)? b.from).into_iter().chain(& $($mut)? b.how) {
+                visit(s);
+            }
+        }
+        for s in & $($mut)? $report.notes {
+            visit(s);
+        }
+        for p in & $($mut)? $report.problems {
+            for s in [& $($mut)? p.path, & $($mut)? p.message] {
+                visit(s);
+            }
+        }
+        for r in & $($mut)? $report.rules {
+            for s in [& $($mut)? r.id, & $($mut)? r.name, & $($mut)? r.title, & $($mut)? r.doc] {
+                visit(s);
+            }
+        }
+    }};
+}
+
+/// The report with every string a recipe (or a user's rule file) can control
+/// made [`visible`]; borrowed when there is nothing to escape, the usual case.
+pub fn for_display(report: &AuditReport) -> Cow<'_, AuditReport> {
+    let mut needs = report.sources.keys().any(|k| k.chars().any(is_unsafe));
+    for_each_string!(report, |s: &String| needs |= s.chars().any(is_unsafe));
+    if !needs {
+        return Cow::Borrowed(report);
+    }
+    let mut copy = report.clone();
+    for_each_string!(
+        copy,
+        |s: &mut String| {
+            if let Cow::Owned(v) = visible(s) {
+                *s = v;
+            }
+        },
+        mut
+    );
+    // Findings index the recipe texts by path: keep the keys in step.
+    copy.sources = copy.sources.into_iter().map(|(k, v)| (visible(&k).into_owned(), v)).collect();
+    Cow::Owned(copy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Finding, Location};
+
+    #[test]
+    fn control_characters_are_shown_not_sent() {
+        assert_eq!(visible("a\n::error::x\x1b[2J\r\u{9b}"), "a\\n::error::x\\u{1b}[2J\\r\\u{9b}");
+        assert!(matches!(visible("plain\ttext"), Cow::Borrowed(_)));
+        let kept = same_width("k: v\x1b[31m\r\nnext\u{9b}\n");
+        assert_eq!(kept, "k: v?[31m\r\nnext??\n");
+        assert_eq!(kept.len(), "k: v\x1b[31m\r\nnext\u{9b}\n".len());
+    }
+
+    #[test]
+    fn a_report_is_copied_only_when_something_needs_escaping() {
+        let at = Location { path: "r.yaml".into(), line: 1, column: 1, offset: None, len: None };
+        let mut report = AuditReport::default();
+        report.findings.push(Finding::new(crate::codes::Code::EA001, at.clone(), "x", "plain"));
+        assert!(matches!(for_display(&report), Cow::Borrowed(_)));
+        report.findings.push(Finding::new(crate::codes::Code::EA001, at, "a\n::error::pwned", "`--a\n::error::pwned` is unknown"));
+        report.sources.insert("r.yaml".into(), "text".into());
+        let shown = for_display(&report);
+        assert_eq!(shown.findings[1].subject, "a\\n::error::pwned");
+        assert!(!shown.findings[1].message.contains('\n'));
+        assert_eq!(shown.sources["r.yaml"], "text", "recipe texts keep their bytes: spans index them");
+    }
+}
