@@ -13,7 +13,9 @@
 //! and records the extractor version (crate version + a fingerprint of the
 //! running binary, so a rebuilt extractor never trusts older facts); anything
 //! damaged, undecodable or from another version is a miss (a damaged entry is
-//! removed). Writes go to a temporary file in the same folder and are renamed into place, so
+//! removed). Nothing is stored once an object read failed in the process: a
+//! fact computed without an unreadable file would outlive the repair. Writes
+//! go to a temporary file in the same folder and are renamed into place, so
 //! concurrent audits sharing a folder see either the old or the new entry,
 //! never a torn one. The folder is bounded: beyond [`DEFAULT_LIMIT_BYTES`] the
 //! oldest entries are evicted. Only files the cache named are ever deleted, and

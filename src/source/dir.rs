@@ -94,10 +94,14 @@ impl Tree for DirTree {
                 tree: self.describe(),
             });
         }
-        std::fs::read(self.root.join(path)).map_err(|e| SourceError::Io {
+        let read = std::fs::read(self.root.join(path)).map_err(|e| SourceError::Io {
             path: path.into(),
             message: e.to_string(),
-        })
+        });
+        if let Err(e) = &read {
+            super::note_read_error(e);
+        }
+        read
     }
     fn describe(&self) -> String {
         self.root.display().to_string()

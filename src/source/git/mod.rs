@@ -11,6 +11,7 @@ use super::{is_safe_tree_path, Entry, Listing, ListingStore, SourceError, Tree};
 use git2::{ObjectType, Oid, Repository};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 mod proxy;
@@ -223,6 +224,7 @@ impl EngineRepo {
             commit: resolved.commit.clone(),
             entries: listing.entries,
             unsafe_paths: listing.unsafe_paths,
+            failed_reads: AtomicU64::new(0),
         }
     }
 }
@@ -386,9 +388,27 @@ pub struct GitTree {
     entries: Vec<Entry>,
     /// Paths that were skipped because they could leave the tree.
     pub unsafe_paths: Vec<String>,
+    /// Reads of listed blobs that failed (damaged or missing objects).
+    failed_reads: AtomicU64,
 }
 
 impl GitTree {
+    /// How many reads of listed files failed (not "no such file" or "too
+    /// large"): facts computed from this tree since may lack a file.
+    pub fn failed_reads(&self) -> u64 {
+        self.failed_reads.load(Ordering::Relaxed)
+    }
+
+    /// Count `result`'s error if it is a failed read (see [`super::object_reads_failed`]).
+    fn noted<T>(&self, result: Result<T, SourceError>) -> Result<T, SourceError> {
+        if let Err(e) = &result {
+            if super::note_read_error(e) {
+                self.failed_reads.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        result
+    }
+
     /// One blob's bytes. With a `limit`, the object's header is read first (a
     /// loose object's first bytes, a packed one's entry and delta headers, about
     /// 2 µs) so a blob over it is refused before it is inflated.
@@ -425,11 +445,11 @@ impl Tree for GitTree {
     }
 
     fn read(&self, path: &str) -> Result<Vec<u8>, SourceError> {
-        self.read_blob(path, None)
+        self.noted(self.read_blob(path, None))
     }
 
     fn read_limited(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError> {
-        self.read_blob(path, Some(limit))
+        self.noted(self.read_blob(path, Some(limit)))
     }
 
     fn describe(&self) -> String {
