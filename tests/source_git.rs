@@ -127,7 +127,7 @@ fn a_commit_listing_is_kept_in_the_fact_cache_and_reused() {
     assert_eq!(kept.entries, walked.entries());
     // What the store returns is what the tree lists: a planted listing proves
     // the walk was skipped (a real store only ever holds the walked one).
-    let planted = Listing { entries: kept.entries[..1].to_vec(), unsafe_paths: Vec::new() };
+    let planted = Listing { entries: kept.entries[..1].to_vec(), ..Default::default() };
     cache.keep(&first, &planted);
     let reused = repo.tree_with(&resolved, &cache).unwrap();
     assert_eq!(reused.entries(), &planted.entries[..]);
@@ -206,4 +206,47 @@ fn a_truncated_commit_is_a_git_error_on_every_way_to_it() {
             Err(_) => panic!("{what}, cut at {cut}: no answer within 30 s (libgit2 loops on a truncated object)"),
         }
     }
+}
+
+#[test]
+fn a_symlink_in_a_git_tree_is_named_in_the_surface_warnings() {
+    use engine_audit::extract::{extract_surface, Demand};
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repository::init(dir.path()).unwrap();
+    let mut index = repo.index().unwrap();
+    for (path, text, mode) in [
+        ("python/sglang/__init__.py", "V = 1\n", 0o100644),
+        ("python/sglang/srt/real_environ.py", "X = 1\n", 0o100644),
+        // What `ln -s real_environ.py environ.py` commits: the link's target as a blob.
+        ("python/sglang/srt/environ.py", "real_environ.py", 0o120000),
+    ] {
+        let id = repo.blob(text.as_bytes()).unwrap();
+        let entry = git2::IndexEntry {
+            ctime: git2::IndexTime::new(0, 0),
+            mtime: git2::IndexTime::new(0, 0),
+            dev: 0,
+            ino: 0,
+            mode,
+            uid: 0,
+            gid: 0,
+            file_size: text.len() as u32,
+            id,
+            flags: path.len() as u16,
+            flags_extended: 0,
+            path: path.as_bytes().to_vec(),
+        };
+        index.add(&entry).unwrap();
+    }
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = Signature::new("t", "t@localhost", &Time::new(1_700_000_000, 0)).unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "c", &tree, &[]).unwrap();
+
+    let engine = EngineRepo::open(dir.path().to_str().unwrap(), &OpenOptions::default()).unwrap();
+    let head = engine_audit::source::ResolvedRef { wanted: "HEAD".into(), matched: "HEAD".into(), commit: engine.resolve_head().unwrap() };
+    let tree = engine.tree_at(&head).unwrap();
+    assert!(!tree.contains("python/sglang/srt/environ.py"), "a link is never read as a file");
+    let surface = extract_surface(&tree, Engine::Sglang, "python/sglang", "HEAD", &Demand::full(Engine::Sglang));
+    let named = surface.warnings.iter().find(|w| w.path == "python/sglang/srt/environ.py");
+    let named = named.unwrap_or_else(|| panic!("the skipped link is not named: {:?}", surface.warnings));
+    assert!(named.message.contains("symbolic link"), "{}", named.message);
 }

@@ -22,12 +22,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Every regular file of one commit's tree, sorted by path, and the paths
-/// skipped because they could leave the tree. Cached in a binary form
-/// (`listing_codec`).
+/// skipped: those that could leave the tree, and symbolic links (never
+/// followed). Cached in a binary form (`listing_codec`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Listing {
     pub entries: Vec<Entry>,
     pub unsafe_paths: Vec<String>,
+    pub symlinks: Vec<String>,
 }
 
 /// Set by the first read of a listed file that fails in this process (a
@@ -77,6 +78,15 @@ pub struct Entry {
 pub trait Tree: Send + Sync {
     /// Every regular file (symlinks are not followed; they are not listed).
     fn entries(&self) -> &[Entry];
+    /// Paths left out of [`entries`](Self::entries) because they are symbolic
+    /// links: what they name reads as absent, so extraction names them.
+    fn symlinks(&self) -> &[String] {
+        &[]
+    }
+    /// Paths left out because they could leave the tree (`..`, absolute).
+    fn unsafe_paths(&self) -> &[String] {
+        &[]
+    }
     /// Bytes of one file.
     fn read(&self, path: &str) -> Result<Vec<u8>, SourceError>;
     /// Bytes of one file, or [`SourceError::TooLarge`] without reading (or, in

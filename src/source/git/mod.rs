@@ -196,7 +196,12 @@ impl EngineRepo {
                     continue;
                 }
                 // Only regular and executable blobs: symlinks (0o120000) are never
-                // followed, submodules (commits) are never fetched.
+                // followed (but named, as what they point at reads as absent),
+                // submodules (commits) are never fetched.
+                if entry.kind() == Some(ObjectType::Blob) && mode == 0o120000 {
+                    listing.symlinks.push(path);
+                    continue;
+                }
                 if entry.kind() != Some(ObjectType::Blob) || (mode != 0o100644 && mode != 0o100755) {
                     continue;
                 }
@@ -211,6 +216,7 @@ impl EngineRepo {
         }
         listing.entries.sort_by(|a, b| a.path.cmp(&b.path));
         listing.unsafe_paths.sort();
+        listing.symlinks.sort();
         Ok(listing)
     }
 
@@ -224,6 +230,7 @@ impl EngineRepo {
             commit: resolved.commit.clone(),
             entries: listing.entries,
             unsafe_paths: listing.unsafe_paths,
+            symlinks: listing.symlinks,
             failed_reads: AtomicU64::new(0),
         }
     }
@@ -388,6 +395,8 @@ pub struct GitTree {
     entries: Vec<Entry>,
     /// Paths that were skipped because they could leave the tree.
     pub unsafe_paths: Vec<String>,
+    /// Symbolic links, skipped (never followed).
+    pub symlinks: Vec<String>,
     /// Reads of listed blobs that failed (damaged or missing objects).
     failed_reads: AtomicU64,
 }
@@ -442,6 +451,14 @@ impl GitTree {
 impl Tree for GitTree {
     fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    fn symlinks(&self) -> &[String] {
+        &self.symlinks
+    }
+
+    fn unsafe_paths(&self) -> &[String] {
+        &self.unsafe_paths
     }
 
     fn read(&self, path: &str) -> Result<Vec<u8>, SourceError> {
