@@ -208,6 +208,77 @@ fn a_truncated_commit_is_a_git_error_on_every_way_to_it() {
     }
 }
 
+/// The one clone folder in a clone cache.
+fn only_clone(cache: &std::path::Path) -> std::path::PathBuf {
+    let found: Vec<_> = std::fs::read_dir(cache).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found[0].clone()
+}
+
+#[test]
+fn a_cached_clone_that_lost_its_head_is_cloned_again() {
+    let upstream = tempfile::tempdir().unwrap();
+    let (_repo, _, second) = build_repo(upstream.path());
+    let cache = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", upstream.path().display());
+    let opts = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) };
+    EngineRepo::open(&url, &opts).unwrap();
+    let clone = only_clone(cache.path());
+    std::fs::remove_file(clone.join("HEAD")).unwrap();
+
+    // Offline there is nothing to heal it with: the error says what to do.
+    let offline = OpenOptions { offline: true, ..opts.clone() };
+    let err = EngineRepo::open(&url, &offline).err().expect("a clone without HEAD cannot be read");
+    assert!(err.to_string().contains("without --offline"), "{err}");
+
+    let healed = EngineRepo::open(&url, &opts).unwrap_or_else(|e| panic!("the broken clone was not replaced: {e}"));
+    assert_eq!(healed.resolve("v0.2.0").unwrap().commit, second);
+    assert_eq!(only_clone(cache.path()), clone, "cloned again in its place, nothing left beside it");
+    assert!(clone.join("HEAD").exists());
+}
+
+#[test]
+fn a_folder_in_the_clone_cache_that_is_not_a_clone_is_left_alone() {
+    let upstream = tempfile::tempdir().unwrap();
+    build_repo(upstream.path());
+    let cache = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", upstream.path().display());
+    let opts = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) };
+    EngineRepo::open(&url, &opts).unwrap();
+    let clone = only_clone(cache.path());
+    // Someone's files where the clone was: not ours to delete.
+    std::fs::remove_dir_all(&clone).unwrap();
+    std::fs::create_dir(&clone).unwrap();
+    std::fs::write(clone.join("thesis.tex"), "mine").unwrap();
+    let err = EngineRepo::open(&url, &opts).err().expect("the folder is not a clone");
+    assert!(err.to_string().contains(&clone.display().to_string()), "the folder is named: {err}");
+    assert!(clone.join("thesis.tex").exists());
+}
+
+/// Set a folder's modification time `secs` seconds in the past.
+fn age_dir(dir: &std::path::Path, secs: u64) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+    std::fs::File::open(dir).unwrap().set_modified(t).unwrap();
+}
+
+#[test]
+fn partial_clones_left_by_a_killed_run_are_removed_on_the_next_one() {
+    let upstream = tempfile::tempdir().unwrap();
+    build_repo(upstream.path());
+    let cache = tempfile::tempdir().unwrap();
+    // What `kill -9` during a clone leaves: a half-fetched bare repository.
+    let stale = cache.path().join(".clone-AbC123");
+    let fresh = cache.path().join(".clone-XyZ789");
+    for dir in [&stale, &fresh] {
+        git2::Repository::init_bare(dir).unwrap();
+    }
+    age_dir(&stale, 3 * 3600);
+    let url = format!("file://{}", upstream.path().display());
+    EngineRepo::open(&url, &OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) }).unwrap();
+    assert!(!stale.exists(), "a partial clone hours old is a leftover");
+    assert!(fresh.exists(), "a fresh one may be another run's clone in progress");
+}
+
 #[test]
 fn a_symlink_in_a_git_tree_is_named_in_the_surface_warnings() {
     use engine_audit::extract::{extract_surface, Demand};

@@ -14,9 +14,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+mod clone_cache;
 mod proxy;
 mod refs;
 mod smart_http;
+
+use clone_cache::Cached;
 
 #[derive(Debug, Clone, Default)]
 pub struct OpenOptions {
@@ -106,43 +109,32 @@ impl EngineRepo {
             .clone()
             .unwrap_or_else(|| default_cache_root().join("repos"));
         let dir = url_cache_dir(&cache_dir, url);
-        let repo = if dir.join("HEAD").exists() {
-            Repository::open_bare(&dir).map_err(|e| SourceError::Open {
-                path: dir.clone(),
-                message: e.message().to_string(),
-            })?
-        } else {
-            if opts.offline {
+        clone_cache::remove_stale_partials(&cache_dir, std::time::SystemTime::now());
+        let repo = match clone_cache::inspect(&dir) {
+            Cached::Clone(repo) => repo,
+            Cached::Foreign => {
+                return Err(SourceError::Open {
+                    path: dir,
+                    message: format!("this is where the clone of {url} is cached, but it holds files that are not a clone engine-audit made; move them away"),
+                })
+            }
+            Cached::Broken(why) if opts.offline => {
+                return Err(SourceError::Open {
+                    path: dir,
+                    message: format!("the cached clone of {url} is damaged ({why}); run once without --offline to clone it again"),
+                })
+            }
+            Cached::Broken(_) => {
+                clone_cache::set_aside(&cache_dir, &dir).map_err(|e| io_err(&dir, e))?;
+                clone_into(&cache_dir, &dir, url)?
+            }
+            Cached::Missing if opts.offline => {
                 return Err(SourceError::OfflineMissing {
                     url: url.to_string(),
                     wanted: "(no cached clone yet)".into(),
-                });
+                })
             }
-            std::fs::create_dir_all(&cache_dir).map_err(|e| SourceError::Io {
-                path: cache_dir.display().to_string(),
-                message: e.to_string(),
-            })?;
-            // Build beside the final folder and rename, so a half-done clone is never reused.
-            let tmp = tempfile::Builder::new()
-                .prefix(".clone-")
-                .tempdir_in(&cache_dir)
-                .map_err(|e| SourceError::Io {
-                    path: cache_dir.display().to_string(),
-                    message: e.to_string(),
-                })?;
-            let repo = Repository::init_bare(tmp.path()).map_err(|e| git_err(url, e))?;
-            repo.remote("origin", url).map_err(|e| git_err(url, e))?;
-            fetch_all(&repo, url)?;
-            drop(repo);
-            let staged = tmp.keep();
-            if std::fs::rename(&staged, &dir).is_err() {
-                // Another process won the race: use its clone.
-                let _ = std::fs::remove_dir_all(&staged);
-            }
-            Repository::open_bare(&dir).map_err(|e| SourceError::Open {
-                path: dir.clone(),
-                message: e.message().to_string(),
-            })?
+            Cached::Missing => clone_into(&cache_dir, &dir, url)?,
         };
         Ok(EngineRepo {
             repo,
@@ -234,6 +226,29 @@ impl EngineRepo {
             failed_reads: AtomicU64::new(0),
         }
     }
+}
+
+/// Clone `url` into `dir`: built in a partial folder beside it and renamed
+/// into place, so a half-done clone is never reused.
+fn clone_into(cache_dir: &Path, dir: &Path, url: &str) -> Result<Repository, SourceError> {
+    let tmp = clone_cache::partial_dir(cache_dir).map_err(|e| io_err(cache_dir, e))?;
+    let repo = Repository::init_bare(tmp.path()).map_err(|e| git_err(url, e))?;
+    repo.remote("origin", url).map_err(|e| git_err(url, e))?;
+    fetch_all(&repo, url)?;
+    drop(repo);
+    let staged = tmp.keep();
+    if std::fs::rename(&staged, dir).is_err() {
+        // Another process won the race: use its clone.
+        let _ = std::fs::remove_dir_all(&staged);
+    }
+    Repository::open_bare(dir).map_err(|e| SourceError::Open {
+        path: dir.to_path_buf(),
+        message: e.message().to_string(),
+    })
+}
+
+fn io_err(path: &Path, e: std::io::Error) -> SourceError {
+    SourceError::Io { path: path.display().to_string(), message: e.to_string() }
 }
 
 fn display_name(spec: &str) -> String {
