@@ -135,3 +135,16 @@ fn a_pack_cut_short_is_a_fetch_error_and_leaves_no_clone() {
     assert!(matches!(err, SourceError::Fetch { .. }), "{err}");
     assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "no half-done clone is left to reuse");
 }
+
+#[test]
+fn a_redirect_to_another_scheme_is_an_error_not_a_panic() {
+    // ureq followed these and then unwrapped a host the URL does not have.
+    for location in ["file:///etc/passwd", "data:,hello", "ftp://198.51.100.1/sglang", "http:///no-host"] {
+        let server = serve(move |_, _| Response { status: 302, headers: vec![("Location".into(), location.into())], body: Vec::new() });
+        let cache = tempfile::tempdir().unwrap();
+        let err = EngineRepo::open(&format!("{}/sglang", server.url), &online(cache.path())).err().expect("the clone fails");
+        assert!(matches!(err, SourceError::Fetch { .. }), "{location}: {err}");
+        let message = err.to_string();
+        assert!(message.contains("redirect"), "{location}: {message}");
+    }
+}

@@ -9,6 +9,7 @@ mod listing_codec;
 mod loose;
 mod mem;
 mod open;
+mod redact;
 mod resolve;
 
 pub use dir::DirTree;

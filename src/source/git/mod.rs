@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 mod clone_cache;
+mod limits;
 mod proxy;
 mod refs;
 mod smart_http;
