@@ -7,6 +7,7 @@
 
 use super::loose::{self, LooseError};
 use super::resolve::ResolvedRef;
+use super::redact::redact_userinfo;
 use super::{is_safe_tree_path, Entry, Listing, ListingStore, SourceError, Tree};
 use git2::{ObjectType, Oid, Repository};
 use sha2::{Digest, Sha256};
@@ -60,10 +61,11 @@ fn url_cache_dir(cache_dir: &Path, url: &str) -> PathBuf {
     cache_dir.join(hex)
 }
 
+/// A libgit2 error in `repo`. Its message may quote a URL: user info is taken out.
 fn git_err(repo: &str, e: git2::Error) -> SourceError {
     SourceError::Git {
-        repo: repo.to_string(),
-        message: e.message().to_string(),
+        repo: redact_userinfo(repo),
+        message: redact_userinfo(e.message()),
     }
 }
 
@@ -110,19 +112,21 @@ impl EngineRepo {
             .clone()
             .unwrap_or_else(|| default_cache_root().join("repos"));
         let dir = url_cache_dir(&cache_dir, url);
+        // What messages and the report show: never a password.
+        let shown = redact_userinfo(url);
         clone_cache::remove_stale_partials(&cache_dir, std::time::SystemTime::now());
         let repo = match clone_cache::inspect(&dir) {
             Cached::Clone(repo) => repo,
             Cached::Foreign => {
                 return Err(SourceError::Open {
                     path: dir,
-                    message: format!("this is where the clone of {url} is cached, but it holds files that are not a clone engine-audit made; move them away"),
+                    message: format!("this is where the clone of {shown} is cached, but it holds files that are not a clone engine-audit made; move them away"),
                 })
             }
             Cached::Broken(why) if opts.offline => {
                 return Err(SourceError::Open {
                     path: dir,
-                    message: format!("the cached clone of {url} is damaged ({why}); run once without --offline to clone it again"),
+                    message: format!("the cached clone of {shown} is damaged ({why}); run once without --offline to clone it again"),
                 })
             }
             Cached::Broken(_) => {
@@ -131,7 +135,7 @@ impl EngineRepo {
             }
             Cached::Missing if opts.offline => {
                 return Err(SourceError::OfflineMissing {
-                    url: url.to_string(),
+                    url: shown,
                     wanted: "(no cached clone yet)".into(),
                 })
             }
@@ -139,7 +143,7 @@ impl EngineRepo {
         };
         Ok(EngineRepo {
             repo,
-            spec: url.to_string(),
+            spec: shown,
             url: Some(url.to_string()),
             offline: opts.offline,
         })
@@ -244,7 +248,7 @@ fn clone_into(cache_dir: &Path, dir: &Path, url: &str) -> Result<Repository, Sou
     }
     Repository::open_bare(dir).map_err(|e| SourceError::Open {
         path: dir.to_path_buf(),
-        message: e.message().to_string(),
+        message: redact_userinfo(e.message()),
     })
 }
 
@@ -261,16 +265,15 @@ fn display_name(spec: &str) -> String {
 }
 
 /// Fetch every tag and branch. Hooks never run (libgit2 has none) and submodules
-/// are not followed.
+/// are not followed. Messages show the URL without its user info.
 fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
+    let shown = redact_userinfo(url);
+    let fetch_err = |message: &str| SourceError::Fetch { url: shown.clone(), message: redact_userinfo(message) };
     let scheme = url.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
     if !matches!(scheme.as_deref(), Some("http" | "https" | "file")) {
-        return Err(SourceError::Fetch {
-            url: url.to_string(),
-            message: "only http(s):// and file:// URLs are fetched (no ssh); clone it with git and pass the path".into(),
-        });
+        return Err(fetch_err("only http(s):// and file:// URLs are fetched (no ssh); clone it with git and pass the path"));
     }
-    smart_http::register().map_err(|message| SourceError::Fetch { url: url.to_string(), message })?;
+    smart_http::register().map_err(|message| fetch_err(&message))?;
     let mut remote = repo
         .find_remote("origin")
         .or_else(|_| repo.remote_anonymous(url))
@@ -279,23 +282,7 @@ fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
     fo.download_tags(git2::AutotagOption::All);
     // A first clone of SGLang takes minutes: say how far it is, on a terminal only.
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        let mut callbacks = git2::RemoteCallbacks::new();
-        let (mut shown, mut finished) = (std::time::Instant::now(), false);
-        callbacks.transfer_progress(move |progress| {
-            let done = progress.total_objects() > 0 && progress.received_objects() == progress.total_objects();
-            if !finished && (done || shown.elapsed() >= std::time::Duration::from_millis(250)) {
-                (shown, finished) = (std::time::Instant::now(), done);
-                eprint!(
-                    "\rfetching {url}: {}/{} objects, {} MiB{}",
-                    progress.received_objects(),
-                    progress.total_objects(),
-                    progress.received_bytes() >> 20,
-                    if done { "\n" } else { "" }
-                );
-            }
-            true
-        });
-        fo.remote_callbacks(callbacks);
+        fo.remote_callbacks(progress_callbacks(shown.clone()));
     }
     remote
         .fetch(
@@ -303,10 +290,28 @@ fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
             Some(&mut fo),
             None,
         )
-        .map_err(|e| SourceError::Fetch {
-            url: url.to_string(),
-            message: e.message().to_string(),
-        })
+        .map_err(|e| fetch_err(e.message()))
+}
+
+/// Progress of a fetch on stderr, four times a second at most.
+fn progress_callbacks(shown: String) -> git2::RemoteCallbacks<'static> {
+    let mut callbacks = git2::RemoteCallbacks::new();
+    let (mut last, mut finished) = (std::time::Instant::now(), false);
+    callbacks.transfer_progress(move |progress| {
+        let done = progress.total_objects() > 0 && progress.received_objects() == progress.total_objects();
+        if !finished && (done || last.elapsed() >= std::time::Duration::from_millis(250)) {
+            (last, finished) = (std::time::Instant::now(), done);
+            eprint!(
+                "\rfetching {shown}: {}/{} objects, {} MiB{}",
+                progress.received_objects(),
+                progress.total_objects(),
+                progress.received_bytes() >> 20,
+                if done { "\n" } else { "" }
+            );
+        }
+        true
+    });
+    callbacks
 }
 
 /// An object's size from its header, without inflating it. Not git2's
