@@ -230,8 +230,15 @@ impl Inner {
         }
         *self.claimed.get_or_init(|| match folder::claim(&self.dir) {
             Ok(()) => true,
-            Err(e @ CacheError::NotACache { .. }) => {
-                eprintln!("note: facts are not cached: {e}");
+            Err(CacheError::NotACache { dir }) => {
+                // Once per process: every engine handle has its own `FactCache`.
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| {
+                    eprintln!(
+                        "note: facts are not cached: {dir} has no CACHEDIR.TAG and holds files the cache did not write \
+                         (set ENGINE_AUDIT_CACHE_DIR to a folder of its own)"
+                    )
+                });
                 false
             }
             // A read-only or missing folder only costs recomputation, as a failed write does.
