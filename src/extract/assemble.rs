@@ -142,7 +142,7 @@ fn skipped_paths(tree: &dyn Tree, package_root: &str) -> Vec<ExtractWarning> {
     });
     let escaping = tree.unsafe_paths().iter().filter(inside).map(|path| ExtractWarning {
         path: path.clone(),
-        message: "a path that could leave the tree, not read".into(),
+        message: "a path a tree may not hold (absolute, `..`, or not UTF-8), not read".into(),
     });
     links.chain(escaping).collect()
 }

@@ -84,7 +84,7 @@ pub trait Tree: Send + Sync {
     fn symlinks(&self) -> &[String] {
         &[]
     }
-    /// Paths left out because they could leave the tree (`..`, absolute).
+    /// Paths left out because a tree may not hold them (`..`, absolute, not UTF-8).
     fn unsafe_paths(&self) -> &[String] {
         &[]
     }
