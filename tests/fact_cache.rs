@@ -103,3 +103,38 @@ fn facts_computed_while_an_object_read_failed_are_not_kept() {
     let problems = |report: &str| serde_json::from_str::<serde_json::Value>(report).unwrap()["problems"].to_string();
     assert!(repaired == clean, "facts from the damaged run were reused; problems: {}", problems(&repaired));
 }
+
+/// In process, the mechanism behind the test above. This binary's other tests
+/// run audits as child processes, so the process-wide flag set here reaches
+/// none of them.
+#[test]
+fn a_failed_object_read_is_counted_and_stops_the_cache_for_the_run() {
+    use engine_audit::cache::{Deps, FactCache};
+    use engine_audit::source::{EngineRepo, OpenOptions, SourceError, Tree};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("demo");
+    demo(&root);
+    let git_dir = root.join("sglang.git");
+    let repo = EngineRepo::open(git_dir.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
+    let tree = repo.tree_at(&repo.resolve("v1.1.0").unwrap()).unwrap();
+    let cache = FactCache::at(tmp.path().join("facts"));
+    let empty = engine_audit::source::MemTree::new("t");
+    cache.put("k", "before", Deps::default(), &1u32);
+    assert_eq!(cache.get::<u32>("k", "before", &empty), Some(1));
+
+    assert!(matches!(tree.read("no/such/file.py"), Err(SourceError::MissingFile { .. })));
+    assert_eq!(tree.failed_reads(), 0, "a file not in the tree is an answer, not a failure");
+    assert!(!engine_audit::source::object_reads_failed());
+
+    let object = loose_blob(&git_dir, "v1.1.0", "python/sglang/srt/server_args.py");
+    let mut perms = std::fs::metadata(&object).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&object, perms).unwrap();
+    std::fs::write(&object, b"this is not a zlib stream").unwrap();
+    assert!(tree.read("python/sglang/srt/server_args.py").is_err());
+    assert_eq!(tree.failed_reads(), 1);
+    assert!(engine_audit::source::object_reads_failed());
+    cache.put("k", "after", Deps::default(), &2u32);
+    assert_eq!(cache.get::<u32>("k", "after", &empty), None, "nothing is kept once a read failed");
+}
