@@ -70,3 +70,71 @@ fn cache_and_thread_count_do_not_change_the_report() {
     let stats = bin().args(["cache", "stats"]).env("ENGINE_AUDIT_CACHE_DIR", &cache).output().unwrap();
     assert!(String::from_utf8(stats.stdout).unwrap().contains("entries:    0"));
 }
+
+/// The loose object of `path` at `tag` in a demo repository.
+fn loose_blob(git_dir: &Path, tag: &str, path: &str) -> std::path::PathBuf {
+    let repo = git2::Repository::open_bare(git_dir).unwrap();
+    let tree = repo.find_reference(&format!("refs/tags/{tag}")).unwrap().peel_to_tree().unwrap();
+    let hex = tree.get_path(Path::new(path)).unwrap().id().to_string();
+    git_dir.join("objects").join(&hex[..2]).join(&hex[2..])
+}
+
+#[test]
+fn facts_computed_while_an_object_read_failed_are_not_kept() {
+    // A damaged object store gives facts without the damaged file (and a
+    // problem naming it). Kept by blob id, they would still be the answer
+    // after the repository is repaired: the repaired audit must be the clean one.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("demo");
+    demo(&root);
+    let cache = tmp.path().join("facts");
+    let clean = audit(&root, &cache, "2", &["--no-cache"]);
+    let object = loose_blob(&root.join("sglang.git"), "v1.1.0", "python/sglang/srt/server_args.py");
+    let good = std::fs::read(&object).unwrap();
+    let mut perms = std::fs::metadata(&object).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&object, perms).unwrap();
+    std::fs::write(&object, b"this is not a zlib stream").unwrap();
+    let damaged = audit(&root, &cache, "2", &[]);
+    assert_ne!(damaged, clean, "the damage was not noticed: the test no longer covers it");
+    std::fs::write(&object, &good).unwrap();
+    let repaired = audit(&root, &cache, "2", &[]);
+    let problems = |report: &str| serde_json::from_str::<serde_json::Value>(report).unwrap()["problems"].to_string();
+    assert!(repaired == clean, "facts from the damaged run were reused; problems: {}", problems(&repaired));
+}
+
+/// In process, the mechanism behind the test above. This binary's other tests
+/// run audits as child processes, so the process-wide flag set here reaches
+/// none of them.
+#[test]
+fn a_failed_object_read_is_counted_and_stops_the_cache_for_the_run() {
+    use engine_audit::cache::{Deps, FactCache};
+    use engine_audit::source::{EngineRepo, OpenOptions, SourceError, Tree};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("demo");
+    demo(&root);
+    let git_dir = root.join("sglang.git");
+    let repo = EngineRepo::open(git_dir.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
+    let tree = repo.tree_at(&repo.resolve("v1.1.0").unwrap()).unwrap();
+    let cache = FactCache::at(tmp.path().join("facts"));
+    let empty = engine_audit::source::MemTree::new("t");
+    cache.put("k", "before", Deps::default(), &1u32);
+    assert_eq!(cache.get::<u32>("k", "before", &empty), Some(1));
+
+    assert!(matches!(tree.read("no/such/file.py"), Err(SourceError::MissingFile { .. })));
+    assert_eq!(tree.failed_reads(), 0, "a file not in the tree is an answer, not a failure");
+    assert!(!engine_audit::source::object_reads_failed());
+
+    let object = loose_blob(&git_dir, "v1.1.0", "python/sglang/srt/server_args.py");
+    let mut perms = std::fs::metadata(&object).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&object, perms).unwrap();
+    std::fs::write(&object, b"this is not a zlib stream").unwrap();
+    assert!(tree.read("python/sglang/srt/server_args.py").is_err());
+    assert_eq!(tree.failed_reads(), 1);
+    assert!(engine_audit::source::object_reads_failed());
+    cache.put("k", "after", Deps::default(), &2u32);
+    assert_eq!(cache.get::<u32>("k", "after", &empty), None, "nothing is kept once a read failed");
+}

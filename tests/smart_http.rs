@@ -135,3 +135,39 @@ fn a_pack_cut_short_is_a_fetch_error_and_leaves_no_clone() {
     assert!(matches!(err, SourceError::Fetch { .. }), "{err}");
     assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "no half-done clone is left to reuse");
 }
+
+#[test]
+fn a_redirect_to_another_scheme_is_an_error_not_a_panic() {
+    // ureq followed these and then unwrapped a host the URL does not have.
+    for location in ["file:///etc/passwd", "data:,hello", "ftp://198.51.100.1/sglang", "http:///no-host"] {
+        let server = serve(move |_, _| Response { status: 302, headers: vec![("Location".into(), location.into())], body: Vec::new() });
+        let cache = tempfile::tempdir().unwrap();
+        let err = EngineRepo::open(&format!("{}/sglang", server.url), &online(cache.path())).err().expect("the clone fails");
+        assert!(matches!(err, SourceError::Fetch { .. }), "{location}: {err}");
+        let message = err.to_string();
+        assert!(message.contains("redirect"), "{location}: {message}");
+    }
+}
+
+#[test]
+fn passwords_in_a_url_never_appear_in_messages() {
+    let server = serve(|request, _| match request.method.as_str() {
+        "GET" => Response::new(404, "text/plain", "no such repository"),
+        _ => Response::new(500, "text/plain", "no"),
+    });
+    let with_password = server.url.replacen("http://", "http://alice:s3cr3t-t0ken@", 1);
+    // A closed port: the connection itself fails, with ureq's own message.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://alice:s3cr3t-t0ken@{}", listener.local_addr().unwrap())
+    };
+    for url in [format!("{with_password}/sglang"), format!("{closed}/sglang"), "https://alice:s3cr3t-t0ken@/sglang".to_string()] {
+        let cache = tempfile::tempdir().unwrap();
+        let err = EngineRepo::open(&url, &online(cache.path())).err().expect("the clone fails");
+        let shown = format!("{err} {err:?}");
+        assert!(!shown.contains("s3cr3t"), "the password is shown: {shown}");
+        let offline = OpenOptions { offline: true, cache_dir: Some(cache.path().to_path_buf()) };
+        let err = EngineRepo::open(&url, &offline).err().expect("nothing cached");
+        assert!(!format!("{err} {err:?}").contains("s3cr3t"), "{err}");
+    }
+}

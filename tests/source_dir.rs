@@ -46,3 +46,20 @@ fn symlinks_are_not_followed_and_paths_cannot_escape() {
     assert!(matches!(tree.read("/etc/passwd"), Err(SourceError::UnsafePath { .. })));
     assert!(matches!(tree.read("sglang/linked.py"), Err(SourceError::MissingFile { .. })));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_engine_file_is_named_in_the_surface_warnings() {
+    use engine_audit::extract::{extract_surface, Demand};
+    let root = tempfile::tempdir().unwrap();
+    fs::create_dir_all(root.path().join("sglang/srt")).unwrap();
+    fs::write(root.path().join("sglang/__init__.py"), "").unwrap();
+    fs::write(root.path().join("sglang/srt/real_environ.py"), "X = 1\n").unwrap();
+    // Without a note, every env var would read as removed.
+    std::os::unix::fs::symlink("real_environ.py", root.path().join("sglang/srt/environ.py")).unwrap();
+    let tree = DirTree::open(root.path()).unwrap();
+    let surface = extract_surface(&tree, Engine::Sglang, "sglang", "(directory)", &Demand::full(Engine::Sglang));
+    let named = surface.warnings.iter().find(|w| w.path == "sglang/srt/environ.py");
+    let named = named.unwrap_or_else(|| panic!("the skipped link is not named: {:?}", surface.warnings));
+    assert!(named.message.contains("symbolic link"), "{}", named.message);
+}

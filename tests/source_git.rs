@@ -127,7 +127,7 @@ fn a_commit_listing_is_kept_in_the_fact_cache_and_reused() {
     assert_eq!(kept.entries, walked.entries());
     // What the store returns is what the tree lists: a planted listing proves
     // the walk was skipped (a real store only ever holds the walked one).
-    let planted = Listing { entries: kept.entries[..1].to_vec(), unsafe_paths: Vec::new() };
+    let planted = Listing { entries: kept.entries[..1].to_vec(), ..Default::default() };
     cache.keep(&first, &planted);
     let reused = repo.tree_with(&resolved, &cache).unwrap();
     assert_eq!(reused.entries(), &planted.entries[..]);
@@ -206,4 +206,118 @@ fn a_truncated_commit_is_a_git_error_on_every_way_to_it() {
             Err(_) => panic!("{what}, cut at {cut}: no answer within 30 s (libgit2 loops on a truncated object)"),
         }
     }
+}
+
+/// The one clone folder in a clone cache.
+fn only_clone(cache: &std::path::Path) -> std::path::PathBuf {
+    let found: Vec<_> = std::fs::read_dir(cache).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found[0].clone()
+}
+
+#[test]
+fn a_cached_clone_that_lost_its_head_is_cloned_again() {
+    let upstream = tempfile::tempdir().unwrap();
+    let (_repo, _, second) = build_repo(upstream.path());
+    let cache = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", upstream.path().display());
+    let opts = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) };
+    EngineRepo::open(&url, &opts).unwrap();
+    let clone = only_clone(cache.path());
+    std::fs::remove_file(clone.join("HEAD")).unwrap();
+
+    // Offline there is nothing to heal it with: the error says what to do.
+    let offline = OpenOptions { offline: true, ..opts.clone() };
+    let err = EngineRepo::open(&url, &offline).err().expect("a clone without HEAD cannot be read");
+    assert!(err.to_string().contains("without --offline"), "{err}");
+
+    let healed = EngineRepo::open(&url, &opts).unwrap_or_else(|e| panic!("the broken clone was not replaced: {e}"));
+    assert_eq!(healed.resolve("v0.2.0").unwrap().commit, second);
+    assert_eq!(only_clone(cache.path()), clone, "cloned again in its place, nothing left beside it");
+    assert!(clone.join("HEAD").exists());
+}
+
+#[test]
+fn a_folder_in_the_clone_cache_that_is_not_a_clone_is_left_alone() {
+    let upstream = tempfile::tempdir().unwrap();
+    build_repo(upstream.path());
+    let cache = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", upstream.path().display());
+    let opts = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) };
+    EngineRepo::open(&url, &opts).unwrap();
+    let clone = only_clone(cache.path());
+    // Someone's files where the clone was: not ours to delete.
+    std::fs::remove_dir_all(&clone).unwrap();
+    std::fs::create_dir(&clone).unwrap();
+    std::fs::write(clone.join("thesis.tex"), "mine").unwrap();
+    let err = EngineRepo::open(&url, &opts).err().expect("the folder is not a clone");
+    assert!(err.to_string().contains(&clone.display().to_string()), "the folder is named: {err}");
+    assert!(clone.join("thesis.tex").exists());
+}
+
+/// Set a folder's modification time `secs` seconds in the past.
+fn age_dir(dir: &std::path::Path, secs: u64) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+    std::fs::File::open(dir).unwrap().set_modified(t).unwrap();
+}
+
+#[test]
+fn partial_clones_left_by_a_killed_run_are_removed_on_the_next_one() {
+    let upstream = tempfile::tempdir().unwrap();
+    build_repo(upstream.path());
+    let cache = tempfile::tempdir().unwrap();
+    // What `kill -9` during a clone leaves: a half-fetched bare repository.
+    let stale = cache.path().join(".clone-AbC123");
+    let fresh = cache.path().join(".clone-XyZ789");
+    for dir in [&stale, &fresh] {
+        git2::Repository::init_bare(dir).unwrap();
+    }
+    age_dir(&stale, 3 * 3600);
+    let url = format!("file://{}", upstream.path().display());
+    EngineRepo::open(&url, &OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) }).unwrap();
+    assert!(!stale.exists(), "a partial clone hours old is a leftover");
+    assert!(fresh.exists(), "a fresh one may be another run's clone in progress");
+}
+
+#[test]
+fn a_symlink_in_a_git_tree_is_named_in_the_surface_warnings() {
+    use engine_audit::extract::{extract_surface, Demand};
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repository::init(dir.path()).unwrap();
+    let mut index = repo.index().unwrap();
+    for (path, text, mode) in [
+        ("python/sglang/__init__.py", "V = 1\n", 0o100644),
+        ("python/sglang/srt/real_environ.py", "X = 1\n", 0o100644),
+        // What `ln -s real_environ.py environ.py` commits: the link's target as a blob.
+        ("python/sglang/srt/environ.py", "real_environ.py", 0o120000),
+    ] {
+        let id = repo.blob(text.as_bytes()).unwrap();
+        let entry = git2::IndexEntry {
+            ctime: git2::IndexTime::new(0, 0),
+            mtime: git2::IndexTime::new(0, 0),
+            dev: 0,
+            ino: 0,
+            mode,
+            uid: 0,
+            gid: 0,
+            file_size: text.len() as u32,
+            id,
+            flags: path.len() as u16,
+            flags_extended: 0,
+            path: path.as_bytes().to_vec(),
+        };
+        index.add(&entry).unwrap();
+    }
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = Signature::new("t", "t@localhost", &Time::new(1_700_000_000, 0)).unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "c", &tree, &[]).unwrap();
+
+    let engine = EngineRepo::open(dir.path().to_str().unwrap(), &OpenOptions::default()).unwrap();
+    let head = engine_audit::source::ResolvedRef { wanted: "HEAD".into(), matched: "HEAD".into(), commit: engine.resolve_head().unwrap() };
+    let tree = engine.tree_at(&head).unwrap();
+    assert!(!tree.contains("python/sglang/srt/environ.py"), "a link is never read as a file");
+    let surface = extract_surface(&tree, Engine::Sglang, "python/sglang", "HEAD", &Demand::full(Engine::Sglang));
+    let named = surface.warnings.iter().find(|w| w.path == "python/sglang/srt/environ.py");
+    let named = named.unwrap_or_else(|| panic!("the skipped link is not named: {:?}", surface.warnings));
+    assert!(named.message.contains("symbolic link"), "{}", named.message);
 }

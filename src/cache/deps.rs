@@ -99,6 +99,15 @@ impl Tree for RecordingTree<'_> {
         self.record(path)
     }
 
+    // Part of the listing: a commit's never change, so nothing to record.
+    fn symlinks(&self) -> &[String] {
+        self.inner.symlinks()
+    }
+
+    fn unsafe_paths(&self) -> &[String] {
+        self.inner.unsafe_paths()
+    }
+
     fn read(&self, path: &str) -> Result<Vec<u8>, SourceError> {
         self.record(path);
         self.inner.read(path)

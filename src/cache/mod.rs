@@ -9,16 +9,22 @@
 //! when its deps still hold in the tree at hand. So a unit is recomputed exactly
 //! when a file it read changed, whatever the key.
 //!
-//! Safety: every entry starts with a magic line and records the extractor
-//! version (crate version + a fingerprint of the running binary, so a rebuilt
-//! extractor never trusts older facts); anything that does not decode, or is
-//! from another version, is a miss. Writes go to a temporary file in the same
-//! folder and are renamed into place, so concurrent audits sharing a folder see
-//! either the old or the new entry, never a torn one. The folder is bounded:
-//! beyond [`DEFAULT_LIMIT_BYTES`] the oldest entries are evicted.
+//! Safety: every entry starts with a magic line and the SHA-256 of its body,
+//! and records the extractor version (crate version + a fingerprint of the
+//! running binary, so a rebuilt extractor never trusts older facts); anything
+//! damaged, undecodable or from another version is a miss (a damaged entry is
+//! removed). Nothing is stored once an object read failed in the process: a
+//! fact computed without an unreadable file would outlive the repair. Writes
+//! go to a temporary file in the same folder and are renamed into place, so
+//! concurrent audits sharing a folder see either the old or the new entry,
+//! never a torn one. The folder is bounded: beyond [`DEFAULT_LIMIT_BYTES`] the
+//! oldest entries are evicted. Only files the cache named are ever deleted, and
+//! it writes only into a folder of its own (`folder`).
 
 mod deps;
+mod folder;
 mod store;
 
 pub use deps::{listing_fingerprint, tree_files_fingerprint, Deps, RecordingTree};
+pub use folder::CacheError;
 pub use store::{CacheStats, FactCache, DEFAULT_LIMIT_BYTES};

@@ -1,7 +1,9 @@
 //! Entries on disk: one file per (version, kind, key), written atomically,
-//! decoded defensively, evicted oldest first.
+//! checksummed, decoded defensively, evicted oldest first (see `folder` for
+//! which files are entries).
 
 use super::deps::{hex, Deps};
+use super::folder::{self, CacheError, Kind, TEMP_PREFIX};
 use crate::source::Tree;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -12,8 +14,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
-/// First bytes of every entry: anything else in the folder is not ours.
-const MAGIC: &[u8] = b"engine-audit-facts v1\n";
+/// First bytes of every entry, then the SHA-256 of the body in hex and a
+/// newline: a bit flipped on disk is a miss, never a wrong answer (a damaged
+/// blob id in a listing gave "object not found" on every later run).
+const MAGIC: &[u8] = b"engine-audit-facts v2\n";
+/// Hex digits of the body's digest.
+const DIGEST_HEX: usize = 64;
 /// Variants kept per key: enough for the refs one audit compares.
 const MAX_VARIANTS: usize = 4;
 /// Default size bound of the folder.
@@ -57,6 +63,8 @@ struct Inner {
     limit: u64,
     /// Whether this process wrote anything (eviction runs only then).
     wrote: AtomicBool,
+    /// Whether the folder is the cache's to write in, settled on the first write.
+    claimed: OnceLock<bool>,
 }
 
 /// What `cache stats` shows.
@@ -83,7 +91,7 @@ impl FactCache {
     pub fn with_limit(dir: impl Into<PathBuf>, limit: u64) -> Self {
         match extractor_version() {
             Some(version) => FactCache {
-                inner: Some(Arc::new(Inner { dir: dir.into(), version, limit, wrote: AtomicBool::new(false) })),
+                inner: Some(Arc::new(Inner { dir: dir.into(), version, limit, wrote: AtomicBool::new(false), claimed: OnceLock::new() })),
             },
             // Without a binary fingerprint, stale facts could not be told apart.
             None => Self::disabled(),
@@ -119,7 +127,7 @@ impl FactCache {
     /// The first stored variant of (kind, key) whose deps hold in `tree`.
     pub fn get<T: DeserializeOwned>(&self, kind: &str, key: &str, tree: &dyn Tree) -> Option<T> {
         let inner = self.inner.as_ref()?;
-        let envelope: Envelope<T> = decode(&std::fs::read(inner.path(kind, key)).ok()?)?;
+        let envelope: Envelope<T> = decode(&read_checked(&inner.path(kind, key))?)?;
         if envelope.version != inner.version || envelope.kind != kind || envelope.key != key {
             return None;
         }
@@ -128,24 +136,22 @@ impl FactCache {
 
     /// A binary body stored with [`put_bytes`](Self::put_bytes): for values whose
     /// JSON decoding would cost more than the work it saves. Its key says
-    /// everything it was computed from; the body checks itself.
+    /// everything it was computed from; the entry's digest guards its bytes.
     pub fn get_bytes(&self, kind: &str, key: &str) -> Option<Vec<u8>> {
         let inner = self.inner.as_ref()?;
-        let mut bytes = std::fs::read(inner.path(kind, key)).ok()?;
-        let rest = bytes.strip_prefix(MAGIC)?;
-        let line = rest.iter().position(|&b| b == b'\n')?;
-        let head: RawHeader = serde_json::from_slice(&rest[..line]).ok()?;
+        let mut bytes = read_checked(&inner.path(kind, key))?;
+        let line = bytes.iter().position(|&b| b == b'\n')?;
+        let head: RawHeader = serde_json::from_slice(&bytes[..line]).ok()?;
         if head.version != inner.version || head.kind != kind || head.key != key {
             return None;
         }
-        let start = MAGIC.len() + line + 1;
-        bytes.drain(..start);
+        bytes.drain(..=line);
         Some(bytes)
     }
 
     /// Store a binary body under (kind, key), replacing what was there.
     pub fn put_bytes(&self, kind: &str, key: &str, body: &[u8]) {
-        let Some(inner) = self.inner.as_ref() else { return };
+        let Some(inner) = self.inner.as_ref().filter(|i| i.writable()) else { return };
         let head = RawHeader { version: inner.version.clone(), kind: kind.to_string(), key: key.to_string() };
         let Ok(mut out) = serde_json::to_vec(&head) else { return };
         out.push(b'\n');
@@ -157,14 +163,16 @@ impl FactCache {
 
     /// Store a value computed from `deps`, in front of the variants already there.
     /// Errors (read-only folder, full disk) only cost a future recomputation.
+    /// Nothing is stored once an object read failed in this process (see
+    /// [`writable`](Inner::writable)).
     pub fn put<T: Serialize>(&self, kind: &str, key: &str, deps: Deps, value: &T) {
-        let Some(inner) = self.inner.as_ref() else { return };
+        let Some(inner) = self.inner.as_ref().filter(|i| i.writable()) else { return };
         let path = inner.path(kind, key);
         let mut variants: Vec<Variant<serde_json::Value>> = Vec::new();
         let Ok(value) = serde_json::to_value(value) else { return };
         variants.push(Variant { deps, value });
         // Keep older variants (the other ref of a bump) unless they are equivalent.
-        if let Some(old) = std::fs::read(&path).ok().and_then(|b| decode::<serde_json::Value>(&b)) {
+        if let Some(old) = read_checked(&path).and_then(|b| decode::<serde_json::Value>(&b)) {
             if old.version == inner.version && old.kind == kind && old.key == key {
                 for v in old.variants {
                     if variants.len() < MAX_VARIANTS && v.deps != variants[0].deps {
@@ -184,35 +192,60 @@ impl FactCache {
     pub fn evict_if_needed(&self) {
         let Some(inner) = self.inner.as_ref() else { return };
         if inner.wrote.swap(false, Ordering::Relaxed) {
-            evict(&inner.dir, inner.limit);
+            folder::evict(&inner.dir, inner.limit, inner.limit / 100 * EVICT_TO_PERCENT, SystemTime::now());
         }
     }
 
     pub fn stats(&self) -> Option<CacheStats> {
         let inner = self.inner.as_ref()?;
-        let files = entry_files(&inner.dir);
+        let entries: Vec<_> = folder::items_or_none(&inner.dir).into_iter().filter(|i| i.kind == Kind::Entry).collect();
         Some(CacheStats {
             dir: inner.dir.display().to_string(),
-            entries: files.len() as u64,
-            bytes: files.iter().map(|f| f.1).sum(),
+            entries: entries.len() as u64,
+            bytes: entries.iter().map(|e| e.size).sum(),
             limit: inner.limit,
         })
     }
 
-    /// Remove every entry (and stray temporary files); returns how many files went.
-    pub fn clear(&self) -> std::io::Result<u64> {
+    /// Remove every entry (and stray temporary files); returns how many files
+    /// went. Only files the cache named are touched; a folder that is not the
+    /// cache's is refused, and files that would not go are an error.
+    pub fn clear(&self) -> Result<u64, CacheError> {
         let Some(inner) = self.inner.as_ref() else { return Ok(0) };
-        let mut removed = 0;
-        for (path, _, _) in entry_files(&inner.dir) {
-            if std::fs::remove_file(&path).is_ok() {
-                removed += 1;
-            }
-        }
-        Ok(removed)
+        folder::clear(&inner.dir)
     }
 }
 
 impl Inner {
+    /// Whether writes may go ahead. Not in a folder holding files the cache did
+    /// not write (said once), and not after an object read failed anywhere in
+    /// this process: a fact computed without a file that could not be read is
+    /// wrong, and kept by blob id it would outlive the repository's repair.
+    /// Process-wide rather than per unit, because parses are shared across
+    /// units and trees by blob id (`extract::parsed`): a unit may reuse a
+    /// failed read without reading anything itself.
+    fn writable(&self) -> bool {
+        if crate::source::object_reads_failed() {
+            return false;
+        }
+        *self.claimed.get_or_init(|| match folder::claim(&self.dir) {
+            Ok(()) => true,
+            Err(CacheError::NotACache { dir }) => {
+                // Once per process: every engine handle has its own `FactCache`.
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| {
+                    eprintln!(
+                        "note: facts are not cached: {dir} has no CACHEDIR.TAG and holds files the cache did not write \
+                         (set ENGINE_AUDIT_CACHE_DIR to a folder of its own)"
+                    )
+                });
+                false
+            }
+            // A read-only or missing folder only costs recomputation, as a failed write does.
+            Err(_) => false,
+        })
+    }
+
     /// `<dir>/<2 hex>/<62 hex>.fact`: spread over subfolders to keep them small.
     fn path(&self, kind: &str, key: &str) -> PathBuf {
         let mut h = Sha256::new();
@@ -225,54 +258,49 @@ impl Inner {
     }
 }
 
-fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Option<Envelope<T>> {
-    serde_json::from_slice(bytes.strip_prefix(MAGIC)?).ok()
+fn decode<T: DeserializeOwned>(body: &[u8]) -> Option<Envelope<T>> {
+    serde_json::from_slice(body).ok()
+}
+
+/// `MAGIC`, the body's digest, a newline, the body.
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(MAGIC.len() + DIGEST_HEX + 1 + body.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(hex(&Sha256::digest(body)).as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(body);
+    out
+}
+
+/// Where the body of a framed entry starts, if the digest matches it.
+fn body_start(bytes: &[u8]) -> Option<usize> {
+    let rest = bytes.strip_prefix(MAGIC)?;
+    let (digest, body) = (rest.get(..DIGEST_HEX)?, rest.get(DIGEST_HEX + 1..)?);
+    let intact = rest[DIGEST_HEX] == b'\n' && digest == hex(&Sha256::digest(body)).as_bytes();
+    intact.then_some(MAGIC.len() + DIGEST_HEX + 1)
+}
+
+/// The body of the entry at `path`. One that is damaged (or of an older
+/// format) is removed: the cache named it, and it would only be a miss again.
+fn read_checked(path: &Path) -> Option<Vec<u8>> {
+    let mut bytes = std::fs::read(path).ok()?;
+    let Some(start) = body_start(&bytes) else {
+        // Another run may have just renamed a good entry over it: that costs one recomputation.
+        let _ = std::fs::remove_file(path);
+        return None;
+    };
+    bytes.drain(..start);
+    Some(bytes)
 }
 
 /// Temp file in the same folder, then rename: readers never see a partial entry.
 fn write_atomic(path: &Path, body: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().ok_or_else(|| std::io::Error::other("entry path has no folder"))?;
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    tmp.write_all(MAGIC)?;
-    tmp.write_all(body)?;
+    let mut tmp = tempfile::Builder::new().prefix(TEMP_PREFIX).tempfile_in(dir)?;
+    tmp.write_all(&frame(body))?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
-}
-
-/// Every file below the cache folder: (path, size, modified).
-fn entry_files(dir: &Path) -> Vec<(PathBuf, u64, SystemTime)> {
-    let mut out = Vec::new();
-    let Ok(subdirs) = std::fs::read_dir(dir) else { return out };
-    for sub in subdirs.flatten() {
-        let Ok(files) = std::fs::read_dir(sub.path()) else { continue };
-        for f in files.flatten() {
-            if let Ok(meta) = f.metadata() {
-                if meta.is_file() {
-                    out.push((f.path(), meta.len(), meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)));
-                }
-            }
-        }
-    }
-    out
-}
-
-fn evict(dir: &Path, limit: u64) {
-    let mut files = entry_files(dir);
-    let mut total: u64 = files.iter().map(|f| f.1).sum();
-    if total <= limit {
-        return;
-    }
-    files.sort_by(|a, b| (a.2, &a.0).cmp(&(b.2, &b.0)));
-    let target = limit / 100 * EVICT_TO_PERCENT;
-    for (path, size, _) in files {
-        if total <= target {
-            break;
-        }
-        // Another process may have removed or replaced it: either way it is gone.
-        let _ = std::fs::remove_file(&path);
-        total = total.saturating_sub(size);
-    }
 }
 
 fn default_dir() -> Option<PathBuf> {

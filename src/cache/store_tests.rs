@@ -39,7 +39,7 @@ fn corrupt_foreign_or_mistyped_entries_are_misses() {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let good = |version: &str| {
         let env = Envelope { version: version.into(), kind: "k".into(), key: "x".into(), variants: vec![Variant { deps: Deps::default(), value: 7u32 }] };
-        [MAGIC, &serde_json::to_vec(&env).unwrap()].concat()
+        frame(&serde_json::to_vec(&env).unwrap())
     };
     std::fs::write(&path, good(&inner.version)).unwrap();
     assert_eq!(cache.get::<u32>("k", "x", &tree), Some(7));
@@ -49,6 +49,7 @@ fn corrupt_foreign_or_mistyped_entries_are_misses() {
         b"not ours at all".to_vec(),
         good(&inner.version)[..MAGIC.len() + 10].to_vec(),
         Vec::new(),
+        frame(&[0xff, 0xfe, 0x00]),
         [MAGIC, &[0xff, 0xfe, 0x00]].concat(),
     ] {
         std::fs::write(&path, &bad).unwrap();
@@ -71,14 +72,14 @@ fn binary_entries_round_trip_and_refuse_foreign_or_torn_headers() {
     let path = inner.path("k", "x");
     let header = |version: &str, key: &str| {
         let head = RawHeader { version: version.into(), kind: "k".into(), key: key.into() };
-        [MAGIC, &serde_json::to_vec(&head).unwrap(), b"\n", b"body"].concat()
+        frame(&[&serde_json::to_vec(&head).unwrap()[..], b"\n", b"body"].concat())
     };
     std::fs::write(&path, header(&inner.version, "x")).unwrap();
     assert_eq!(cache.get_bytes("k", "x").as_deref(), Some(&b"body"[..]));
     for bad in [
         header("0.0.0+another-binary", "x"),
         header(&inner.version, "another key"),
-        [MAGIC, b"{\"version\":"].concat(),
+        frame(b"{\"version\":"),
         b"not ours".to_vec(),
     ] {
         std::fs::write(&path, &bad).unwrap();
@@ -96,7 +97,7 @@ fn listings_are_kept_by_commit() {
     use crate::source::{Entry, Listing, ListingStore};
     let dir = tempfile::tempdir().unwrap();
     let cache = FactCache::at(dir.path());
-    let listing = Listing { entries: vec![Entry { path: "a.py".into(), id: "0a".into(), size: None }], unsafe_paths: vec![] };
+    let listing = Listing { entries: vec![Entry { path: "a.py".into(), id: "0a".into(), size: None }], ..Default::default() };
     assert_eq!(cache.listing("c1"), None);
     cache.keep("c1", &listing);
     assert_eq!(cache.listing("c1"), Some(listing));
@@ -127,10 +128,10 @@ fn concurrent_writers_never_leave_a_torn_entry() {
     });
     // Every file in the folder decodes (no torn writes, no stray temp files).
     let cache = FactCache::at(dir.path());
-    let files = entry_files(dir.path());
+    let files = folder::items(dir.path()).unwrap();
     assert_eq!(files.len(), 1, "{files:?}");
-    let bytes = std::fs::read(&files[0].0).unwrap();
-    assert!(decode::<serde_json::Value>(&bytes).is_some());
+    let body = read_checked(&files[0].path).unwrap();
+    assert!(decode::<serde_json::Value>(&body).is_some());
     assert!(cache.get::<String>("k", "shared", &trees[0]).is_none_or(|v| v.starts_with("value 0 ")));
 }
 
@@ -163,4 +164,132 @@ fn a_disabled_cache_stores_nothing() {
     cache.put("k", "x", Deps::default(), &1u32);
     assert_eq!(cache.get::<u32>("k", "x", &tree), None);
     assert!(cache.stats().is_none());
+}
+
+/// Set a file's modification time `secs` seconds in the past.
+fn age(path: &Path, secs: u64) {
+    let t = SystemTime::now() - std::time::Duration::from_secs(secs);
+    std::fs::File::options().write(true).open(path).unwrap().set_modified(t).unwrap();
+}
+
+#[test]
+fn eviction_only_ever_removes_entries_the_cache_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = FactCache::with_limit(dir.path(), 10_000);
+    let big = "y".repeat(3000);
+    cache.put("k", "0", Deps::default(), &big);
+    let shard = cache.inner.as_ref().unwrap().path("k", "0").parent().unwrap().to_path_buf();
+    // A user's files where the cache lives: in a shard, in a folder of their
+    // own, named like an entry outside a shard. Old and large: the first to go
+    // if eviction looked at anything but entries.
+    let foreign = [
+        shard.join("holiday.jpg"),
+        dir.path().join("photos").join("img.jpg"),
+        dir.path().join("photos").join(format!("{}.fact", "a".repeat(62))),
+        shard.join(format!("{}.fact.bak", "b".repeat(62))),
+    ];
+    for path in &foreign {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, vec![7u8; 20_000]).unwrap();
+        age(path, 100_000);
+    }
+    for i in 1..6 {
+        cache.put("k", &i.to_string(), Deps::default(), &big);
+    }
+    cache.evict_if_needed();
+    for path in &foreign {
+        assert!(path.exists(), "{} was deleted by eviction", path.display());
+    }
+    assert!(cache.get::<String>("k", "5", &MemTree::new("t")).is_some(), "the newest entry stays");
+    assert!(cache.stats().unwrap().bytes <= 10_000, "entries alone are counted and bounded");
+}
+
+#[test]
+fn clear_removes_entries_only_and_refuses_a_folder_that_is_not_a_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = FactCache::at(dir.path());
+    cache.put("k", "x", Deps::default(), &1u32);
+    let shard = cache.inner.as_ref().unwrap().path("k", "x").parent().unwrap().to_path_buf();
+    std::fs::write(shard.join("notes.txt"), "mine").unwrap();
+    std::fs::create_dir_all(dir.path().join("photos")).unwrap();
+    std::fs::write(dir.path().join("photos").join("img.jpg"), "mine").unwrap();
+    assert_eq!(cache.clear().unwrap(), 1);
+    assert_eq!(cache.get::<u32>("k", "x", &MemTree::new("t")), None);
+    assert!(shard.join("notes.txt").exists() && dir.path().join("photos").join("img.jpg").exists());
+
+    // A folder of someone's files, never written by the cache: nothing goes.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("videos")).unwrap();
+    std::fs::write(home.path().join("videos").join("clip.mp4"), "mine").unwrap();
+    std::fs::write(home.path().join("photo.jpg"), "mine").unwrap();
+    let err = FactCache::at(home.path()).clear().expect_err("not a cache folder");
+    assert!(err.to_string().contains(&home.path().display().to_string()), "the folder is named: {err}");
+    assert!(err.to_string().contains("CACHEDIR.TAG"), "{err}");
+    assert!(home.path().join("videos").join("clip.mp4").exists() && home.path().join("photo.jpg").exists());
+}
+
+#[test]
+fn a_new_cache_folder_is_tagged_and_a_folder_of_other_files_is_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let facts = dir.path().join("facts");
+    let cache = FactCache::at(&facts);
+    cache.put("k", "x", Deps::default(), &1u32);
+    let tag = std::fs::read_to_string(facts.join("CACHEDIR.TAG")).expect("the cache tags the folder it creates");
+    assert!(tag.starts_with("Signature: 8a477f597d28d172789f06886806bc55"), "{tag}");
+    assert_eq!(cache.get::<u32>("k", "x", &MemTree::new("t")), Some(1));
+
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("photo.jpg"), "mine").unwrap();
+    let cache = FactCache::at(home.path());
+    cache.put("k", "x", Deps::default(), &1u32);
+    cache.put_bytes("k", "y", b"body");
+    let names: Vec<_> = std::fs::read_dir(home.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(names, ["photo.jpg"], "nothing is written into a folder that is not a cache");
+}
+
+/// Flip the lowest bit of the first byte of `needle` in the file at `path`.
+fn flip_in(path: &Path, needle: &[u8]) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let at = bytes.windows(needle.len()).position(|w| w == needle).expect("needle in entry");
+    bytes[at] ^= 1;
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn a_damaged_entry_is_a_miss_and_is_removed() {
+    use crate::source::{Entry, Listing, ListingStore};
+    let dir = tempfile::tempdir().unwrap();
+    let cache = FactCache::at(dir.path());
+    let tree = MemTree::new("t");
+    cache.put("k", "x", Deps::default(), &"flags: --tp-size".to_string());
+    let path = cache.inner.as_ref().unwrap().path("k", "x");
+    // `t` becomes `u`: still valid JSON, a different answer.
+    flip_in(&path, b"tp-size");
+    assert_eq!(cache.get::<String>("k", "x", &tree), None, "a flipped bit is caught");
+    assert!(!path.exists(), "the damaged entry is removed");
+
+    // A listing whose blob id lost a bit would send every read to a missing object.
+    let listing = Listing { entries: vec![Entry { path: "a.py".into(), id: "0a1b2c".into(), size: None }], ..Default::default() };
+    cache.keep("c1", &listing);
+    let path = cache.inner.as_ref().unwrap().path(LISTING, "c1");
+    flip_in(&path, b"0a1b2c");
+    assert_eq!(cache.listing("c1"), None, "a damaged listing is walked again");
+    assert!(!path.exists());
+}
+
+#[test]
+fn stale_temporary_files_are_removed_and_fresh_ones_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = FactCache::at(dir.path());
+    cache.put("k", "x", Deps::default(), &1u32);
+    let shard = cache.inner.as_ref().unwrap().path("k", "x").parent().unwrap().to_path_buf();
+    // What a `kill -9` between writing and renaming leaves behind.
+    let (stale, fresh) = (shard.join(".tmp-Ab3xYz"), shard.join(".tmp-Qr7sTu"));
+    std::fs::write(&stale, "half an entry").unwrap();
+    std::fs::write(&fresh, "another process is writing this").unwrap();
+    age(&stale, 2 * 3600);
+    cache.put("k", "y", Deps::default(), &2u32);
+    cache.evict_if_needed();
+    assert!(!stale.exists(), "a temporary file hours old is a leftover");
+    assert!(fresh.exists(), "a fresh one may still be renamed into place");
 }

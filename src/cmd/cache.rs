@@ -19,9 +19,8 @@ pub fn run(args: CacheArgs) -> miette::Result<ExitCode> {
             println!("limit:      {} (oldest entries are evicted beyond it)", human(stats.limit));
         }
         CacheAction::Clear => {
-            let removed = cache
-                .clear()
-                .map_err(|e| miette::miette!("cannot clear the fact cache in {dir}: {e}"))?;
+            // Each error names the folder and what to do; a partial clear is a failure.
+            let removed = cache.clear()?;
             println!("removed {removed} entries from {dir}");
         }
     }

@@ -111,6 +111,7 @@ pub fn extract_surface_with(
     warnings.extend(w);
     let ((version, requires), w) = metadata;
     warnings.extend(w);
+    warnings.extend(skipped_paths(tree, package_root));
     warnings.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     warnings.dedup();
     EngineSurface {
@@ -128,6 +129,22 @@ pub fn extract_surface_with(
         warnings,
         flag_index: Default::default(),
     }
+}
+
+/// The package's files the listing left out: a symlinked `environ.py` would
+/// otherwise read as "every env var removed" without a word.
+fn skipped_paths(tree: &dyn Tree, package_root: &str) -> Vec<ExtractWarning> {
+    let prefix = format!("{}/", package_root.trim_end_matches('/'));
+    let inside = |path: &&String| package_root.is_empty() || path.starts_with(&prefix);
+    let links = tree.symlinks().iter().filter(inside).map(|path| ExtractWarning {
+        path: path.clone(),
+        message: "a symbolic link, not read (links are never followed): what it names reads as absent".into(),
+    });
+    let escaping = tree.unsafe_paths().iter().filter(inside).map(|path| ExtractWarning {
+        path: path.clone(),
+        message: "a path a tree may not hold (absolute, `..`, or not UTF-8), not read".into(),
+    });
+    links.chain(escaping).collect()
 }
 
 /// Every module of the package, from the tree listing.

@@ -110,8 +110,9 @@ fn a_corrupt_cache_folder_is_recomputed_not_trusted() {
     let cache = FactCache::at(dir.path());
     let base = demo_engine();
     let good = extract(&base, &cache);
-    // Garble every entry: half of each file, then garbage.
-    for sub in std::fs::read_dir(dir.path()).unwrap().flatten() {
+    // Garble every entry: half of each file, then garbage (shard folders
+    // hold the entries; the folder's CACHEDIR.TAG is not one).
+    for sub in std::fs::read_dir(dir.path()).unwrap().flatten().filter(|e| e.path().is_dir()) {
         for f in std::fs::read_dir(sub.path()).unwrap().flatten() {
             let bytes = std::fs::read(f.path()).unwrap();
             std::fs::write(f.path(), [&bytes[..bytes.len() / 2], b"\xff garbage"].concat()).unwrap();

@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 pub struct DirTree {
     root: PathBuf,
     entries: Vec<Entry>,
+    /// Symbolic links below the root, skipped (never followed).
+    symlinks: Vec<String>,
+    /// Files whose relative path is not one a tree may hold (not UTF-8, `\\`).
+    unsafe_paths: Vec<String>,
 }
 
 /// Content id for files outside git: git's own blob hashing would need SHA-1;
@@ -34,7 +38,7 @@ impl DirTree {
                 message: "not a directory".into(),
             });
         }
-        let mut entries = Vec::new();
+        let (mut entries, mut symlinks, mut unsafe_paths) = (Vec::new(), Vec::new(), Vec::new());
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
             let read = match std::fs::read_dir(&dir) {
@@ -45,6 +49,8 @@ impl DirTree {
                 let Ok(kind) = item.file_type() else { continue };
                 let path = item.path();
                 if kind.is_symlink() {
+                    // Named, not followed: what it points at reads as absent.
+                    symlinks.extend(relative(root, &path));
                     continue;
                 }
                 if kind.is_dir() {
@@ -53,8 +59,12 @@ impl DirTree {
                     }
                     stack.push(path);
                 } else if kind.is_file() {
-                    let Some(rel) = relative(root, &path) else { continue };
+                    let Some(rel) = relative(root, &path) else {
+                        unsafe_paths.push(path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned());
+                        continue;
+                    };
                     if !is_safe_tree_path(&rel) {
+                        unsafe_paths.push(rel);
                         continue;
                     }
                     let size = item.metadata().map(|m| m.len()).ok();
@@ -67,10 +77,9 @@ impl DirTree {
             }
         }
         entries.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(DirTree {
-            root: root.to_path_buf(),
-            entries,
-        })
+        symlinks.sort();
+        unsafe_paths.sort();
+        Ok(DirTree { root: root.to_path_buf(), entries, symlinks, unsafe_paths })
     }
 }
 
@@ -84,6 +93,12 @@ impl Tree for DirTree {
     fn entries(&self) -> &[Entry] {
         &self.entries
     }
+    fn symlinks(&self) -> &[String] {
+        &self.symlinks
+    }
+    fn unsafe_paths(&self) -> &[String] {
+        &self.unsafe_paths
+    }
     fn read(&self, path: &str) -> Result<Vec<u8>, SourceError> {
         if !is_safe_tree_path(path) {
             return Err(SourceError::UnsafePath { path: path.into() });
@@ -94,10 +109,14 @@ impl Tree for DirTree {
                 tree: self.describe(),
             });
         }
-        std::fs::read(self.root.join(path)).map_err(|e| SourceError::Io {
+        let read = std::fs::read(self.root.join(path)).map_err(|e| SourceError::Io {
             path: path.into(),
             message: e.to_string(),
-        })
+        });
+        if let Err(e) = &read {
+            super::note_read_error(e);
+        }
+        read
     }
     fn describe(&self) -> String {
         self.root.display().to_string()

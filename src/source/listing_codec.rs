@@ -5,7 +5,8 @@
 //!
 //! Layout, integers little-endian:
 //! `u32 entries`, then per entry `u32 path length, path, u8 id length, id,
-//! u8 has-size, [u64 size]`; then `u32 unsafe paths`, each `u32 length, path`.
+//! u8 has-size, [u64 size]`; then `u32 unsafe paths`, each `u32 length, path`;
+//! then `u32 symlinks`, each `u32 length, path`.
 
 use super::{Entry, Listing};
 
@@ -28,10 +29,8 @@ impl Listing {
                 None => out.push(0),
             }
         }
-        out.extend((self.unsafe_paths.len() as u32).to_le_bytes());
-        for p in &self.unsafe_paths {
-            put_str(&mut out, p);
-        }
+        put_strs(&mut out, &self.unsafe_paths);
+        put_strs(&mut out, &self.symlinks);
         out
     }
 
@@ -52,20 +51,24 @@ impl Listing {
             };
             entries.push(Entry { path, id, size });
         }
-        let m = r.u32()? as usize;
-        let mut unsafe_paths = Vec::with_capacity(m.min(r.0.len() / 4));
-        for _ in 0..m {
-            unsafe_paths.push(r.string()?);
-        }
+        let unsafe_paths = r.strings()?;
+        let symlinks = r.strings()?;
         // Lookups binary-search the entries: an unsorted body is not ours.
         let sorted = entries.windows(2).all(|w| w[0].path < w[1].path);
-        (r.0.is_empty() && sorted).then_some(Listing { entries, unsafe_paths })
+        (r.0.is_empty() && sorted).then_some(Listing { entries, unsafe_paths, symlinks })
     }
 }
 
 fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend((s.len() as u32).to_le_bytes());
     out.extend(s.as_bytes());
+}
+
+fn put_strs(out: &mut Vec<u8>, strs: &[String]) {
+    out.extend((strs.len() as u32).to_le_bytes());
+    for s in strs {
+        put_str(out, s);
+    }
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -89,6 +92,16 @@ impl<'a> Reader<'a> {
         let n = self.u32()? as usize;
         std::str::from_utf8(self.take(n)?).ok().map(str::to_string)
     }
+    /// A count, then that many strings (each at least 4 bytes: a larger count
+    /// is corrupt and must not size an allocation).
+    fn strings(&mut self) -> Option<Vec<String>> {
+        let n = self.u32()? as usize;
+        let mut out = Vec::with_capacity(n.min(self.0.len() / 4));
+        for _ in 0..n {
+            out.push(self.string()?);
+        }
+        Some(out)
+    }
 }
 
 #[cfg(test)]
@@ -103,6 +116,7 @@ mod tests {
                 Entry { path: "python/sglang/ünïcode.py".into(), id: "ab".into(), size: Some(0) },
             ],
             unsafe_paths: vec!["../escape.py".into()],
+            symlinks: vec!["python/sglang/srt/environ.py".into()],
         }
     }
 

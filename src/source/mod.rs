@@ -9,6 +9,7 @@ mod listing_codec;
 mod loose;
 mod mem;
 mod open;
+mod redact;
 mod resolve;
 
 pub use dir::DirTree;
@@ -19,14 +20,36 @@ pub use mem::MemTree;
 pub use open::EngineSource;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Every regular file of one commit's tree, sorted by path, and the paths
-/// skipped because they could leave the tree. Cached in a binary form
-/// (`listing_codec`).
+/// skipped: those that could leave the tree, and symbolic links (never
+/// followed). Cached in a binary form (`listing_codec`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Listing {
     pub entries: Vec<Entry>,
     pub unsafe_paths: Vec<String>,
+    pub symlinks: Vec<String>,
+}
+
+/// Set by the first read of a listed file that fails in this process (a
+/// damaged or missing object, an I/O error); never cleared.
+static OBJECT_READ_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Whether any read of a listed file failed in this process. What was computed
+/// since may lack that file, so the fact cache keeps nothing more: a
+/// process-wide flag because parses are shared across trees by blob id.
+pub fn object_reads_failed() -> bool {
+    OBJECT_READ_FAILED.load(Ordering::Relaxed)
+}
+
+/// Record `error` if it is a failed read rather than an answer about the tree.
+fn note_read_error(error: &SourceError) -> bool {
+    let failed = error.is_read_failure();
+    if failed {
+        OBJECT_READ_FAILED.store(true, Ordering::Relaxed);
+    }
+    failed
 }
 
 /// Where listings of commits are kept between runs. A store may forget; what it
@@ -56,6 +79,15 @@ pub struct Entry {
 pub trait Tree: Send + Sync {
     /// Every regular file (symlinks are not followed; they are not listed).
     fn entries(&self) -> &[Entry];
+    /// Paths left out of [`entries`](Self::entries) because they are symbolic
+    /// links: what they name reads as absent, so extraction names them.
+    fn symlinks(&self) -> &[String] {
+        &[]
+    }
+    /// Paths left out because a tree may not hold them (`..`, absolute, not UTF-8).
+    fn unsafe_paths(&self) -> &[String] {
+        &[]
+    }
     /// Bytes of one file.
     fn read(&self, path: &str) -> Result<Vec<u8>, SourceError>;
     /// Bytes of one file, or [`SourceError::TooLarge`] without reading (or, in
@@ -189,6 +221,18 @@ pub enum SourceError {
 
     #[error("{path}: {message}")]
     Io { path: String, message: String },
+}
+
+impl SourceError {
+    /// Whether this is a file that is listed but could not be read (damaged or
+    /// missing object, I/O error), as opposed to an answer about the tree: no
+    /// such file, over the size limit, not UTF-8, a path that could leave it.
+    pub fn is_read_failure(&self) -> bool {
+        !matches!(
+            self,
+            SourceError::MissingFile { .. } | SourceError::TooLarge { .. } | SourceError::NotUtf8 { .. } | SourceError::UnsafePath { .. }
+        )
+    }
 }
 
 fn nearest_hint(nearest: &[String]) -> String {

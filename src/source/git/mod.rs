@@ -7,15 +7,21 @@
 
 use super::loose::{self, LooseError};
 use super::resolve::ResolvedRef;
+use super::redact::redact_userinfo;
 use super::{is_safe_tree_path, Entry, Listing, ListingStore, SourceError, Tree};
 use git2::{ObjectType, Oid, Repository};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+mod clone_cache;
+mod limits;
 mod proxy;
 mod refs;
 mod smart_http;
+
+use clone_cache::Cached;
 
 #[derive(Debug, Clone, Default)]
 pub struct OpenOptions {
@@ -55,10 +61,11 @@ fn url_cache_dir(cache_dir: &Path, url: &str) -> PathBuf {
     cache_dir.join(hex)
 }
 
+/// A libgit2 error in `repo`. Its message may quote a URL: user info is taken out.
 fn git_err(repo: &str, e: git2::Error) -> SourceError {
     SourceError::Git {
-        repo: repo.to_string(),
-        message: e.message().to_string(),
+        repo: redact_userinfo(repo),
+        message: redact_userinfo(e.message()),
     }
 }
 
@@ -105,47 +112,38 @@ impl EngineRepo {
             .clone()
             .unwrap_or_else(|| default_cache_root().join("repos"));
         let dir = url_cache_dir(&cache_dir, url);
-        let repo = if dir.join("HEAD").exists() {
-            Repository::open_bare(&dir).map_err(|e| SourceError::Open {
-                path: dir.clone(),
-                message: e.message().to_string(),
-            })?
-        } else {
-            if opts.offline {
+        // What messages and the report show: never a password.
+        let shown = redact_userinfo(url);
+        clone_cache::remove_stale_partials(&cache_dir, std::time::SystemTime::now());
+        let repo = match clone_cache::inspect(&dir) {
+            Cached::Clone(repo) => repo,
+            Cached::Foreign => {
+                return Err(SourceError::Open {
+                    path: dir,
+                    message: format!("this is where the clone of {shown} is cached, but it holds files that are not a clone engine-audit made; move them away"),
+                })
+            }
+            Cached::Broken(why) if opts.offline => {
+                return Err(SourceError::Open {
+                    path: dir,
+                    message: format!("the cached clone of {shown} is damaged ({why}); run once without --offline to clone it again"),
+                })
+            }
+            Cached::Broken(_) => {
+                clone_cache::set_aside(&cache_dir, &dir).map_err(|e| io_err(&dir, e))?;
+                clone_into(&cache_dir, &dir, url)?
+            }
+            Cached::Missing if opts.offline => {
                 return Err(SourceError::OfflineMissing {
-                    url: url.to_string(),
+                    url: shown,
                     wanted: "(no cached clone yet)".into(),
-                });
+                })
             }
-            std::fs::create_dir_all(&cache_dir).map_err(|e| SourceError::Io {
-                path: cache_dir.display().to_string(),
-                message: e.to_string(),
-            })?;
-            // Build beside the final folder and rename, so a half-done clone is never reused.
-            let tmp = tempfile::Builder::new()
-                .prefix(".clone-")
-                .tempdir_in(&cache_dir)
-                .map_err(|e| SourceError::Io {
-                    path: cache_dir.display().to_string(),
-                    message: e.to_string(),
-                })?;
-            let repo = Repository::init_bare(tmp.path()).map_err(|e| git_err(url, e))?;
-            repo.remote("origin", url).map_err(|e| git_err(url, e))?;
-            fetch_all(&repo, url)?;
-            drop(repo);
-            let staged = tmp.keep();
-            if std::fs::rename(&staged, &dir).is_err() {
-                // Another process won the race: use its clone.
-                let _ = std::fs::remove_dir_all(&staged);
-            }
-            Repository::open_bare(&dir).map_err(|e| SourceError::Open {
-                path: dir.clone(),
-                message: e.message().to_string(),
-            })?
+            Cached::Missing => clone_into(&cache_dir, &dir, url)?,
         };
         Ok(EngineRepo {
             repo,
-            spec: url.to_string(),
+            spec: shown,
             url: Some(url.to_string()),
             offline: opts.offline,
         })
@@ -195,7 +193,12 @@ impl EngineRepo {
                     continue;
                 }
                 // Only regular and executable blobs: symlinks (0o120000) are never
-                // followed, submodules (commits) are never fetched.
+                // followed (but named, as what they point at reads as absent),
+                // submodules (commits) are never fetched.
+                if entry.kind() == Some(ObjectType::Blob) && mode == 0o120000 {
+                    listing.symlinks.push(path);
+                    continue;
+                }
                 if entry.kind() != Some(ObjectType::Blob) || (mode != 0o100644 && mode != 0o100755) {
                     continue;
                 }
@@ -210,6 +213,7 @@ impl EngineRepo {
         }
         listing.entries.sort_by(|a, b| a.path.cmp(&b.path));
         listing.unsafe_paths.sort();
+        listing.symlinks.sort();
         Ok(listing)
     }
 
@@ -223,8 +227,33 @@ impl EngineRepo {
             commit: resolved.commit.clone(),
             entries: listing.entries,
             unsafe_paths: listing.unsafe_paths,
+            symlinks: listing.symlinks,
+            failed_reads: AtomicU64::new(0),
         }
     }
+}
+
+/// Clone `url` into `dir`: built in a partial folder beside it and renamed
+/// into place, so a half-done clone is never reused.
+fn clone_into(cache_dir: &Path, dir: &Path, url: &str) -> Result<Repository, SourceError> {
+    let tmp = clone_cache::partial_dir(cache_dir).map_err(|e| io_err(cache_dir, e))?;
+    let repo = Repository::init_bare(tmp.path()).map_err(|e| git_err(url, e))?;
+    repo.remote("origin", url).map_err(|e| git_err(url, e))?;
+    fetch_all(&repo, url)?;
+    drop(repo);
+    let staged = tmp.keep();
+    if std::fs::rename(&staged, dir).is_err() {
+        // Another process won the race: use its clone.
+        let _ = std::fs::remove_dir_all(&staged);
+    }
+    Repository::open_bare(dir).map_err(|e| SourceError::Open {
+        path: dir.to_path_buf(),
+        message: redact_userinfo(e.message()),
+    })
+}
+
+fn io_err(path: &Path, e: std::io::Error) -> SourceError {
+    SourceError::Io { path: path.display().to_string(), message: e.to_string() }
 }
 
 fn display_name(spec: &str) -> String {
@@ -236,16 +265,15 @@ fn display_name(spec: &str) -> String {
 }
 
 /// Fetch every tag and branch. Hooks never run (libgit2 has none) and submodules
-/// are not followed.
+/// are not followed. Messages show the URL without its user info.
 fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
+    let shown = redact_userinfo(url);
+    let fetch_err = |message: &str| SourceError::Fetch { url: shown.clone(), message: redact_userinfo(message) };
     let scheme = url.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
     if !matches!(scheme.as_deref(), Some("http" | "https" | "file")) {
-        return Err(SourceError::Fetch {
-            url: url.to_string(),
-            message: "only http(s):// and file:// URLs are fetched (no ssh); clone it with git and pass the path".into(),
-        });
+        return Err(fetch_err("only http(s):// and file:// URLs are fetched (no ssh); clone it with git and pass the path"));
     }
-    smart_http::register().map_err(|message| SourceError::Fetch { url: url.to_string(), message })?;
+    smart_http::register().map_err(|message| fetch_err(&message))?;
     let mut remote = repo
         .find_remote("origin")
         .or_else(|_| repo.remote_anonymous(url))
@@ -254,23 +282,7 @@ fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
     fo.download_tags(git2::AutotagOption::All);
     // A first clone of SGLang takes minutes: say how far it is, on a terminal only.
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        let mut callbacks = git2::RemoteCallbacks::new();
-        let (mut shown, mut finished) = (std::time::Instant::now(), false);
-        callbacks.transfer_progress(move |progress| {
-            let done = progress.total_objects() > 0 && progress.received_objects() == progress.total_objects();
-            if !finished && (done || shown.elapsed() >= std::time::Duration::from_millis(250)) {
-                (shown, finished) = (std::time::Instant::now(), done);
-                eprint!(
-                    "\rfetching {url}: {}/{} objects, {} MiB{}",
-                    progress.received_objects(),
-                    progress.total_objects(),
-                    progress.received_bytes() >> 20,
-                    if done { "\n" } else { "" }
-                );
-            }
-            true
-        });
-        fo.remote_callbacks(callbacks);
+        fo.remote_callbacks(progress_callbacks(shown.clone()));
     }
     remote
         .fetch(
@@ -278,10 +290,28 @@ fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
             Some(&mut fo),
             None,
         )
-        .map_err(|e| SourceError::Fetch {
-            url: url.to_string(),
-            message: e.message().to_string(),
-        })
+        .map_err(|e| fetch_err(e.message()))
+}
+
+/// Progress of a fetch on stderr, four times a second at most.
+fn progress_callbacks(shown: String) -> git2::RemoteCallbacks<'static> {
+    let mut callbacks = git2::RemoteCallbacks::new();
+    let (mut last, mut finished) = (std::time::Instant::now(), false);
+    callbacks.transfer_progress(move |progress| {
+        let done = progress.total_objects() > 0 && progress.received_objects() == progress.total_objects();
+        if !finished && (done || last.elapsed() >= std::time::Duration::from_millis(250)) {
+            (last, finished) = (std::time::Instant::now(), done);
+            eprint!(
+                "\rfetching {shown}: {}/{} objects, {} MiB{}",
+                progress.received_objects(),
+                progress.total_objects(),
+                progress.received_bytes() >> 20,
+                if done { "\n" } else { "" }
+            );
+        }
+        true
+    });
+    callbacks
 }
 
 /// An object's size from its header, without inflating it. Not git2's
@@ -386,9 +416,29 @@ pub struct GitTree {
     entries: Vec<Entry>,
     /// Paths that were skipped because they could leave the tree.
     pub unsafe_paths: Vec<String>,
+    /// Symbolic links, skipped (never followed).
+    pub symlinks: Vec<String>,
+    /// Reads of listed blobs that failed (damaged or missing objects).
+    failed_reads: AtomicU64,
 }
 
 impl GitTree {
+    /// How many reads of listed files failed (not "no such file" or "too
+    /// large"): facts computed from this tree since may lack a file.
+    pub fn failed_reads(&self) -> u64 {
+        self.failed_reads.load(Ordering::Relaxed)
+    }
+
+    /// Count `result`'s error if it is a failed read (see [`super::object_reads_failed`]).
+    fn noted<T>(&self, result: Result<T, SourceError>) -> Result<T, SourceError> {
+        if let Err(e) = &result {
+            if super::note_read_error(e) {
+                self.failed_reads.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        result
+    }
+
     /// One blob's bytes. With a `limit`, the object's header is read first (a
     /// loose object's first bytes, a packed one's entry and delta headers, about
     /// 2 µs) so a blob over it is refused before it is inflated.
@@ -424,12 +474,20 @@ impl Tree for GitTree {
         &self.entries
     }
 
+    fn symlinks(&self) -> &[String] {
+        &self.symlinks
+    }
+
+    fn unsafe_paths(&self) -> &[String] {
+        &self.unsafe_paths
+    }
+
     fn read(&self, path: &str) -> Result<Vec<u8>, SourceError> {
-        self.read_blob(path, None)
+        self.noted(self.read_blob(path, None))
     }
 
     fn read_limited(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError> {
-        self.read_blob(path, Some(limit))
+        self.noted(self.read_blob(path, Some(limit)))
     }
 
     fn describe(&self) -> String {

@@ -34,8 +34,9 @@ impl EngineRepo {
         }
         if let Some(url) = &self.url {
             if self.offline {
+                // The spec is the URL as messages show it (no user info).
                 return Err(SourceError::OfflineMissing {
-                    url: url.clone(),
+                    url: self.spec.clone(),
                     wanted: wanted.to_string(),
                 });
             }

@@ -1,0 +1,139 @@
+//! Bounds of one fetch, so a hostile or broken server can neither run it
+//! forever nor fill memory or disk: a total deadline, an idle limit per read,
+//! and byte budgets for the ref advertisement (held in memory by libgit2) and
+//! the pack (written to disk). Generous defaults; each can be changed through
+//! the environment.
+
+use std::time::{Duration, Instant};
+
+/// Seconds a whole fetch may take.
+pub const TIMEOUT_VAR: &str = "ENGINE_AUDIT_FETCH_TIMEOUT";
+/// Seconds a server may stay silent.
+pub const IDLE_VAR: &str = "ENGINE_AUDIT_FETCH_IDLE_TIMEOUT";
+/// MiB of ref advertisement (one response).
+pub const ADVERTISEMENT_VAR: &str = "ENGINE_AUDIT_MAX_REF_ADVERTISEMENT_MIB";
+/// MiB of pack (one response).
+pub const PACK_VAR: &str = "ENGINE_AUDIT_MAX_PACK_MIB";
+
+/// A first clone of SGLang takes minutes on a slow link.
+const DEFAULT_TIMEOUT_SECS: u64 = 600;
+const DEFAULT_IDLE_SECS: u64 = 60;
+/// SGLang's advertisement is well under 1 MiB.
+const DEFAULT_ADVERTISEMENT_MIB: u64 = 64;
+/// SGLang's whole history packs to a few hundred MiB.
+const DEFAULT_PACK_MIB: u64 = 4096;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchLimits {
+    pub total: Duration,
+    pub idle: Duration,
+    pub advertisement_mib: u64,
+    pub pack_mib: u64,
+}
+
+impl FetchLimits {
+    /// The limits the environment sets, or the defaults; `env` looks a
+    /// variable up (`std::env::var` in use). A value that is not a whole
+    /// number above 0 is an error naming the variable.
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<FetchLimits, String> {
+        let get = |name: &str, default: u64| -> Result<u64, String> {
+            match env(name).filter(|v| !v.trim().is_empty()) {
+                None => Ok(default),
+                Some(v) => v.trim().parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| format!("{name}=`{v}` is not a whole number above 0")),
+            }
+        };
+        Ok(FetchLimits {
+            total: Duration::from_secs(get(TIMEOUT_VAR, DEFAULT_TIMEOUT_SECS)?),
+            idle: Duration::from_secs(get(IDLE_VAR, DEFAULT_IDLE_SECS)?),
+            advertisement_mib: get(ADVERTISEMENT_VAR, DEFAULT_ADVERTISEMENT_MIB)?,
+            pack_mib: get(PACK_VAR, DEFAULT_PACK_MIB)?,
+        })
+    }
+}
+
+/// What a response is, for its budget and its message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    Advertisement,
+    Pack,
+}
+
+/// The clock and the budgets of one fetch, shared by its requests.
+#[derive(Debug, Clone, Copy)]
+pub struct Fetch {
+    pub limits: FetchLimits,
+    pub deadline: Instant,
+}
+
+impl Fetch {
+    pub fn start(limits: FetchLimits) -> Fetch {
+        // Far beyond any real deadline if the sum overflows: the idle limit still holds.
+        let deadline = Instant::now().checked_add(limits.total).unwrap_or_else(|| Instant::now() + Duration::from_secs(u32::MAX as u64));
+        Fetch { limits, deadline }
+    }
+
+    /// Time left, or the deadline's error.
+    pub fn remaining(&self, url: &str) -> Result<Duration, String> {
+        self.deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()).ok_or_else(|| self.deadline_passed(url))
+    }
+
+    pub fn deadline_passed(&self, url: &str) -> String {
+        format!(
+            "{url}: the fetch took longer than {} s and was given up ({TIMEOUT_VAR} sets the limit in seconds)",
+            self.limits.total.as_secs()
+        )
+    }
+
+    pub fn silent(&self, url: &str) -> String {
+        format!("{url}: the server sent nothing for {} s ({IDLE_VAR} sets the limit in seconds)", self.limits.idle.as_secs())
+    }
+
+    /// Bytes `budget` allows, and its error.
+    pub fn budget(&self, budget: Budget) -> u64 {
+        let mib = match budget {
+            Budget::Advertisement => self.limits.advertisement_mib,
+            Budget::Pack => self.limits.pack_mib,
+        };
+        mib.saturating_mul(1 << 20)
+    }
+
+    pub fn over_budget(&self, url: &str, budget: Budget) -> String {
+        let (what, mib, var) = match budget {
+            Budget::Advertisement => ("ref advertisement", self.limits.advertisement_mib, ADVERTISEMENT_VAR),
+            Budget::Pack => ("pack", self.limits.pack_mib, PACK_VAR),
+        };
+        format!("{url}: the server's {what} exceeded {mib} MiB and was cut off ({var} sets the limit)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with<'v>(vars: &'v [(&'v str, &'v str)]) -> impl Fn(&str) -> Option<String> + 'v {
+        move |name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn defaults_are_generous_and_each_can_be_set() {
+        let limits = FetchLimits::from_env(&with(&[])).unwrap();
+        assert_eq!((limits.total.as_secs(), limits.idle.as_secs(), limits.advertisement_mib, limits.pack_mib), (600, 60, 64, 4096));
+        let set = [(TIMEOUT_VAR, "30"), (IDLE_VAR, " 5 "), (ADVERTISEMENT_VAR, "2"), (PACK_VAR, "")];
+        let limits = FetchLimits::from_env(&with(&set)).unwrap();
+        assert_eq!((limits.total.as_secs(), limits.idle.as_secs(), limits.advertisement_mib, limits.pack_mib), (30, 5, 2, 4096));
+        for bad in ["0", "-1", "ten", "1.5"] {
+            let err = FetchLimits::from_env(&with(&[(TIMEOUT_VAR, bad)])).unwrap_err();
+            assert!(err.contains(TIMEOUT_VAR) && err.contains(bad), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_deadline_past_is_an_error_naming_the_url_and_the_limit() {
+        let fetch = Fetch::start(FetchLimits::from_env(&with(&[(TIMEOUT_VAR, "1")])).unwrap());
+        assert!(fetch.remaining("http://h/r").is_ok());
+        let past = Fetch { deadline: Instant::now() - Duration::from_millis(1), ..fetch };
+        let err = past.remaining("http://h/r").unwrap_err();
+        assert!(err.contains("http://h/r") && err.contains("longer than 1 s"), "{err}");
+        assert_eq!(fetch.budget(Budget::Advertisement), 64 << 20);
+    }
+}

@@ -1,0 +1,185 @@
+//! A hostile or broken git server cannot make a fetch run forever or fill
+//! memory: the ref advertisement and the pack have byte budgets, and a fetch
+//! a total deadline and an idle limit, each lowered here through the
+//! environment. Its own test binary: it sets process-wide variables.
+
+use engine_audit::source::{EngineRepo, OpenOptions, SourceError};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::Duration;
+
+#[path = "support/git_repo.rs"]
+mod git_repo;
+#[path = "support/http_server.rs"]
+mod http_server;
+use http_server::{git_backend, upstream, Request};
+
+/// The limits every test here runs under, set before any fetch starts.
+fn limits() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        std::env::set_var("ENGINE_AUDIT_FETCH_TIMEOUT", "2");
+        std::env::set_var("ENGINE_AUDIT_FETCH_IDLE_TIMEOUT", "1");
+        std::env::set_var("ENGINE_AUDIT_MAX_REF_ADVERTISEMENT_MIB", "1");
+        std::env::set_var("ENGINE_AUDIT_MAX_PACK_MIB", "1");
+    });
+}
+
+/// A server that hands each request's connection to `answer`, which writes
+/// what it likes (slowly, endlessly, or not at all). Returns its base URL.
+fn serve_raw(answer: impl Fn(&Request, TcpStream) + Send + Sync + 'static) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let answer = std::sync::Arc::new(answer);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let answer = std::sync::Arc::clone(&answer);
+            std::thread::spawn(move || {
+                if let Some(request) = read_request(&stream) {
+                    answer(&request, stream);
+                }
+            });
+        }
+    });
+    url
+}
+
+fn read_request(stream: &TcpStream) -> Option<Request> {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let mut words = line.split_whitespace();
+    let method = words.next()?.to_string();
+    let target = words.next()?;
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let (path, query) = (path.to_string(), query.to_string());
+    let (mut length, mut content_type) = (0, String::new());
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header).ok()?;
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let (name, value) = header.split_once(':')?;
+        match name.to_ascii_lowercase().as_str() {
+            "content-length" => length = value.trim().parse().ok()?,
+            "content-type" => content_type = value.trim().to_string(),
+            _ => {}
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(Request { method, path, query, content_type, user_agent: String::new(), body })
+}
+
+/// A response head without a length: the body runs until the connection closes.
+fn head(content_type: &str) -> String {
+    format!("HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nConnection: close\r\n\r\n")
+}
+
+fn pkt(line: &[u8]) -> Vec<u8> {
+    [format!("{:04x}", line.len() + 4).as_bytes(), line].concat()
+}
+
+fn clone_error(url: &str) -> String {
+    limits();
+    let cache = tempfile::tempdir().unwrap();
+    let options = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) };
+    let err = EngineRepo::open(&format!("{url}/sglang"), &options).err().expect("the clone fails");
+    assert!(matches!(err, SourceError::Fetch { .. }), "{err}");
+    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "no half-done clone is left to reuse");
+    err.to_string()
+}
+
+#[test]
+fn an_endless_ref_advertisement_is_cut_at_its_budget() {
+    // Well-formed pkt-lines, 8 MiB of them (a hostile server sends them forever).
+    let url = serve_raw(|_, mut stream| {
+        let mut out = head("application/x-git-upload-pack-advertisement").into_bytes();
+        out.extend(pkt(b"# service=git-upload-pack\n"));
+        out.extend(b"0000");
+        out.extend(pkt(format!("{} HEAD\0multi_ack side-band-64k ofs-delta\n", "1".repeat(40)).as_bytes()));
+        let _ = stream.write_all(&out);
+        for i in 0..100_000u32 {
+            let line = pkt(format!("{} refs/heads/branch-{i:060}\n", "1".repeat(40)).as_bytes());
+            if stream.write_all(&line).is_err() {
+                return;
+            }
+        }
+    });
+    let err = clone_error(&url);
+    assert!(err.contains("ref advertisement exceeded 1 MiB"), "{err}");
+}
+
+#[test]
+fn an_endless_pack_response_is_cut_at_its_budget() {
+    // The real ref listing, then a pack response that never ends: progress
+    // messages on side band 2, 8 MiB of them.
+    let (root, _, _) = upstream();
+    let served = root.path().to_path_buf();
+    let url = serve_raw(move |request, mut stream| {
+        if request.method == "GET" {
+            let response = git_backend(&served, request);
+            let mut out = head("application/x-git-upload-pack-advertisement").into_bytes();
+            out.extend(response.body);
+            let _ = stream.write_all(&out);
+            return;
+        }
+        let mut out = head("application/x-git-upload-pack-result").into_bytes();
+        out.extend(pkt(b"NAK\n"));
+        let _ = stream.write_all(&out);
+        let progress = pkt(&[&[2u8][..], &[b'.'; 60_000], b"\r"].concat());
+        for _ in 0..140 {
+            if stream.write_all(&progress).is_err() {
+                return;
+            }
+        }
+    });
+    let err = clone_error(&url);
+    drop(root);
+    assert!(err.contains("pack exceeded 1 MiB"), "{err}");
+}
+
+#[test]
+fn a_server_trickling_bytes_is_given_up_at_the_deadline() {
+    // A long pkt-line announced, then its bytes one every 100 ms (well within
+    // the idle limit) for 10 s: libgit2 waits for the whole line.
+    let url = serve_raw(|_, mut stream| {
+        let _ = stream.write_all(format!("{}fff0# service=git-upload-pack", head("application/x-git-upload-pack-advertisement")).as_bytes());
+        for _ in 0..100 {
+            std::thread::sleep(Duration::from_millis(100));
+            if stream.write_all(b"0").is_err() {
+                return;
+            }
+        }
+    });
+    let err = clone_error(&url);
+    assert!(err.contains("longer than 2 s") && err.contains(&url), "{err}");
+}
+
+#[test]
+fn a_server_trickling_its_response_head_is_given_up_at_the_deadline() {
+    let url = serve_raw(|_, mut stream| {
+        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nX-Slow: ");
+        for _ in 0..100 {
+            std::thread::sleep(Duration::from_millis(100));
+            if stream.write_all(b"a").is_err() {
+                return;
+            }
+        }
+    });
+    let err = clone_error(&url);
+    assert!(err.contains("longer than 2 s") && err.contains(&url), "{err}");
+}
+
+#[test]
+fn a_silent_server_is_given_up_after_the_idle_limit() {
+    // Accepts, reads the request, says nothing for 6 s.
+    let url = serve_raw(|_, stream| {
+        std::thread::sleep(Duration::from_secs(6));
+        drop(stream);
+    });
+    let err = clone_error(&url);
+    assert!(err.contains("sent nothing for 1 s") && err.contains(&url), "{err}");
+}
