@@ -1450,3 +1450,36 @@ fn a_master_config_link_out_of_the_tree_is_not_read() {
     assert!(ea305["message"].as_str().unwrap().contains("outside"), "{ea305}");
     assert!(!o.stderr.contains("secret"), "its content is never read: {}", o.stderr);
 }
+
+// ---------------------------------------------------------------------------
+// output: recipe-controlled text never acts on a terminal or a CI runner
+
+#[test]
+fn recipe_text_cannot_inject_workflow_commands_or_terminal_sequences() {
+    let w = ws();
+    // A key with a newline and a workflow command after it, an ESC sequence in
+    // another key, a CR that would rewrite the line, and a file name with a newline.
+    let recipe = format!(
+        "{}      \"x\\n::error file=a,line=1::pwned\": 1\n      \"\\e[2Jwipe\": 2\n      \"y\\rfake\": 3\n",
+        OK_RECIPE
+    );
+    w.write("mine/evil\n::warning::named.yaml", &recipe);
+    for format in ["text", "markdown", "github"] {
+        let o = run(w.audit(&["mine", "--to", "v1.1.0", "--format", format]));
+        assert_eq!(o.code, 1, "{format}: {}\n{}", o.stdout, o.stderr);
+        assert!(o.stdout.contains("pwned"), "{format}: the flag is still reported: {}", o.stdout);
+        for (i, line) in o.stdout.lines().enumerate() {
+            let trimmed = line.trim_start();
+            let ours = format == "github" && (trimmed.starts_with("::error file=") || trimmed.starts_with("::warning file=") || trimmed.starts_with("::notice file="));
+            assert!(!trimmed.starts_with("::") || ours, "{format}: line {i} is a workflow command from the recipe: {line}");
+            if format == "github" && ours {
+                let props = &trimmed[..trimmed[2..].find("::").unwrap() + 2];
+                assert!(!props[2..].contains("::") && props.contains("evil") && props.contains("%3A%3Awarning%3A%3Anamed.yaml"), "{props}");
+            }
+        }
+        for stream in [&o.stdout, &o.stderr] {
+            assert!(!stream.contains('\x1b'), "{format}: an ESC reached the output: {stream:?}");
+            assert!(!stream.replace("\r\n", "\n").contains('\r'), "{format}: a bare CR reached the output");
+        }
+    }
+}
