@@ -26,7 +26,7 @@ pub enum Code {
     EA001, EA002, EA003, EA004, EA005, EA006, EA007, EA008,
     EA101, EA102, EA103, EA104, EA105,
     EA201, EA202, EA203, EA204, EA205,
-    EA301, EA302, EA303, EA305,
+    EA301, EA302, EA303, EA304, EA305,
 }
 
 pub struct CodeInfo {
@@ -66,6 +66,7 @@ catalog! {
     EA301 "image-mismatch" Error "the master config image differs from the recipe's container";
     EA302 "engine-ref-mismatch" Error "the master router version differs from the recipe's dynamo ref";
     EA303 "unresolved-ref" Error "an image tag or wheel version maps to no engine ref";
+    EA304 "duplicate-key" Warning "a recipe sets a key twice in one map; the loader keeps the last";
     EA305 "unreadable-recipe" Error "a recipe the audit was given, or a master config links, could not be read";
 }
 

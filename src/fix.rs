@@ -264,6 +264,7 @@ mod tests {
             deployments: vec![],
             master: None,
             notes: vec![],
+            duplicates: vec![],
         }
     }
 

@@ -145,6 +145,7 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
     // 1. Which deployments, on which refs.
     let mut audited: Vec<(&RecipeFile, &Deployment, DeploymentRefs)> = Vec::new();
     for file in files {
+        report.findings.extend(check::duplicates::findings(file));
         for note in &file.notes {
             // Keep the line: a note about a value that could not be read must say where.
             let at = match &note.span {

@@ -196,6 +196,11 @@ fn eviction_only_ever_removes_entries_the_cache_named() {
     for i in 1..6 {
         cache.put("k", &i.to_string(), Deps::default(), &big);
     }
+    // File times are as coarse as the kernel's clock tick: writes a few
+    // microseconds apart can tie. Age the entries explicitly, oldest first.
+    for i in 0..6 {
+        age(&cache.inner.as_ref().unwrap().path("k", &i.to_string()), 100 - i);
+    }
     cache.evict_if_needed();
     for path in &foreign {
         assert!(path.exists(), "{} was deleted by eviction", path.display());

@@ -3,6 +3,7 @@
 
 pub mod consistency;
 pub mod consumer;
+pub mod duplicates;
 pub mod edits;
 pub mod env;
 pub mod flags;

@@ -44,6 +44,9 @@ pub struct RecipeFile {
     pub master: Option<MasterConfig>,
     /// Problems and remarks that did not stop the file from loading.
     pub notes: Vec<Note>,
+    /// Keys written twice in one map (the later one wins, as in srt-slurm).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub duplicates: Vec<yaml::DuplicateKey>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -319,6 +322,7 @@ pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<Recipe
         deployments: Vec::new(),
         master: None,
         notes: Vec::new(),
+        duplicates: Vec::new(),
     };
     if is_shell_script(path, &src.text) {
         file.kind = RecipeKind::LaunchScript;
@@ -326,7 +330,9 @@ pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<Recipe
         file.deployments = deployments;
         file.notes = notes;
     } else {
-        match yaml::parse(&src)? {
+        let (root, duplicates) = yaml::parse_last_wins(&src)?;
+        file.duplicates = duplicates;
+        match root {
             None => file
                 .notes
                 .push(Note::info("empty file: no YAML document", None)),

@@ -262,20 +262,12 @@ fn empty_file_loads_as_other_with_a_note() {
 
 #[test]
 fn bad_files_give_typed_errors() {
-    match load_path(&fixture("bad/duplicate.yaml")).unwrap_err() {
-        RecipeError::DuplicateKey {
-            key,
-            first_line,
-            second_line,
-            ..
-        } => {
-            assert_eq!(
-                (key.as_str(), first_line, second_line),
-                ("cuda-graph-max-bs", 4, 6)
-            );
-        }
-        e => panic!("{e:?}"),
-    }
+    // A key written twice loads as srt-slurm loads it: the later value wins.
+    let dup = load_path(&fixture("bad/duplicate.yaml")).unwrap();
+    let d = &dup.duplicates[0];
+    assert_eq!((d.key.as_str(), d.dead_key.line, d.kept_key.line), ("cuda-graph-max-bs", 4, 6));
+    let bs = flag(&dup.deployments[0].roles[0].flags, "cuda-graph-max-bs");
+    assert_eq!(at(&dup, &bs.value_span), "256");
     assert!(matches!(
         load_path(&fixture("bad/tabs.yaml")),
         Err(RecipeError::Yaml { .. })
@@ -302,7 +294,9 @@ fn bad_files_give_typed_errors() {
 
 #[test]
 fn errors_render_with_the_offending_line() {
-    let err = load_path(&fixture("bad/duplicate.yaml")).unwrap_err();
+    let src = SourceText::new("d.yaml", std::fs::read_to_string(fixture("bad/duplicate.yaml")).unwrap());
+    // Strict parsing (the tool's own files) still refuses a repeated key, with both lines.
+    let err = yaml::parse(&src).unwrap_err();
     let mut out = String::new();
     miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
         .render_report(&mut out, &err)
@@ -369,7 +363,7 @@ fn collect_walks_sorted_and_keeps_going_after_errors() {
     sorted.sort();
     assert_eq!(rel, sorted);
     assert!(rel.contains(&"scripts/launch_basic.sh".to_string()));
-    assert_eq!(errors.len(), 4, "{errors:#?}");
+    assert_eq!(errors.len(), 3, "{errors:#?}");
     assert!(errors.iter().all(|e| e.path().contains("/bad/")));
     assert_eq!(files.len() + errors.len(), 14);
 }
@@ -589,7 +583,8 @@ fn every_real_recipe_loads() {
         count(&RecipeKind::MasterConfig),
         files.len() - count(&RecipeKind::SrtSlurm) - count(&RecipeKind::MasterConfig),
     );
-    assert_eq!(count(&RecipeKind::MasterConfig), 1);
+    // configs/*-master.yaml and configs/deprecated/*-master.yaml.
+    assert!(count(&RecipeKind::MasterConfig) >= 10, "{}", count(&RecipeKind::MasterConfig));
     assert!(count(&RecipeKind::SrtSlurm) >= 40);
     for file in files.iter().filter(|f| f.kind == RecipeKind::SrtSlurm) {
         assert!(!file.deployments.is_empty(), "{}", file.path);
@@ -644,7 +639,7 @@ fn every_real_recipe_loads() {
 
     let master = files
         .iter()
-        .find(|f| f.kind == RecipeKind::MasterConfig)
+        .find(|f| f.kind == RecipeKind::MasterConfig && f.path.ends_with("configs/nvidia-master.yaml"))
         .unwrap();
     let m = master.master.as_ref().unwrap();
     let entry = m

@@ -224,7 +224,37 @@ fn is_yaml11_float(t: &str) -> bool {
 
 /// Parse one YAML document. `Ok(None)` for a file with no document (empty or only
 /// comments). More than one document is an error: recipes are one document each.
+/// A key written twice in one map. PyYAML (srt-slurm's loader) keeps the
+/// later value; the earlier entry has no effect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DuplicateKey {
+    pub key: String,
+    /// The entry that has no effect.
+    pub dead_key: Span,
+    pub dead_value: Span,
+    /// The key that wins.
+    pub kept_key: Span,
+}
+
+/// Parse strictly: a key written twice is an error (the tool's own files:
+/// `.engine-audit.yaml`, rules).
 pub fn parse(src: &SourceText) -> Result<Option<Node>, RecipeError> {
+    parse_with(src, Duplicates::Refuse).map(|(root, _)| root)
+}
+
+/// Parse as srt-slurm's loader does: a key written twice keeps its last value;
+/// each repeat is returned so the audit can say which line has no effect.
+pub fn parse_last_wins(src: &SourceText) -> Result<(Option<Node>, Vec<DuplicateKey>), RecipeError> {
+    parse_with(src, Duplicates::LastWins)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Duplicates {
+    Refuse,
+    LastWins,
+}
+
+fn parse_with(src: &SourceText, duplicates: Duplicates) -> Result<(Option<Node>, Vec<DuplicateKey>), RecipeError> {
     // yaml-rust2 does not skip a byte-order mark: parse the text after it and shift
     // every offset back so spans stay exact in the file as written.
     let bom = if src.text.starts_with('\u{feff}') {
@@ -241,6 +271,8 @@ pub fn parse(src: &SourceText) -> Result<Option<Node>, RecipeError> {
         root: None,
         documents: 0,
         expanded: 0,
+        on_duplicate: duplicates,
+        duplicates: Vec::new(),
     };
     let mut parser = Parser::new_from_str(body);
     loop {
@@ -252,7 +284,7 @@ pub fn parse(src: &SourceText) -> Result<Option<Node>, RecipeError> {
         }
         builder.on_event(event, mark)?;
     }
-    Ok(builder.root)
+    Ok((builder.root, builder.duplicates))
 }
 
 struct Builder<'a> {
@@ -265,6 +297,8 @@ struct Builder<'a> {
     documents: usize,
     /// Nodes copied in through aliases so far, against [`MAX_ALIAS_NODES`].
     expanded: usize,
+    on_duplicate: Duplicates,
+    duplicates: Vec<DuplicateKey>,
 }
 
 /// Aliases are expanded into copies, so nested aliases grow exponentially (a
@@ -477,7 +511,17 @@ impl Builder<'_> {
                 Some(key) => {
                     if let Some(text) = key.as_scalar().map(|k| k.text.clone()) {
                         if let Some(&first) = keys.get(&text) {
-                            return Err(duplicate_key(self.src, &entries[first].key, &key));
+                            if self.on_duplicate == Duplicates::Refuse {
+                                return Err(duplicate_key(self.src, &entries[first].key, &key));
+                            }
+                            let dead = std::mem::replace(&mut entries[first], Entry { key, value: node, merged_at: None });
+                            self.duplicates.push(DuplicateKey {
+                                key: text,
+                                dead_key: dead.key.span,
+                                dead_value: dead.value.span,
+                                kept_key: entries[first].key.span.clone(),
+                            });
+                            return Ok(());
                         }
                         keys.insert(text, entries.len());
                     }
