@@ -185,6 +185,11 @@ fn fix_on_a_copy_of_a_real_recipe() {
     let dir = tempfile::tempdir().unwrap();
     let recipe = dir.path().join("8k1k_mtp_lowlat_0.yaml");
     std::fs::copy(&real, &recipe).unwrap_or_else(|e| panic!("{}: {e}", real.display()));
+    // The shared data is read-only and `copy` keeps the mode: --fix refuses read-only files.
+    let mut perms = std::fs::metadata(&recipe).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&recipe, perms).unwrap();
     let audit = |extra: &[&str]| {
         Command::cargo_bin("engine-audit")
             .unwrap()
