@@ -21,6 +21,7 @@ pub mod recipe;
 pub mod report;
 pub mod rules;
 pub mod source;
+pub mod spelling;
 pub mod surface;
 pub mod surface_diff;
 pub mod syntax_depth;

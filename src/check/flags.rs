@@ -116,13 +116,7 @@ fn unknown_flag(u: &FlagUse, option: &str, bump: Bump) -> Finding {
 }
 
 fn similar_names<'a>(option: &str, names: &[&'a str]) -> Vec<&'a str> {
-    let mut scored: Vec<(f32, &str)> = names
-        .iter()
-        .map(|n| (similar::TextDiff::from_chars(option, n).ratio(), *n))
-        .filter(|(r, _)| *r >= 0.8)
-        .collect();
-    scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(b.1)));
-    scored.into_iter().map(|(_, n)| n).take(3).collect()
+    crate::spelling::closest(option, names.iter().copied(), 0.8, 3)
 }
 
 /// EA005 / EA006: the value against choices, type and arity.

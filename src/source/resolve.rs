@@ -80,12 +80,12 @@ pub fn split_revision(rev: &str) -> Option<(&str, Vec<Step>)> {
 /// The tags closest to `wanted`: same version family first, then by spelling.
 pub fn nearest_tags(wanted: &str, tags: &[String], limit: usize) -> Vec<String> {
     let wanted_bare = wanted.trim_start_matches('v');
-    let mut scored: Vec<(usize, f32, &String)> = tags
+    let mut scored: Vec<(usize, f64, &String)> = tags
         .iter()
         .map(|t| {
             let bare = t.trim_start_matches('v');
             let prefix = common_prefix(wanted_bare, bare);
-            let ratio = similar::TextDiff::from_chars(wanted_bare, bare).ratio();
+            let ratio = crate::spelling::similarity(wanted_bare, bare, 0.5).unwrap_or(0.0);
             (prefix, ratio, t)
         })
         .filter(|(prefix, ratio, _)| *prefix > 0 || *ratio > 0.5)
