@@ -1482,3 +1482,88 @@ fn recipe_text_cannot_inject_workflow_commands_or_terminal_sequences() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// nesting: small files nested deep are named and skipped, never a stack overflow
+
+#[test]
+fn deeply_nested_recipes_are_refused_and_the_others_audited() {
+    let w = ws();
+    w.write("deep/ok.yaml", OK_RECIPE);
+    // 14 KB of `- - - …`: a compact block sequence 5,000 deep.
+    w.write("deep/compact.yaml", format!("{OK_RECIPE}extra:\n  {}x\n", "- ".repeat(5_000)));
+    // Block maps 2,000 deep.
+    let mut maps = String::from(OK_RECIPE);
+    for i in 0..2_000 {
+        maps.push_str(&format!("{}k{i}:\n", "  ".repeat(i)));
+    }
+    maps.push_str(&format!("{}v: 1\n", "  ".repeat(2_000)));
+    w.write("deep/maps.yaml", maps);
+    let o = run(w.audit(&["deep", "--to", "v1.1.0", "--format", "json"]));
+    assert_eq!(o.code, 1, "{}", &o.stderr[..o.stderr.len().min(2_000)]);
+    let report = json_report(&o);
+    assert_eq!(report["deployments_audited"], 1, "ok.yaml is audited");
+    let nested: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "EA305" && f["message"].as_str().unwrap().contains("nested more than 128 levels"))
+        .map(|f| f["recipe"].as_str().unwrap())
+        .collect();
+    assert_eq!(nested.len(), 2, "{report}");
+}
+
+#[test]
+fn a_script_nested_deep_keeps_its_other_launches() {
+    let w = ws();
+    // 30 KB of nested command substitutions after a launch with an unknown flag,
+    // and arithmetic nested 5,000 deep with a syntax error.
+    let script = format!(
+        "#!/bin/bash\npython3 -m sglang.launch_server --tp-size 8 --no-such-flag 1\necho {}x{}\necho $(({}1\n",
+        "$(".repeat(10_000),
+        ")".repeat(10_000),
+        "((".repeat(5_000)
+    );
+    w.write("deep/launch.sh", script);
+    let o = run(w.audit(&["deep/launch.sh", "--to", "v1.1.0", "--format", "json"]));
+    assert_eq!(o.code, 1, "{}", &o.stderr[..o.stderr.len().min(2_000)]);
+    let report = json_report(&o);
+    assert!(report["findings"].as_array().unwrap().iter().any(|f| f["code"] == "EA001" && f["subject"] == "no-such-flag"), "{report}");
+    assert!(report["notes"].to_string().contains("line 3: a command nested more than 400 levels deep; not read"), "{}", report["notes"]);
+}
+
+#[test]
+fn a_registry_entry_nested_deep_is_skipped_and_the_rest_of_the_registry_read() {
+    // The demo's registry with one entry whose default is a 5,000-term sum.
+    let demo = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo/sglang/v1.1.0/python/sglang/srt/environ.py")).unwrap();
+    let at = demo.find("class Envs:\n").unwrap() + "class Envs:\n".len();
+    let line = demo[..at].matches('\n').count() + 1;
+    let environ = format!("{}    SGLANG_DEEP = EnvInt({})\n{}", &demo[..at], vec!["1"; 5_000].join("+"), &demo[at..]);
+    let tree = sglang_tree(&[("sglang/srt/server_args.py", SERVER_ARGS_HEAD.as_bytes()), ("sglang/srt/environ.py", environ.as_bytes())]);
+    let surface = full_surface(&tree);
+    assert!(surface.env_var("SGLANG_LOG_LEVEL_DETAIL").is_some(), "the rest of the registry is read: {:?}", surface.env);
+    assert!(surface.env_var("SGLANG_DEEP").is_none());
+    let warning = surface.warnings.iter().find(|w| w.path == "sglang/srt/environ.py").expect("a warning naming the file");
+    assert!(warning.message.contains(&format!("line {line}")) && warning.message.contains("nested more than 400 levels deep"), "{warning:?}");
+}
+
+#[test]
+fn an_export_before_many_launches_is_reported_once() {
+    let w = ws();
+    let mut script = String::from("#!/bin/bash\nexport SGLANG_NO_SUCH_VAR=1\nexport SGLANG_USE_OLD_ALLOCATOR=1\n");
+    for port in 0..50 {
+        script.push_str(&format!("python3 -m sglang.launch_server --tp-size 8 --port {port}\n"));
+    }
+    w.write("many/launch.sh", script);
+    let o = run(w.audit(&["many/launch.sh", "--to", "v1.1.0", "--format", "json"]));
+    let report = json_report(&o);
+    assert_eq!(report["deployments_audited"], 50);
+    let env: Vec<(String, u64)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["subject"].as_str().unwrap().starts_with("SGLANG_"))
+        .map(|f| (f["code"].as_str().unwrap().to_string(), f["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(env, [("EA104".to_string(), 2), ("EA104".to_string(), 3)], "each export line once, not once per launch");
+}

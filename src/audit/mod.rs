@@ -118,6 +118,27 @@ impl AuditReport {
     }
 }
 
+/// For each deployment, the environment it shares with an earlier deployment
+/// of the same file on the same refs (a script's `export` before several
+/// launches, an override recipe's `backend.environment`), by byte offset: that
+/// line is checked once, with the first deployment that sets it. Checked for
+/// every launch, 1,000 exports before 1,000 launches made a million findings.
+fn already_checked_common_env(audited: &[(&RecipeFile, &Deployment, DeploymentRefs)]) -> Vec<std::collections::HashSet<usize>> {
+    let mut seen: std::collections::HashSet<(&str, usize, Option<&str>, Option<&str>)> = Default::default();
+    audited
+        .iter()
+        .map(|(file, dep, refs)| {
+            let from = refs.sglang_from.as_ref().map(|r| r.wanted.as_str());
+            let to = refs.sglang_to.as_ref().map(|r| r.wanted.as_str());
+            dep.common_env
+                .iter()
+                .map(|e| e.name_span.offset)
+                .filter(|&offset| !seen.insert((file.path.as_str(), offset, from, to)))
+                .collect()
+        })
+        .collect()
+}
+
 /// Mark the evidence of findings `findings[from..]` that names no engine yet as
 /// read in `engine`'s source.
 fn tag_engine(findings: &mut [Finding], from: usize, engine: &str) {
@@ -292,14 +313,16 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
             pair_defaults.entry(key).or_insert_with(|| check::flags::default_changes(from, bump.to));
         }
     }
+    let shared_env = already_checked_common_env(&audited);
     let checked: Vec<Option<(Vec<Finding>, Vec<check::flags::DefaultChange>)>> = audited
         .par_iter()
         .zip(&surfaces)
-        .map(|((file, dep, _), s)| {
+        .zip(&shared_env)
+        .map(|(((file, dep, _), s), seen)| {
             let bump = s.as_ref()?.bump();
             let mut found = Vec::new();
             check::flags::check_deployment(file, dep, bump, &mut found);
-            check::env::check_deployment(file, dep, bump, &mut found);
+            check::env::check_deployment(file, dep, bump, seen, &mut found);
             let pair = pair_key(&bump).and_then(|k| pair_defaults.get(&k)).map_or(&[][..], Vec::as_slice);
             Some((found, check::flags::changed_defaults(dep, bump, pair)))
         })

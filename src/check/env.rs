@@ -9,6 +9,7 @@ use crate::codes::Code;
 use crate::recipe::{Deployment, EnvUse, RecipeFile};
 use crate::report::{EvidenceRef, Finding, Fix, Location};
 use crate::surface::{EngineSurface, EnvDeprecationKind, EnvVar, Known};
+use std::collections::HashSet;
 
 pub fn is_sglang_env(name: &str) -> bool {
     name.starts_with("SGLANG_") || name.starts_with("SGL_")
@@ -23,12 +24,14 @@ pub fn env_uses(dep: &Deployment) -> Vec<(Option<&str>, &EnvUse)> {
     out
 }
 
-pub fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, out: &mut Vec<Finding>) {
+/// The env checks of one deployment; common env whose name offset is in
+/// `already_checked` was reported with an earlier deployment sharing it.
+pub fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, already_checked: &HashSet<usize>, out: &mut Vec<Finding>) {
     if bump.to.env.is_empty() {
         return;
     }
     for (role, use_) in env_uses(dep) {
-        if !is_sglang_env(&use_.name) {
+        if !is_sglang_env(&use_.name) || (role.is_none() && already_checked.contains(&use_.name_span.offset)) {
             continue;
         }
         if let Some(f) = check_use(file, use_, bump) {
