@@ -45,19 +45,36 @@ seed() { # seed TARGET FILES... : copy files into the corpus; a larger one (the
   done
 }
 
+# seed_nesting TARGET NAME COUNT UNIT REST: an input the targets expand
+# (fuzz_targets/nesting.rs) into UNIT × COUNT, REST, and the closers.
+seed_nesting() {
+  local dir=$ROOT/fuzz/corpus/$1; mkdir -p "$dir"
+  local lo=$(( $3 & 255 )) hi=$(( $3 >> 8 )) len=$(( ${#4} - 1 ))
+  printf "\\xfe\\x$(printf %02x $lo)\\x$(printf %02x $hi)\\x$(printf %02x $len)%s%s" "$4" "$5" > "$dir/seed-nesting-$2"
+}
+
 seed_target() {
   case $1 in
     recipe_yaml)
       mapfile -t f < <(find fixtures "$RECIPES" -name '*.yaml' -o -name '*.yml' 2>/dev/null | grep -v fixtures/rules)
-      seed recipe_yaml "${f[@]}";;
+      seed recipe_yaml "${f[@]}"
+      seed_nesting recipe_yaml compact 5000 '- ' 'x'
+      seed_nesting recipe_yaml flow 3000 '[' '1'
+      seed_nesting recipe_yaml flowmap 3000 '{a: ' '1';;
     recipe_shell)
       mapfile -t f < <(find fixtures "$RECIPES" -name '*.sh' 2>/dev/null)
-      seed recipe_shell "${f[@]}";;
+      seed recipe_shell "${f[@]}"
+      seed_nesting recipe_shell subst 10000 '$(' 'python3 -m sglang.launch_server --tp 2'
+      seed_nesting recipe_shell arith 5000 '((' '1'
+      seed_nesting recipe_shell braces 3000 '{ ' 'echo';;
     python_extract)
       # Small modules only: every input is parsed five times under ASan, and
       # 64 KB seeds ran at 6 exec/s; 8 KB keeps it in the hundreds.
       mapfile -t f < <(find fixtures -name '*.py' -size -8k; [ -d "$SRC" ] && find "$SRC" -name '*.py' -size -8k | sort | awk 'NR % 10 == 0')
       seed python_extract "${f[@]}"
+      seed_nesting python_extract sum 5000 '1+' '1'
+      seed_nesting python_extract parens 3000 '(' 'x'
+      seed_nesting python_extract calls 2000 'f(' ''
       # The target puts one file everywhere, and the dataclass registrar style
       # spans four modules (registrar, actions, choices, record): without this
       # one-module join of that fixture the fuzzer reached 14 of dataclass.rs's

@@ -3,6 +3,8 @@
 //! the shapes the extractors fold is python_shapes' job.
 #![no_main]
 mod extractors;
+#[path = "nesting.rs"]
+mod nesting;
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| extractors::run_extractors(data));
+fuzz_target!(|data: &[u8]| extractors::run_extractors(&nesting::expand(data)));

@@ -1,16 +1,24 @@
-//! Launch scripts: any text loads (scripts never fail as a whole), the argv of
-//! every role binds, and every span indexes the text.
+//! Launch scripts: any text without a NUL loads (scripts never fail as a
+//! whole; a NUL byte makes the file "not text"), the argv of every role binds,
+//! and every span indexes the text.
 #![no_main]
 use engine_audit::recipe::{load_text, LinkMapping};
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]
 mod common;
+#[path = "nesting.rs"]
+mod nesting;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let file = load_text("fuzz.sh", text.to_string(), &LinkMapping::default())
-        .expect("a launch script always loads");
+    let data = nesting::expand(data);
+    let Ok(text) = std::str::from_utf8(&data) else { return };
+    let loaded = load_text("fuzz.sh", text.to_string(), &LinkMapping::default());
+    if text.contains('\0') {
+        assert!(loaded.is_err(), "a NUL byte is refused, not read past");
+        return;
+    }
+    let file = loaded.expect("a launch script always loads");
     for d in &file.deployments {
         for role in &d.roles {
             // Both arities: every token a switch, and no token a switch.

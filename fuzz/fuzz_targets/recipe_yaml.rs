@@ -6,9 +6,12 @@ use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]
 mod common;
+#[path = "nesting.rs"]
+mod nesting;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let data = nesting::expand(data);
+    let Ok(text) = std::str::from_utf8(&data) else { return };
     if let Ok(file) = load_text("fuzz.yaml", text.to_string(), &LinkMapping::default()) {
         common::check_spans(&file);
     }
