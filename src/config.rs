@@ -81,7 +81,7 @@ pub enum ConfigError {
     },
 
     #[error("{path}:{line}:{column}: `{key}`: `{code}` is not a finding code")]
-    #[diagnostic(code(engine_audit::config::unknown_code), help("codes are EA001..EA303 (see docs/codes/) or risk-rule ids such as R001"))]
+    #[diagnostic(code(engine_audit::config::unknown_code), help("codes are EA001..EA305 (see docs/codes/) or risk-rule ids such as R001"))]
     UnknownCode {
         path: String,
         line: usize,
