@@ -208,6 +208,20 @@ fn a_pr_whose_changes_cannot_be_read_fails_the_gate() {
     assert_eq!(out.status.code(), Some(1));
     assert!(codes(&out).contains(&("EA305".into(), AGG.into())), "{:?}", codes(&out));
 
+    // A recipe added as a symlink: named, never followed.
+    std::fs::copy(Path::new(FIXTURES).join("dsmini-fp4-agg.yaml"), root.join(AGG)).unwrap();
+    #[cfg(unix)]
+    {
+        let link = root.join("benchmarks/multi_node/srt-slurm-recipes/dsmini/linked.yaml");
+        std::os::unix::fs::symlink("/etc/passwd", &link).unwrap();
+        repo.commit("symlink", Some(base), "a symlinked recipe");
+        let out = pr(&root, "main", "symlink", &engines);
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+        assert!(codes(&out).contains(&("EA305".into(), "benchmarks/multi_node/srt-slurm-recipes/dsmini/linked.yaml".into())), "{:?}", codes(&out));
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("root:"), "never followed");
+        std::fs::remove_file(&link).unwrap();
+    }
+
     // A changed master entry that links a recipe missing at head: an error on the link.
     std::fs::copy(Path::new(FIXTURES).join("dsmini-fp4-agg.yaml"), root.join(AGG)).unwrap();
     std::fs::remove_file(root.join(DISAGG)).unwrap();

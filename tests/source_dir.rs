@@ -63,3 +63,21 @@ fn a_symlinked_engine_file_is_named_in_the_surface_warnings() {
     let named = named.unwrap_or_else(|| panic!("the skipped link is not named: {:?}", surface.warnings));
     assert!(named.message.contains("symbolic link"), "{}", named.message);
 }
+
+#[test]
+fn a_huge_compiled_library_is_listed_by_its_size_not_read() {
+    let pkg = tempfile::tempdir().unwrap();
+    fs::create_dir_all(pkg.path().join("sglang/srt")).unwrap();
+    fs::write(pkg.path().join("sglang/srt/environ.py"), "X = 1\n").unwrap();
+    // 1.5 GB, sparse: listing it must not read (or hash) its bytes.
+    let so = fs::File::create(pkg.path().join("sglang/_kernels.so")).unwrap();
+    so.set_len(1_500 << 20).unwrap();
+    let tree = DirTree::open(pkg.path()).unwrap();
+    let lib = tree.entry("sglang/_kernels.so").unwrap();
+    assert!(lib.id.starts_with("unread:1572864000:"), "{}", lib.id);
+    assert_eq!(lib.size, Some(1_500 << 20));
+    // A source file is still identified by its content, as in memory trees.
+    let src = tree.entry("sglang/srt/environ.py").unwrap();
+    assert_eq!(src.id, engine_audit::source::MemTree::from_files("m", [("a.py", "X = 1\n")]).entries()[0].id);
+    assert!(matches!(tree.read_limited("sglang/_kernels.so", 4 << 20), Err(SourceError::TooLarge { .. })));
+}

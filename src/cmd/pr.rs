@@ -128,7 +128,7 @@ impl Snapshots {
         if !self.base.contains(CONFIG_FILE_NAME) {
             return Ok(Config { root: repo.to_path_buf(), ..Config::default() });
         }
-        let text = self.base.read_text(CONFIG_FILE_NAME)?;
+        let text = self.base.read_text_limited(CONFIG_FILE_NAME, recipe::MAX_RECIPE_BYTES)?;
         let label = format!("{CONFIG_FILE_NAME} @ {}", short(&self.base_commit));
         Ok(Config::from_text(&text, Path::new(&label), repo.to_path_buf())?)
     }
@@ -171,6 +171,11 @@ impl Change {
         let roots: Vec<String> = roots.iter().map(|r| r.trim_start_matches("./").trim_end_matches('/').to_string()).collect();
         let changed: Vec<&str> = changed_paths(&snaps.base, &snaps.head).into_iter().filter(|p| is_candidate(p, &roots)).collect();
         change.removed = snaps.base.entries().iter().filter(|e| is_candidate(&e.path, &roots) && !snaps.head.contains(&e.path)).count();
+        // A recipe the PR adds as a symlink runs whatever it points at: named, never followed.
+        for path in snaps.head.symlinks().iter().filter(|p| is_candidate(p, &roots) && !snaps.base.symlinks().contains(p)) {
+            let error = RecipeError::Io { path: path.clone(), message: "a symlink in the recipes repository; not followed".into() };
+            change.findings.push(crate::check::unreadable::unreadable(&error));
+        }
         let mut masters: Vec<(RecipeFile, Option<RecipeFile>)> = Vec::new();
         for path in &changed {
             let Some(head) = change.load(&snaps.head, path, mapping, Touched::Yes) else { continue };
@@ -290,7 +295,7 @@ fn check_consistency(master: &RecipeFile, entry: &MasterEntry, recipe: &RecipeFi
 
 /// A base version that cannot be read only loses the baseline: the head is what is audited.
 fn load_quietly(tree: &GitTree, path: &str, mapping: &LinkMapping) -> Option<RecipeFile> {
-    let text = tree.read_text(path).ok()?;
+    let text = tree.read_text_limited(path, recipe::MAX_RECIPE_BYTES).ok()?;
     recipe::load_text(path, text, mapping).ok()
 }
 

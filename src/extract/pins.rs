@@ -116,7 +116,7 @@ pub fn package_version(
         Some(found) => found,
         None => VERSION_FILES.iter().find_map(|name| {
             let path = format!("{}/{name}", package_root.trim_end_matches('/'));
-            let text = tree.read_text(&path).ok()?;
+            let text = tree.read_text_limited(&path, super::parsed::MAX_SOURCE_BYTES).ok()?;
             Some((
                 path.clone(),
                 literal_dunder_version(&PyFile::parse(&path, text))?,
@@ -138,7 +138,7 @@ fn read_pyproject(
     path: &str,
     warnings: &mut Vec<ExtractWarning>,
 ) -> Option<(String, toml::Table)> {
-    let text = match tree.read_text(path) {
+    let text = match tree.read_text_limited(path, super::parsed::MAX_SOURCE_BYTES) {
         Ok(text) => text,
         Err(e) => {
             warn(warnings, path, format!("not read: {e}"));

@@ -67,12 +67,9 @@ impl DirTree {
                         unsafe_paths.push(rel);
                         continue;
                     }
-                    let size = item.metadata().map(|m| m.len()).ok();
-                    // The id is the content hash, computed lazily would need interior
-                    // mutability; files are read once anyway, so hash the size+mtime
-                    // key here and the bytes on read. Keep the contract simple: hash now.
-                    let id = std::fs::read(&path).map(|b| content_id(&b)).unwrap_or_default();
-                    entries.push(Entry { path: rel, id, size });
+                    let meta = item.metadata().ok();
+                    let id = meta.as_ref().map(|m| file_id(&path, m)).unwrap_or_default();
+                    entries.push(Entry { path: rel, id, size: meta.map(|m| m.len()) });
                 }
             }
         }
@@ -80,6 +77,26 @@ impl DirTree {
         symlinks.sort();
         unsafe_paths.sort();
         Ok(DirTree { root: root.to_path_buf(), entries, symlinks, unsafe_paths })
+    }
+}
+
+/// Files larger than this are never read by an extractor (see
+/// `extract::parsed::MAX_SOURCE_BYTES`), so their content is not hashed
+/// either: a site-packages folder holds compiled libraries of a gigabyte.
+const MAX_HASHED_BYTES: u64 = 4 << 20;
+
+/// A file's id: the hash of its content, streamed, when an extractor may read
+/// it; else its size and modification time, which change when it does.
+fn file_id(path: &Path, meta: &std::fs::Metadata) -> BlobId {
+    if meta.len() > MAX_HASHED_BYTES {
+        let mtime = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+        return format!("unread:{}:{mtime}", meta.len());
+    }
+    let mut hasher = Sha256::new();
+    let hashed = std::fs::File::open(path).and_then(|f| std::io::copy(&mut std::io::Read::take(f, MAX_HASHED_BYTES + 1), &mut hasher));
+    match hashed {
+        Ok(_) => hasher.finalize().iter().map(|b| format!("{b:02x}")).collect(),
+        Err(_) => String::new(),
     }
 }
 
