@@ -54,8 +54,18 @@ pub struct SourceText {
 
 impl SourceText {
     pub fn new(path: impl Into<String>, text: String) -> SourceText {
+        // Line breaks as YAML (and editors) count them: `\n`, `\r\n`, and a lone
+        // `\r` (old Mac files), so positions from the YAML parser map to the
+        // right bytes in every file.
+        let bytes = text.as_bytes();
         let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        line_starts.extend(
+            bytes
+                .iter()
+                .enumerate()
+                .filter(|&(i, &b)| b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
+                .map(|(i, _)| i + 1),
+        );
         let ends = line_starts.iter().skip(1).copied().chain(std::iter::once(text.len()));
         let ascii_lines = line_starts.iter().zip(ends).map(|(&s, e)| text.as_bytes()[s..e].is_ascii()).collect();
         SourceText {
@@ -81,10 +91,7 @@ impl SourceText {
     pub fn span(&self, start: usize, end: usize) -> Span {
         let start = self.floor_boundary(start.min(self.text.len()));
         let end = self.floor_boundary(end.clamp(start, self.text.len()));
-        let line_index = match self.line_starts.binary_search(&start) {
-            Ok(i) => i,
-            Err(i) => i - 1,
-        };
+        let line_index = self.line_index(start);
         let line_start = self.line_starts[line_index];
         let mut column = self.chars_between(line_index, line_start, start) + 1;
         // A byte-order mark is invisible in editors: columns on line 1 skip it.
@@ -127,23 +134,31 @@ impl SourceText {
             .unwrap_or(line_end)
     }
 
-    /// Byte offset of the end of the line holding `offset` (before `\r\n` / `\n`).
+    /// Byte offset of the end of the line holding `offset` (before its line break).
     pub fn line_end(&self, offset: usize) -> usize {
-        let rest = &self.text[offset..];
-        let end = rest
-            .find('\n')
-            .map(|i| offset + i)
-            .unwrap_or(self.text.len());
-        if end > offset && self.text.as_bytes()[end - 1] == b'\r' {
-            end - 1
-        } else {
-            end
+        let index = self.line_index(offset);
+        let mut end = self.line_starts.get(index + 1).copied().unwrap_or(self.text.len());
+        let bytes = self.text.as_bytes();
+        if end > offset && bytes[end - 1] == b'\n' {
+            end -= 1;
         }
+        if end > offset && bytes[end - 1] == b'\r' {
+            end -= 1;
+        }
+        end.max(offset)
     }
 
     /// Byte offset of the start of the line holding `offset`.
     pub fn line_start(&self, offset: usize) -> usize {
-        self.text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0)
+        self.line_starts[self.line_index(offset)]
+    }
+
+    /// 0-based index of the line holding byte `offset`.
+    fn line_index(&self, offset: usize) -> usize {
+        match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        }
     }
 
     pub fn slice(&self, span: &Span) -> &str {
@@ -186,6 +201,23 @@ mod tests {
         assert_eq!(src.slice(&span), "xyz");
         assert_eq!(src.offset_of(2, 4), at);
         assert_eq!(src.line_end(at), at + 3, "stops before CRLF");
+    }
+
+    #[test]
+    fn a_lone_cr_ends_a_line_as_yaml_counts_it() {
+        let text = "name: r\rbackend:\r  sglang_config:\r    prefill:\r      tp-size: 4\r".to_string();
+        let src = SourceText::new("cr.yaml", text.clone());
+        let at = text.find("tp-size").unwrap();
+        let span = src.span(at, at + 7);
+        assert_eq!((span.line, span.column), (5, 7));
+        assert_eq!(src.offset_of(5, 6), at);
+        assert_eq!(src.line_start(at), at - 6);
+        assert_eq!(&text[at..src.line_end(at)], "tp-size: 4");
+        // Through the YAML reader: the flag's span is the flag.
+        let file = crate::recipe::load_text("cr.yaml", text.clone(), &crate::recipe::LinkMapping::default()).unwrap();
+        let flag = &file.deployments[0].roles[0].flags[0];
+        assert_eq!((&text[flag.key_span.offset..flag.key_span.end()], flag.key_span.line), ("tp-size", 5));
+        assert_eq!(&text[flag.value_span.offset..flag.value_span.end()], "4");
     }
 
     #[test]
