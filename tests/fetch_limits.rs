@@ -4,7 +4,7 @@
 //! environment. Its own test binary: it sets process-wide variables.
 
 use engine_audit::source::{EngineRepo, OpenOptions, SourceError};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use std::time::Duration;
 mod git_repo;
 #[path = "support/http_server.rs"]
 mod http_server;
-use http_server::{git_backend, upstream, Request};
+use http_server::{git_backend, read_request, upstream, Request};
 
 /// The limits every test here runs under, set before any fetch starts.
 fn limits() {
@@ -44,34 +44,6 @@ fn serve_raw(answer: impl Fn(&Request, TcpStream) + Send + Sync + 'static) -> St
     url
 }
 
-fn read_request(stream: &TcpStream) -> Option<Request> {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let mut words = line.split_whitespace();
-    let method = words.next()?.to_string();
-    let target = words.next()?;
-    let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    let (path, query) = (path.to_string(), query.to_string());
-    let (mut length, mut content_type) = (0, String::new());
-    loop {
-        let mut header = String::new();
-        reader.read_line(&mut header).ok()?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        let (name, value) = header.split_once(':')?;
-        match name.to_ascii_lowercase().as_str() {
-            "content-length" => length = value.trim().parse().ok()?,
-            "content-type" => content_type = value.trim().to_string(),
-            _ => {}
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some(Request { method, path, query, content_type, user_agent: String::new(), body })
-}
 
 /// A response head without a length: the body runs until the connection closes.
 fn head(content_type: &str) -> String {

@@ -38,18 +38,7 @@ fn set_mode(_: &Path, _: u32) {}
 impl Workspace {
     /// `audit` of the fixture folder across the mini bump, plus `extra` flags.
     fn audit(&self, extra: &[&str]) -> std::process::Output {
-        Command::cargo_bin("engine-audit")
-            .unwrap()
-            .arg("audit")
-            .arg(&self.recipes)
-            .arg("--sglang")
-            .arg(&self.ws.sglang_repo)
-            .arg("--dynamo")
-            .arg(&self.ws.dynamo_repo)
-            .args(["--to", "v1.1.0", "--offline"])
-            .args(extra)
-            .output()
-            .unwrap()
+        self.audit_paths(std::slice::from_ref(&self.recipes), extra)
     }
     fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.recipes.join(name)).unwrap()

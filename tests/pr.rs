@@ -89,12 +89,7 @@ const AGG: &str = "benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-agg
 /// flag of the aggregated one.
 #[test]
 fn a_bump_pr_on_the_demo_engines() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = engine_audit::demo::build(&dir.path().join("demo")).unwrap();
-    let root = dir.path().join("recipes");
-    std::fs::create_dir(&root).unwrap();
-    copy_tree(&ws.recipes, &root);
-    std::fs::copy(Path::new(FIXTURES).join("dsmini-fp4-agg.yaml"), root.join(AGG)).unwrap();
+    let (dir, ws, root) = demo_recipes();
     std::fs::copy(Path::new(FIXTURES).join("engine-audit.yaml"), root.join(".engine-audit.yaml")).unwrap();
     let repo = RecipesRepo::init(&root);
     let base = repo.commit("main", None, "recipes as deployed");
@@ -178,12 +173,7 @@ fn a_bump_pr_on_the_demo_engines() {
 /// is an error on that file, never a silent pass.
 #[test]
 fn a_pr_whose_changes_cannot_be_read_fails_the_gate() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = engine_audit::demo::build(&dir.path().join("demo")).unwrap();
-    let root = dir.path().join("recipes");
-    std::fs::create_dir(&root).unwrap();
-    copy_tree(&ws.recipes, &root);
-    std::fs::copy(Path::new(FIXTURES).join("dsmini-fp4-agg.yaml"), root.join(AGG)).unwrap();
+    let (_dir, ws, root) = demo_recipes();
     let repo = RecipesRepo::init(&root);
     let base = repo.commit("main", None, "recipes as deployed");
     let engines = ["--sglang".as_ref(), ws.sglang_repo.as_os_str(), "--dynamo".as_ref(), ws.dynamo_repo.as_os_str()];
@@ -231,6 +221,18 @@ fn a_pr_whose_changes_cannot_be_read_fails_the_gate() {
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
     let found = codes(&out);
     assert!(found.contains(&("EA305".into(), "configs/demo-master.yaml".into())), "{found:?}");
+}
+
+/// The demo's engines, and a recipes folder of the demo's recipes plus an
+/// aggregated one (not yet a git repository).
+fn demo_recipes() -> (tempfile::TempDir, engine_audit::demo::DemoWorkspace, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = engine_audit::demo::build(&dir.path().join("demo")).unwrap();
+    let root = dir.path().join("recipes");
+    std::fs::create_dir(&root).unwrap();
+    copy_tree(&ws.recipes, &root);
+    std::fs::copy(Path::new(FIXTURES).join("dsmini-fp4-agg.yaml"), root.join(AGG)).unwrap();
+    (dir, ws, root)
 }
 
 /// The real bump PR: dsr1 FP4 recipes from `lmsysorg/sglang:v0.5.12.post1` and

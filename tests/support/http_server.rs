@@ -56,7 +56,7 @@ pub fn serve(handler: impl Fn(&Request, &str) -> Response + Send + 'static) -> S
     Server { url, log, agents }
 }
 
-fn read_request(stream: &TcpStream) -> Option<Request> {
+pub fn read_request(stream: &TcpStream) -> Option<Request> {
     let mut reader = BufReader::new(stream);
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;
