@@ -29,45 +29,127 @@ pub enum Code {
     EA301, EA302, EA303, EA304, EA305,
 }
 
+/// What part of a deployment a code is about: the report's sections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Area {
+    /// Server flags against the engine's parser.
+    Flags,
+    /// Environment variables against the engine's registry.
+    Env,
+    /// A consumer of the engine (Dynamo's worker) against the engine's code.
+    Consumer,
+    /// Recipes against each other and the master config; input the audit could not place.
+    Recipes,
+    /// A risk rule from `rules/`.
+    Rules,
+}
+
+/// What happens at the target when the finding is true.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Impact {
+    /// The server or worker does not start, or the benchmark runs something else.
+    Breaks,
+    /// It runs, but a setting is ignored, forwarded, or means something else.
+    Degrades,
+    /// Worth knowing; nothing the recipe says changes.
+    Informs,
+    /// The audit could not read or place part of its input.
+    InputProblem,
+}
+
+/// Where a finding of the code points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Located {
+    /// A line of the user's recipe, script or master config.
+    Recipe,
+    /// A line of the consumer's source (Dynamo); reports also show the recipe
+    /// places that install that build.
+    ConsumerSource,
+}
+
 pub struct CodeInfo {
     pub code: Code,
     pub name: &'static str,
+    pub area: Area,
     pub severity: Severity,
+    pub impact: Impact,
+    pub located: Located,
     pub summary: &'static str,
 }
 
 macro_rules! catalog {
-    ($($code:ident $name:literal $sev:ident $summary:literal;)*) => {
+    ($($code:ident $name:literal $area:ident $sev:ident $impact:ident $located:ident $summary:literal;)*) => {
         pub const CATALOG: &[CodeInfo] = &[
-            $(CodeInfo { code: Code::$code, name: $name, severity: Severity::$sev, summary: $summary },)*
+            $(CodeInfo {
+                code: Code::$code,
+                name: $name,
+                area: Area::$area,
+                severity: Severity::$sev,
+                impact: Impact::$impact,
+                located: Located::$located,
+                summary: $summary,
+            },)*
         ];
     };
 }
 
+// One line per code: id, name, area, default severity, impact, where it points, summary.
 catalog! {
-    EA001 "unknown-flag" Error "the target engine's parser rejects this flag";
-    EA002 "removed-flag" Error "the flag is still parsed but makes the server refuse to start";
-    EA003 "deprecated-alias" Warning "the flag is a deprecated alias that forwards to a new flag";
-    EA004 "deprecated-noop" Warning "the flag is accepted, only warns, and does nothing";
-    EA005 "invalid-choice" Error "the value is not among the flag's choices at the target";
-    EA006 "invalid-value" Error "the value has the wrong type or arity for the flag";
-    EA007 "default-changed" Info "a flag the recipe does not set changed its default";
-    EA008 "flag-semantics-changed" Warning "the flag's type, nargs or action changed";
-    EA101 "env-removed" Warning "the env var is gone from the registry and no longer read";
-    EA102 "env-renamed" Warning "the env var is deprecated and forwarded to a replacement";
-    EA103 "env-removal-notice" Warning "the env var is only read to log that it was removed";
-    EA104 "env-unknown" Info "the env var is known to neither release (typo?)";
-    EA105 "env-default-changed" Info "an env var's default changed";
-    EA201 "module-missing" Error "an imported engine module is absent at the target";
-    EA202 "symbol-missing" Error "an imported name is not defined in that module at the target";
-    EA203 "attribute-missing" Error "a ServerArgs (or other engine class) member used is absent";
-    EA204 "guarded-fallback" Warning "missing at the target, but the use is guarded and falls back";
-    EA205 "pin-mismatch" Warning "the consumer's requirement on the engine excludes the target";
-    EA301 "image-mismatch" Error "the master config image differs from the recipe's container";
-    EA302 "engine-ref-mismatch" Error "the master router version differs from the recipe's dynamo ref";
-    EA303 "unresolved-ref" Error "an image tag or wheel version maps to no engine ref";
-    EA304 "duplicate-key" Warning "a recipe sets a key twice in one map; the loader keeps the last";
-    EA305 "unreadable-recipe" Error "a recipe the audit was given, or a master config links, could not be read";
+    EA001 "unknown-flag" Flags Error Breaks Recipe "the target engine's parser rejects this flag";
+    EA002 "removed-flag" Flags Error Breaks Recipe "the flag is still parsed but makes the server refuse to start";
+    EA003 "deprecated-alias" Flags Warning Degrades Recipe "the flag is a deprecated alias that forwards to a new flag";
+    EA004 "deprecated-noop" Flags Warning Degrades Recipe "the flag is accepted, only warns, and does nothing";
+    EA005 "invalid-choice" Flags Error Breaks Recipe "the value is not among the flag's choices at the target";
+    EA006 "invalid-value" Flags Error Breaks Recipe "the value has the wrong type or arity for the flag";
+    EA007 "default-changed" Flags Info Informs Recipe "a flag the recipe does not set changed its default";
+    EA008 "flag-semantics-changed" Flags Warning Degrades Recipe "the flag's type, nargs or action changed";
+    EA101 "env-removed" Env Warning Degrades Recipe "the env var is gone from the registry and no longer read";
+    EA102 "env-renamed" Env Warning Degrades Recipe "the env var is deprecated and forwarded to a replacement";
+    EA103 "env-removal-notice" Env Warning Degrades Recipe "the env var is only read to log that it was removed";
+    EA104 "env-unknown" Env Info Informs Recipe "the env var is known to neither release (typo?)";
+    EA105 "env-default-changed" Env Info Informs Recipe "an env var's default changed";
+    EA201 "module-missing" Consumer Error Breaks ConsumerSource "an imported engine module is absent at the target";
+    EA202 "symbol-missing" Consumer Error Breaks ConsumerSource "an imported name is not defined in that module at the target";
+    EA203 "attribute-missing" Consumer Error Breaks ConsumerSource "a ServerArgs (or other engine class) member used is absent";
+    EA204 "guarded-fallback" Consumer Warning Degrades ConsumerSource "missing at the target, but the use is guarded and falls back";
+    EA205 "pin-mismatch" Consumer Warning Degrades ConsumerSource "the consumer's requirement on the engine excludes the target";
+    EA301 "image-mismatch" Recipes Error Breaks Recipe "the master config image differs from the recipe's container";
+    EA302 "engine-ref-mismatch" Recipes Error Breaks Recipe "the master router version differs from the recipe's dynamo ref";
+    EA303 "unresolved-ref" Recipes Error InputProblem Recipe "an image tag or wheel version maps to no engine ref";
+    EA304 "duplicate-key" Recipes Warning Degrades Recipe "a recipe sets a key twice in one map; the loader keeps the last";
+    EA305 "unreadable-recipe" Recipes Error InputProblem Recipe "a recipe the audit was given, or a master config links, could not be read";
+}
+
+/// A finding's code as written (`EA003`, or a rule id such as `R001`): the
+/// catalog's facts about it. Rule ids are in the rules area; their severity
+/// and impact come from the rule itself.
+pub fn area_of(code: &str) -> Area {
+    Code::parse(code).map_or(Area::Rules, |c| c.info().area)
+}
+
+/// Whether findings of `code` point into the consumer's source.
+pub fn in_consumer_source(code: &str) -> bool {
+    Code::parse(code).is_some_and(|c| c.info().located == Located::ConsumerSource)
+}
+
+/// The impact of a catalog code (`None` for rules).
+pub fn impact_of(code: &str) -> Option<Impact> {
+    Code::parse(code).map(|c| c.info().impact)
+}
+
+impl Area {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Area::Flags => "flags",
+            Area::Env => "env",
+            Area::Consumer => "dynamo",
+            Area::Recipes => "consistency",
+            Area::Rules => "rules",
+        }
+    }
 }
 
 impl Code {
@@ -94,9 +176,49 @@ impl Code {
     }
 }
 
+/// The table of `docs/codes/README.md`, between its markers: one row per
+/// catalog line, so the docs cannot disagree with the tool.
+pub fn docs_table() -> String {
+    let mut out = String::from("| code | name | area | severity | impact | summary |\n|---|---|---|---|---|---|\n");
+    for c in CATALOG {
+        let impact = match c.impact {
+            Impact::Breaks => "breaks",
+            Impact::Degrades => "degrades",
+            Impact::Informs => "informs",
+            Impact::InputProblem => "input problem",
+        };
+        out.push_str(&format!(
+            "| [{code}]({code}.md) | {} | {} | {} | {impact} | {} |\n",
+            c.name,
+            c.area.as_str(),
+            c.severity.as_str(),
+            c.summary,
+            code = c.code.as_str()
+        ));
+    }
+    out
+}
+
+/// Markers around the generated table in `docs/codes/README.md`.
+pub const DOCS_TABLE_START: &str = "<!-- codes table: generated from src/codes.rs -->\n";
+pub const DOCS_TABLE_END: &str = "<!-- end of codes table -->\n";
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `UPDATE_DOCS=1 cargo test docs_table` rewrites the table.
+    #[test]
+    fn the_docs_table_is_the_catalog() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/codes/README.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (start, end) = (text.find(DOCS_TABLE_START).expect("start marker"), text.find(DOCS_TABLE_END).expect("end marker"));
+        let wanted = format!("{}{DOCS_TABLE_START}{}{}", &text[..start], docs_table(), &text[end..]);
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &wanted).unwrap();
+        }
+        assert_eq!(text, wanted, "docs/codes/README.md disagrees with the catalog: UPDATE_DOCS=1 cargo test docs_table");
+    }
 
     #[test]
     fn every_code_has_a_doc_page_and_a_unique_name() {

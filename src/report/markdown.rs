@@ -13,7 +13,7 @@
 
 use super::{bump_labels, counts, describe, evidence_url, in_engine_source, Finding, Lang, RenderOptions};
 use crate::audit::AuditReport;
-use crate::codes::Severity;
+use crate::codes::{area_of, impact_of, Area, Impact, Severity};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -51,18 +51,16 @@ enum Section {
     Dynamo,
     Rules,
     Consistency,
-    Other,
 }
 
 impl Section {
     fn of(code: &str) -> Section {
-        match code {
-            c if c.starts_with("EA00") => Section::Flags,
-            c if c.starts_with("EA10") => Section::Env,
-            c if c.starts_with("EA20") => Section::Dynamo,
-            c if c.starts_with("EA30") => Section::Consistency,
-            c if c.starts_with('R') => Section::Rules,
-            _ => Section::Other,
+        match area_of(code) {
+            Area::Flags => Section::Flags,
+            Area::Env => Section::Env,
+            Area::Consumer => Section::Dynamo,
+            Area::Recipes => Section::Consistency,
+            Area::Rules => Section::Rules,
         }
     }
     fn title(self, lang: Lang) -> &'static str {
@@ -77,8 +75,6 @@ impl Section {
             (Section::Rules, true) => "风险规则",
             (Section::Consistency, false) => "Recipes and master config",
             (Section::Consistency, true) => "配方与主配置",
-            (Section::Other, false) => "Other",
-            (Section::Other, true) => "其他",
         }
     }
 }
@@ -168,7 +164,7 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
         let _ = write!(out, " {}", if zh { "没有可审计的部署。" } else { "no deployment was audited." });
     } else {
         // Flags that stop the server.
-        let breaking = of(groups, |c| matches!(c, "EA001" | "EA002" | "EA005" | "EA006"));
+        let breaking = of(groups, |c| area_of(c) == Area::Flags && impact_of(c) == Some(Impact::Breaks));
         if breaking.is_empty() {
             let _ = write!(out, " {}", if zh { "所有配方参数仍可解析。" } else { "all recipe flags still parse." });
         } else {
@@ -193,14 +189,14 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
         }
 
         // Deprecated and changed flags.
-        let deprecated = of(groups, |c| matches!(c, "EA003" | "EA004" | "EA008"));
+        let deprecated = of(groups, |c| area_of(c) == Area::Flags && impact_of(c) == Some(Impact::Degrades));
         if !deprecated.is_empty() {
             let items = deprecated.iter().map(|g| brief(report, g, lang)).collect();
             let _ = write!(out, " {}{stop}", sentence(&list(items, lang)));
         }
 
         // Defaults of flags the recipes leave unset.
-        let defaults = of(groups, |c| c == "EA007");
+        let defaults = of(groups, |c| area_of(c) == Area::Flags && impact_of(c) == Some(Impact::Informs));
         let every_start_known = report.bumps.iter().filter(|b| b.engine == "sglang").all(|b| b.from.is_some());
         match defaults.len() {
             0 if every_start_known && !report.bumps.is_empty() => {
@@ -221,7 +217,7 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
         }
 
         // Env vars.
-        let env = of(groups, |c| c.starts_with("EA10"));
+        let env = of(groups, |c| area_of(c) == Area::Env);
         if env.is_empty() {
             let _ = write!(
                 out,
@@ -235,7 +231,7 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
     }
 
     // Dynamo.
-    let dynamo = of(groups, |c| c.starts_with("EA20"));
+    let dynamo = of(groups, |c| area_of(c) == Area::Consumer);
     let dynamo_labels = bump_labels(report, "dynamo");
     if !dynamo.is_empty() {
         let refs: BTreeSet<&str> = dynamo.iter().flat_map(|g| g.findings.iter().filter_map(|f| describe::dynamo_ref(f))).collect();
@@ -255,7 +251,7 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
     }
 
     // Risk rules.
-    let rules = of(groups, |c| c.starts_with('R'));
+    let rules = of(groups, |c| area_of(c) == Area::Rules);
     if !rules.is_empty() {
         let items = rules
             .iter()
@@ -274,7 +270,7 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
     }
 
     // Recipes against the master config and the engine repos.
-    let consistency = of(groups, |c| c.starts_with("EA30"));
+    let consistency = of(groups, |c| area_of(c) == Area::Recipes);
     if !consistency.is_empty() {
         let items = consistency.iter().map(|g| brief(report, g, lang)).collect();
         let _ = if zh {

@@ -193,7 +193,7 @@ pub fn repo_path(path: &str, opts: &RenderOptions) -> String {
 
 /// Findings located in engine source rather than in the user's files (EA201–EA205).
 pub fn in_engine_source(f: &Finding) -> bool {
-    f.location.offset.is_none() && matches!(f.code.as_str(), "EA201" | "EA202" | "EA203" | "EA204" | "EA205")
+    f.location.offset.is_none() && crate::codes::in_consumer_source(&f.code)
 }
 
 /// What an engine-side finding says when it is shown on a recipe's `dynamo:` line:

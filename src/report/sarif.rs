@@ -46,7 +46,7 @@ fn rules(report: &AuditReport) -> Vec<Value> {
                     "markdown": format!("{} — see [{}]({})", c.summary, c.code.doc_path(), c.code.doc_path()),
                 },
                 "defaultConfiguration": { "level": level(c.severity) },
-                "properties": { "tags": ["engine-audit", family(&c.code.as_str())] },
+                "properties": { "tags": ["engine-audit", c.area.as_str()] },
             })
         })
         .collect();
@@ -65,15 +65,6 @@ fn rules(report: &AuditReport) -> Vec<Value> {
     out
 }
 
-fn family(code: &str) -> &'static str {
-    match code.get(..4) {
-        Some("EA00") => "flags",
-        Some("EA10") => "env",
-        Some("EA20") => "dynamo",
-        Some("EA30") => "consistency",
-        _ => "other",
-    }
-}
 
 /// The 1-based line and column (in characters) where byte `end` of the span
 /// falls, when the recipe text is loaded.
