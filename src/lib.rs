@@ -6,6 +6,7 @@
 //! `recipe` reads the deployments; `audit` wires one run together.
 
 pub mod audit;
+pub mod bounded_parse;
 pub mod cache;
 pub mod check;
 pub mod cli;
@@ -24,7 +25,6 @@ pub mod source;
 pub mod spelling;
 pub mod surface;
 pub mod surface_diff;
-pub mod syntax_depth;
 pub mod suppress;
 pub mod trace;
 

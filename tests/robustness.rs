@@ -1567,3 +1567,19 @@ fn an_export_before_many_launches_is_reported_once() {
         .collect();
     assert_eq!(env, [("EA104".to_string(), 2), ("EA104".to_string(), 3)], "each export line once, not once per launch");
 }
+
+#[test]
+fn a_script_the_parser_cannot_finish_is_named_not_waited_on() {
+    let w = ws();
+    w.write("slow/ok.yaml", OK_RECIPE);
+    // One 60 KB line on which tree-sitter-bash's scanner is quadratic (20 s unbounded).
+    w.write("slow/launch.sh", format!("#!/bin/bash\n{}{}\n", "%(1".repeat(15_000), ")".repeat(15_000)));
+    let mut cmd = w.audit(&["slow", "--to", "v1.1.0", "--format", "json"]);
+    cmd.env("ENGINE_AUDIT_PARSE_DEADLINE_MS", "300");
+    let o = run(cmd);
+    assert_eq!(o.code, 1, "{}", &o.stderr[..o.stderr.len().min(2_000)]);
+    let report = json_report(&o);
+    assert_eq!(report["deployments_audited"], 1, "ok.yaml is audited");
+    let ea305 = report["findings"].as_array().unwrap().iter().find(|f| f["code"] == "EA305").expect("EA305");
+    assert!(ea305["recipe"].as_str().unwrap().ends_with("launch.sh") && ea305["message"].as_str().unwrap().contains("the shell parser gave up after 0.3 s"), "{ea305}");
+}

@@ -1,6 +1,6 @@
 //! Python parsing with tree-sitter, and the small node helpers every extractor shares.
 
-use crate::syntax_depth::{parse_bounded, StatementSyntax, MAX_SYNTAX_DEPTH};
+use crate::bounded_parse::{parse_bounded, Skipped, StatementSyntax, WhyNot, MAX_SYNTAX_DEPTH, parse_deadline};
 use tree_sitter::{Node, Parser, Tree as SyntaxTree};
 
 /// A parsed Python file. Keeps the source so node text can be read back.
@@ -9,8 +9,8 @@ pub struct PyFile {
     pub path: String,
     pub source: String,
     pub tree: SyntaxTree,
-    /// Lines of statements blanked for nesting too deep (`None`: the whole file).
-    pub too_deep: Option<Vec<u32>>,
+    /// What a bounded parse left out (statements nested too deep, or all of it).
+    pub skipped: Skipped,
 }
 
 /// Python's statements, and the no-op that stands in for one nested too deep.
@@ -32,27 +32,29 @@ impl PyFile {
             });
         }
         let start = std::time::Instant::now();
-        let parse = |text: &str| PARSER.with(|p| p.borrow_mut().parse(text, None)).expect("parser has a language and no timeout");
-        let bounded = parse_bounded(source, &PYTHON_STATEMENTS, parse);
+        let bounded = PARSER.with(|p| parse_bounded(source, &PYTHON_STATEMENTS, &mut p.borrow_mut()));
         crate::trace::parsed(path, bounded.text.len(), start.elapsed());
         PyFile {
             path: path.to_string(),
             source: bounded.text,
             tree: bounded.tree,
-            too_deep: bounded.skipped,
+            skipped: bounded.skipped,
         }
     }
 
-    /// The warning to give when statements nested past [`MAX_SYNTAX_DEPTH`]
-    /// were left out of this file's facts.
+    /// The warning to give when part of this file was left out of its facts
+    /// (nested past [`MAX_SYNTAX_DEPTH`], or past the parse deadline).
     pub fn depth_warning(&self) -> Option<crate::surface::ExtractWarning> {
-        let message = match &self.too_deep {
-            Some(lines) if lines.is_empty() => return None,
-            Some(lines) => format!(
+        let message = match &self.skipped {
+            Skipped::Nothing => return None,
+            Skipped::Statements(lines) => format!(
                 "statement(s) at line {} nested more than {MAX_SYNTAX_DEPTH} levels deep; skipped, the rest of the file is read",
                 lines.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
             ),
-            None => format!("nested more than {MAX_SYNTAX_DEPTH} levels deep throughout; the whole file is skipped"),
+            Skipped::WholeFile(WhyNot::TooDeep) => format!("nested more than {MAX_SYNTAX_DEPTH} levels deep throughout; the whole file is skipped"),
+            Skipped::WholeFile(WhyNot::TooSlow) => {
+                format!("the Python parser gave up after {:.1} s; the whole file is skipped", parse_deadline().as_secs_f64())
+            }
         };
         Some(crate::surface::ExtractWarning { path: self.path.clone(), message })
     }

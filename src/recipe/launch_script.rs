@@ -14,11 +14,11 @@
 
 use super::span::{SourceText, Span};
 use super::yaml::ScalarType;
-use super::{Deployment, EnvUse, FlagUse, FlagValue, Note, RoleConfig, Spanned};
+use super::{Deployment, EnvUse, FlagUse, FlagValue, Note, RecipeError, RoleConfig, Spanned};
 use crate::surface::Known;
 use serde::Serialize;
 use std::collections::HashMap;
-use crate::syntax_depth::{parse_bounded, Bounded, StatementSyntax, MAX_SYNTAX_DEPTH};
+use crate::bounded_parse::{parse_bounded, Bounded, Skipped, StatementSyntax, WhyNot, MAX_SYNTAX_DEPTH, parse_deadline};
 use tree_sitter::{Node, Parser, Tree};
 
 /// One command-line word after the launcher.
@@ -209,8 +209,17 @@ fn split_span(token: &ArgToken, name_len: usize) -> (Span, Span) {
 
 // ---- reading a script ----------------------------------------------------------
 
-pub fn read(src: &SourceText) -> (Vec<Deployment>, Vec<Note>) {
-    let bounded = parse_bounded(src.text.clone(), &BASH_STATEMENTS, parse);
+/// A script that cannot be parsed at all (nested too deep throughout, or
+/// too slow for the parser) is an error: none of its launches could be read.
+pub fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), RecipeError> {
+    let bounded = PARSER.with(|p| parse_bounded(src.text.clone(), &BASH_STATEMENTS, &mut p.borrow_mut()));
+    if let Skipped::WholeFile(why) = bounded.skipped {
+        let message = match why {
+            WhyNot::TooDeep => format!("nested more than {MAX_SYNTAX_DEPTH} levels deep throughout; the script is not read"),
+            WhyNot::TooSlow => format!("the shell parser gave up after {:.1} s (a pathological line); the script is not read", parse_deadline().as_secs_f64()),
+        };
+        return Err(RecipeError::shape(src, &src.span(0, src.line_end(0)), message));
+    }
     let mut notes = depth_notes(&bounded);
     // Offsets and lines are unchanged by blanking: spans into the blanked text
     // are spans into the file.
@@ -267,7 +276,7 @@ pub fn read(src: &SourceText) -> (Vec<Deployment>, Vec<Note>) {
             });
         }
     }
-    (deployments, notes)
+    Ok((deployments, notes))
 }
 
 /// bash's commands and compound statements, and the no-op that stands in for
@@ -295,32 +304,22 @@ const BASH_STATEMENTS: StatementSyntax = StatementSyntax {
 
 /// What blanking statements nested too deep left unread.
 fn depth_notes(bounded: &Bounded) -> Vec<Note> {
-    match &bounded.skipped {
-        Some(lines) => lines
-            .iter()
-            .map(|line| {
-                Note::warning(
-                    format!("line {line}: a command nested more than {MAX_SYNTAX_DEPTH} levels deep; not read (flags in it are not audited)"),
-                    None,
-                )
-            })
-            .collect(),
-        None => vec![Note::error(format!("nested more than {MAX_SYNTAX_DEPTH} levels deep throughout; the script is not read"), None)],
-    }
+    let Skipped::Statements(lines) = &bounded.skipped else { return Vec::new() };
+    lines
+        .iter()
+        .map(|line| {
+            Note::warning(format!("line {line}: a command nested more than {MAX_SYNTAX_DEPTH} levels deep; not read (flags in it are not audited)"), None)
+        })
+        .collect()
 }
 
-fn parse(text: &str) -> Tree {
-    thread_local! {
-        static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new({
-            let mut p = Parser::new();
-            p.set_language(&tree_sitter_bash::LANGUAGE.into())
-                .expect("tree-sitter-bash grammar matches the tree-sitter version");
-            p
-        });
-    }
-    PARSER
-        .with(|p| p.borrow_mut().parse(text, None))
-        .expect("parser has a language and no timeout")
+thread_local! {
+    static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new({
+        let mut p = Parser::new();
+        p.set_language(&tree_sitter_bash::LANGUAGE.into())
+            .expect("tree-sitter-bash grammar matches the tree-sitter version");
+        p
+    });
 }
 
 fn first_error(node: Node) -> Option<Node> {

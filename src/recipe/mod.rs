@@ -326,7 +326,7 @@ pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<Recipe
     };
     if is_shell_script(path, &src.text) {
         file.kind = RecipeKind::LaunchScript;
-        let (deployments, notes) = launch_script::read(&src);
+        let (deployments, notes) = launch_script::read(&src)?;
         file.deployments = deployments;
         file.notes = notes;
     } else {
