@@ -20,6 +20,11 @@ SECS=${2:-180}
 RECIPES=${EA_SEED_RECIPES:-/work/shared/recipes}
 SRC=${EA_SEED_SRC:-/tmp/src}
 
+# A parse gives up after this long (src/bounded_parse.rs): pathological inputs
+# (tree-sitter's quadratic recovery) stay well under libFuzzer's -timeout even
+# with one input in several files; a real hang is still found.
+export ENGINE_AUDIT_PARSE_DEADLINE_MS=${ENGINE_AUDIT_PARSE_DEADLINE_MS:-500}
+
 # cargo fuzz builds in fuzz/target, never in a shared CARGO_TARGET_DIR.
 unset CARGO_TARGET_DIR
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
