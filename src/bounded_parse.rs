@@ -236,11 +236,12 @@ mod tests {
     #[test]
     fn nesting_of_statements_themselves_is_cut_at_the_outermost_deep_one() {
         let mut text = String::new();
+        // One space per level: 600 levels in 180 KB.
         for i in 0..600 {
-            text.push_str(&"    ".repeat(i));
+            text.push_str(&" ".repeat(i));
             text.push_str("if x:\n");
         }
-        text.push_str(&"    ".repeat(600));
+        text.push_str(&" ".repeat(600));
         text.push_str("y = 1\nz = 2\n");
         let bounded = python(&text);
         assert!(bounded.skipped_anything());

@@ -72,6 +72,8 @@ pub enum Located {
 
 pub struct CodeInfo {
     pub code: Code,
+    /// `EA003`: the code as written.
+    pub id: &'static str,
     pub name: &'static str,
     pub area: Area,
     pub severity: Severity,
@@ -85,6 +87,7 @@ macro_rules! catalog {
         pub const CATALOG: &[CodeInfo] = &[
             $(CodeInfo {
                 code: Code::$code,
+                id: stringify!($code),
                 name: $name,
                 area: Area::$area,
                 severity: Severity::$sev,
@@ -156,8 +159,8 @@ impl Code {
     pub fn info(self) -> &'static CodeInfo {
         CATALOG.iter().find(|c| c.code == self).expect("every code is in the catalog")
     }
-    pub fn as_str(self) -> String {
-        format!("{self:?}")
+    pub fn as_str(self) -> &'static str {
+        self.info().id
     }
     /// Repository-relative doc page.
     pub fn doc_path(self) -> String {

@@ -116,7 +116,7 @@ pub fn plan(findings: &[Finding], files: &[RecipeFile]) -> FixPlan {
         let reject = |reason| Rejected {
             path: finding.location.path.clone(),
             line: finding.location.line,
-            code: finding.code.clone(),
+            code: finding.code().to_string(),
             subject: finding.subject.clone(),
             reason,
         };
@@ -274,9 +274,10 @@ mod tests {
 
     fn finding(code: &str, line: u32, edits: Vec<Edit>) -> Finding {
         let at = Location { path: "r.yaml".into(), line, column: 1, offset: None, len: None };
-        let mut f = Finding::new(crate::codes::Code::EA003, at, "x", "m").fix(Some(Fix { description: "d".into(), edits }));
-        f.code = code.into();
-        f
+        // Only the code, the place and the edits matter to the plan: a rule hit carries any code.
+        let kind = crate::finding::FindingKind::Rule { id: code.into(), name: "n".into(), message: "m".into(), doc: String::new() };
+        let remove = crate::finding::FixAction::Remove { name: "x".into(), use_instead: None };
+        Finding::new(kind, at, "x").fix(Some(Fix { actions: vec![remove], edits }))
     }
 
     #[test]

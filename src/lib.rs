@@ -17,6 +17,7 @@ pub mod demo;
 pub mod embedded;
 pub mod excerpt;
 pub mod extract;
+pub mod finding;
 pub mod fix;
 pub mod recipe;
 pub mod report;

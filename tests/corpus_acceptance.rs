@@ -179,7 +179,7 @@ fn audit_8k1k(corpus: &std::path::Path, to: &str, dynamo_to: &str) -> AuditRepor
 }
 
 fn with_code<'a>(r: &'a AuditReport, code: &str) -> Vec<&'a Finding> {
-    r.findings.iter().filter(|f| f.code == code).collect()
+    r.findings.iter().filter(|f| f.code() == code).collect()
 }
 
 #[test]
@@ -202,13 +202,13 @@ fn the_real_bump_v0_5_12_post1_to_v0_5_19() {
     let ea003: Vec<_> = with_code(&r, "EA003").into_iter().filter(|f| f.subject == "cuda-graph-max-bs").collect();
     assert!(uses > 0);
     assert_eq!(ea003.len(), uses, "one EA003 per use");
-    assert!(ea003.iter().all(|f| f.message.contains("--cuda-graph-max-bs-decode") && f.fix.as_ref().is_some_and(|x| !x.edits.is_empty())));
+    assert!(ea003.iter().all(|f| f.message().contains("--cuda-graph-max-bs-decode") && f.fix.as_ref().is_some_and(|x| !x.edits.is_empty())));
     assert!(with_code(&r, "EA004").iter().all(|f| f.subject == "prefill-round-robin-balance"));
     assert!(!with_code(&r, "EA004").is_empty());
     assert!(with_code(&r, "EA103").iter().any(|f| f.subject == "SGLANG_ENABLE_SPEC_V2"));
     let tp: Vec<_> = with_code(&r, "EA102").into_iter().filter(|f| f.subject == "SGLANG_DISABLE_TP_MEMORY_INBALANCE_CHECK").collect();
     assert!(!tp.is_empty());
-    assert!(tp.iter().all(|f| f.message.contains("SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK") && f.message.contains("inverted")));
+    assert!(tp.iter().all(|f| f.message().contains("SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK") && f.message().contains("inverted")));
     // trtllm_mla, modelopt_fp4, flashinfer_trtllm, fp8_e4m3, nixl, round_robin, EAGLE: all valid.
     for code in ["EA001", "EA005", "EA006"] {
         assert!(with_code(&r, code).is_empty(), "{code}: {:#?}", with_code(&r, code));
@@ -218,7 +218,7 @@ fn the_real_bump_v0_5_12_post1_to_v0_5_19() {
     let ea201 = with_code(&r, "EA201");
     let args = ea201.iter().find(|f| f.subject == "sglang.srt.server_args_config_parser").expect("EA201 for args.py");
     assert!(args.location.path.ends_with("dynamo/sglang/args.py"));
-    assert!(args.message.contains("sglang.srt.utils.server_args_config_parser") && args.message.contains("crashes at start"));
+    assert!(args.message().contains("sglang.srt.utils.server_args_config_parser") && args.message().contains("crashes at start"));
     let mla = with_code(&r, "EA204").into_iter().find(|f| f.subject == "ServerArgs.use_mla_backend").expect("EA204");
     assert!(mla.location.path.ends_with("dynamo/sglang/register.py"));
 
@@ -238,7 +238,7 @@ fn the_real_bump_with_dynamo_v1_5_0() {
     assert!(with_code(&r, "EA204").iter().any(|f| f.subject == "ServerArgs.use_mla_backend"));
     let pin = with_code(&r, "EA205");
     assert_eq!(pin.len(), 1);
-    assert!(pin[0].message.contains("sglang[diffusion]==0.5.18"), "{}", pin[0].message);
+    assert!(pin[0].message().contains("sglang[diffusion]==0.5.18"), "{}", pin[0].message());
 }
 
 #[test]
@@ -311,7 +311,7 @@ fn sweep_every_release_and_every_recipe() {
             assert!(r.deployments_audited > 50, "{from} -> {to}");
             if from == to {
                 // Recipes audited against the release they name: nothing is deprecated *by the bump*.
-                assert!(r.findings.iter().all(|f| f.code != "EA007"), "{from}: no default changes without a bump");
+                assert!(r.findings.iter().all(|f| f.code() != "EA007"), "{from}: no default changes without a bump");
             }
         }
     }

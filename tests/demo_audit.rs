@@ -14,7 +14,7 @@ fn demo() -> AuditReport {
 }
 
 fn one<'a>(r: &'a AuditReport, code: &str, subject: &str) -> &'a Finding {
-    let found: Vec<_> = r.findings.iter().filter(|f| f.code == code && f.subject == subject).collect();
+    let found: Vec<_> = r.findings.iter().filter(|f| f.code() == code && f.subject == subject).collect();
     assert_eq!(found.len(), 1, "{code} {subject}: {found:#?}");
     found[0]
 }
@@ -34,7 +34,7 @@ fn every_code_fires_on_the_demo() {
         if INPUT_PROBLEMS.contains(&code.as_str()) {
             continue;
         }
-        assert!(r.findings.iter().any(|f| f.code == code), "{code} never fires on the demo");
+        assert!(r.findings.iter().any(|f| f.code() == code), "{code} never fires on the demo");
     }
 }
 
@@ -43,28 +43,28 @@ fn recipe_flags_are_judged_against_the_target_parser() {
     let r = demo();
     let typo = one(&r, "EA001", "enable-metric");
     assert_eq!((typo.location.path.as_str(), typo.location.line, typo.role.as_deref()), (RECIPE, 36, Some("prefill")));
-    assert!(typo.message.contains("Did you mean `--enable-metrics`?"));
+    assert!(typo.message().contains("Did you mean `--enable-metrics`?"));
     let removed = one(&r, "EA002", "enable-legacy-scheduler");
-    assert!(removed.message.contains("refuse to start") && removed.message.contains("overlap scheduler is the only one"));
+    assert!(removed.message().contains("refuse to start") && removed.message().contains("overlap scheduler is the only one"));
     let noop = one(&r, "EA004", "prefill-balance");
     assert_eq!(noop.fix.as_ref().unwrap().edits.len(), 1, "the line can be deleted");
     let choice = one(&r, "EA005", "attention-backend");
-    assert!(choice.message.contains("`fa3`") && choice.message.contains("flashmla"), "{}", choice.message);
+    assert!(choice.message().contains("`fa3`") && choice.message().contains("flashmla"), "{}", choice.message());
     assert_eq!(choice.location.column, 26, "points at the value");
     let semantics = one(&r, "EA008", "cuda-graph-bs");
-    assert!(semantics.message.contains("type int → parse_batch_sizes"), "{}", semantics.message);
-    let arity = r.findings.iter().find(|f| f.code == "EA006" && f.subject == "cuda-graph-bs").unwrap();
-    assert!(arity.message.contains("exactly 1 value") && arity.message.contains("passes 4"));
-    let typed = r.findings.iter().find(|f| f.code == "EA006" && f.subject == "max-running-requests").unwrap();
-    assert!(typed.message.contains("`1k` is not an integer"));
+    assert!(semantics.message().contains("type int → parse_batch_sizes"), "{}", semantics.message());
+    let arity = r.findings.iter().find(|f| f.code() == "EA006" && f.subject == "cuda-graph-bs").unwrap();
+    assert!(arity.message().contains("exactly 1 value") && arity.message().contains("passes 4"));
+    let typed = r.findings.iter().find(|f| f.code() == "EA006" && f.subject == "max-running-requests").unwrap();
+    assert!(typed.message().contains("`1k` is not an integer"));
     let default = one(&r, "EA007", "mem-fraction-static");
-    assert!(default.message.contains("0.85 → 0.88"));
+    assert!(default.message().contains("0.85 → 0.88"));
 }
 
 #[test]
 fn aliases_are_found_in_yaml_and_in_scripts() {
     let r = demo();
-    let aliases: Vec<_> = r.findings.iter().filter(|f| f.code == "EA003").collect();
+    let aliases: Vec<_> = r.findings.iter().filter(|f| f.code() == "EA003").collect();
     let paths: Vec<&str> = aliases.iter().map(|f| f.location.path.as_str()).collect();
     assert_eq!(paths, [SCRIPT, RECIPE]);
     for f in aliases {
@@ -77,22 +77,22 @@ fn aliases_are_found_in_yaml_and_in_scripts() {
 #[test]
 fn env_vars_follow_the_registry() {
     let r = demo();
-    let renamed: Vec<_> = r.findings.iter().filter(|f| f.code == "EA102" && f.subject == "SGLANG_DISABLE_MEM_CHECK").collect();
+    let renamed: Vec<_> = r.findings.iter().filter(|f| f.code() == "EA102" && f.subject == "SGLANG_DISABLE_MEM_CHECK").collect();
     assert_eq!(renamed.len(), 2, "the recipe's prefill env and the script's export");
     for f in &renamed {
-        assert!(f.message.contains("inverted polarity"));
+        assert!(f.message().contains("inverted polarity"));
         let edits = &f.fix.as_ref().unwrap().edits;
         assert_eq!(edits.iter().map(|e| e.replacement.as_str()).collect::<Vec<_>>(), ["SGLANG_ENABLE_MEM_CHECK", "0"]);
     }
     let unit = one(&r, "EA102", "SGLANG_QUEUE_TIMEOUT_MS");
-    assert!(unit.message.contains("milliseconds → seconds"));
+    assert!(unit.message().contains("milliseconds → seconds"));
     assert_eq!(unit.fix.as_ref().unwrap().edits[1].replacement, "30", "30000 ms is 30 s");
-    let notice: Vec<_> = r.findings.iter().filter(|f| f.code == "EA103").collect();
+    let notice: Vec<_> = r.findings.iter().filter(|f| f.code() == "EA103").collect();
     assert_eq!(notice.len(), 2, "prefill and decode both set SGLANG_ENABLE_SPEC_V2");
-    assert!(notice[0].message.contains("the V2 worker is always used"));
+    assert!(notice[0].message().contains("the V2 worker is always used"));
     assert_eq!(one(&r, "EA101", "SGLANG_USE_OLD_ALLOCATOR").role.as_deref(), Some("prefill"));
     assert_eq!(one(&r, "EA104", "SGLANG_DISAGG_BOOTSTRAP_TIMEOUT").severity, engine_audit::codes::Severity::Info);
-    assert!(one(&r, "EA105", "SGLANG_LOG_LEVEL_DETAIL").message.contains("from 0 to 1"));
+    assert!(one(&r, "EA105", "SGLANG_LOG_LEVEL_DETAIL").message().contains("from 0 to 1"));
     assert!(r.findings.iter().all(|f| f.subject != "NCCL_DEBUG"), "other software's env vars are out of scope");
 }
 
@@ -101,23 +101,23 @@ fn dynamo_uses_are_resolved_against_the_target() {
     let r = demo();
     let import = one(&r, "EA201", "sglang.srt.config_parser");
     assert_eq!(import.location.path, "components/src/dynamo/sglang/args.py");
-    assert!(import.message.contains("crashes at start") && import.message.contains("sglang.srt.utils.config_parser"));
-    assert!(one(&r, "EA202", "sglang.srt.server_args.PortArgs").message.contains("defines no `PortArgs`"));
+    assert!(import.message().contains("crashes at start") && import.message().contains("sglang.srt.utils.config_parser"));
+    assert!(one(&r, "EA202", "sglang.srt.server_args.PortArgs").message().contains("defines no `PortArgs`"));
     let attr = one(&r, "EA203", "ServerArgs.prefill_balance");
     assert_eq!(attr.evidence.len(), 3, "the use, where it was defined, the class at the target");
     let guarded = one(&r, "EA204", "ServerArgs.use_mla_backend");
-    assert!(guarded.message.contains("except Exception") && guarded.message.contains("falls back to"));
-    assert!(one(&r, "EA205", "sglang").message.contains("sglang==1.0.0"));
+    assert!(guarded.message().contains("except Exception") && guarded.message().contains("falls back to"));
+    assert!(one(&r, "EA205", "sglang").message().contains("sglang==1.0.0"));
 }
 
 #[test]
 fn master_config_and_image_refs_are_cross_checked() {
     let r = demo();
-    assert!(one(&r, "EA301", "model.container").message.contains("example/sglang:v1.0.0-cu129"));
-    assert!(one(&r, "EA302", "dynamo.version").message.contains("`0.2.0`"));
+    assert!(one(&r, "EA301", "model.container").message().contains("example/sglang:v1.0.0-cu129"));
+    assert!(one(&r, "EA302", "dynamo.version").message().contains("`0.2.0`"));
     let unresolved = one(&r, "EA303", "model.container");
     assert!(unresolved.location.path.ends_with("dsmini-fp8-agg.yaml"));
-    assert!(unresolved.message.contains("v0.9.9"));
+    assert!(unresolved.message().contains("v0.9.9"));
 }
 
 #[test]

@@ -157,7 +157,7 @@ fn text_colour_only_when_asked() {
 
 fn without(report: &AuditReport, codes: &[&str]) -> AuditReport {
     let mut r = report.clone();
-    r.findings.retain(|f| !codes.contains(&f.code.as_str()));
+    r.findings.retain(|f| !codes.contains(&f.code()));
     r
 }
 
@@ -383,7 +383,7 @@ fn check_sarif(doc: &Value) -> Vec<String> {
         };
         if let Some(name) = req(driver, "name", &format!("{at}.tool.driver"), e) {
             if name.as_str().is_none_or(str::is_empty) {
-                e.push(format!("{at}.tool.driver.name must be a non-empty string"));
+                e.push(format!("{at}.tool.driver.name() must be a non-empty string"));
             }
         }
         let rules: Vec<Value> = driver.get("rules").and_then(Value::as_array).cloned().unwrap_or_default();

@@ -2,9 +2,8 @@
 //! per family, flag and bump.
 
 use crate::check::{self, Bump};
-use crate::codes::Code;
+use crate::finding::{EvidenceRef, Finding, FindingKind, Location};
 use crate::recipe::{Deployment, RecipeFile};
-use crate::report::{EvidenceRef, Finding, Location};
 use std::collections::BTreeSet;
 
 /// A recipe family: the folder a recipe sits in (recipes of one benchmark family
@@ -39,21 +38,17 @@ pub(super) fn changed_defaults(
             .map(Location::from_span)
             .unwrap_or(Location { path: file.path.clone(), line: 1, column: 1, offset: None, len: None });
         let show = |v: &crate::surface::Known<serde_json::Value>| serde_json::to_string(v).unwrap_or_default();
+        let kind = FindingKind::DefaultChanged {
+            option: change.flag.canonical().to_string(),
+            family: family.clone(),
+            bump: bump.label(),
+            old: show(change.from),
+            new: show(change.to),
+        };
         out.push(
-            Finding::new(
-                Code::EA007,
-                at,
-                change.flag.canonical().trim_start_matches("--"),
-                format!(
-                    "`{}` is not set by recipes in `{family}`, and its default changed {}: {} → {}.",
-                    change.flag.canonical(),
-                    bump.label(),
-                    show(change.from),
-                    show(change.to)
-                ),
-            )
-            .deployment(&dep.name)
-            .evidence(EvidenceRef::new(&change.flag.evidence, bump.to_ref())),
+            Finding::new(kind, at, change.flag.canonical().trim_start_matches("--"))
+                .deployment(&dep.name)
+                .evidence(EvidenceRef::new(&change.flag.evidence, bump.to_ref())),
         );
     }
 }

@@ -5,9 +5,8 @@
 use super::engines::EngineHandle;
 use super::refs::{self, DerivedRef, Unresolved};
 use super::AuditOptions;
-use crate::codes::Code;
 use crate::recipe::Deployment;
-use crate::report::{Finding, Location};
+use crate::finding::{Finding, FindingKind, Location};
 
 /// The refs one deployment is audited across.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -34,7 +33,8 @@ pub(super) fn derive_refs(
     let mut refs = DeploymentRefs::default();
     let mut unresolved = |u: Unresolved, span: Option<&crate::recipe::Span>, subject: &str| {
         let at = span.map(Location::from_span).unwrap_or(Location { path: String::new(), line: 1, column: 1, offset: None, len: None });
-        findings.push(Finding::new(Code::EA303, at, subject, u.message).deployment(&dep.name));
+        let kind = FindingKind::UnresolvedRef { engine: u.engine.to_string(), value: u.what, detail: u.message };
+        findings.push(Finding::new(kind, at, subject).deployment(&dep.name));
     };
     // The recipe before the change names no span in this file: say it in a note.
     let mut unresolved_before = |u: Unresolved| notes.push(format!("{}: before the change: {}", dep.name, u.message));

@@ -407,7 +407,7 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
         .map(|((engine, from, to), (how, deployments))| BumpSummary { engine, from, to, how: how.into_iter().collect(), deployments })
         .collect();
     crate::trace::summary("audit");
-    crate::report::finding::normalize(&mut report.findings);
+    crate::finding::normalize(&mut report.findings);
     report.notes.sort();
     report.notes.dedup();
     report.problems.sort();

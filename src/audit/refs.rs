@@ -16,6 +16,9 @@ pub struct DerivedRef {
 /// Why a recipe's engine could not be mapped to a ref (EA303).
 #[derive(Debug, Clone)]
 pub struct Unresolved {
+    /// The engine, as shown (`SGLang`, `Dynamo`).
+    pub engine: &'static str,
+    /// The value as written (the image, the `dynamo:` value).
     pub what: String,
     pub message: String,
 }
@@ -33,6 +36,7 @@ pub fn sglang_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedR
     let tried = image_candidates(image);
     let tried = if tried.is_empty() { "nothing: the tag names no version or commit".to_string() } else { tried.join(", ") };
     Err(Unresolved {
+        engine: "SGLang",
         what: container.value.clone(),
         message: format!("image `{}` maps to no SGLang ref in {} (tried {tried})", container.value, repo.spec),
     })
@@ -55,6 +59,7 @@ fn image_candidates(image: &ImageTag) -> Vec<String> {
 pub fn dynamo_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
     let Some(spec) = &dep.dynamo else { return Ok(None) };
     let unresolved = |detail: String| Unresolved {
+        engine: "Dynamo",
         what: spec.raw.value.clone(),
         message: format!("dynamo {} `{}` maps to no Dynamo ref in {}: {detail}", spec.field, spec.raw.value, repo.spec),
     };

@@ -3,7 +3,7 @@
 
 use crate::check::edits::{delete_yaml_line, replace_in_span, replace_value};
 use crate::recipe::{Deployment, EnvUse, FlagValue, RecipeFile, RoleConfig, Span};
-use crate::report::{EvidenceRef, Finding, Fix, Location};
+use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location};
 use crate::rules::model::FixSpec;
 use crate::rules::{DeploymentFacts, Fact, FactValue, RoleFacts, RuleHit, SpanRef};
 use crate::surface::Known;
@@ -72,10 +72,8 @@ pub fn to_finding(hit: RuleHit, file: &RecipeFile, dep: &Deployment) -> Finding 
         .unwrap_or(Location { path: file.path.clone(), line: 1, column: 1, offset: None, len: None });
     let fix = fix_of(&hit, file, dep);
     Finding {
-        code: hit.rule_id,
-        name: hit.rule_name,
+        kind: FindingKind::Rule { id: hit.rule_id, name: hit.rule_name, message: hit.message, doc: hit.doc },
         severity: hit.severity,
-        message: hit.message,
         location,
         deployment: Some(hit.deployment),
         role: hit.role,
@@ -92,7 +90,6 @@ pub fn to_finding(hit: RuleHit, file: &RecipeFile, dep: &Deployment) -> Finding 
             })
             .collect(),
         fix,
-        doc: hit.doc,
         affects: Vec::new(),
     }
 }
@@ -102,7 +99,7 @@ fn fix_of(hit: &RuleHit, file: &RecipeFile, dep: &Deployment) -> Option<Fix> {
     if hit.fix.is_empty() {
         return None;
     }
-    let mut words = Vec::new();
+    let mut actions = Vec::new();
     let mut edits = Vec::new();
     for action in &hit.fix {
         let role = dep.roles.iter().find(|r| Some(&r.role) == action.role.as_ref().or(hit.role.as_ref()));
@@ -112,30 +109,30 @@ fn fix_of(hit: &RuleHit, file: &RecipeFile, dep: &Deployment) -> Option<Fix> {
         };
         match &action.spec {
             FixSpec::SetFlag { name, value } => {
-                words.push(format!("set `{name}: {value}`"));
+                actions.push(FixAction::Set { assignment: format!("{name}: {value}") });
                 if let Some(f) = flag(name) {
                     edits.extend(replace_value(file, &f.value_span, value));
                 }
             }
             FixSpec::RemoveFlag { name } => {
-                words.push(format!("remove `{name}`"));
+                actions.push(FixAction::Remove { name: name.clone(), use_instead: None });
                 if let Some(f) = flag(name) {
                     edits.extend(delete_yaml_line(file, &f.key_span, &f.value_span));
                 }
             }
             FixSpec::RenameEnv { from, to } => {
-                words.push(format!("rename `{from}` to `{to}`"));
+                actions.push(FixAction::Rename { old: from.clone(), new: to.clone(), set: None });
                 if let Some(e) = env(from) {
                     edits.extend(replace_in_span(file, &e.name_span, from, to));
                 }
             }
             FixSpec::RemoveEnv { name } => {
-                words.push(format!("remove `{name}`"));
+                actions.push(FixAction::Remove { name: name.clone(), use_instead: None });
                 if let Some(e) = env(name) {
                     edits.extend(delete_yaml_line(file, &e.name_span, &e.value_span));
                 }
             }
         }
     }
-    Some(Fix { description: words.join(", "), edits })
+    Some(Fix { actions, edits })
 }

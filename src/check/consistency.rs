@@ -1,8 +1,7 @@
 //! A master config against the recipes it links: EA301 (image) and EA302 (Dynamo ref).
 
-use crate::codes::Code;
 use crate::recipe::{parse_image, DynamoRef, MasterEntry, RecipeFile, Spanned};
-use crate::report::{EvidenceRef, Finding, Location};
+use crate::finding::{EvidenceRef, Finding, FindingKind, Location};
 
 /// Two image references name the same image: same repository and tag; digests
 /// must agree only when both pin one.
@@ -38,18 +37,11 @@ pub fn check_entry(master: &RecipeFile, entry: &MasterEntry, recipe: &RecipeFile
     for dep in &recipe.deployments {
         if let (Some(image), Some(container)) = (&entry.image, &dep.container) {
             if !same_image(&image.value, &container.value) {
+                let kind = FindingKind::ImageMismatch { recipe_image: container.value.clone(), key: key.clone(), master_image: image.value.clone() };
                 out.push(
-                    Finding::new(
-                        Code::EA301,
-                        Location::from_span(&container.span),
-                        "model.container",
-                        format!(
-                            "the recipe runs `{}` but master config key `{key}` says `{}`: the benchmark and the recipe disagree on the engine build.",
-                            container.value, image.value
-                        ),
-                    )
-                    .deployment(&dep.name)
-                    .evidence(master_evidence(master, image, format!("{key}.image"))),
+                    Finding::new(kind, Location::from_span(&container.span), "model.container")
+                        .deployment(&dep.name)
+                        .evidence(master_evidence(master, image, format!("{key}.image"))),
                 );
             }
         }
@@ -59,18 +51,11 @@ pub fn check_entry(master: &RecipeFile, entry: &MasterEntry, recipe: &RecipeFile
                 continue;
             };
             if !same_dynamo(&master_ref, recipe_ref) {
+                let kind = FindingKind::EngineRefMismatch { recipe_ref: spec.raw.value.clone(), key: key.clone(), router_version: version.value.clone() };
                 out.push(
-                    Finding::new(
-                        Code::EA302,
-                        Location::from_span(&spec.raw.span),
-                        format!("dynamo.{}", spec.field),
-                        format!(
-                            "the recipe installs Dynamo `{}` but master config key `{key}` routes with version `{}`.",
-                            spec.raw.value, version.value
-                        ),
-                    )
-                    .deployment(&dep.name)
-                    .evidence(master_evidence(master, version, format!("{key}.router.version"))),
+                    Finding::new(kind, Location::from_span(&spec.raw.span), format!("dynamo.{}", spec.field))
+                        .deployment(&dep.name)
+                        .evidence(master_evidence(master, version, format!("{key}.router.version"))),
                 );
             }
         }

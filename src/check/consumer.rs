@@ -5,9 +5,8 @@
 //! fallback. Module-level failures stop the worker at start; the message says so.
 
 use super::Bump;
-use crate::codes::Code;
 use crate::extract::consumer::{ConsumerUse, GuardKind, UseKind};
-use crate::report::{EvidenceRef, Finding, Fix, Location};
+use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location, Missing};
 use crate::surface::{EngineSurface, Module};
 use crate::surface_diff::{added_modules, relocation};
 
@@ -39,9 +38,8 @@ pub fn check(consumer: &Consumer, sglang: Bump, out: &mut Vec<Finding>) {
 
 /// What fails and why, before the guard decides the code.
 struct Failure {
-    code: Code,
     subject: String,
-    what: String,
+    missing: Missing,
     hint: Option<String>,
     evidence: Vec<EvidenceRef>,
 }
@@ -59,9 +57,8 @@ fn import_failure(module: &str, name: Option<&str>, new_modules: &NewModules) ->
     if target.is_none() && !is_namespace_package(to, module) {
         let hint = moved_to(module, new_modules);
         return Some(Failure {
-            code: Code::EA201,
             subject: module.to_string(),
-            what: format!("module `{module}` does not exist at SGLang {}", to.ref_name),
+            missing: Missing::Module { module: module.to_string(), target: to.ref_name.clone() },
             evidence: hint
                 .as_ref()
                 .and_then(|m| to.module(m))
@@ -91,11 +88,10 @@ fn import_failure(module: &str, name: Option<&str>, new_modules: &NewModules) ->
     }
     let hint = if target.is_none() { moved_to(&submodule, new_modules) } else { None };
     Some(Failure {
-        code: if target.is_none() { Code::EA201 } else { Code::EA202 },
         subject: submodule.clone(),
-        what: match target {
-            Some(_) => format!("`{module}` defines no `{name}` at SGLang {}", to.ref_name),
-            None => format!("module `{submodule}` does not exist at SGLang {}", to.ref_name),
+        missing: match target {
+            Some(_) => Missing::Symbol { module: module.to_string(), name: name.to_string(), target: to.ref_name.clone() },
+            None => Missing::Module { module: submodule.clone(), target: to.ref_name.clone() },
         },
         evidence: target
             .map(|t| EvidenceRef {
@@ -150,9 +146,8 @@ fn attribute_failure(class: &str, attribute: &str, sglang: Bump) -> Option<Failu
         None => None,
     };
     Some(Failure {
-        code: Code::EA203,
         subject: format!("{class}.{attribute}"),
-        what: format!("`{class}.{attribute}` does not exist at SGLang {}", sglang.to.ref_name),
+        missing: Missing::Attribute { class: class.to_string(), attribute: attribute.to_string(), target: sglang.to.ref_name.clone() },
         hint: None,
         evidence: before
             .map(|m| {
@@ -193,26 +188,19 @@ fn handler_never_runs(u: &ConsumerUse, all: &[ConsumerUse], to: &EngineSurface) 
 
 fn finish(f: Failure, u: &ConsumerUse, dynamo_ref: &str) -> Finding {
     let at = Location::from_evidence(&u.evidence);
-    let consequence = if u.top_level {
-        "It runs at module import, so the Dynamo worker crashes at start."
-    } else {
-        "The code path that reaches it fails when it runs."
+    let (consumer_ref, snippet, moved_to) = (dynamo_ref.to_string(), u.snippet.clone(), f.hint.clone());
+    let kind = match &u.guard {
+        Some(g) => FindingKind::ConsumerFallback {
+            missing: f.missing,
+            consumer_ref,
+            snippet,
+            guard: guard_words(&g.kind),
+            fallback: g.fallback.clone(),
+            moved_to,
+        },
+        None => FindingKind::ConsumerMissing { missing: f.missing, consumer_ref, snippet, at_start: u.top_level, moved_to },
     };
-    let hint = f.hint.as_deref().map(|h| format!(" It moved to `{h}`.")).unwrap_or_default();
-    let (code, message) = match &u.guard {
-        Some(g) => (
-            Code::EA204,
-            format!(
-                "{} (Dynamo {dynamo_ref}, `{}`), but the use is guarded ({}); instead it falls back to `{}`.{hint}",
-                f.what,
-                u.snippet,
-                guard_words(&g.kind),
-                g.fallback
-            ),
-        ),
-        None => (f.code, format!("{} (Dynamo {dynamo_ref}, `{}`). {consequence}{hint}", f.what, u.snippet)),
-    };
-    let mut finding = Finding::new(code, at, f.subject, message).evidence(
+    let mut finding = Finding::new(kind, at, f.subject).evidence(
         EvidenceRef {
             path: u.evidence.path.clone(),
             line: u.evidence.line,
@@ -224,7 +212,7 @@ fn finish(f: Failure, u: &ConsumerUse, dynamo_ref: &str) -> Finding {
     for e in f.evidence {
         finding = finding.evidence(e);
     }
-    finding.fix(f.hint.map(|h| Fix { description: format!("import from `{h}` (or try both paths)"), edits: vec![] }))
+    finding.fix(f.hint.map(|module| Fix::advice(FixAction::ImportFrom { module })))
 }
 
 fn guard_words(kind: &GuardKind) -> String {

@@ -3,26 +3,21 @@
 //! does nothing. The recipe is audited with the value that wins; this finding
 //! names the dead entry and deletes it as a fix.
 
-use crate::codes::Code;
+use crate::finding::{Edit, Finding, FindingKind, Fix, FixAction, Location};
 use crate::recipe::yaml::DuplicateKey;
 use crate::recipe::{RecipeFile, Span};
-use crate::report::{Edit, Finding, Fix, Location};
 
 pub fn findings(file: &RecipeFile) -> Vec<Finding> {
     file.duplicates.iter().map(|d| finding(file, d)).collect()
 }
 
 fn finding(file: &RecipeFile, d: &DuplicateKey) -> Finding {
-    let message = format!(
-        "`{}` is set twice in this map; the loader keeps line {}, so line {} has no effect.",
-        d.key, d.kept_key.line, d.dead_key.line
-    );
-    let edit = delete_entry(file, &d.dead_key, &d.dead_value);
+    let (dead_line, kept_line) = (d.dead_key.line, d.kept_key.line);
     let fix = Fix {
-        description: format!("delete the entry on line {} (the value on line {} is the one used)", d.dead_key.line, d.kept_key.line),
-        edits: edit.into_iter().collect(),
+        actions: vec![FixAction::DeleteDuplicate { dead_line, kept_line }],
+        edits: delete_entry(file, &d.dead_key, &d.dead_value).into_iter().collect(),
     };
-    Finding::new(Code::EA304, Location::from_span(&d.dead_key), d.key.clone(), message).fix(Some(fix))
+    Finding::new(FindingKind::DuplicateKey { key: d.key.clone(), dead_line, kept_line }, Location::from_span(&d.dead_key), d.key.clone()).fix(Some(fix))
 }
 
 /// The lines of a block entry (`key: value`, or a key and its nested block),
@@ -66,8 +61,8 @@ backend:
         let found = findings(&file);
         assert_eq!(found.len(), 1);
         let f = &found[0];
-        assert_eq!((f.code.as_str(), f.location.line, f.severity), ("EA304", 6, crate::codes::Severity::Warning));
-        assert_eq!(f.message, "`moe-runner-backend` is set twice in this map; the loader keeps line 8, so line 6 has no effect.");
+        assert_eq!((f.code(), f.location.line, f.severity), ("EA304", 6, crate::codes::Severity::Warning));
+        assert_eq!(f.message(), "`moe-runner-backend` is set twice in this map; the loader keeps line 8, so line 6 has no effect.");
         let edit = &f.fix.as_ref().unwrap().edits[0];
         let mut fixed = RECIPE.to_string();
         fixed.replace_range(edit.offset..edit.offset + edit.len, &edit.replacement);

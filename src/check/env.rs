@@ -5,9 +5,8 @@
 
 use super::edits::replace_in_span;
 use super::Bump;
-use crate::codes::Code;
+use crate::finding::{EnvRename, EvidenceRef, Finding, FindingKind, Fix, FixAction, Location};
 use crate::recipe::{Deployment, EnvUse, RecipeFile};
-use crate::report::{EvidenceRef, Finding, Fix, Location};
 use crate::surface::{EngineSurface, EnvDeprecationKind, EnvVar, Known};
 use std::collections::HashSet;
 
@@ -61,45 +60,34 @@ fn check_use(file: &RecipeFile, u: &EnvUse, bump: Bump) -> Option<Finding> {
     };
     let ev = EvidenceRef::new(&var.evidence, to_ref);
     if let Some(new_name) = rewritten {
-        let message = match var.deprecated.as_ref().and_then(|d| d.replacement.as_ref().map(|r| (r, d))) {
-            // The rewritten name is itself retired: do not claim the value arrives anywhere.
-            Some((final_name, d)) => format!(
-                "`{}` is only read at {to_ref} through the legacy `SGL_` → `SGLANG_` prefix rewrite, as `{new_name}`, which is itself deprecated in favour of `{final_name}`: set `{final_name}` instead.",
-                u.name
-            ) + &d.transform.as_deref().map(|t| format!(" Its value is transformed by `{t}`.")).unwrap_or_default(),
-            None => format!("`{}` is read at {to_ref} only through the legacy `SGL_` → `SGLANG_` prefix rewrite, as `{new_name}`.", u.name),
-        };
+        // The rewritten name may itself be retired: then the value arrives nowhere it means anything.
+        let retired_for = var.deprecated.as_ref().and_then(|d| d.replacement.clone().map(|r| (r, d.transform.clone())));
         let (target, transform) = match &var.deprecated {
             Some(d) if d.replacement.is_some() => (d.replacement.clone().unwrap_or_default(), d.transform.as_deref()),
             _ => (new_name.clone(), None),
         };
-        return Some(Finding::new(Code::EA102, at, &u.name, message).evidence(ev).fix(Some(rename_fix(file, u, &target, transform))));
+        let how = EnvRename::PrefixRewrite { read_as: new_name.clone(), retired_for };
+        return Some(
+            Finding::new(FindingKind::EnvRenamed { name: u.name.clone(), target: to_ref.to_string(), how }, at, &u.name)
+                .evidence(ev)
+                .fix(Some(rename_fix(file, u, &target, transform))),
+        );
     }
     let Some(dep) = &var.deprecated else {
         return default_changed(u, var, bump);
     };
-    let message = dep.message.as_deref().map(|m| format!(" Upstream says: \"{m}\"")).unwrap_or_default();
+    let (name, target, upstream) = (u.name.clone(), to_ref.to_string(), dep.message.clone());
     Some(match (dep.kind, &dep.replacement) {
         (EnvDeprecationKind::Renamed | EnvDeprecationKind::Alias, Some(new_name)) => {
             let transform = dep.transform.as_deref();
-            let how = match transform {
-                Some("_invert_bool") => " with inverted polarity (a true value now means the opposite: set the new name to the negated value)".to_string(),
-                Some("_ms_to_s") => " with a unit change: milliseconds → seconds".to_string(),
-                Some(t) => format!(" through the transform `{t}`"),
-                None => String::new(),
-            };
-            Finding::new(Code::EA102, at, &u.name, format!("`{}` is deprecated at {to_ref}: its value is forwarded to `{new_name}`{how}.{message}", u.name))
+            let how = EnvRename::Forwarded { new: new_name.clone(), transform: dep.transform.clone(), upstream };
+            Finding::new(FindingKind::EnvRenamed { name, target, how }, at, &u.name)
                 .evidence(ev.with_note(format!("{} → {new_name}", u.name)))
                 .fix(Some(rename_fix(file, u, new_name, transform)))
         }
-        _ => Finding::new(
-            Code::EA103,
-            at,
-            &u.name,
-            format!("`{}` no longer does anything at {to_ref}: the engine only reads it to log that it was removed.{message}", u.name),
-        )
-        .evidence(ev.with_note("read only to warn"))
-        .fix(Some(Fix { description: format!("remove `{}`", u.name), edits: vec![] })),
+        _ => Finding::new(FindingKind::EnvRemovalNotice { name, target, upstream }, at, &u.name)
+            .evidence(ev.with_note("read only to warn"))
+            .fix(Some(remove(u))),
     })
 }
 
@@ -107,29 +95,16 @@ fn check_use(file: &RecipeFile, u: &EnvUse, bump: Bump) -> Option<Finding> {
 fn missing(u: &EnvUse, bump: Bump) -> Finding {
     let at = Location::from_span(&u.name_span);
     match bump.from.and_then(|f| lookup(f, &u.name)) {
-        Some((old, _)) => Finding::new(
-            Code::EA101,
-            at,
-            &u.name,
-            format!(
-                "`{}` is gone at {}: no longer in the env registry and not read anywhere in the Python package; setting it has no effect.",
-                u.name,
-                bump.to_ref()
-            ),
-        )
-        .evidence(EvidenceRef::new(&old.evidence, bump.from_ref().unwrap_or_default()).with_note("registered here before"))
-        .fix(Some(Fix { description: format!("remove `{}`", u.name), edits: vec![] })),
-        None => Finding::new(
-            Code::EA104,
-            at,
-            &u.name,
-            format!(
-                "`{}` is not known to SGLang {} (typo?): not in the env registry and not read anywhere in the Python package; compiled extensions are not searched.",
-                u.name,
-                bump.label()
-            ),
-        ),
+        Some((old, _)) => Finding::new(FindingKind::EnvRemoved { name: u.name.clone(), target: bump.to_ref().to_string() }, at, &u.name)
+            .evidence(EvidenceRef::new(&old.evidence, bump.from_ref().unwrap_or_default()).with_note("registered here before"))
+            .fix(Some(remove(u))),
+        None => Finding::new(FindingKind::EnvUnknown { name: u.name.clone(), bump: bump.label() }, at, &u.name),
     }
+}
+
+/// Advice to remove a var that no longer does anything.
+fn remove(u: &EnvUse) -> Fix {
+    Fix::advice(FixAction::Remove { name: u.name.clone(), use_instead: None })
 }
 
 /// EA105: the recipe sets a var whose default changed (its setting may now be
@@ -140,15 +115,8 @@ fn default_changed(u: &EnvUse, var: &EnvVar, bump: Bump) -> Option<Finding> {
     if a == b {
         return None;
     }
-    Some(
-        Finding::new(
-            Code::EA105,
-            Location::from_span(&u.name_span),
-            &u.name,
-            format!("the default of `{}` changed from {a} to {b} ({}); the recipe sets it explicitly.", u.name, bump.label()),
-        )
-        .evidence(EvidenceRef::new(&var.evidence, bump.to_ref())),
-    )
+    let kind = FindingKind::EnvDefaultChanged { name: u.name.clone(), bump: bump.label(), old: a.to_string(), new: b.to_string() };
+    Some(Finding::new(kind, Location::from_span(&u.name_span), &u.name).evidence(EvidenceRef::new(&var.evidence, bump.to_ref())))
 }
 
 /// Rename the key and, for known transforms, convert the value, keeping quotes.
@@ -157,22 +125,21 @@ fn rename_fix(file: &RecipeFile, u: &EnvUse, new_name: &str, transform: Option<&
         Known::Value(v) => Some(v.as_str()),
         Known::Dynamic { .. } => None,
     };
+    let advice = |t: &str| Fix::advice(FixAction::RenameConvert { new: new_name.to_string(), transform: t.to_string() });
     let converted = match (transform, value) {
         (None, _) => None,
         (Some(t), Some(v)) => match transform_value(t, v) {
             Some(c) => Some(c),
-            None => return Fix { description: format!("rename to `{new_name}` and convert the value with `{t}`"), edits: vec![] },
+            None => return advice(t),
         },
-        (Some(t), None) => return Fix { description: format!("rename to `{new_name}` and convert the value with `{t}`"), edits: vec![] },
+        (Some(t), None) => return advice(t),
     };
-    let mut description = format!("rename `{}` to `{new_name}`", u.name);
     let mut edits = Vec::new();
     edits.extend(replace_in_span(file, &u.name_span, &u.name, new_name));
-    if let (Some(new_value), Some(old_value)) = (converted, value) {
-        description.push_str(&format!(" and set it to `{new_value}`"));
-        edits.extend(replace_in_span(file, &u.value_span, old_value, &new_value));
+    if let (Some(new_value), Some(old_value)) = (&converted, value) {
+        edits.extend(replace_in_span(file, &u.value_span, old_value, new_value));
     }
-    Fix { description, edits }
+    Fix { actions: vec![FixAction::Rename { old: u.name.clone(), new: new_name.to_string(), set: converted }], edits }
 }
 
 /// The engine's value transforms, for the mechanical fix. Unknown ones are not guessed.

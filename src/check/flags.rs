@@ -4,9 +4,8 @@
 use super::values::{arity, known_choices, render_choices, type_error, value_matches_choice};
 use super::edits::{delete_yaml_line, replace_in_span, replace_value};
 use super::Bump;
-use crate::codes::Code;
+use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location, SemanticChange, ValueProblem};
 use crate::recipe::{Deployment, FlagUse, FlagValue, RecipeFile, RecipeKind};
-use crate::report::{EvidenceRef, Finding, Fix, Location};
 use crate::surface::{EngineSurface, Flag, FlagDeprecationKind, Known};
 
 /// The option string a recipe key stands for (`cuda-graph-max-bs` → `--cuda-graph-max-bs`).
@@ -61,35 +60,20 @@ fn check_use(file: &RecipeFile, u: &FlagUse, bump: Bump) -> Option<Finding> {
     };
     let ev = EvidenceRef::new(&flag.evidence, to_ref);
     if let Some(dep) = &flag.deprecated {
-        let upstream = dep.message.as_deref().map(|m| format!(" Upstream says: \"{m}\"")).unwrap_or_default();
+        let (target, upstream) = (to_ref.to_string(), dep.message.clone());
         return Some(match dep.kind {
-            FlagDeprecationKind::Removed => Finding::new(
-                Code::EA002,
-                at,
-                &u.name,
-                format!("`{option}` is still parsed at {to_ref} but makes the server refuse to start.{upstream}"),
-            )
-            .evidence(ev.with_note(format!("{option} registered with an erroring action")))
-            .fix(Some(Fix { description: format!("remove `{}`{}", u.name, dep.replacement.as_deref().map(|r| format!(" and use `{r}`")).unwrap_or_default()), edits: vec![] })),
+            FlagDeprecationKind::Removed => Finding::new(FindingKind::RemovedFlag { option: option.clone(), target, upstream }, at, &u.name)
+                .evidence(ev.with_note(format!("{option} registered with an erroring action")))
+                .fix(Some(Fix::advice(FixAction::Remove { name: u.name.clone(), use_instead: dep.replacement.clone() }))),
             FlagDeprecationKind::Alias => {
                 let replacement = dep.replacement.clone().unwrap_or_else(|| flag.dest.replace('_', "-"));
-                Finding::new(
-                    Code::EA003,
-                    at,
-                    &u.name,
-                    format!("`{option}` is a deprecated alias of `{replacement}` at {to_ref}; the value still applies, under the new name."),
-                )
-                .evidence(ev.with_note(format!("{option} forwards to {replacement}")))
-                .fix(Some(rename_fix(file, u, &replacement)))
+                Finding::new(FindingKind::DeprecatedAlias { option: option.clone(), replacement: replacement.clone(), target }, at, &u.name)
+                    .evidence(ev.with_note(format!("{option} forwards to {replacement}")))
+                    .fix(Some(rename_fix(file, u, &replacement)))
             }
-            FlagDeprecationKind::Noop => Finding::new(
-                Code::EA004,
-                at,
-                &u.name,
-                format!("`{option}` is accepted at {to_ref} but only logs a deprecation warning; it has no effect.{upstream}"),
-            )
-            .evidence(ev.with_note(format!("{option} registered with a warning-only action")))
-            .fix(Some(remove_fix(file, u))),
+            FlagDeprecationKind::Noop => Finding::new(FindingKind::DeprecatedNoop { option: option.clone(), target, upstream }, at, &u.name)
+                .evidence(ev.with_note(format!("{option} registered with a warning-only action")))
+                .fix(Some(remove_fix(file, u))),
         });
     }
     check_value(u, flag, bump).map(|f| f.evidence(ev))
@@ -99,20 +83,18 @@ fn unknown_flag(u: &FlagUse, option: &str, bump: Bump) -> Finding {
     let to_ref = bump.to_ref();
     let before = bump.from.and_then(|f| f.flag(option));
     let names: Vec<&str> = bump.to.flags.iter().flat_map(|f| f.names.iter().map(String::as_str)).collect();
-    let close = similar_names(option, &names);
-    let mut message = format!("`{option}` is not accepted by the parser at {to_ref}");
-    if let Some(from) = bump.from_ref().filter(|_| before.is_some()) {
-        message.push_str(&format!(" (it was at {from})"));
-    }
-    message.push('.');
-    if let Some(c) = close.first() {
-        message.push_str(&format!(" Did you mean `{c}`?"));
-    }
-    let mut finding = Finding::new(Code::EA001, Location::from_span(&u.key_span), &u.name, message);
+    let suggestion = similar_names(option, &names).first().map(|c| c.to_string());
+    let kind = FindingKind::UnknownFlag {
+        option: option.to_string(),
+        target: to_ref.to_string(),
+        was_at: bump.from_ref().filter(|_| before.is_some()).map(str::to_string),
+        suggestion: suggestion.clone(),
+    };
+    let mut finding = Finding::new(kind, Location::from_span(&u.key_span), &u.name);
     if let (Some(flag), Some(from)) = (before, bump.from_ref()) {
         finding = finding.evidence(EvidenceRef::new(&flag.evidence, from).with_note(format!("{option} registered here")));
     }
-    finding.fix(close.first().map(|c| Fix { description: format!("did you mean `{c}`?"), edits: vec![] }))
+    finding.fix(suggestion.map(|name| Fix::advice(FixAction::DidYouMean { name })))
 }
 
 fn similar_names<'a>(option: &str, names: &[&'a str]) -> Vec<&'a str> {
@@ -124,39 +106,36 @@ fn check_value(u: &FlagUse, flag: &Flag, bump: Bump) -> Option<Finding> {
     let option = flag.canonical();
     let to_ref = bump.to_ref();
     let at = Location::from_span(&u.value_span);
+    let invalid = |problem| Finding::new(FindingKind::InvalidValue { option: option.to_string(), target: to_ref.to_string(), problem }, at.clone(), &u.name);
     let values: Vec<&str> = match &u.value {
         FlagValue::Switch { .. } => Vec::new(),
         FlagValue::Scalar { text, .. } => vec![text.as_str()],
         FlagValue::List { items } => items.iter().map(|i| i.value.as_str()).collect(),
         FlagValue::Dynamic { .. } | FlagValue::Null => return None,
         FlagValue::Invalid { reason } => {
-            return Some(Finding::new(Code::EA006, at, &u.name, format!("`{option}` cannot take this value: {reason}")));
+            return Some(invalid(ValueProblem::Unusable { reason: reason.clone() }));
         }
     };
     let (min, max) = arity(flag);
     if values.len() < min || max.is_some_and(|m| values.len() > m) {
-        let wants = match (min, max) {
-            (0, Some(0)) => "takes no value (it is a switch: write `true`)".to_string(),
-            (a, Some(b)) if a == b => format!("takes exactly {a} value{}", if a == 1 { "" } else { "s" }),
-            (a, None) => format!("takes at least {a} value{}", if a == 1 { "" } else { "s" }),
-            (a, Some(b)) => format!("takes {a} to {b} values"),
-        };
-        return Some(Finding::new(Code::EA006, at, &u.name, format!("`{option}` {wants} at {to_ref}; the recipe passes {}.", values.len())));
+        return Some(invalid(ValueProblem::Arity { min, max, passed: values.len() }));
     }
     if let Some(choices) = known_choices(flag) {
         if let Some(bad) = values.iter().find(|v| !choices.iter().any(|c| value_matches_choice(v, c))) {
-            return Some(Finding::new(
-                Code::EA005,
-                at,
-                &u.name,
-                format!("`{bad}` is not a valid choice for `{option}` at {to_ref} (choices: {}).", render_choices(choices)),
-            ));
+            let kind = FindingKind::InvalidChoice {
+                option: option.to_string(),
+                value: bad.to_string(),
+                target: to_ref.to_string(),
+                choices: render_choices(choices),
+            };
+            return Some(Finding::new(kind, at, &u.name));
         }
     }
-    if let Some(why) = values.iter().find_map(|v| type_error(flag, v)) {
-        return Some(Finding::new(Code::EA006, at, &u.name, format!("{why}, but `{option}` expects {} at {to_ref}.", flag.type_name.as_deref().unwrap_or("a value"))));
-    }
-    None
+    let expects = flag.type_name.clone().unwrap_or_else(|| "a value".into());
+    values
+        .iter()
+        .find_map(|v| Some((v, type_error(flag, v)?)))
+        .map(|(v, not_a)| invalid(ValueProblem::Type { value: v.to_string(), not_a, expects }))
 }
 
 /// EA008: a flag the recipe passes whose type, nargs or action changed.
@@ -169,29 +148,26 @@ fn semantics_changed(u: &FlagUse, bump: Bump) -> Option<Finding> {
     if old.deprecated.is_some() || new.deprecated.is_some() {
         return None;
     }
+    let change = |field: &str, old: String, new: String| SemanticChange { field: field.into(), old, new };
     let mut changes = Vec::new();
     if old.type_name != new.type_name {
-        changes.push(format!("type {} → {}", old.type_name.as_deref().unwrap_or("str"), new.type_name.as_deref().unwrap_or("str")));
+        let show = |t: &Option<String>| t.clone().unwrap_or_else(|| "str".into());
+        changes.push(change("type", show(&old.type_name), show(&new.type_name)));
     }
     if old.nargs != new.nargs {
         let show = |n: &Option<serde_json::Value>| n.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "one".into());
-        changes.push(format!("nargs {} → {}", show(&old.nargs), show(&new.nargs)));
+        changes.push(change("nargs", show(&old.nargs), show(&new.nargs)));
     }
     if old.action != new.action {
-        changes.push(format!("action {} → {}", old.action, new.action));
+        changes.push(change("action", old.action.clone(), new.action.clone()));
     }
     if changes.is_empty() {
         return None;
     }
     Some(
-        Finding::new(
-            Code::EA008,
-            Location::from_span(&u.key_span),
-            &u.name,
-            format!("`{option}` changed between {}: {}.", bump.label(), changes.join(", ")),
-        )
-        .evidence(EvidenceRef::new(&old.evidence, bump.from_ref().unwrap_or_default()))
-        .evidence(EvidenceRef::new(&new.evidence, bump.to_ref())),
+        Finding::new(FindingKind::SemanticsChanged { option, bump: bump.label(), changes }, Location::from_span(&u.key_span), &u.name)
+            .evidence(EvidenceRef::new(&old.evidence, bump.from_ref().unwrap_or_default()))
+            .evidence(EvidenceRef::new(&new.evidence, bump.to_ref())),
     )
 }
 
@@ -203,10 +179,10 @@ fn rename_fix(file: &RecipeFile, u: &FlagUse, replacement: &str) -> Fix {
         Some((f, v)) => (f, Some(v)),
         None => (replacement, None),
     };
-    let description = format!("replace `{}` with `{}`", u.name, replacement.trim_start_matches("--"));
+    let actions = vec![FixAction::Replace { old: u.name.clone(), new: replacement.trim_start_matches("--").to_string() }];
     // `--cuda-graph-backend-{decode,prefill}=disabled` names two flags: advice only.
     if new_flag.contains(['{', ' ', ',']) || !new_flag.starts_with("--") {
-        return Fix { description, edits: vec![] };
+        return Fix { actions, edits: vec![] };
     }
     let new_name = if u.name.starts_with('-') { new_flag.to_string() } else { new_flag.trim_start_matches("--").to_string() };
     let mut edits = Vec::new();
@@ -222,15 +198,18 @@ fn rename_fix(file: &RecipeFile, u: &FlagUse, replacement: &str) -> Fix {
                     last.replacement.push_str(value);
                 }
             }
-            _ => return Fix { description, edits: vec![] },
+            _ => return Fix { actions, edits: vec![] },
         }
     }
-    Fix { description, edits }
+    Fix { actions, edits }
 }
 
 /// Delete a `key: value` line of a YAML recipe (only when the entry is alone on its line).
 fn remove_fix(file: &RecipeFile, u: &FlagUse) -> Fix {
-    Fix { description: format!("remove `{}`", u.name), edits: delete_yaml_line(file, &u.key_span, &u.value_span).into_iter().collect() }
+    Fix {
+        actions: vec![FixAction::Remove { name: u.name.clone(), use_instead: None }],
+        edits: delete_yaml_line(file, &u.key_span, &u.value_span).into_iter().collect(),
+    }
 }
 
 /// A default that changed for a flag the deployment leaves unset.

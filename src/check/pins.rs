@@ -1,7 +1,6 @@
 //! Dynamo's requirement on SGLang against the SGLang target version: EA205.
 
-use crate::codes::Code;
-use crate::report::{EvidenceRef, Finding, Location};
+use crate::finding::{EvidenceRef, Finding, FindingKind, Location};
 use crate::surface::EngineSurface;
 use std::str::FromStr;
 
@@ -20,18 +19,15 @@ pub fn check(dynamo: &EngineSurface, sglang_to: &EngineSurface, out: &mut Vec<Fi
         if spec.contains(&target) {
             continue;
         }
-        let group = req.group.as_deref().map(|g| format!(" (extra `{g}`)")).unwrap_or_default();
+        let kind = FindingKind::PinMismatch {
+            consumer_ref: dynamo.ref_name.clone(),
+            requirement: req.raw.clone(),
+            extra: req.group.clone(),
+            target: target.to_string(),
+        };
         out.push(
-            Finding::new(
-                Code::EA205,
-                Location::from_evidence(&req.evidence),
-                "sglang",
-                format!(
-                    "Dynamo {} requires `{}`{group}, which excludes the SGLang target {target}: installing Dynamo with that extra pulls a different SGLang, or the resolver refuses.",
-                    dynamo.ref_name, req.raw
-                ),
-            )
-            .evidence(EvidenceRef::new(&req.evidence, &dynamo.ref_name).with_note(req.raw.clone())),
+            Finding::new(kind, Location::from_evidence(&req.evidence), "sglang")
+                .evidence(EvidenceRef::new(&req.evidence, &dynamo.ref_name).with_note(req.raw.clone())),
         );
     }
 }

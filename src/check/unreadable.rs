@@ -2,9 +2,8 @@
 //! fail closed: a change that breaks a file's syntax would otherwise hide every
 //! flag in it.
 
-use crate::codes::Code;
+use crate::finding::{Finding, FindingKind, Location};
 use crate::recipe::{RecipeError, RecipeLink};
-use crate::report::{Finding, Location};
 
 /// The finding for a file that could not be loaded, at the place the error names.
 pub fn unreadable(error: &RecipeError) -> Finding {
@@ -18,18 +17,12 @@ pub fn unreadable(error: &RecipeError) -> Finding {
     };
     let path = error.path().to_string();
     let location = Location { path: path.clone(), line, column, offset, len: offset.map(|_| 0) };
-    let reason = reason(error);
-    Finding::new(Code::EA305, location, path, format!("cannot be read as a recipe, so nothing in it was audited: {reason}"))
+    Finding::new(FindingKind::UnreadableRecipe { reason: reason(error) }, location, path)
 }
 
 /// The finding for a master-config entry whose link names a file that is not there.
 pub fn missing_link(entry_key: &str, link: &RecipeLink, target: &str) -> Finding {
-    Finding::new(
-        Code::EA305,
-        Location::from_span(&link.span),
-        target,
-        format!("`{entry_key}` links `{target}`, which does not exist; nothing it would run was audited"),
-    )
+    Finding::new(FindingKind::MissingLink { entry: entry_key.to_string(), target: target.to_string() }, Location::from_span(&link.span), target)
 }
 
 /// The error without the path prefix its `Display` starts with.
@@ -51,10 +44,10 @@ mod tests {
     fn a_yaml_error_is_an_error_finding_at_its_line() {
         let err = load_text("r.yaml", "name: a\nbackend:\n\t type: sglang\n".into(), &LinkMapping::default()).unwrap_err();
         let f = unreadable(&err);
-        assert_eq!(f.code, "EA305");
+        assert_eq!(f.code(), "EA305");
         assert_eq!(f.severity, crate::codes::Severity::Error);
         assert_eq!((f.location.path.as_str(), f.location.line), ("r.yaml", 3));
-        assert!(f.message.starts_with("cannot be read as a recipe, so nothing in it was audited: YAML syntax error"), "{}", f.message);
+        assert!(f.message().starts_with("cannot be read as a recipe, so nothing in it was audited: YAML syntax error"), "{}", f.message());
     }
 
     #[test]
@@ -62,6 +55,6 @@ mod tests {
         let err = RecipeError::NotUtf8 { path: "x.yaml".into(), offset: 9 };
         let f = unreadable(&err);
         assert_eq!((f.location.line, f.location.column), (1, 1));
-        assert!(f.message.ends_with("not valid UTF-8 (first bad byte at offset 9)"), "{}", f.message);
+        assert!(f.message().ends_with("not valid UTF-8 (first bad byte at offset 9)"), "{}", f.message());
     }
 }

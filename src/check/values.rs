@@ -1,6 +1,7 @@
 //! How argparse would treat a recipe value: type conversion and choice matching,
 //! written out so a finding can say exactly why a value is rejected.
 
+use crate::finding::NumberKind;
 use crate::surface::{Flag, Known, PyValue};
 
 /// A recipe value as the engine's parser would receive it.
@@ -15,10 +16,10 @@ pub fn value_matches_choice(value: &str, choice: &PyValue) -> bool {
 
 /// Why `value` fails the flag's `type=` conversion, if it does. Only the builtin
 /// conversions are judged; an engine-defined parser is not guessed at.
-pub fn type_error(flag: &Flag, value: &str) -> Option<String> {
+pub fn type_error(flag: &Flag, value: &str) -> Option<NumberKind> {
     match flag.type_name.as_deref() {
-        Some("int") if value.trim().parse::<i64>().is_err() => Some(format!("`{value}` is not an integer")),
-        Some("float") if parse_float(value).is_none() => Some(format!("`{value}` is not a number")),
+        Some("int") if value.trim().parse::<i64>().is_err() => Some(NumberKind::Integer),
+        Some("float") if parse_float(value).is_none() => Some(NumberKind::Number),
         _ => None,
     }
 }

@@ -178,7 +178,7 @@ fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<Finding>) {
 fn audit_files(files: &[RecipeFile], unread: Vec<Finding>, inputs: &Inputs, engines: &mut audit::Engines) -> miette::Result<AuditReport> {
     let mut result = audit::run_with(files, &inputs.opts, engines)?;
     result.findings.extend(unread);
-    crate::report::finding::normalize(&mut result.findings);
+    crate::finding::normalize(&mut result.findings);
     suppress::apply(&mut result, files, &inputs.policy);
     Ok(result)
 }

@@ -43,7 +43,8 @@ fn relativize(report: &mut AuditReport, root: &Path) {
     };
     for f in &mut report.findings {
         strip(&mut f.location.path);
-        f.message = f.message.replace(&prefix, "");
+        // Typed facts name paths too (an unresolved image's repository).
+        f.kind = crate::report::escape::map_strings(&f.kind, |s| *s = s.replace(&prefix, ""));
         for e in &mut f.evidence {
             strip(&mut e.path);
             if let Some(n) = &mut e.note {
@@ -54,7 +55,6 @@ fn relativize(report: &mut AuditReport, root: &Path) {
             strip(&mut a.path);
         }
         if let Some(fix) = &mut f.fix {
-            strip(&mut fix.description);
             for e in &mut fix.edits {
                 strip(&mut e.path);
             }
@@ -79,7 +79,7 @@ fn relativize(report: &mut AuditReport, root: &Path) {
         }
     }
     // Shorter paths sort differently: the order `audit` gives the same files.
-    crate::report::finding::normalize(&mut report.findings);
+    crate::finding::normalize(&mut report.findings);
 }
 
 pub fn run(args: DemoArgs) -> miette::Result<ExitCode> {

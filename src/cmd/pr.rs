@@ -55,7 +55,7 @@ pub fn run(args: PrArgs) -> miette::Result<ExitCode> {
     };
     let mut result = if change.recipes.is_empty() { AuditReport::default() } else { audit::run(&change.recipes, &opts)? };
     result.findings.extend(change.findings.iter().cloned());
-    crate::report::finding::normalize(&mut result.findings);
+    crate::finding::normalize(&mut result.findings);
     result.problems.extend(change.problems.iter().cloned());
     result.problems.sort();
     result.notes.push(change.summary(&snaps));

@@ -48,16 +48,16 @@ fn end_of(report: &AuditReport, loc: &Location) -> Option<(u32, u32)> {
 }
 
 fn message(f: &Finding, prefix: &str) -> String {
-    let mut m = format!("{prefix}{}", f.message);
+    let mut m = format!("{prefix}{}", f.message());
     for e in &f.evidence {
         let note = e.note.as_deref().map(|n| format!(" — {n}")).unwrap_or_default();
         let _ = write!(m, "\nevidence: {}{note}", evidence_plain(e));
     }
     if let Some(fix) = &f.fix {
         let applies = if fix.edits.is_empty() { "" } else { " (engine-audit --fix applies it)" };
-        let _ = write!(m, "\nfix: {}{applies}", fix.description);
+        let _ = write!(m, "\nfix: {}{applies}", fix.description(super::Lang::En));
     }
-    let _ = write!(m, "\ndocs: {}", f.doc);
+    let _ = write!(m, "\ndocs: {}", f.doc());
     m
 }
 
@@ -73,7 +73,7 @@ fn annotation(out: &mut String, report: &AuditReport, f: &Finding, place: Option
         }
     }
     let role = f.role.as_deref().map(|r| format!(" [{r}]")).unwrap_or_default();
-    props.push(format!("title={}", escape_property(&format!("{} {}{role}", f.code, f.name))));
+    props.push(format!("title={}", escape_property(&format!("{} {}{role}", f.code(), f.name()))));
     let _ = writeln!(out, "::{} {}::{}", command(f.severity), props.join(","), escape_data(&message(f, prefix)));
 }
 

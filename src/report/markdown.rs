@@ -14,6 +14,7 @@
 use super::{bump_labels, counts, describe, evidence_url, in_engine_source, Finding, Lang, RenderOptions};
 use crate::audit::AuditReport;
 use crate::codes::{area_of, impact_of, Area, Impact, Severity};
+use crate::finding::FindingKind;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -87,18 +88,18 @@ pub fn groups(report: &AuditReport) -> Vec<Group<'_>> {
     let mut by_key: BTreeMap<Key, Vec<&Finding>> = BTreeMap::new();
     for f in &report.findings {
         let phrase = describe::phrase(f, Lang::En, rule_title(report, f));
-        let key = (Section::of(&f.code), std::cmp::Reverse(f.severity), f.code.clone(), f.subject.clone(), phrase);
+        let key = (Section::of(f.code()), std::cmp::Reverse(f.severity), f.code().to_string(), f.subject.clone(), phrase);
         by_key.entry(key).or_default().push(f);
     }
     by_key.into_values().map(|findings| Group { findings }).collect()
 }
 
 fn of<'g, 'a>(groups: &'g [Group<'a>], pred: impl Fn(&str) -> bool) -> Vec<&'g Group<'a>> {
-    groups.iter().filter(|g| pred(&g.first().code)).collect()
+    groups.iter().filter(|g| pred(&g.first().code())).collect()
 }
 
 fn rule_title<'a>(report: &'a AuditReport, f: &Finding) -> Option<&'a str> {
-    report.rules.iter().find(|r| r.id == f.code).map(|r| r.title.as_str())
+    report.rules.iter().find(|r| r.id == f.code()).map(|r| r.title.as_str())
 }
 
 fn phrase(report: &AuditReport, g: &Group, lang: Lang) -> String {
@@ -257,12 +258,12 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
             .iter()
             .map(|g| {
                 let f = g.first();
-                let title = rule_title(report, f).unwrap_or(&f.name);
+                let title = rule_title(report, f).unwrap_or(&f.name());
                 let k = recipes_count(g.recipe_paths().len(), lang);
                 if zh {
-                    format!("风险规则 `{}` 命中 {k}：“{title}”", f.code)
+                    format!("风险规则 `{}` 命中 {k}：“{title}”", f.code())
                 } else {
-                    format!("risk rule `{}` matches {k}: {title}", f.code)
+                    format!("risk rule `{}` matches {k}: {title}", f.code())
                 }
             })
             .collect();
@@ -310,12 +311,9 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
 /// `` `--x` (`a` → `b`) `` for the list of changed defaults.
 fn default_item(f: &Finding, lang: Lang) -> String {
     let opt = describe::option(&f.subject);
-    let change = describe::phrase(f, Lang::En, None);
-    // The phrase names the values as code spans: the first two after the flag.
-    let spans = describe::code_spans(&change);
-    match (spans.get(1), spans.get(2), lang == Lang::Zh) {
-        (Some(a), Some(b), false) => format!("`{opt}` (`{a}` → `{b}`)"),
-        (Some(a), Some(b), true) => format!("`{opt}`（`{a}` → `{b}`）"),
+    match (&f.kind, lang == Lang::Zh) {
+        (FindingKind::DefaultChanged { old, new, .. }, false) => format!("`{opt}` (`{old}` → `{new}`)"),
+        (FindingKind::DefaultChanged { old, new, .. }, true) => format!("`{opt}`（`{old}` → `{new}`）"),
         _ => format!("`{opt}`"),
     }
 }
@@ -345,11 +343,14 @@ fn short_names<'a>(paths: &BTreeSet<&'a str>) -> BTreeMap<&'a str, String> {
 fn recipes_cell(g: &Group, lang: Lang) -> String {
     let zh = lang == Lang::Zh;
     // EA007 is said once per recipe folder: it is about every recipe in it.
-    if g.first().code == "EA007" {
+    if g.first().code() == "EA007" {
         let folders: BTreeSet<String> = g
             .findings
             .iter()
-            .filter_map(|f| describe::code_spans(&f.message).get(1).map(|s| s.to_string()))
+            .filter_map(|f| match &f.kind {
+                FindingKind::DefaultChanged { family, .. } => Some(family.clone()),
+                _ => None,
+            })
             .collect();
         if !folders.is_empty() {
             let names: Vec<String> = folders
@@ -447,7 +448,7 @@ fn fix_cell(g: &Group, lang: Lang) -> String {
     let mut fixes: Vec<String> = Vec::new();
     for f in &g.findings {
         let Some(fix) = &f.fix else { continue };
-        let mut words = describe::fix_words(&fix.description, lang);
+        let mut words = fix.description(lang);
         if !fix.edits.is_empty() {
             words.push_str(if lang == Lang::Zh { "（`--fix` 可自动修复）" } else { " (`--fix`)" });
         }
@@ -479,7 +480,7 @@ fn render_one(report: &AuditReport, groups: &[Group], lang: Lang, opts: &RenderO
     out.push('\n');
     let mut sections: BTreeMap<Section, Vec<&Group>> = BTreeMap::new();
     for g in groups {
-        sections.entry(Section::of(&g.first().code)).or_default().push(g);
+        sections.entry(Section::of(&g.first().code())).or_default().push(g);
     }
     for (section, rows) in &sections {
         let _ = if zh {
@@ -498,7 +499,7 @@ fn render_one(report: &AuditReport, groups: &[Group], lang: Lang, opts: &RenderO
             let _ = writeln!(
                 out,
                 "| `{}` {} | {} | {} | {} | {} |",
-                f.code,
+                f.code(),
                 severity_word(f.severity, lang),
                 cell(&phrase(report, g, lang)),
                 cell(&recipes_cell(g, lang)),

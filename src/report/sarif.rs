@@ -143,7 +143,7 @@ fn related(f: &Finding, opts: &RenderOptions) -> Vec<Value> {
 
 fn fingerprint(f: &Finding, place: &Location) -> String {
     let mut h = Sha256::new();
-    for part in [f.code.as_str(), place.path.as_str(), f.subject.as_str(), f.role.as_deref().unwrap_or(""), f.message.as_str()] {
+    for part in [f.code(), place.path.as_str(), f.subject.as_str(), f.role.as_deref().unwrap_or(""), f.message().as_str()] {
         h.update(part.as_bytes());
         h.update([0]);
     }
@@ -166,19 +166,19 @@ fn fixes(f: &Finding, opts: &RenderOptions) -> Option<Value> {
             json!({ "artifactLocation": { "uri": recipe_uri(path, opts) }, "replacements": replacements })
         })
         .collect();
-    Some(json!([{ "description": { "text": fix.description }, "artifactChanges": changes }]))
+    Some(json!([{ "description": { "text": fix.description(super::Lang::En) }, "artifactChanges": changes }]))
 }
 
 fn results(report: &AuditReport, rule_index: &dyn Fn(&str) -> Option<usize>, opts: &RenderOptions) -> Vec<Value> {
     let mut out = Vec::new();
     for f in &report.findings {
-        let mut text = f.message.clone();
+        let mut text = f.message().clone();
         if let Some(fix) = &f.fix {
-            text.push_str(&format!(" Fix: {}.", fix.description.trim_end_matches('.')));
+            text.push_str(&format!(" Fix: {}.", fix.description(super::Lang::En).trim_end_matches('.')));
         }
         let mut props = Map::new();
         props.insert("subject".into(), json!(f.subject));
-        props.insert("name".into(), json!(f.name));
+        props.insert("name".into(), json!(f.name()));
         if let Some(d) = &f.deployment {
             props.insert("deployment".into(), json!(d));
         }
@@ -186,7 +186,7 @@ fn results(report: &AuditReport, rule_index: &dyn Fn(&str) -> Option<usize>, opt
             props.insert("role".into(), json!(r));
         }
         props.insert("evidence".into(), serde_json::to_value(&f.evidence).unwrap_or(Value::Null));
-        props.insert("doc".into(), json!(f.doc));
+        props.insert("doc".into(), json!(f.doc()));
         // Engine-side findings stand on every recipe place that installs that build.
         let places: Vec<(Location, bool)> = if in_engine_source(f) && !f.affects.is_empty() {
             f.affects.iter().map(|a| (a.clone(), true)).collect()
@@ -195,8 +195,8 @@ fn results(report: &AuditReport, rule_index: &dyn Fn(&str) -> Option<usize>, opt
         };
         for (place, via_recipe) in places {
             let mut result = Map::new();
-            result.insert("ruleId".into(), json!(f.code));
-            if let Some(i) = rule_index(&f.code) {
+            result.insert("ruleId".into(), json!(f.code()));
+            if let Some(i) = rule_index(&f.code()) {
                 result.insert("ruleIndex".into(), json!(i));
             }
             result.insert("level".into(), json!(level(f.severity)));

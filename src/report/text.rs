@@ -45,7 +45,7 @@ impl Diagnostic for FindingDiagnostic<'_> {
         })
     }
     fn url<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        Some(Box::new(&self.finding.doc))
+        Some(Box::new(self.finding.doc()))
     }
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
         self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
@@ -67,7 +67,7 @@ fn snippet<'a>(report: &'a AuditReport, f: &Finding) -> Option<(&'a str, usize, 
 }
 
 fn diagnostic<'a>(report: &'a AuditReport, f: &'a Finding) -> FindingDiagnostic<'a> {
-    let rule_title = report.rules.iter().find(|r| r.id == f.code).map(|r| r.title.as_str());
+    let rule_title = report.rules.iter().find(|r| r.id == f.code()).map(|r| r.title.as_str());
     let role = f.role.as_deref().map(|r| format!(" [{r}]")).unwrap_or_default();
     let (source, label) = match snippet(report, f) {
         Some((text, offset, len)) => {
@@ -84,17 +84,17 @@ fn diagnostic<'a>(report: &'a AuditReport, f: &'a Finding) -> FindingDiagnostic<
     };
     // Without a snippet, say where: the recipe line, or for engine-side findings
     // the recipe places they affect (the engine file is in the evidence).
-    let mut message = f.message.clone();
+    let mut message = f.message().clone();
     if source.is_none() && !in_engine_source(f) && !f.location.path.is_empty() {
         message = format!("{}:{}:{}: {message}", f.location.path, f.location.line, f.location.column);
     }
     let help = f.fix.as_ref().map(|fix| {
         let applies = if fix.edits.is_empty() { "" } else { " (--fix applies it)" };
-        format!("{}{applies}", fix.description)
+        format!("{}{applies}", fix.description(super::Lang::En))
     });
     FindingDiagnostic {
         finding: f,
-        code: format!("{} {}{role}", f.code, f.name),
+        code: format!("{} {}{role}", f.code(), f.name()),
         message,
         source,
         label,

@@ -1,5 +1,12 @@
-//! A finding: what is wrong, where in the recipe (or Dynamo file), the engine
-//! evidence that proves it, and the mechanical fix when there is one.
+//! The data model of a finding: what is wrong (a typed [`FindingKind`]), where
+//! in the recipe (or consumer file), the engine evidence that proves it, and
+//! the fix. Renderers (`report`) read it; checks (`check`) build it.
+
+mod fix;
+mod kind;
+
+pub use fix::FixAction;
+pub use kind::{arity_words, EnvRename, FindingKind, Missing, NumberKind, SemanticChange, ValueProblem};
 
 use crate::codes::{Code, Severity};
 use serde::Serialize;
@@ -70,56 +77,110 @@ pub struct Edit {
     pub replacement: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A fix: typed actions (rendered in words per language) and the byte edits
+/// that `--fix` applies; no edits when the fix is advice only.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fix {
-    /// What the fix does, in words (`rename to cuda-graph-max-bs-decode`).
-    pub description: String,
+    pub actions: Vec<FixAction>,
     /// Empty when the fix is advice only (no mechanical edit).
     pub edits: Vec<Edit>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+impl Fix {
+    pub fn advice(action: FixAction) -> Fix {
+        Fix { actions: vec![action], edits: Vec::new() }
+    }
+
+    /// What the fix does, in words (`replace `a` with `b``).
+    pub fn description(&self, lang: crate::report::Lang) -> String {
+        fix::describe(&self.actions, lang)
+    }
+}
+
+impl Serialize for Fix {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Fix", 2)?;
+        st.serialize_field("description", &self.description(crate::report::Lang::En))?;
+        st.serialize_field("edits", &self.edits)?;
+        st.end()
+    }
+}
+
+/// A finding: what (the typed [`FindingKind`], which renders the message), how
+/// bad, where, about what, the evidence, and the fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    /// `EA003`, or a rule id (`R001`).
-    pub code: String,
-    pub name: String,
+    pub kind: FindingKind,
     pub severity: Severity,
-    pub message: String,
-    #[serde(flatten)]
     pub location: Location,
     /// The deployment (recipe name) it is about, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub deployment: Option<String>,
-    /// prefilll / decode / ... for role-scoped flags and env vars.
+    /// prefill / decode / ... for role-scoped flags and env vars.
     pub role: Option<String>,
     /// The flag without `--`, the env var, the module, or `Class.attribute`.
     pub subject: String,
     pub evidence: Vec<EvidenceRef>,
     pub fix: Option<Fix>,
-    /// Repository-relative doc page of the code or rule.
-    pub doc: String,
     /// For findings located in engine source (EA201–EA205, in Dynamo): the recipe
     /// places that install that engine build (their `dynamo:` value), so reports
     /// can point at lines of the user's repository too.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub affects: Vec<Location>,
 }
 
+/// A finding as the JSON report (and SARIF's properties) write it.
+#[derive(Serialize)]
+struct FindingRecord<'a> {
+    code: &'a str,
+    name: &'a str,
+    severity: Severity,
+    message: String,
+    #[serde(flatten)]
+    location: &'a Location,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deployment: &'a Option<String>,
+    role: &'a Option<String>,
+    subject: &'a str,
+    evidence: &'a [EvidenceRef],
+    fix: &'a Option<Fix>,
+    doc: String,
+    #[serde(skip_serializing_if = "<[Location]>::is_empty")]
+    affects: &'a [Location],
+}
+
+impl Serialize for Finding {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        FindingRecord {
+            code: self.code(),
+            name: self.name(),
+            severity: self.severity,
+            message: self.message(),
+            location: &self.location,
+            deployment: &self.deployment,
+            role: &self.role,
+            subject: &self.subject,
+            evidence: &self.evidence,
+            fix: &self.fix,
+            doc: self.doc(),
+            affects: &self.affects,
+        }
+        .serialize(s)
+    }
+}
+
 impl Finding {
-    pub fn new(code: Code, location: Location, subject: impl Into<String>, message: impl Into<String>) -> Finding {
-        let info = code.info();
+    /// A finding of `kind` at its code's default severity.
+    pub fn new(kind: FindingKind, location: Location, subject: impl Into<String>) -> Finding {
+        let severity = kind.code().map_or(Severity::Warning, |c| c.info().severity);
         Finding {
-            code: code.as_str(),
-            name: info.name.to_string(),
-            severity: info.severity,
-            message: message.into(),
+            kind,
+            severity,
             location,
             deployment: None,
             role: None,
             subject: subject.into(),
             evidence: Vec::new(),
             fix: None,
-            doc: code.doc_path(),
             affects: Vec::new(),
         }
     }
@@ -144,13 +205,32 @@ impl Finding {
         self
     }
 
+    /// `EA003`, or the rule's id (`R001`).
+    pub fn code(&self) -> &str {
+        match &self.kind {
+            FindingKind::Rule { id, .. } => id,
+            other => other.code().map_or("", Code::as_str),
+        }
+    }
+    pub fn name(&self) -> &str {
+        self.kind.name()
+    }
+    /// The message, in English, rendered from the kind.
+    pub fn message(&self) -> String {
+        self.kind.message()
+    }
+    /// Repository-relative doc page of the code or rule.
+    pub fn doc(&self) -> String {
+        self.kind.doc()
+    }
+
     /// Deterministic order: file, position, code, subject.
     pub fn sort_key(&self) -> (String, u32, u32, String, String, Option<String>) {
         (
             self.location.path.clone(),
             self.location.line,
             self.location.column,
-            self.code.clone(),
+            self.code().to_string(),
             self.subject.clone(),
             self.role.clone(),
         )

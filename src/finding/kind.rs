@@ -1,0 +1,324 @@
+//! What a finding says, as typed facts: one variant per code (EA006 and EA102
+//! have a few shapes each). The English message is rendered here, the report
+//! phrases in `phrase.rs`; nothing reads a message back.
+
+use crate::codes::Code;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FindingKind {
+    /// EA001. `was_at`: the current release, when it still accepted the flag.
+    UnknownFlag { option: String, target: String, was_at: Option<String>, suggestion: Option<String> },
+    /// EA002.
+    RemovedFlag { option: String, target: String, upstream: Option<String> },
+    /// EA003.
+    DeprecatedAlias { option: String, replacement: String, target: String },
+    /// EA004.
+    DeprecatedNoop { option: String, target: String, upstream: Option<String> },
+    /// EA005. `choices` as the message shows them.
+    InvalidChoice { option: String, value: String, target: String, choices: String },
+    /// EA006.
+    InvalidValue { option: String, target: String, problem: ValueProblem },
+    /// EA007: a flag the recipes of `family` leave unset.
+    DefaultChanged { option: String, family: String, bump: String, old: String, new: String },
+    /// EA008.
+    SemanticsChanged { option: String, bump: String, changes: Vec<SemanticChange> },
+    /// EA101.
+    EnvRemoved { name: String, target: String },
+    /// EA102.
+    EnvRenamed { name: String, target: String, how: EnvRename },
+    /// EA103.
+    EnvRemovalNotice { name: String, target: String, upstream: Option<String> },
+    /// EA104.
+    EnvUnknown { name: String, bump: String },
+    /// EA105. Defaults as the registry writes them.
+    EnvDefaultChanged { name: String, bump: String, old: String, new: String },
+    /// EA201–EA203: what the consumer uses is missing and nothing catches it.
+    ConsumerMissing { missing: Missing, consumer_ref: String, snippet: String, at_start: bool, moved_to: Option<String> },
+    /// EA204: missing, but the use is guarded and falls back.
+    ConsumerFallback { missing: Missing, consumer_ref: String, snippet: String, guard: String, fallback: String, moved_to: Option<String> },
+    /// EA205. `extra`: the optional-dependency group the requirement sits in.
+    PinMismatch { consumer_ref: String, requirement: String, extra: Option<String>, target: String },
+    /// EA301.
+    ImageMismatch { recipe_image: String, key: String, master_image: String },
+    /// EA302.
+    EngineRefMismatch { recipe_ref: String, key: String, router_version: String },
+    /// EA303. `engine` as shown (`SGLang`, `Dynamo`); `detail` says what was tried.
+    UnresolvedRef { engine: String, value: String, detail: String },
+    /// EA304.
+    DuplicateKey { key: String, dead_line: u32, kept_line: u32 },
+    /// EA305: a file that could not be read, and why.
+    UnreadableRecipe { reason: String },
+    /// EA305: a master-config link to a file that is not there.
+    MissingLink { entry: String, target: String },
+    /// A risk rule's hit: its id, name, message and doc page come from the rule file.
+    Rule { id: String, name: String, message: String, doc: String },
+}
+
+/// Why a value does not fit its flag (EA006).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "problem", rename_all = "snake_case")]
+pub enum ValueProblem {
+    /// The recipe's value is not a flag value at all (a map).
+    Unusable { reason: String },
+    /// Too few or too many values: the flag takes `min..=max` (`None`: no bound).
+    Arity { min: usize, max: Option<usize>, passed: usize },
+    /// A value that does not convert with the flag's type.
+    Type { value: String, not_a: NumberKind, expects: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NumberKind {
+    Integer,
+    Number,
+}
+
+/// One argparse field of a flag that changed (EA008): `type`, `nargs` or `action`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SemanticChange {
+    pub field: String,
+    pub old: String,
+    pub new: String,
+}
+
+/// How a deprecated env var still arrives (EA102).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "via", rename_all = "snake_case")]
+pub enum EnvRename {
+    /// The registry forwards it to `new`, through `transform` when named.
+    Forwarded { new: String, transform: Option<String>, upstream: Option<String> },
+    /// Only the legacy `SGL_` → `SGLANG_` prefix rewrite reads it, as `read_as`;
+    /// `retired_for` when that name is itself deprecated (with its transform).
+    PrefixRewrite { read_as: String, retired_for: Option<(String, Option<String>)> },
+}
+
+/// What a consumer uses that the engine target lacks (EA201–EA204).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "missing", rename_all = "snake_case")]
+pub enum Missing {
+    Module { module: String, target: String },
+    Symbol { module: String, name: String, target: String },
+    Attribute { class: String, attribute: String, target: String },
+}
+
+impl Missing {
+    /// The code of an unguarded use: a module, a name, or a class member.
+    pub fn code(&self) -> Code {
+        match self {
+            Missing::Module { .. } => Code::EA201,
+            Missing::Symbol { .. } => Code::EA202,
+            Missing::Attribute { .. } => Code::EA203,
+        }
+    }
+
+    pub fn target(&self) -> &str {
+        match self {
+            Missing::Module { target, .. } | Missing::Symbol { target, .. } | Missing::Attribute { target, .. } => target,
+        }
+    }
+
+    fn what(&self) -> String {
+        match self {
+            Missing::Module { module, target } => format!("module `{module}` does not exist at SGLang {target}"),
+            Missing::Symbol { module, name, target } => format!("`{module}` defines no `{name}` at SGLang {target}"),
+            Missing::Attribute { class, attribute, target } => format!("`{class}.{attribute}` does not exist at SGLang {target}"),
+        }
+    }
+}
+
+/// ` Upstream says: "…"` when the engine gave a message.
+fn upstream_says(upstream: &Option<String>) -> String {
+    upstream.as_deref().map(|m| format!(" Upstream says: \"{m}\"")).unwrap_or_default()
+}
+
+/// `takes exactly 1 value`, `takes at least 2 values`, ...
+pub fn arity_words(min: usize, max: Option<usize>) -> String {
+    match (min, max) {
+        (0, Some(0)) => "takes no value (it is a switch: write `true`)".to_string(),
+        (a, Some(b)) if a == b => format!("takes exactly {a} value{}", if a == 1 { "" } else { "s" }),
+        (a, None) => format!("takes at least {a} value{}", if a == 1 { "" } else { "s" }),
+        (a, Some(b)) => format!("takes {a} to {b} values"),
+    }
+}
+
+impl ValueProblem {
+    /// The reason in words, without the flag's ref (the report's headings name it).
+    pub fn reason(&self, option: &str) -> String {
+        match self {
+            ValueProblem::Unusable { reason } => format!("`{option}` cannot take this value: {reason}"),
+            ValueProblem::Arity { min, max, passed } => format!("`{option}` {}; the recipe passes {passed}", arity_words(*min, *max)),
+            ValueProblem::Type { value, not_a, expects } => format!("{}, but `{option}` expects {expects}", not_a.words(value)),
+        }
+    }
+}
+
+impl NumberKind {
+    fn words(self, value: &str) -> String {
+        match self {
+            NumberKind::Integer => format!("`{value}` is not an integer"),
+            NumberKind::Number => format!("`{value}` is not a number"),
+        }
+    }
+}
+
+impl FindingKind {
+    /// The catalog code, or `None` for a rule.
+    pub fn code(&self) -> Option<Code> {
+        Some(match self {
+            FindingKind::UnknownFlag { .. } => Code::EA001,
+            FindingKind::RemovedFlag { .. } => Code::EA002,
+            FindingKind::DeprecatedAlias { .. } => Code::EA003,
+            FindingKind::DeprecatedNoop { .. } => Code::EA004,
+            FindingKind::InvalidChoice { .. } => Code::EA005,
+            FindingKind::InvalidValue { .. } => Code::EA006,
+            FindingKind::DefaultChanged { .. } => Code::EA007,
+            FindingKind::SemanticsChanged { .. } => Code::EA008,
+            FindingKind::EnvRemoved { .. } => Code::EA101,
+            FindingKind::EnvRenamed { .. } => Code::EA102,
+            FindingKind::EnvRemovalNotice { .. } => Code::EA103,
+            FindingKind::EnvUnknown { .. } => Code::EA104,
+            FindingKind::EnvDefaultChanged { .. } => Code::EA105,
+            FindingKind::ConsumerMissing { missing, .. } => missing.code(),
+            FindingKind::ConsumerFallback { .. } => Code::EA204,
+            FindingKind::PinMismatch { .. } => Code::EA205,
+            FindingKind::ImageMismatch { .. } => Code::EA301,
+            FindingKind::EngineRefMismatch { .. } => Code::EA302,
+            FindingKind::UnresolvedRef { .. } => Code::EA303,
+            FindingKind::DuplicateKey { .. } => Code::EA304,
+            FindingKind::UnreadableRecipe { .. } | FindingKind::MissingLink { .. } => Code::EA305,
+            FindingKind::Rule { .. } => return None,
+        })
+    }
+
+    /// The code as written: `EA003`, or the rule's id.
+    pub fn code_str(&self) -> String {
+        match self {
+            FindingKind::Rule { id, .. } => id.clone(),
+            other => other.code().map(|c| c.as_str().to_string()).unwrap_or_default(),
+        }
+    }
+
+    /// The code's (or rule's) name.
+    pub fn name(&self) -> &str {
+        match self {
+            FindingKind::Rule { name, .. } => name,
+            other => other.code().map_or("", |c| c.info().name),
+        }
+    }
+
+    /// The repository-relative doc page.
+    pub fn doc(&self) -> String {
+        match self {
+            FindingKind::Rule { doc, .. } => doc.clone(),
+            other => other.code().map(|c| c.doc_path()).unwrap_or_default(),
+        }
+    }
+
+    /// The whole message, in English, as every report shows it.
+    pub fn message(&self) -> String {
+        match self {
+            FindingKind::UnknownFlag { option, target, was_at, suggestion } => {
+                let was = was_at.as_deref().map(|from| format!(" (it was at {from})")).unwrap_or_default();
+                let hint = suggestion.as_deref().map(|c| format!(" Did you mean `{c}`?")).unwrap_or_default();
+                format!("`{option}` is not accepted by the parser at {target}{was}.{hint}")
+            }
+            FindingKind::RemovedFlag { option, target, upstream } => {
+                format!("`{option}` is still parsed at {target} but makes the server refuse to start.{}", upstream_says(upstream))
+            }
+            FindingKind::DeprecatedAlias { option, replacement, target } => {
+                format!("`{option}` is a deprecated alias of `{replacement}` at {target}; the value still applies, under the new name.")
+            }
+            FindingKind::DeprecatedNoop { option, target, upstream } => format!(
+                "`{option}` is accepted at {target} but only logs a deprecation warning; it has no effect.{}",
+                upstream_says(upstream)
+            ),
+            FindingKind::InvalidChoice { option, value, target, choices } => {
+                format!("`{value}` is not a valid choice for `{option}` at {target} (choices: {choices}).")
+            }
+            FindingKind::InvalidValue { option, target, problem } => match problem {
+                ValueProblem::Unusable { .. } => problem.reason(option),
+                ValueProblem::Arity { min, max, passed } => {
+                    format!("`{option}` {} at {target}; the recipe passes {passed}.", arity_words(*min, *max))
+                }
+                ValueProblem::Type { value, not_a, expects } => format!("{}, but `{option}` expects {expects} at {target}.", not_a.words(value)),
+            },
+            FindingKind::DefaultChanged { option, family, bump, old, new } => {
+                format!("`{option}` is not set by recipes in `{family}`, and its default changed {bump}: {old} → {new}.")
+            }
+            FindingKind::SemanticsChanged { option, bump, changes } => {
+                let changes: Vec<String> = changes.iter().map(|c| format!("{} {} → {}", c.field, c.old, c.new)).collect();
+                format!("`{option}` changed between {bump}: {}.", changes.join(", "))
+            }
+            FindingKind::EnvRemoved { name, target } => format!(
+                "`{name}` is gone at {target}: no longer in the env registry and not read anywhere in the Python package; setting it has no effect."
+            ),
+            FindingKind::EnvRenamed { name, target, how } => match how {
+                EnvRename::Forwarded { new, transform, upstream } => {
+                    let how = match transform.as_deref() {
+                        Some("_invert_bool") => " with inverted polarity (a true value now means the opposite: set the new name to the negated value)".to_string(),
+                        Some("_ms_to_s") => " with a unit change: milliseconds → seconds".to_string(),
+                        Some(t) => format!(" through the transform `{t}`"),
+                        None => String::new(),
+                    };
+                    format!("`{name}` is deprecated at {target}: its value is forwarded to `{new}`{how}.{}", upstream_says(upstream))
+                }
+                EnvRename::PrefixRewrite { read_as, retired_for: Some((final_name, transform)) } => format!(
+                    "`{name}` is only read at {target} through the legacy `SGL_` → `SGLANG_` prefix rewrite, as `{read_as}`, which is itself deprecated in favour of `{final_name}`: set `{final_name}` instead."
+                ) + &transform.as_deref().map(|t| format!(" Its value is transformed by `{t}`.")).unwrap_or_default(),
+                EnvRename::PrefixRewrite { read_as, retired_for: None } => {
+                    format!("`{name}` is read at {target} only through the legacy `SGL_` → `SGLANG_` prefix rewrite, as `{read_as}`.")
+                }
+            },
+            FindingKind::EnvRemovalNotice { name, target, upstream } => format!(
+                "`{name}` no longer does anything at {target}: the engine only reads it to log that it was removed.{}",
+                upstream_says(upstream)
+            ),
+            FindingKind::EnvUnknown { name, bump } => format!(
+                "`{name}` is not known to SGLang {bump} (typo?): not in the env registry and not read anywhere in the Python package; compiled extensions are not searched."
+            ),
+            FindingKind::EnvDefaultChanged { name, bump, old, new } => {
+                format!("the default of `{name}` changed from {old} to {new} ({bump}); the recipe sets it explicitly.")
+            }
+            FindingKind::ConsumerMissing { missing, consumer_ref, snippet, at_start, moved_to } => {
+                let consequence = if *at_start {
+                    "It runs at module import, so the Dynamo worker crashes at start."
+                } else {
+                    "The code path that reaches it fails when it runs."
+                };
+                format!("{} (Dynamo {consumer_ref}, `{snippet}`). {consequence}{}", missing.what(), moved(moved_to))
+            }
+            FindingKind::ConsumerFallback { missing, consumer_ref, snippet, guard, fallback, moved_to } => format!(
+                "{} (Dynamo {consumer_ref}, `{snippet}`), but the use is guarded ({guard}); instead it falls back to `{fallback}`.{}",
+                missing.what(),
+                moved(moved_to)
+            ),
+            FindingKind::PinMismatch { consumer_ref, requirement, extra, target } => {
+                let group = extra.as_deref().map(|g| format!(" (extra `{g}`)")).unwrap_or_default();
+                format!(
+                    "Dynamo {consumer_ref} requires `{requirement}`{group}, which excludes the SGLang target {target}: installing Dynamo with that extra pulls a different SGLang, or the resolver refuses."
+                )
+            }
+            FindingKind::ImageMismatch { recipe_image, key, master_image } => format!(
+                "the recipe runs `{recipe_image}` but master config key `{key}` says `{master_image}`: the benchmark and the recipe disagree on the engine build."
+            ),
+            FindingKind::EngineRefMismatch { recipe_ref, key, router_version } => {
+                format!("the recipe installs Dynamo `{recipe_ref}` but master config key `{key}` routes with version `{router_version}`.")
+            }
+            FindingKind::UnresolvedRef { detail, .. } => detail.clone(),
+            FindingKind::DuplicateKey { key, dead_line, kept_line } => {
+                format!("`{key}` is set twice in this map; the loader keeps line {kept_line}, so line {dead_line} has no effect.")
+            }
+            FindingKind::UnreadableRecipe { reason } => format!("cannot be read as a recipe, so nothing in it was audited: {reason}"),
+            FindingKind::MissingLink { entry, target } => {
+                format!("`{entry}` links `{target}`, which does not exist; nothing it would run was audited")
+            }
+            FindingKind::Rule { message, .. } => message.clone(),
+        }
+    }
+}
+
+fn moved(moved_to: &Option<String>) -> String {
+    moved_to.as_deref().map(|h| format!(" It moved to `{h}`.")).unwrap_or_default()
+}
