@@ -80,7 +80,7 @@ pub fn apply(report: &mut AuditReport, files: &[RecipeFile], policy: &Policy) {
     let texts: BTreeMap<&str, &str> =
         files.iter().filter(|f| f.text.contains("engine-audit:")).map(|f| (f.path.as_str(), f.text.as_str())).collect();
     for finding in &mut report.findings {
-        if let Some(severity) = override_for(&policy.severity, &finding.code()) {
+        if let Some(severity) = override_for(&policy.severity, finding.code()) {
             finding.severity = severity;
         }
     }
@@ -94,11 +94,11 @@ fn override_for(overrides: &BTreeMap<String, Severity>, code: &str) -> Option<Se
 }
 
 fn is_ignored(f: &Finding, policy: &Policy) -> bool {
-    policy.ignore.iter().any(|c| c.eq_ignore_ascii_case(&f.code()))
+    policy.ignore.iter().any(|c| c.eq_ignore_ascii_case(f.code()))
 }
 
 fn is_inline_suppressed(f: &Finding, texts: &BTreeMap<&str, &str>) -> bool {
-    texts.get(f.location.path.as_str()).is_some_and(|text| is_suppressed_at(text, f.location.line, &f.code()))
+    texts.get(f.location.path.as_str()).is_some_and(|text| is_suppressed_at(text, f.location.line, f.code()))
 }
 
 #[cfg(test)]

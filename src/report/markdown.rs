@@ -95,7 +95,7 @@ pub fn groups(report: &AuditReport) -> Vec<Group<'_>> {
 }
 
 fn of<'g, 'a>(groups: &'g [Group<'a>], pred: impl Fn(&str) -> bool) -> Vec<&'g Group<'a>> {
-    groups.iter().filter(|g| pred(&g.first().code())).collect()
+    groups.iter().filter(|g| pred(g.first().code())).collect()
 }
 
 fn rule_title<'a>(report: &'a AuditReport, f: &Finding) -> Option<&'a str> {
@@ -258,7 +258,7 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
             .iter()
             .map(|g| {
                 let f = g.first();
-                let title = rule_title(report, f).unwrap_or(&f.name());
+                let title = rule_title(report, f).unwrap_or(f.name());
                 let k = recipes_count(g.recipe_paths().len(), lang);
                 if zh {
                     format!("风险规则 `{}` 命中 {k}：“{title}”", f.code())
@@ -480,7 +480,7 @@ fn render_one(report: &AuditReport, groups: &[Group], lang: Lang, opts: &RenderO
     out.push('\n');
     let mut sections: BTreeMap<Section, Vec<&Group>> = BTreeMap::new();
     for g in groups {
-        sections.entry(Section::of(&g.first().code())).or_default().push(g);
+        sections.entry(Section::of(g.first().code())).or_default().push(g);
     }
     for (section, rows) in &sections {
         let _ = if zh {

@@ -192,7 +192,7 @@ pub fn repo_path(path: &str, opts: &RenderOptions) -> String {
 
 /// Findings located in engine source rather than in the user's files (EA201–EA205).
 pub fn in_engine_source(f: &Finding) -> bool {
-    f.location.offset.is_none() && crate::codes::in_consumer_source(&f.code())
+    f.location.offset.is_none() && crate::codes::in_consumer_source(f.code())
 }
 
 /// What an engine-side finding says when it is shown on a recipe's `dynamo:` line:

@@ -196,7 +196,7 @@ fn results(report: &AuditReport, rule_index: &dyn Fn(&str) -> Option<usize>, opt
         for (place, via_recipe) in places {
             let mut result = Map::new();
             result.insert("ruleId".into(), json!(f.code()));
-            if let Some(i) = rule_index(&f.code()) {
+            if let Some(i) = rule_index(f.code()) {
                 result.insert("ruleIndex".into(), json!(i));
             }
             result.insert("level".into(), json!(level(f.severity)));
