@@ -29,10 +29,7 @@ pub const PARSE_DEADLINE: Duration = Duration::from_secs(2);
 pub fn parse_deadline() -> Duration {
     static DEADLINE: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
     *DEADLINE.get_or_init(|| {
-        std::env::var("ENGINE_AUDIT_PARSE_DEADLINE_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .map_or(PARSE_DEADLINE, Duration::from_millis)
+        std::env::var("ENGINE_AUDIT_PARSE_DEADLINE_MS").ok().and_then(|v| v.parse().ok()).map_or(PARSE_DEADLINE, Duration::from_millis)
     })
 }
 
@@ -102,7 +99,9 @@ pub fn parse_bounded(text: String, syntax: &StatementSyntax, parser: &mut Parser
         text = String::from_utf8(bytes).expect("only whole statements (char-aligned) are blanked, with ASCII");
     }
     match parse_until(parser, &text, deadline) {
-        Some(tree) if statements_too_deep(tree.root_node(), syntax).is_empty() => Bounded { text, tree, skipped: Skipped::Statements(lines) },
+        Some(tree) if statements_too_deep(tree.root_node(), syntax).is_empty() => {
+            Bounded { text, tree, skipped: Skipped::Statements(lines) }
+        }
         Some(_) => whole_file(text, parser, WhyNot::TooDeep),
         None => whole_file(text, parser, WhyNot::TooSlow),
     }
@@ -195,10 +194,8 @@ mod tests {
         parse_bounded(text.to_string(), &PY, &mut p)
     }
 
-    const PY: StatementSyntax = StatementSyntax {
-        is_statement: |k| k.ends_with("_statement") || k.ends_with("_definition"),
-        no_op: "pass",
-    };
+    const PY: StatementSyntax =
+        StatementSyntax { is_statement: |k| k.ends_with("_statement") || k.ends_with("_definition"), no_op: "pass" };
 
     fn depth(node: Node) -> usize {
         let mut max = 0;
@@ -258,7 +255,11 @@ mod tests {
         let long = "echo hi\n".repeat(1_000);
         let bytes = long.as_bytes();
         let mut always = |_: &tree_sitter::ParseState| true;
-        let cancelled = p.parse_with_options(&mut |i, _| bytes.get(i..).unwrap_or_default(), None, Some(ParseOptions::new().progress_callback(&mut always)));
+        let cancelled = p.parse_with_options(
+            &mut |i, _| bytes.get(i..).unwrap_or_default(),
+            None,
+            Some(ParseOptions::new().progress_callback(&mut always)),
+        );
         assert!(cancelled.is_none(), "a progress callback that says stop cancels the parse");
         p.reset();
         let bounded = parse_bounded("echo hi\n".into(), &sh, &mut p);

@@ -23,10 +23,29 @@ impl Severity {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum Code {
-    EA001, EA002, EA003, EA004, EA005, EA006, EA007, EA008,
-    EA101, EA102, EA103, EA104, EA105,
-    EA201, EA202, EA203, EA204, EA205,
-    EA301, EA302, EA303, EA304, EA305,
+    EA001,
+    EA002,
+    EA003,
+    EA004,
+    EA005,
+    EA006,
+    EA007,
+    EA008,
+    EA101,
+    EA102,
+    EA103,
+    EA104,
+    EA105,
+    EA201,
+    EA202,
+    EA203,
+    EA204,
+    EA205,
+    EA301,
+    EA302,
+    EA303,
+    EA304,
+    EA305,
 }
 
 /// What part of a deployment a code is about: the report's sections.
@@ -169,10 +188,7 @@ impl Code {
     /// The doc page, as shipped in the binary.
     pub fn doc_page(self) -> Option<&'static str> {
         let name = format!("{self:?}.md");
-        crate::embedded::CODE_DOCS
-            .iter()
-            .find(|(path, _)| *path == name)
-            .and_then(|(_, bytes)| std::str::from_utf8(bytes).ok())
+        crate::embedded::CODE_DOCS.iter().find(|(path, _)| *path == name).and_then(|(_, bytes)| std::str::from_utf8(bytes).ok())
     }
     pub fn parse(s: &str) -> Option<Code> {
         CATALOG.iter().map(|c| c.code).find(|c| format!("{c:?}").eq_ignore_ascii_case(s))

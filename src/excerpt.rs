@@ -136,11 +136,7 @@ impl Excerpt {
         let start = label.offset().min(file_len);
         let end = (start + label.len()).min(file_len);
         let line_at = |offset: usize| {
-            self.segments
-                .iter()
-                .flat_map(|s| s.lines.iter().map(move |l| (s, l)))
-                .take_while(|(_, l)| l.line_start <= offset)
-                .last()
+            self.segments.iter().flat_map(|s| s.lines.iter().map(move |l| (s, l))).take_while(|(_, l)| l.line_start <= offset).last()
         };
         let Some((segment, first)) = line_at(start) else { return SourceSpan::new(0.into(), 0) };
         let from = first.map(start);
@@ -215,7 +211,9 @@ mod tests {
             }
         }
         let mut out = String::new();
-        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor()).render_report(&mut out, &E(excerpt, labels)).unwrap();
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            .render_report(&mut out, &E(excerpt, labels))
+            .unwrap();
         out
     }
 

@@ -242,11 +242,7 @@ fn apply_edits(text: &str, edits: &[&Edit]) -> String {
 impl FilePatch {
     /// The change as a unified diff (`--- path` / `+++ path`).
     pub fn diff(&self) -> String {
-        similar::TextDiff::from_lines(&self.before, &self.after)
-            .unified_diff()
-            .context_radius(3)
-            .header(&self.path, &self.path)
-            .to_string()
+        similar::TextDiff::from_lines(&self.before, &self.after).unified_diff().context_radius(3).header(&self.path, &self.path).to_string()
     }
 }
 
@@ -295,7 +291,10 @@ mod tests {
         assert_eq!(plan.patches[0].after, "alpha: 1  # keep\nbeta: 'TWO'\nc: 3\n");
         assert_eq!(plan.patches[0].fixes, 3);
         let diff = plan.patches[0].diff();
-        assert!(diff.starts_with("--- r.yaml\n+++ r.yaml\n@@ -1,3 +1,3 @@\n-a: 1  # keep\n-b: 'two'\n+alpha: 1  # keep\n+beta: 'TWO'\n"), "{diff}");
+        assert!(
+            diff.starts_with("--- r.yaml\n+++ r.yaml\n@@ -1,3 +1,3 @@\n-a: 1  # keep\n-b: 'two'\n+alpha: 1  # keep\n+beta: 'TWO'\n"),
+            "{diff}"
+        );
     }
 
     #[test]

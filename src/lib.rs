@@ -24,9 +24,9 @@ pub mod report;
 pub mod rules;
 pub mod source;
 pub mod spelling;
+pub mod suppress;
 pub mod surface;
 pub mod surface_diff;
-pub mod suppress;
 pub mod trace;
 
 // Linked for its exported zlib symbols (see Cargo.toml), not called from Rust.

@@ -54,7 +54,11 @@ mod tests {
         assert_eq!(closest("--enable-metric", names, 0.8, 3), ["--enable-metrics"]);
         assert!(closest("--x", names, 0.8, 3).is_empty());
         assert_eq!(closest("--speculative-algo", ["--speculative-algorithm", "--tp-size"], 0.8, 3), ["--speculative-algorithm"]);
-        assert_eq!(similarity("--speculative-algo", "--speculative-algorithm", 0.0), Some(36.0 / 41.0), "difflib's ratio: 2 × 18 common / 41");
+        assert_eq!(
+            similarity("--speculative-algo", "--speculative-algorithm", 0.0),
+            Some(36.0 / 41.0),
+            "difflib's ratio: 2 × 18 common / 41"
+        );
         assert_eq!(similarity("abc", "abcdefghij", 0.8), None, "ruled out by length alone");
         let huge = "1".repeat(100_000);
         assert_eq!(similarity(&huge, &huge, 0.5), None, "never compared");

@@ -40,9 +40,8 @@ impl Directive {
 
 /// A comment (`#` at line start or after whitespace, as in YAML and shell) that
 /// says `engine-audit: ignore` or `engine-audit: ignore[CODE, ...]`.
-static DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:^|\s)#\s*engine-audit:\s*ignore(?:\[([^\]]*)\])?(?:\s|$)").expect("a valid pattern")
-});
+static DIRECTIVE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|\s)#\s*engine-audit:\s*ignore(?:\[([^\]]*)\])?(?:\s|$)").expect("a valid pattern"));
 
 /// The directive on one line of text, if any.
 pub fn directive(line: &str) -> Option<Directive> {
@@ -65,10 +64,7 @@ pub fn is_suppressed_at(text: &str, line: u32, code: &str) -> bool {
         (rest.next(), rest.next())
     };
     let own_covers = own.and_then(directive).is_some_and(|d| d.covers(code));
-    let above_covers = above
-        .filter(|l| l.trim_start().starts_with('#'))
-        .and_then(directive)
-        .is_some_and(|d| d.covers(code));
+    let above_covers = above.filter(|l| l.trim_start().starts_with('#')).and_then(directive).is_some_and(|d| d.covers(code));
     own_covers || above_covers
 }
 
@@ -108,7 +104,10 @@ mod tests {
     #[test]
     fn reads_directives() {
         assert_eq!(directive("  cuda-graph-max-bs: 256  # engine-audit: ignore[EA003]"), Some(Directive::Codes(vec!["EA003".into()])));
-        assert_eq!(directive("# engine-audit: ignore[EA003, R001] reviewed in #123"), Some(Directive::Codes(vec!["EA003".into(), "R001".into()])));
+        assert_eq!(
+            directive("# engine-audit: ignore[EA003, R001] reviewed in #123"),
+            Some(Directive::Codes(vec!["EA003".into(), "R001".into()]))
+        );
         assert_eq!(directive("export X=1 #engine-audit:ignore"), Some(Directive::All));
         assert_eq!(directive("# engine-audit: ignored"), None);
         assert_eq!(directive("url: http://x/#engine-audit: ignore"), None, "a # inside a word is no comment");

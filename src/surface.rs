@@ -40,9 +40,7 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Known<T> {
 
 impl<T> Known<T> {
     pub fn dynamic(text: impl Into<String>) -> Self {
-        Known::Dynamic {
-            dynamic: text.into(),
-        }
+        Known::Dynamic { dynamic: text.into() }
     }
     pub fn value(&self) -> Option<&T> {
         match self {
@@ -111,10 +109,8 @@ impl Flag {
     }
     /// Whether the flag takes no value on the command line.
     pub fn is_switch(&self) -> bool {
-        matches!(
-            self.action.as_str(),
-            "store_true" | "store_false" | "store_const" | "count" | "BooleanOptionalAction"
-        ) || self.nargs == Some(serde_json::json!(0))
+        matches!(self.action.as_str(), "store_true" | "store_false" | "store_const" | "count" | "BooleanOptionalAction")
+            || self.nargs == Some(serde_json::json!(0))
     }
 }
 
@@ -274,10 +270,7 @@ impl EngineSurface {
         self.env.iter().find(|e| e.name == name)
     }
     pub fn module(&self, dotted: &str) -> Option<&Module> {
-        self.modules
-            .binary_search_by(|m| m.name.as_str().cmp(dotted))
-            .ok()
-            .map(|i| &self.modules[i])
+        self.modules.binary_search_by(|m| m.name.as_str().cmp(dotted)).ok().map(|i| &self.modules[i])
     }
 }
 

@@ -92,17 +92,11 @@ fn to_json<T: Serialize>(v: &T) -> serde_json::Value {
 
 /// The flag at `to` that takes over an option string of `from`.
 fn counterpart<'a>(to: &'a EngineSurface, flag: &Flag) -> Option<&'a Flag> {
-    to.flag(flag.canonical())
-        .or_else(|| flag.names.iter().find_map(|n| to.flag(n)))
+    to.flag(flag.canonical()).or_else(|| flag.names.iter().find_map(|n| to.flag(n)))
 }
 
 pub fn diff(from: &EngineSurface, to: &EngineSurface) -> SurfaceDiff {
-    let mut d = SurfaceDiff {
-        engine: to.engine.clone(),
-        from: from.ref_name.clone(),
-        to: to.ref_name.clone(),
-        ..Default::default()
-    };
+    let mut d = SurfaceDiff { engine: to.engine.clone(), from: from.ref_name.clone(), to: to.ref_name.clone(), ..Default::default() };
     diff_flags(from, to, &mut d);
     diff_env(from, to, &mut d);
     diff_modules(from, to, &mut d);
@@ -154,7 +148,13 @@ fn diff_flags(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
             ("action", to_json(&old.action), to_json(&new.action)),
         ] {
             if a != b {
-                d.semantics_changed.push(ValueChanged { subject: name.to_string(), what: what.into(), from: a, to: b, evidence: new.evidence.clone() });
+                d.semantics_changed.push(ValueChanged {
+                    subject: name.to_string(),
+                    what: what.into(),
+                    from: a,
+                    to: b,
+                    evidence: new.evidence.clone(),
+                });
             }
         }
     }
@@ -172,7 +172,11 @@ fn diff_env(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
             Some(new) => {
                 if old.deprecated.is_none() {
                     if let Some(dep) = &new.deprecated {
-                        d.env_deprecated.push(EnvDeprecated { name: old.name.clone(), deprecation: dep.clone(), evidence: new.evidence.clone() });
+                        d.env_deprecated.push(EnvDeprecated {
+                            name: old.name.clone(),
+                            deprecation: dep.clone(),
+                            evidence: new.evidence.clone(),
+                        });
                         continue;
                     }
                 }
@@ -249,7 +253,11 @@ fn diff_classes(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
         let Some(new) = to.classes.get(name) else { continue };
         for member in &old.members {
             if !new.members.iter().any(|m| m.name == member.name) {
-                d.class_members_removed.push(MemberRemoved { class: name.clone(), member: member.name.clone(), evidence: member.evidence.clone() });
+                d.class_members_removed.push(MemberRemoved {
+                    class: name.clone(),
+                    member: member.name.clone(),
+                    evidence: member.evidence.clone(),
+                });
             }
         }
     }

@@ -202,7 +202,9 @@ fn the_real_bump_v0_5_12_post1_to_v0_5_19() {
     let ea003: Vec<_> = with_code(&r, "EA003").into_iter().filter(|f| f.subject == "cuda-graph-max-bs").collect();
     assert!(uses > 0);
     assert_eq!(ea003.len(), uses, "one EA003 per use");
-    assert!(ea003.iter().all(|f| f.message().contains("--cuda-graph-max-bs-decode") && f.fix.as_ref().is_some_and(|x| !x.edits.is_empty())));
+    assert!(ea003
+        .iter()
+        .all(|f| f.message().contains("--cuda-graph-max-bs-decode") && f.fix.as_ref().is_some_and(|x| !x.edits.is_empty())));
     assert!(with_code(&r, "EA004").iter().all(|f| f.subject == "prefill-round-robin-balance"));
     assert!(!with_code(&r, "EA004").is_empty());
     assert!(with_code(&r, "EA103").iter().any(|f| f.subject == "SGLANG_ENABLE_SPEC_V2"));
@@ -274,7 +276,13 @@ fn sweep_every_release_and_every_recipe() {
             let tree = repo.tree_at(&repo.resolve(&tag).unwrap()).unwrap();
             let root = discover_package_root(&tree, engine, None).unwrap();
             let s = extract_surface(&tree, engine, &root, &tag, &Demand::full(engine));
-            println!("surface {name}@{tag}: {} flags, {} env vars, {} modules, {} warnings", s.flags.len(), s.env.len(), s.modules.len(), s.warnings.len());
+            println!(
+                "surface {name}@{tag}: {} flags, {} env vars, {} modules, {} warnings",
+                s.flags.len(),
+                s.env.len(),
+                s.modules.len(),
+                s.warnings.len()
+            );
             if engine == Engine::Sglang {
                 assert!(s.flags.len() > 300 && s.env.len() > 250, "{name}@{tag}");
             }

@@ -44,7 +44,6 @@ fn serve_raw(answer: impl Fn(&Request, TcpStream) + Send + Sync + 'static) -> St
     url
 }
 
-
 /// A response head without a length: the body runs until the connection closes.
 fn head(content_type: &str) -> String {
     format!("HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nConnection: close\r\n\r\n")
@@ -118,7 +117,8 @@ fn a_server_trickling_bytes_is_given_up_at_the_deadline() {
     // A long pkt-line announced, then its bytes one every 100 ms (well within
     // the idle limit) for 10 s: libgit2 waits for the whole line.
     let url = serve_raw(|_, mut stream| {
-        let _ = stream.write_all(format!("{}fff0# service=git-upload-pack", head("application/x-git-upload-pack-advertisement")).as_bytes());
+        let _ =
+            stream.write_all(format!("{}fff0# service=git-upload-pack", head("application/x-git-upload-pack-advertisement")).as_bytes());
         for _ in 0..100 {
             std::thread::sleep(Duration::from_millis(100));
             if stream.write_all(b"0").is_err() {

@@ -54,7 +54,8 @@ fn original(name: &str) -> String {
 }
 
 fn json(out: &std::process::Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
 /// Findings that still carry an edit `--fix` could apply.
@@ -115,7 +116,8 @@ fn fix_rewrites_the_recipes_and_a_second_audit_finds_nothing_to_fix() {
         let mode = std::fs::metadata(w.recipes.join("launch.sh")).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o755, "the script stays executable");
     }
-    let names: Vec<String> = std::fs::read_dir(&w.recipes).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> =
+        std::fs::read_dir(&w.recipes).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(names.len(), 2, "no temp files left: {names:?}");
 
     let after = json(&w.audit(&["--format", "json"]));
@@ -152,7 +154,10 @@ fn the_config_file_sets_sources_severities_ignores_and_the_gate() {
     // Flags win over the file.
     assert_eq!(run(&["--fail-on", "never"]).status.code(), Some(0));
     let ignored = json(&run(&["--ignore", "EA102"]));
-    assert!(ignored["findings"].as_array().unwrap().iter().all(|f| f["code"] != "EA102" && f["code"] != "EA007"), "--ignore adds to the file's list");
+    assert!(
+        ignored["findings"].as_array().unwrap().iter().all(|f| f["code"] != "EA102" && f["code"] != "EA007"),
+        "--ignore adds to the file's list"
+    );
 
     std::fs::write(w.recipes.join(".engine-audit.yaml"), "sglang: ../sglang.git\nfail-on: warning\n").unwrap();
     let out = run(&[]);
@@ -168,9 +173,10 @@ fn fix_on_a_copy_of_a_real_recipe() {
         eprintln!("ENGINE_AUDIT_CORPUS is not set: the real-recipe --fix test is skipped (.ci/run sets it)");
         return;
     };
-    let shared = std::env::var_os("ENGINE_AUDIT_SHARED").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    let real = shared
-        .join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp/8k1k_mtp_lowlat_0.yaml");
+    let shared = std::env::var_os("ENGINE_AUDIT_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    let real = shared.join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp/8k1k_mtp_lowlat_0.yaml");
     let dir = tempfile::tempdir().unwrap();
     let recipe = dir.path().join("8k1k_mtp_lowlat_0.yaml");
     std::fs::copy(&real, &recipe).unwrap_or_else(|e| panic!("{}: {e}", real.display()));
@@ -211,7 +217,12 @@ fn fix_on_a_copy_of_a_real_recipe() {
     assert!(new.contains("cuda-graph-max-bs-decode: 256") && !new.contains("cuda-graph-max-bs: "));
     let comments = |t: &str| t.lines().filter(|l| l.trim_start().starts_with('#')).map(str::to_string).collect::<Vec<_>>();
     assert_eq!(comments(&old), comments(&new), "comments kept in place");
-    let keys = |t: &str| t.lines().filter_map(|l| l.split_once(':').map(|(k, _)| k.trim().to_string())).filter(|k| !k.contains("SGLANG") && !k.contains("cuda-graph")).collect::<Vec<_>>();
+    let keys = |t: &str| {
+        t.lines()
+            .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim().to_string()))
+            .filter(|k| !k.contains("SGLANG") && !k.contains("cuda-graph"))
+            .collect::<Vec<_>>()
+    };
     let removed: Vec<String> = keys(&old).into_iter().filter(|k| !keys(&new).contains(k)).collect();
     assert_eq!(removed, vec!["prefill-round-robin-balance"], "key order kept; only the no-op flag removed");
 }
@@ -285,7 +296,11 @@ fn symlinks_in_the_tree_are_audited_and_only_their_target_is_fixed() {
     for name in ["a.yaml", "b.yaml"] {
         assert!(err.contains(&format!("{} is a symlink; not fixed", w.recipes.join(name).display())), "{err}");
     }
-    assert_eq!(std::fs::read_to_string(shared.join("dsmini-fix.yaml")).unwrap(), expected("dsmini-fix.yaml"), "fixed once, by its own name");
+    assert_eq!(
+        std::fs::read_to_string(shared.join("dsmini-fix.yaml")).unwrap(),
+        expected("dsmini-fix.yaml"),
+        "fixed once, by its own name"
+    );
 }
 
 #[test]
@@ -409,9 +424,13 @@ fn stale_fix_temp_files_are_cleaned_and_others_kept() {
     put("engine-audit-fix-Old123", true);
     let out = w.audit(&["--fix"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let mut names: Vec<String> = std::fs::read_dir(&w.recipes).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> =
+        std::fs::read_dir(&w.recipes).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
-    assert_eq!(names, [".engine-audit-fix-XyZ789", ".engine-audit-fix-notes.txt", "dsmini-fix.yaml", "engine-audit-fix-Old123", "launch.sh"]);
+    assert_eq!(
+        names,
+        [".engine-audit-fix-XyZ789", ".engine-audit-fix-notes.txt", "dsmini-fix.yaml", "engine-audit-fix-Old123", "launch.sh"]
+    );
 }
 
 #[cfg(unix)]

@@ -114,12 +114,7 @@ fn surface_matches_the_real_parser_and_registry() {
 fn v0_5_19_facts() {
     let Some(root) = src_root() else { return };
     let (flags, _) = flags_of(&root, "0.5.19");
-    let find = |name: &str| {
-        flags
-            .iter()
-            .find(|f| f.names.iter().any(|n| n == name))
-            .unwrap_or_else(|| panic!("{name} not extracted"))
-    };
+    let find = |name: &str| flags.iter().find(|f| f.names.iter().any(|n| n == name)).unwrap_or_else(|| panic!("{name} not extracted"));
     let max_bs = find("--cuda-graph-max-bs").deprecated.clone().expect("deprecated");
     assert_eq!(max_bs.kind, FlagDeprecationKind::Alias);
     assert_eq!(max_bs.replacement.as_deref(), Some("--cuda-graph-max-bs-decode"));
@@ -204,12 +199,8 @@ fn env_comparison_scores_what_it_is_given() {
         })
         .collect();
     for (name, (kinds, replacement, transform)) in oracle::expected_env_deprecations(&oracle) {
-        let deprecation = EnvDeprecation {
-            kind: kinds[0],
-            replacement: replacement.flatten(),
-            transform: transform.flatten(),
-            message: None,
-        };
+        let deprecation =
+            EnvDeprecation { kind: kinds[0], replacement: replacement.flatten(), transform: transform.flatten(), message: None };
         // Some registry fields are deprecated and still registered.
         match env.iter_mut().find(|e| e.name == name) {
             Some(registered) => registered.deprecated = Some(deprecation),

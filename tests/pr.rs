@@ -69,7 +69,8 @@ fn pr(repo: &Path, base: &str, head: &str, extra: &[&std::ffi::OsStr]) -> std::p
 }
 
 fn json(out: &std::process::Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
 fn findings(report: &serde_json::Value) -> Vec<(String, String, String)> {
@@ -77,7 +78,9 @@ fn findings(report: &serde_json::Value) -> Vec<(String, String, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| (f["code"].as_str().unwrap().to_string(), f["recipe"].as_str().unwrap().to_string(), f["subject"].as_str().unwrap().to_string()))
+        .map(|f| {
+            (f["code"].as_str().unwrap().to_string(), f["recipe"].as_str().unwrap().to_string(), f["subject"].as_str().unwrap().to_string())
+        })
         .collect()
 }
 
@@ -105,14 +108,19 @@ fn a_bump_pr_on_the_demo_engines() {
     repo.commit("bump", Some(base), "bump the mini engines");
 
     let summary = dir.path().join("summary.md");
-    let out = pr(&root, "main", "bump", &[
-        "--sglang".as_ref(),
-        ws.sglang_repo.as_os_str(),
-        "--dynamo".as_ref(),
-        ws.dynamo_repo.as_os_str(),
-        "--summary".as_ref(),
-        summary.as_os_str(),
-    ]);
+    let out = pr(
+        &root,
+        "main",
+        "bump",
+        &[
+            "--sglang".as_ref(),
+            ws.sglang_repo.as_os_str(),
+            "--dynamo".as_ref(),
+            ws.dynamo_repo.as_os_str(),
+            "--summary".as_ref(),
+            summary.as_os_str(),
+        ],
+    );
     assert_eq!(out.status.code(), Some(1), "errors fail the gate: {}", String::from_utf8_lossy(&out.stderr));
     let report = json(&out);
     let found = findings(&report);
@@ -121,7 +129,14 @@ fn a_bump_pr_on_the_demo_engines() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|b| (b["engine"].as_str().unwrap().into(), b["from"].as_str().unwrap_or("?").into(), b["to"].as_str().unwrap().into(), b["deployments"].as_u64().unwrap()))
+        .map(|b| {
+            (
+                b["engine"].as_str().unwrap().into(),
+                b["from"].as_str().unwrap_or("?").into(),
+                b["to"].as_str().unwrap().into(),
+                b["deployments"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         bumps,
@@ -134,7 +149,10 @@ fn a_bump_pr_on_the_demo_engines() {
         "the disagg recipe from its base refs to its head refs; the agg recipe at its unchanged target"
     );
     let how = report["bumps"][2]["how"].as_array().unwrap();
-    assert_eq!(how, &vec![serde_json::json!("before: image example/sglang:v1.0.0-cu130"), serde_json::json!("image example/sglang:v1.1.0-cu130")]);
+    assert_eq!(
+        how,
+        &vec![serde_json::json!("before: image example/sglang:v1.0.0-cu130"), serde_json::json!("image example/sglang:v1.1.0-cu130")]
+    );
 
     let has = |code: &str, path: &str, subject: &str| found.iter().any(|f| f.0 == code && f.1 == path && f.2 == subject);
     assert!(has("EA102", DISAGG, "SGLANG_DISABLE_MEM_CHECK"), "{found:#?}");
@@ -207,7 +225,11 @@ fn a_pr_whose_changes_cannot_be_read_fails_the_gate() {
         repo.commit("symlink", Some(base), "a symlinked recipe");
         let out = pr(&root, "main", "symlink", &engines);
         assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
-        assert!(codes(&out).contains(&("EA305".into(), "benchmarks/multi_node/srt-slurm-recipes/dsmini/linked.yaml".into())), "{:?}", codes(&out));
+        assert!(
+            codes(&out).contains(&("EA305".into(), "benchmarks/multi_node/srt-slurm-recipes/dsmini/linked.yaml".into())),
+            "{:?}",
+            codes(&out)
+        );
         assert!(!String::from_utf8_lossy(&out.stdout).contains("root:"), "never followed");
         std::fs::remove_file(&link).unwrap();
     }
@@ -276,29 +298,41 @@ fn the_real_bump_pr_on_the_corpus() {
     bumped.sort();
     assert_eq!(bumped.len(), 9, "the 8k1k dsr1 FP4 family: {bumped:?}");
     let master = "configs/nvidia-master.yaml";
-    repo.edit(master, "dsr1-fp4-b200-dynamo-sglang-mtp:\n  image: \"lmsysorg/sglang:v0.5.12.post1\"", "dsr1-fp4-b200-dynamo-sglang-mtp:\n  image: \"lmsysorg/sglang:v0.5.19-cu130\"");
+    repo.edit(
+        master,
+        "dsr1-fp4-b200-dynamo-sglang-mtp:\n  image: \"lmsysorg/sglang:v0.5.12.post1\"",
+        "dsr1-fp4-b200-dynamo-sglang-mtp:\n  image: \"lmsysorg/sglang:v0.5.19-cu130\"",
+    );
     repo.edit(master, "version: \"5b4bc1dd70965017a737c71b19db5a0aeaa88727\"", "version: \"1.5.0.dev20260910\"");
     repo.commit("bump", Some(base), "bump SGLang to v0.5.19 and Dynamo to 1.5.0");
 
     let summary = dir.path().join("summary.md");
     let started = std::time::Instant::now();
-    let out = pr(&root, "main", "bump", &[
-        "--sglang".as_ref(),
-        corpus.join("sglang.git").as_os_str(),
-        "--dynamo".as_ref(),
-        corpus.join("dynamo.git").as_os_str(),
-        "--dynamo-to".as_ref(),
-        "v1.5.0".as_ref(),
-        "--summary".as_ref(),
-        summary.as_os_str(),
-    ]);
+    let out = pr(
+        &root,
+        "main",
+        "bump",
+        &[
+            "--sglang".as_ref(),
+            corpus.join("sglang.git").as_os_str(),
+            "--dynamo".as_ref(),
+            corpus.join("dynamo.git").as_os_str(),
+            "--dynamo-to".as_ref(),
+            "v1.5.0".as_ref(),
+            "--summary".as_ref(),
+            summary.as_os_str(),
+        ],
+    );
     eprintln!("pr on the real bump took {:?}", started.elapsed());
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let report = json(&out);
     let found = findings(&report);
 
     let sglang = report["bumps"].as_array().unwrap().iter().find(|b| b["engine"] == "sglang").unwrap();
-    assert_eq!((sglang["from"].as_str(), sglang["to"].as_str(), sglang["deployments"].as_u64()), (Some("v0.5.12.post1"), Some("v0.5.19"), Some(9)));
+    assert_eq!(
+        (sglang["from"].as_str(), sglang["to"].as_str(), sglang["deployments"].as_u64()),
+        (Some("v0.5.12.post1"), Some("v0.5.19"), Some(9))
+    );
     let dynamo = report["bumps"].as_array().unwrap().iter().find(|b| b["engine"] == "dynamo").unwrap();
     assert_eq!((dynamo["to"].as_str(), dynamo["deployments"].as_u64()), (Some("v1.5.0"), Some(9)));
     assert_eq!(report["deployments_audited"], 9);
@@ -308,7 +342,8 @@ fn the_real_bump_pr_on_the_corpus() {
         let in_recipes = path.starts_with("benchmarks/") || path.starts_with("configs/");
         assert!(!in_recipes || bumped.contains(path), "{code} {path} {subject}: not a changed file");
     }
-    let on_every_recipe = |code: &str, subject: &str| bumped.iter().all(|p| found.iter().any(|f| f.0 == code && &f.1 == p && f.2 == subject));
+    let on_every_recipe =
+        |code: &str, subject: &str| bumped.iter().all(|p| found.iter().any(|f| f.0 == code && &f.1 == p && f.2 == subject));
     assert!(on_every_recipe("EA102", "SGLANG_DISABLE_TP_MEMORY_INBALANCE_CHECK"), "{found:#?}");
     assert!(on_every_recipe("EA103", "SGLANG_ENABLE_SPEC_V2"), "{found:#?}");
     assert!(found.iter().any(|f| f.0 == "EA003" && f.2 == "cuda-graph-max-bs"));

@@ -127,12 +127,14 @@ fn text_shows_recipe_lines_evidence_fix_and_summary() {
     assert!(text.contains("[recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:43:7]"));
     assert!(text.contains(" 43 │       cuda-graph-max-bs: 256"));
     assert!(text.contains("╰── decode: --cuda-graph-max-bs is a deprecated alias for --cuda-graph-max-bs-decode"));
-    assert!(text.contains("  evidence: python/sglang/srt/server_args.py:42 @ v1.1.0 — --cuda-graph-max-bs forwards to --cuda-graph-max-bs-decode"));
+    assert!(text
+        .contains("  evidence: python/sglang/srt/server_args.py:42 @ v1.1.0 — --cuda-graph-max-bs forwards to --cuda-graph-max-bs-decode"));
     assert!(text.contains("  help: replace `cuda-graph-max-bs` with `cuda-graph-max-bs-decode` (--fix applies it)"));
     // Dynamo findings: no snippet (the file is not loaded), the place in the evidence.
     assert!(!text.contains("╭─[components/"), "no snippet of Dynamo files");
     assert!(text.contains("── components/src/dynamo/sglang/args.py (Dynamo 0.1.0 source)"));
-    assert!(text.contains("  affects: recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:12:12 installs this Dynamo"));
+    assert!(text
+        .contains("  affects: recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:12:12 installs this Dynamo"));
     // Grouped by file, in report order; summary last.
     let files: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("── ")).collect();
     assert_eq!(files.len(), 6, "{files:#?}");
@@ -165,7 +167,10 @@ fn without(report: &AuditReport, codes: &[&str]) -> AuditReport {
 fn markdown_lead_sentences_hold_for_the_findings() {
     let md = report::markdown::render(demo(), &opts(Lang::EnZh));
     let lead = md.lines().next().unwrap();
-    assert!(lead.starts_with("**SGLang flag audit (v1.0.0 → v1.1.0):** 5 flag settings in the recipes will stop the server at startup"), "{lead}");
+    assert!(
+        lead.starts_with("**SGLang flag audit (v1.0.0 → v1.1.0):** 5 flag settings in the recipes will stop the server at startup"),
+        "{lead}"
+    );
     assert!(!md.contains("all recipe flags still parse"), "EA001/EA002/EA005/EA006 fired");
     assert!(!md.contains("所有配方参数仍可解析"));
     assert!(lead.contains("`--cuda-graph-max-bs` is a deprecated alias for `--cuda-graph-max-bs-decode`"));
@@ -174,7 +179,12 @@ fn markdown_lead_sentences_hold_for_the_findings() {
     // Without the breaking findings, the flags still parse, in both languages.
     let clean = without(demo(), &["EA001", "EA002", "EA005", "EA006"]);
     let md = report::markdown::render(&clean, &opts(Lang::EnZh));
-    assert!(md.starts_with("**SGLang flag audit (v1.0.0 → v1.1.0):** all recipe flags still parse. `--cuda-graph-max-bs` is a deprecated alias"), "{md}");
+    assert!(
+        md.starts_with(
+            "**SGLang flag audit (v1.0.0 → v1.1.0):** all recipe flags still parse. `--cuda-graph-max-bs` is a deprecated alias"
+        ),
+        "{md}"
+    );
     assert!(md.contains("**SGLang 参数审计 (v1.0.0 → v1.1.0)**：所有配方参数仍可解析。`--cuda-graph-max-bs` 已弃用，是 `--cuda-graph-max-bs-decode` 的别名"), "{md}");
     for code in ["EA001", "EA002", "EA005", "EA006"] {
         let only = without(demo(), &["EA001", "EA002", "EA005", "EA006"].into_iter().filter(|c| *c != code).collect::<Vec<_>>());
@@ -540,10 +550,7 @@ fn sarif_rules_and_results_follow_the_catalog() {
         let line = region["startLine"].as_u64().unwrap() as usize;
         assert!(line <= text.lines().count(), "{uri}:{line}");
     }
-    let alias = results
-        .iter()
-        .find(|r| r["ruleId"] == "EA003" && r["properties"]["role"] == "decode")
-        .unwrap();
+    let alias = results.iter().find(|r| r["ruleId"] == "EA003" && r["properties"]["role"] == "decode").unwrap();
     assert_eq!(alias["level"], "warning");
     let region = &alias["locations"][0]["physicalLocation"]["region"];
     assert_eq!((region["startLine"].as_u64(), region["startColumn"].as_u64()), (Some(43), Some(7)));
@@ -552,8 +559,14 @@ fn sarif_rules_and_results_follow_the_catalog() {
     // Dynamo findings stand on the recipe's `dynamo:` line.
     let module = results.iter().find(|r| r["ruleId"] == "EA201").unwrap();
     assert_eq!(module["locations"][0]["physicalLocation"]["region"]["startLine"], 12);
-    assert!(module["message"]["text"].as_str().unwrap().starts_with("Dynamo 0.1.0 (installed here), components/src/dynamo/sglang/args.py:3: "));
-    assert_eq!(results.iter().filter(|r| r["level"] == "note").count(), demo().findings.iter().filter(|f| f.severity == engine_audit::codes::Severity::Info).count());
+    assert!(module["message"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("Dynamo 0.1.0 (installed here), components/src/dynamo/sglang/args.py:3: "));
+    assert_eq!(
+        results.iter().filter(|r| r["level"] == "note").count(),
+        demo().findings.iter().filter(|f| f.severity == engine_audit::codes::Severity::Info).count()
+    );
 }
 
 #[test]

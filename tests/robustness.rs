@@ -89,10 +89,7 @@ fn load(path: &str, text: &str) -> Result<RecipeFile, RecipeError> {
 }
 
 fn note_with<'a>(file: &'a RecipeFile, needle: &str) -> &'a recipe::Note {
-    file.notes
-        .iter()
-        .find(|n| n.message.contains(needle))
-        .unwrap_or_else(|| panic!("no note containing {needle:?}: {:#?}", file.notes))
+    file.notes.iter().find(|n| n.message.contains(needle)).unwrap_or_else(|| panic!("no note containing {needle:?}: {:#?}", file.notes))
 }
 
 // ---------------------------------------------------------------------------
@@ -106,7 +103,11 @@ fn malformed_yaml_is_located_and_the_other_recipes_are_still_audited() {
     let o = run(w.audit(&["ok.yaml", "bad.yaml", "--to", "v1.1.0"]));
     assert_eq!(o.code, 1, "only infos in ok.yaml, but bad.yaml was not audited: the gate fails closed\n{}\n{}", o.stdout, o.stderr);
     assert!(o.stderr.contains("bad.yaml:4:1: YAML syntax error"), "{}", o.stderr);
-    assert!(o.stdout.contains("EA305 unreadable-recipe") && o.stdout.contains("bad.yaml:4:1") && o.stdout.contains("1 deployment"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("EA305 unreadable-recipe") && o.stdout.contains("bad.yaml:4:1") && o.stdout.contains("1 deployment"),
+        "{}",
+        o.stdout
+    );
 }
 
 #[test]
@@ -418,10 +419,7 @@ fn an_override_sweep_that_multiplies_past_the_limit_is_refused() {
 fn an_unterminated_quote_does_not_lose_the_script() {
     let text = "#!/bin/bash\npython3 -m sglang.launch_server --tp-size 8 --model-path \"/m\npython3 -m sglang.launch_server --dp 2\n";
     let file = load("u.sh", text).unwrap();
-    assert!(
-        !file.deployments.is_empty() || !file.notes.is_empty(),
-        "either something is read or the problem is said: {file:#?}"
-    );
+    assert!(!file.deployments.is_empty() || !file.notes.is_empty(), "either something is read or the problem is said: {file:#?}");
     for note in &file.notes {
         if let Some(span) = &note.span {
             assert!(file.text.get(span.offset..span.end()).is_some());
@@ -433,13 +431,8 @@ fn an_unterminated_quote_does_not_lose_the_script() {
 fn heredoc_text_is_not_read_as_flags() {
     let text = "#!/bin/bash\ncat > cfg.txt <<EOF\npython3 -m sglang.launch_server --not-a-real-flag 1\nEOF\npython3 -m sglang.launch_server --tp-size 8\n";
     let file = load("h.sh", text).unwrap();
-    let argvs: Vec<String> = file
-        .deployments
-        .iter()
-        .flat_map(|d| &d.roles)
-        .flat_map(|r| r.argv.iter().flatten())
-        .map(|t| format!("{:?}", t.value))
-        .collect();
+    let argvs: Vec<String> =
+        file.deployments.iter().flat_map(|d| &d.roles).flat_map(|r| r.argv.iter().flatten()).map(|t| format!("{:?}", t.value)).collect();
     assert!(argvs.iter().any(|t| t.contains("--tp-size")), "{argvs:?}");
     assert!(!argvs.iter().any(|t| t.contains("not-a-real-flag")), "heredoc body read as a command: {argvs:?}");
 }
@@ -509,11 +502,7 @@ fn non_utf8_python_is_a_warning_naming_the_file() {
     bytes.extend_from_slice(b"# caf\xe9\n");
     let tree = sglang_tree(&[("sglang/srt/server_args.py", &bytes), ("dynamo/sglang/main.py", b"import sglang\n# \xff\n")]);
     let s = full_surface(&tree);
-    assert!(
-        s.warnings.iter().any(|w| w.path == "sglang/srt/server_args.py" && w.message.contains("UTF-8")),
-        "{:?}",
-        s.warnings
-    );
+    assert!(s.warnings.iter().any(|w| w.path == "sglang/srt/server_args.py" && w.message.contains("UTF-8")), "{:?}", s.warnings);
     assert!(s.flag("--tp-size").is_some(), "a latin-1 comment does not cost the file's facts");
     let pkg = Package::new(&tree, "dynamo");
     let mut warnings = Vec::new();
@@ -647,7 +636,10 @@ fn a_huge_git_blob_is_refused_by_its_size_before_it_is_inflated() {
         Err(SourceError::TooLarge { path, size: s, .. }) => assert_eq!((path.as_str(), s), ("python/sglang/srt/gen.py", size as u64)),
         other => panic!("expected TooLarge, got {:?}", other.map(|b| b.len())),
     }
-    assert!(tree.read_limited("python/sglang/srt/server_args.py", limit).unwrap().starts_with(b"from sglang.srt.gen import TABLE\nimport argparse"));
+    assert!(tree
+        .read_limited("python/sglang/srt/server_args.py", limit)
+        .unwrap()
+        .starts_with(b"from sglang.srt.gen import TABLE\nimport argparse"));
 
     // Through the CLI (and the fact cache's recording tree): listed under
     // problems with the same text, and the recipe is audited.
@@ -664,7 +656,8 @@ fn a_huge_git_blob_is_refused_by_its_size_before_it_is_inflated() {
     assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
     let report: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
     let problems = report["problems"].as_array().unwrap();
-    let gen: Vec<&str> = problems.iter().filter(|p| p["path"] == "python/sglang/srt/gen.py").filter_map(|p| p["message"].as_str()).collect();
+    let gen: Vec<&str> =
+        problems.iter().filter(|p| p["path"] == "python/sglang/srt/gen.py").filter_map(|p| p["message"].as_str()).collect();
     assert!(!gen.is_empty() && gen.iter().all(|m| m.starts_with("skipped: ") && m.contains("-byte limit")), "{problems:?}");
     assert_eq!(report["deployments_audited"], 1);
 }
@@ -693,11 +686,7 @@ fn circular_imports_and_self_referential_constants_terminate() {
     for name in ["--cyc", "--self", "--xy"] {
         let flag = s.flag(name).unwrap_or_else(|| panic!("{name} registered"));
         // A value folding cannot know is unknown, never a guessed list.
-        assert!(
-            !matches!(&flag.choices, Some(engine_audit::surface::Known::Value(v)) if !v.is_empty()),
-            "{name}: {:?}",
-            flag.choices
-        );
+        assert!(!matches!(&flag.choices, Some(engine_audit::surface::Known::Value(v)) if !v.is_empty()), "{name}: {:?}", flag.choices);
     }
     assert!(s.flag("--tp-size").is_some());
 }
@@ -766,7 +755,10 @@ fn rule_validation_errors_name_file_line_and_key() {
         ("empty `all`", RULE.replace("  flag: {name: tp-size, equals: \"8\"}", "  all: []"), "when.all", ":8:"),
         (
             "nested `env` without a test",
-            RULE.replace("  flag: {name: tp-size, equals: \"8\"}", "  any:\n    - flag: {name: tp-size, equals: \"8\"}\n    - env: {name: SGLANG_X}"),
+            RULE.replace(
+                "  flag: {name: tp-size, equals: \"8\"}",
+                "  any:\n    - flag: {name: tp-size, equals: \"8\"}\n    - env: {name: SGLANG_X}",
+            ),
             "when.any[1].env",
             ":10:",
         ),
@@ -783,7 +775,12 @@ fn rule_validation_errors_name_file_line_and_key() {
         ("unknown placeholder", RULE.replace("message: m\n", "message: \"{flga} is set\"\n"), "message", ":13:"),
         ("no case that must fire", RULE.replace(invalid_cases, "  valid: []\n"), "tests.invalid", ":15:"),
         ("a case without engines", RULE.replace("engines: [{fixture: r001}]", "engines: []"), "tests.invalid[0].engines", ":18:"),
-        ("a bad case version", RULE.replace("    - name: c\n", "    - name: c\n      version: banana\n"), "tests.invalid[0].version", ":18:"),
+        (
+            "a bad case version",
+            RULE.replace("    - name: c\n", "    - name: c\n      version: banana\n"),
+            "tests.invalid[0].version",
+            ":18:",
+        ),
         // serde reports these at the enclosing map or at the document start.
         ("unknown key in a block map", RULE.replace("    - name: c\n", "    - name: c\n      engine: sglang\n"), "engine", ":18:"),
         ("duplicate key", RULE.replace("docs: d\n", "docs: d\nid: R901\n"), "id", ":15:"),
@@ -1017,7 +1014,13 @@ fn hostile() -> Hostile {
     }
     // A submodule: a commit id the object store does not have.
     let t = repo.find_tree(tree).unwrap();
-    tree = put(&repo, Some(&t), &["python", "sglang", "sub"], git2::Oid::from_str("1111111111111111111111111111111111111111").unwrap(), 0o160000);
+    tree = put(
+        &repo,
+        Some(&t),
+        &["python", "sglang", "sub"],
+        git2::Oid::from_str("1111111111111111111111111111111111111111").unwrap(),
+        0o160000,
+    );
     // `..`, `.` and a backslash path as names inside python/sglang/srt.
     let t = repo.find_tree(tree).unwrap();
     let srt = t.get_path(Path::new("python/sglang/srt")).unwrap().to_object(&repo).unwrap().peel_to_tree().unwrap();
@@ -1047,7 +1050,9 @@ fn hostile() -> Hostile {
     let hooks_dirs = [dir.join(".git/hooks"), w.root.join("hookspath")];
     for hooks in &hooks_dirs {
         std::fs::create_dir_all(hooks).unwrap();
-        for name in ["post-checkout", "pre-commit", "post-merge", "post-rewrite", "reference-transaction", "pre-auto-gc", "fsmonitor-watchman"] {
+        for name in
+            ["post-checkout", "pre-commit", "post-merge", "post-rewrite", "reference-transaction", "pre-auto-gc", "fsmonitor-watchman"]
+        {
             let path = hooks.join(name);
             std::fs::write(&path, &hook).unwrap();
             use std::os::unix::fs::PermissionsExt;
@@ -1159,9 +1164,7 @@ fn offline_never_touches_the_network_even_with_a_cached_clone() {
     let cache = w.root.join("cache");
     let audit = |to: &str| {
         let mut cmd = Command::cargo_bin("engine-audit").unwrap();
-        cmd.current_dir(&w.root)
-            .args(["audit", "ok.yaml", "--offline", "--to", to, "--sglang", &url, "--cache-dir"])
-            .arg(&cache);
+        cmd.current_dir(&w.root).args(["audit", "ok.yaml", "--offline", "--to", to, "--sglang", &url, "--cache-dir"]).arg(&cache);
         run(cmd)
     };
     // No clone yet: refused, and said why.
@@ -1310,7 +1313,8 @@ fn a_url_is_not_cloned_when_the_inputs_are_bad() {
 
 #[test]
 fn config_errors_name_file_line_and_key() {
-    let base = "sglang: https://github.com/sgl-project/sglang\nseverity:\n  EA007: warning\n  R001: info\nignore:\n  - EA104\nfail_on: warning\n";
+    let base =
+        "sglang: https://github.com/sgl-project/sglang\nseverity:\n  EA007: warning\n  R001: info\nignore:\n  - EA104\nfail_on: warning\n";
     // Needles without spaces: miette wraps long lines at spaces.
     let cases: &[(&str, String, &str, &[&str])] = &[
         ("unknown code in severity", base.replace("  R001: info\n", "  R001: info\n  EA1O4: info\n"), ":5:3:", &["severity", "`EA1O4`"]),
@@ -1393,7 +1397,8 @@ fn a_master_config_entry_that_was_checked_exits_by_its_findings() {
 fn a_master_config_where_nothing_could_be_audited_exits_2_and_says_why() {
     let w = master_ws("lmsysorg/sglang:v1.0.0");
     // The key is not in the master config.
-    let o = run(w.audit(&["--master", "configs/tiny-master.yaml", "--key", "tiny-fp8-h100-sglang-mtp", "--to", "v1.1.0", "--format", "json"]));
+    let o =
+        run(w.audit(&["--master", "configs/tiny-master.yaml", "--key", "tiny-fp8-h100-sglang-mtp", "--to", "v1.1.0", "--format", "json"]));
     assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
     let problems = json_report(&o)["problems"].to_string();
     assert!(problems.contains("configs/tiny-master.yaml") && problems.contains("key `tiny-fp8-h100-sglang-mtp` not found"), "{problems}");
@@ -1424,8 +1429,15 @@ fn a_master_config_where_nothing_could_be_audited_exits_2_and_says_why() {
     assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
     let report = json_report(&o);
     let ea305 = report["findings"].as_array().unwrap().iter().find(|f| f["code"] == "EA305").expect("EA305");
-    assert_eq!((ea305["recipe"].as_str(), ea305["line"].as_u64(), ea305["severity"].as_str()), (Some("configs/tiny-master.yaml"), Some(16), Some("error")), "{ea305}");
-    assert!(ea305["message"].as_str().unwrap().contains(TINY_RECIPE) && ea305["message"].as_str().unwrap().contains("tiny-fp8-h100-sglang"), "{ea305}");
+    assert_eq!(
+        (ea305["recipe"].as_str(), ea305["line"].as_u64(), ea305["severity"].as_str()),
+        (Some("configs/tiny-master.yaml"), Some(16), Some("error")),
+        "{ea305}"
+    );
+    assert!(
+        ea305["message"].as_str().unwrap().contains(TINY_RECIPE) && ea305["message"].as_str().unwrap().contains("tiny-fp8-h100-sglang"),
+        "{ea305}"
+    );
 }
 
 #[test]
@@ -1458,10 +1470,7 @@ fn recipe_text_cannot_inject_workflow_commands_or_terminal_sequences() {
     let w = ws();
     // A key with a newline and a workflow command after it, an ESC sequence in
     // another key, a CR that would rewrite the line, and a file name with a newline.
-    let recipe = format!(
-        "{}      \"x\\n::error file=a,line=1::pwned\": 1\n      \"\\e[2Jwipe\": 2\n      \"y\\rfake\": 3\n",
-        OK_RECIPE
-    );
+    let recipe = format!("{}      \"x\\n::error file=a,line=1::pwned\": 1\n      \"\\e[2Jwipe\": 2\n      \"y\\rfake\": 3\n", OK_RECIPE);
     w.write("mine/evil\n::warning::named.yaml", &recipe);
     for format in ["text", "markdown", "github"] {
         let o = run(w.audit(&["mine", "--to", "v1.1.0", "--format", format]));
@@ -1469,7 +1478,10 @@ fn recipe_text_cannot_inject_workflow_commands_or_terminal_sequences() {
         assert!(o.stdout.contains("pwned"), "{format}: the flag is still reported: {}", o.stdout);
         for (i, line) in o.stdout.lines().enumerate() {
             let trimmed = line.trim_start();
-            let ours = format == "github" && (trimmed.starts_with("::error file=") || trimmed.starts_with("::warning file=") || trimmed.starts_with("::notice file="));
+            let ours = format == "github"
+                && (trimmed.starts_with("::error file=")
+                    || trimmed.starts_with("::warning file=")
+                    || trimmed.starts_with("::notice file="));
             assert!(!trimmed.starts_with("::") || ours, "{format}: line {i} is a workflow command from the recipe: {line}");
             if format == "github" && ours {
                 let props = &trimmed[..trimmed[2..].find("::").unwrap() + 2];
@@ -1535,7 +1547,8 @@ fn a_script_nested_deep_keeps_its_other_launches() {
 #[test]
 fn a_registry_entry_nested_deep_is_skipped_and_the_rest_of_the_registry_read() {
     // The demo's registry with one entry whose default is a 5,000-term sum.
-    let demo = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo/sglang/v1.1.0/python/sglang/srt/environ.py")).unwrap();
+    let demo =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo/sglang/v1.1.0/python/sglang/srt/environ.py")).unwrap();
     let at = demo.find("class Envs:\n").unwrap() + "class Envs:\n".len();
     let line = demo[..at].matches('\n').count() + 1;
     let environ = format!("{}    SGLANG_DEEP = EnvInt({})\n{}", &demo[..at], vec!["1"; 5_000].join("+"), &demo[at..]);
@@ -1544,7 +1557,10 @@ fn a_registry_entry_nested_deep_is_skipped_and_the_rest_of_the_registry_read() {
     assert!(surface.env_var("SGLANG_LOG_LEVEL_DETAIL").is_some(), "the rest of the registry is read: {:?}", surface.env);
     assert!(surface.env_var("SGLANG_DEEP").is_none());
     let warning = surface.warnings.iter().find(|w| w.path == "sglang/srt/environ.py").expect("a warning naming the file");
-    assert!(warning.message.contains(&format!("line {line}")) && warning.message.contains("nested more than 400 levels deep"), "{warning:?}");
+    assert!(
+        warning.message.contains(&format!("line {line}")) && warning.message.contains("nested more than 400 levels deep"),
+        "{warning:?}"
+    );
 }
 
 #[test]
@@ -1581,5 +1597,9 @@ fn a_script_the_parser_cannot_finish_is_named_not_waited_on() {
     let report = json_report(&o);
     assert_eq!(report["deployments_audited"], 1, "ok.yaml is audited");
     let ea305 = report["findings"].as_array().unwrap().iter().find(|f| f["code"] == "EA305").expect("EA305");
-    assert!(ea305["recipe"].as_str().unwrap().ends_with("launch.sh") && ea305["message"].as_str().unwrap().contains("the shell parser gave up after 0.3 s"), "{ea305}");
+    assert!(
+        ea305["recipe"].as_str().unwrap().ends_with("launch.sh")
+            && ea305["message"].as_str().unwrap().contains("the shell parser gave up after 0.3 s"),
+        "{ea305}"
+    );
 }

@@ -61,11 +61,9 @@ fn a_moved_repository_is_followed_from_the_first_request_on() {
     let served = root.path().to_path_buf();
     // `/old-name` answers the ref listing with a redirect and nothing else.
     let server = serve(move |request, base| match request.path.strip_prefix("/old-name") {
-        Some(rest) if request.method == "GET" => Response {
-            status: 301,
-            headers: vec![("Location".into(), format!("{base}/sglang{rest}?{}", request.query))],
-            body: Vec::new(),
-        },
+        Some(rest) if request.method == "GET" => {
+            Response { status: 301, headers: vec![("Location".into(), format!("{base}/sglang{rest}?{}", request.query))], body: Vec::new() }
+        }
         Some(_) => Response::new(404, "text/plain", "gone"),
         None => git_backend(&served, request),
     });
@@ -117,7 +115,6 @@ fn urls_without_a_fetch_transport_say_what_to_do() {
     }
     assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "nothing is left in the cache");
 }
-
 
 #[test]
 fn a_pack_cut_short_is_a_fetch_error_and_leaves_no_clone() {

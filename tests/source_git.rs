@@ -1,7 +1,7 @@
 //! The git source on repositories built here with git2: every kind of ref, the
 //! URL cache, offline mode, and what a tree exposes.
 
-use engine_audit::source::{discover_package_root, EngineRepo, Engine, OpenOptions, SourceError, Tree};
+use engine_audit::source::{discover_package_root, Engine, EngineRepo, OpenOptions, SourceError, Tree};
 use git2::{Repository, Signature, Time};
 
 #[path = "support/git_repo.rs"]

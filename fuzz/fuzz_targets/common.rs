@@ -14,17 +14,11 @@ pub fn check_spans(file: &RecipeFile) {
 fn walk(v: &serde_json::Value, text: &str) {
     match v {
         serde_json::Value::Object(map) => {
-            if let (Some(off), Some(len), Some(_line)) = (
-                map.get("offset").and_then(|o| o.as_u64()),
-                map.get("len").and_then(|o| o.as_u64()),
-                map.get("line"),
-            ) {
+            if let (Some(off), Some(len), Some(_line)) =
+                (map.get("offset").and_then(|o| o.as_u64()), map.get("len").and_then(|o| o.as_u64()), map.get("line"))
+            {
                 let (off, len) = (off as usize, len as usize);
-                assert!(
-                    text.get(off..off + len).is_some(),
-                    "span {off}+{len} does not index the text (len {})",
-                    text.len()
-                );
+                assert!(text.get(off..off + len).is_some(), "span {off}+{len} does not index the text (len {})", text.len());
             }
             map.values().for_each(|x| walk(x, text));
         }

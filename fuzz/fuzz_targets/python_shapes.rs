@@ -25,45 +25,176 @@ const PRELUDES: &[&str] = &[
 ];
 
 const NAMES: &[&str] = &[
-    "A", "B", "C", "X", "QUANT", "BACKENDS", "CHOICES", "Mode", "Phase", "E", "ServerArgs", "Envs", "envs",
-    "parser", "args", "self", "cls", "field", "_x", "__all__", "__version__", "os", "environ", "Arg", "u",
+    "A",
+    "B",
+    "C",
+    "X",
+    "QUANT",
+    "BACKENDS",
+    "CHOICES",
+    "Mode",
+    "Phase",
+    "E",
+    "ServerArgs",
+    "Envs",
+    "envs",
+    "parser",
+    "args",
+    "self",
+    "cls",
+    "field",
+    "_x",
+    "__all__",
+    "__version__",
+    "os",
+    "environ",
+    "Arg",
+    "u",
 ];
 const STRINGS: &[&str] = &[
-    "\"--a-b\"", "\"--c\"", "\"--old\"", "\"SGLANG_A\"", "\"SGL_B\"", "\"SGLANG_ENABLE_X\"", "\"a\"", "\"b\"",
-    "\"\"", "\"fp8\"", "\"0.5.19\"", "'x'", "\"1\"", "\"true\"", "\"a,b\"", "\"A\"",
+    "\"--a-b\"",
+    "\"--c\"",
+    "\"--old\"",
+    "\"SGLANG_A\"",
+    "\"SGL_B\"",
+    "\"SGLANG_ENABLE_X\"",
+    "\"a\"",
+    "\"b\"",
+    "\"\"",
+    "\"fp8\"",
+    "\"0.5.19\"",
+    "'x'",
+    "\"1\"",
+    "\"true\"",
+    "\"a,b\"",
+    "\"A\"",
 ];
 const ENV_NAMES: &[&str] = &["SGLANG_A", "SGL_B", "SGLANG_ENABLE_X", "SGLANG_USE_OLD", "A"];
 const INTS: &[&str] = &["0", "1", "2", "-1", "30000", "0x1F", "0o17", "0b101", "1_000", "10**100", "1 << 62", "2 ** 64"];
 const FLOATS: &[&str] = &["0.9", "1.5e3", "float(\"inf\")", "-0.0", "1e308 * 10"];
 const TYPES: &[&str] = &[
-    "int", "str", "float", "bool", "Optional[str]", "Optional[int]", "List[int]", "List[str]", "Literal[\"a\", \"b\"]",
-    "Optional[Literal[\"x\"]]", "Dict[str, int]", "Union[int, str]", "Any", "\"ServerArgs\"",
+    "int",
+    "str",
+    "float",
+    "bool",
+    "Optional[str]",
+    "Optional[int]",
+    "List[int]",
+    "List[str]",
+    "Literal[\"a\", \"b\"]",
+    "Optional[Literal[\"x\"]]",
+    "Dict[str, int]",
+    "Union[int, str]",
+    "Any",
+    "\"ServerArgs\"",
 ];
 const CALLS: &[&str] = &[
-    "sorted", "len", "list", "tuple", "set", "frozenset", "dict", "int", "str", "bool", "min", "max", "range",
-    "reversed", "enumerate", "zip", "getattr", "isinstance", "field", "dataclasses.field", "EnvBool", "EnvInt",
-    "EnvStr", "EnvField", "Arg", "os.environ.get", "os.getenv", "get_bool_env_var", "get_int_env_var", "Tag",
+    "sorted",
+    "len",
+    "list",
+    "tuple",
+    "set",
+    "frozenset",
+    "dict",
+    "int",
+    "str",
+    "bool",
+    "min",
+    "max",
+    "range",
+    "reversed",
+    "enumerate",
+    "zip",
+    "getattr",
+    "isinstance",
+    "field",
+    "dataclasses.field",
+    "EnvBool",
+    "EnvInt",
+    "EnvStr",
+    "EnvField",
+    "Arg",
+    "os.environ.get",
+    "os.getenv",
+    "get_bool_env_var",
+    "get_int_env_var",
+    "Tag",
 ];
 const METHODS: &[&str] = &[
-    "lower()", "upper()", "strip()", "split(\",\")", "keys()", "values()", "items()", "copy()", "get(\"a\", 0)",
-    "replace(\"a\", \"b\")", "value", "name", "get()", "is_set()", "append", "extend", "add", "update", "__name__",
+    "lower()",
+    "upper()",
+    "strip()",
+    "split(\",\")",
+    "keys()",
+    "values()",
+    "items()",
+    "copy()",
+    "get(\"a\", 0)",
+    "replace(\"a\", \"b\")",
+    "value",
+    "name",
+    "get()",
+    "is_set()",
+    "append",
+    "extend",
+    "add",
+    "update",
+    "__name__",
 ];
 const BINOPS: &[&str] = &["+", "-", "*", "|", "&", "<<", ">>", "**", "//", "%", "/", " and ", " or ", " in ", " == ", " is not "];
 const KWARGS: &[&str] = &[
-    "type", "default", "choices", "action", "dest", "nargs", "help", "deprecated", "required", "metavar", "const",
-    "aliases", "cli_name", "no_cli", "type_parser", "action_kwargs", "successor", "default_factory",
+    "type",
+    "default",
+    "choices",
+    "action",
+    "dest",
+    "nargs",
+    "help",
+    "deprecated",
+    "required",
+    "metavar",
+    "const",
+    "aliases",
+    "cli_name",
+    "no_cli",
+    "type_parser",
+    "action_kwargs",
+    "successor",
+    "default_factory",
 ];
 const ACTIONS: &[&str] = &[
-    "\"store_true\"", "\"store_false\"", "\"append\"", "\"store_const\"", "\"count\"", "DeprecatedAction",
-    "RetiredFlag", "RenamedFlag", "RenamedSwitch", "GoneFlag", "PathListAction", "argparse.BooleanOptionalAction",
+    "\"store_true\"",
+    "\"store_false\"",
+    "\"append\"",
+    "\"store_const\"",
+    "\"count\"",
+    "DeprecatedAction",
+    "RetiredFlag",
+    "RenamedFlag",
+    "RenamedSwitch",
+    "GoneFlag",
+    "PathListAction",
+    "argparse.BooleanOptionalAction",
 ];
 const IMPORTS: &[&str] = &[
-    "import os", "import argparse", "import dataclasses", "import enum", "from enum import Enum, IntEnum",
+    "import os",
+    "import argparse",
+    "import dataclasses",
+    "import enum",
+    "from enum import Enum, IntEnum",
     "from typing import Annotated, Any, Dict, List, Literal, Optional, Union",
-    "from . import environ", "from .server_args import *", "from .server_args import ServerArgs as SA",
-    "from sglang.srt.server_args import ServerArgs", "from sglang.srt.environ import envs",
-    "import sglang.srt.utils as u", "from sglang.srt import utils", "from .. import srt", "from .missing import Y",
-    "from sglang import *", "import sglang.srt.server_args", "from __future__ import annotations",
+    "from . import environ",
+    "from .server_args import *",
+    "from .server_args import ServerArgs as SA",
+    "from sglang.srt.server_args import ServerArgs",
+    "from sglang.srt.environ import envs",
+    "import sglang.srt.utils as u",
+    "from sglang.srt import utils",
+    "from .. import srt",
+    "from .missing import Y",
+    "from sglang import *",
+    "import sglang.srt.server_args",
+    "from __future__ import annotations",
 ];
 
 struct Gen<'a, 'b> {
@@ -216,12 +347,18 @@ impl Gen<'_, '_> {
                 if !decorator.is_empty() {
                     self.line(indent, decorator);
                 }
-                let (name, base) = (self.pick(&["ServerArgs", "Envs", "Arg", "Mode", "E", "_Base"])?, self.pick(&["", "(Enum)", "(str, enum.Enum)", "(IntEnum)", "(argparse.Action)", "(ServerArgs)", "(Field)"])?);
+                let (name, base) = (
+                    self.pick(&["ServerArgs", "Envs", "Arg", "Mode", "E", "_Base"])?,
+                    self.pick(&["", "(Enum)", "(str, enum.Enum)", "(IntEnum)", "(argparse.Action)", "(ServerArgs)", "(Field)"])?,
+                );
                 self.line(indent, &format!("class {name}{base}:"));
                 self.class_body(indent + 1, d)?;
             }
             9 if nested => {
-                let (name, params) = (self.pick(&["add_cli_args", "__post_init__", "__init__", "register_fields", "_handle", "get", "from_cli_args"])?, self.pick(&["parser", "self, parser", "parser: argparse.ArgumentParser", "self", "cls, args", "*args, **kwargs"])?);
+                let (name, params) = (
+                    self.pick(&["add_cli_args", "__post_init__", "__init__", "register_fields", "_handle", "get", "from_cli_args"])?,
+                    self.pick(&["parser", "self, parser", "parser: argparse.ArgumentParser", "self", "cls, args", "*args, **kwargs"])?,
+                );
                 let decorator = self.pick(&["", "@staticmethod", "@classmethod", "@property"])?;
                 if !decorator.is_empty() {
                     self.line(indent, decorator);
@@ -230,7 +367,14 @@ impl Gen<'_, '_> {
                 self.block(indent + 1, d)?;
             }
             10 if nested => {
-                let cond = self.pick(&["TYPE_CHECKING", "is_cuda()", "sys.version_info >= (3, 10)", "False", "envs.SGLANG_A.get()", "__name__ == \"__main__\""])?;
+                let cond = self.pick(&[
+                    "TYPE_CHECKING",
+                    "is_cuda()",
+                    "sys.version_info >= (3, 10)",
+                    "False",
+                    "envs.SGLANG_A.get()",
+                    "__name__ == \"__main__\"",
+                ])?;
                 self.line(indent, &format!("if {cond}:"));
                 self.block(indent + 1, d)?;
                 if self.u.ratio(1, 2)? {
@@ -259,7 +403,11 @@ impl Gen<'_, '_> {
                 self.line(indent, &format!("_warn_deprecated_env_to_cli_flag({a}, {b})"));
             }
             15 => {
-                let (name, call, value) = (self.pick(NAMES)?, self.pick(&["os.environ.get", "os.getenv", "get_bool_env_var", "envs.get", "environ.get"])?, self.pick(STRINGS)?);
+                let (name, call, value) = (
+                    self.pick(NAMES)?,
+                    self.pick(&["os.environ.get", "os.getenv", "get_bool_env_var", "envs.get", "environ.get"])?,
+                    self.pick(STRINGS)?,
+                );
                 self.line(indent, &format!("{name} = {call}({value})"));
             }
             16 => {
@@ -275,7 +423,14 @@ impl Gen<'_, '_> {
                 self.line(indent, &format!("{keyword} {name}"));
             }
             19 => {
-                let text = self.pick(&["register_fields(parser, ServerArgs)", "add_fields(parser, ServerArgs)", "ServerArgs.add_cli_args(parser)", "envs = Envs()", "parser = argparse.ArgumentParser()", "setattr(ServerArgs, \"x\", 1)"])?;
+                let text = self.pick(&[
+                    "register_fields(parser, ServerArgs)",
+                    "add_fields(parser, ServerArgs)",
+                    "ServerArgs.add_cli_args(parser)",
+                    "envs = Envs()",
+                    "parser = argparse.ArgumentParser()",
+                    "setattr(ServerArgs, \"x\", 1)",
+                ])?;
                 self.line(indent, text);
             }
             // The record a field-driven registrar reads, and the entry point that
@@ -286,7 +441,11 @@ impl Gen<'_, '_> {
                 self.class_body(indent + 1, d)?;
                 self.line(indent + 1, "@staticmethod");
                 self.line(indent + 1, "def add_cli_args(parser: argparse.ArgumentParser):");
-                let call = self.pick(&["register_fields(parser, ServerArgs)", "add_fields(parser, ServerArgs)", "register_fields(parser, cls=ServerArgs)"])?;
+                let call = self.pick(&[
+                    "register_fields(parser, ServerArgs)",
+                    "add_fields(parser, ServerArgs)",
+                    "register_fields(parser, cls=ServerArgs)",
+                ])?;
                 self.line(indent + 2, call);
                 if self.u.ratio(1, 2)? {
                     self.block(indent + 2, d)?;
@@ -320,12 +479,19 @@ impl Gen<'_, '_> {
             self.budget -= 1;
             match self.u.int_in_range(0..=4)? {
                 0 | 1 => {
-                    let (name, ty) = (self.pick(&["model_path", "port", "kv_dtype", "cuda_graph_max_bs", "x", "SGLANG_A", "SGL_B", "A"])?, self.annotation()?);
+                    let (name, ty) = (
+                        self.pick(&["model_path", "port", "kv_dtype", "cuda_graph_max_bs", "x", "SGLANG_A", "SGL_B", "A"])?,
+                        self.annotation()?,
+                    );
                     let default = if self.u.ratio(2, 3)? { format!(" = {}", self.expr(2)?) } else { String::new() };
                     self.line(indent, &format!("{name}: {ty}{default}"));
                 }
                 2 => {
-                    let (name, call, args) = (self.pick(ENV_NAMES)?, self.pick(&["EnvBool", "EnvInt", "EnvStr", "EnvField", "EnvFloat", "EnvBoolWithAlias", "PathSetting"])?, self.args(1)?);
+                    let (name, call, args) = (
+                        self.pick(ENV_NAMES)?,
+                        self.pick(&["EnvBool", "EnvInt", "EnvStr", "EnvField", "EnvFloat", "EnvBoolWithAlias", "PathSetting"])?,
+                        self.args(1)?,
+                    );
                     self.line(indent, &format!("{name} = {call}({args})"));
                 }
                 3 => {

@@ -113,7 +113,10 @@ impl<'a, 'b, 'e> Typed<'a, 'b, 'e> {
                     format!("({} {op} {})", self.expr(Ty::Int, d)?, self.expr(Ty::Int, d)?)
                 }
                 2 => format!("len({})", self.iterable(d)?),
-                3 => format!("int({})", if self.u.ratio(1, 2)? { self.expr(Ty::Int, d)? } else { self.pick(&["\"12\"", "\" 7 \"", "\"x\""])?.to_string() }),
+                3 => format!(
+                    "int({})",
+                    if self.u.ratio(1, 2)? { self.expr(Ty::Int, d)? } else { self.pick(&["\"12\"", "\" 7 \"", "\"x\""])?.to_string() }
+                ),
                 4 => format!("({}{})", self.pick(&["-", "~", "+"])?, self.expr(Ty::Int, d)?),
                 5 => self.indexed(Ty::Int, d)?,
                 6 => self.conditional(Ty::Int, d)?,
@@ -171,7 +174,11 @@ impl<'a, 'b, 'e> Typed<'a, 'b, 'e> {
                 0 => format!("({} + {})", self.expr(Ty::List, d)?, self.expr(Ty::List, d)?),
                 1 => {
                     let (l, n) = (self.expr(Ty::List, d)?, self.pick(&["0", "2", "3", "-1"])?);
-                    if self.u.ratio(1, 2)? { format!("({l} * {n})") } else { format!("({n} * {l})") }
+                    if self.u.ratio(1, 2)? {
+                        format!("({l} * {n})")
+                    } else {
+                        format!("({n} * {l})")
+                    }
                 }
                 2 => format!("list({})", self.iterable(d)?),
                 3 => format!("sorted({})", if self.u.ratio(1, 2)? { self.strs(d)? } else { self.ints(d)? }),
@@ -232,9 +239,7 @@ impl<'a, 'b, 'e> Typed<'a, 'b, 'e> {
             },
             Ty::Dict => {
                 let n = self.u.int_in_range(0..=3)?;
-                let pairs = (0..n)
-                    .map(|_| Ok(format!("{}: {}", self.pick(STRS)?, self.scalar(d)?)))
-                    .collect::<Result<Vec<_>>>()?;
+                let pairs = (0..n).map(|_| Ok(format!("{}: {}", self.pick(STRS)?, self.scalar(d)?))).collect::<Result<Vec<_>>>()?;
                 format!("{{{}}}", pairs.join(", "))
             }
             Ty::EnumClass => self.enum_class()?,
@@ -282,7 +287,11 @@ impl<'a, 'b, 'e> Typed<'a, 'b, 'e> {
             }
             1 => format!("({}).split(\",\")", self.expr(Ty::Str, depth)?),
             2 => format!("list({}.keys())", self.literal(Ty::Dict, depth)?),
-            3 => format!("[x.{}() for x in {} if x]", self.pick(&["lower", "upper", "strip"])?, self.pick(&["[\"a\", \"B\", \"\"]", "\"a,b\".split(\",\")"])?),
+            3 => format!(
+                "[x.{}() for x in {} if x]",
+                self.pick(&["lower", "upper", "strip"])?,
+                self.pick(&["[\"a\", \"B\", \"\"]", "\"a,b\".split(\",\")"])?
+            ),
             _ => format!("sorted({})", self.pick(&["{\"b\", \"a\"}", "[\"fp8\", \"bf16\"]"])?),
         })
     }
@@ -427,11 +436,7 @@ impl<'a, 'b, 'e> Typed<'a, 'b, 'e> {
         if self.u.ratio(1, 6)? {
             kw.push(format!("**{}", self.expr(Ty::Dict, 2)?));
         }
-        let names = if self.u.ratio(1, 6)? {
-            format!("*{}", self.expr(Ty::List, 2)?)
-        } else {
-            option
-        };
+        let names = if self.u.ratio(1, 6)? { format!("*{}", self.expr(Ty::List, 2)?) } else { option };
         let target = self.pick(&["parser", "parser", "group"])?;
         let mut lines = Vec::new();
         if target == "group" {

@@ -31,12 +31,13 @@ pub(super) fn changed_defaults(
         if !seen.insert(key) {
             continue;
         }
-        let at = dep
-            .roles
-            .first()
-            .and_then(|r| r.span.as_ref())
-            .map(Location::from_span)
-            .unwrap_or(Location { path: file.path.clone(), line: 1, column: 1, offset: None, len: None });
+        let at = dep.roles.first().and_then(|r| r.span.as_ref()).map(Location::from_span).unwrap_or(Location {
+            path: file.path.clone(),
+            line: 1,
+            column: 1,
+            offset: None,
+            len: None,
+        });
         let show = |v: &crate::surface::Known<serde_json::Value>| serde_json::to_string(v).unwrap_or_default();
         let kind = FindingKind::DefaultChanged {
             option: change.flag.canonical().to_string(),

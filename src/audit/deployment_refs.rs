@@ -5,8 +5,8 @@
 use super::engines::EngineHandle;
 use super::refs::{self, DerivedRef, Unresolved};
 use super::AuditOptions;
-use crate::recipe::Deployment;
 use crate::finding::{Finding, FindingKind, Location};
+use crate::recipe::Deployment;
 
 /// The refs one deployment is audited across.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]

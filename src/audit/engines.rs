@@ -1,6 +1,7 @@
 //! The engines an audit reads: opened once; each ref's tree listed once and its
 //! surface extracted once, with facts reused from the fact cache across runs.
 
+use super::AuditOptions;
 use crate::cache::{listing_fingerprint, FactCache};
 use crate::extract::consumer::{consumer_uses, ConsumerUse};
 use crate::extract::units::Units;
@@ -8,7 +9,6 @@ use crate::extract::{extract_surface_with, Demand, Package};
 use crate::rules::EvidenceMemo;
 use crate::source::{discover_package_root, Engine, EngineSource, OpenOptions, Tree};
 use crate::surface::{EngineSurface, ExtractWarning};
-use super::AuditOptions;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -127,7 +127,8 @@ impl EngineHandle {
             .into_par_iter()
             .map(|(w, demand, tree)| {
                 let _span = crate::trace::span(|| format!("{} surface {w}", engine.name()));
-                let surface = tree.map(|t| Arc::new(extract_surface_with(t.tree.as_ref(), engine, &t.package_root, &t.ref_name, demand, cache)));
+                let surface =
+                    tree.map(|t| Arc::new(extract_surface_with(t.tree.as_ref(), engine, &t.package_root, &t.ref_name, demand, cache)));
                 (w, surface)
             })
             .collect();

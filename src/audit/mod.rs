@@ -9,15 +9,15 @@ pub mod refs;
 mod rule_findings;
 
 use crate::check::{self, consumer::Consumer, Bump};
-use crate::extract::{assemble::server_args_class, Demand, EnvReads};
 use crate::extract::consumer::UseKind;
+use crate::extract::{assemble::server_args_class, Demand, EnvReads};
 use crate::recipe::{Deployment, RecipeFile, RecipeKind};
 use crate::report::{Finding, Location};
 use crate::source::OpenOptions;
 use crate::surface::{EngineSurface, ExtractWarning};
-pub use engines::Engines;
-use engines::EngineHandle;
 use deployment_refs::{derive_refs, DeploymentRefs};
+use engines::EngineHandle;
+pub use engines::Engines;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -195,10 +195,8 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
 
     // 2. Dynamo's imports decide which SGLang modules need symbols; the SGLang
     // trees those symbols are read from load meanwhile.
-    let sglang_refs: BTreeSet<String> = audited
-        .iter()
-        .flat_map(|(_, _, r)| r.sglang_to.iter().chain(r.sglang_from.iter()).map(|d| d.wanted.clone()))
-        .collect();
+    let sglang_refs: BTreeSet<String> =
+        audited.iter().flat_map(|(_, _, r)| r.sglang_to.iter().chain(r.sglang_from.iter()).map(|d| d.wanted.clone())).collect();
     let dynamo_refs: BTreeSet<String> = audited.iter().filter_map(|(_, _, r)| r.dynamo_to.as_ref().map(|d| d.wanted.clone())).collect();
     let (symbols_of, ()) = rayon::join(
         || match dynamo.as_mut() {
@@ -306,7 +304,8 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
     // deployment order (the output does not depend on the thread count).
     // Changed defaults are a property of the pair of releases, shared by the
     // deployments that bump between them (keyed by the surfaces' addresses).
-    let pair_key = |bump: &check::Bump| bump.from.map(|from| (from as *const EngineSurface as usize, bump.to as *const EngineSurface as usize));
+    let pair_key =
+        |bump: &check::Bump| bump.from.map(|from| (from as *const EngineSurface as usize, bump.to as *const EngineSurface as usize));
     let mut pair_defaults: HashMap<(usize, usize), Vec<check::flags::DefaultChange>> = HashMap::new();
     for bump in surfaces.iter().flatten().map(DeploymentSurfaces::bump) {
         if let (Some(key), Some(from)) = (pair_key(&bump), bump.from) {
@@ -333,9 +332,7 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
         audited_paths.insert(file.path.as_str());
         let bump = s.bump();
         let to_surface = &s.to;
-        let entry = summaries
-            .entry(("sglang".into(), refs.sglang_from.as_ref().map(|r| r.wanted.clone()), to.wanted.clone()))
-            .or_default();
+        let entry = summaries.entry(("sglang".into(), refs.sglang_from.as_ref().map(|r| r.wanted.clone()), to.wanted.clone())).or_default();
         entry.0.extend(refs.sglang_from.iter().chain(std::iter::once(to)).map(|r| r.how.clone()));
         entry.1 += 1;
 
@@ -355,9 +352,8 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
         tag_engine(&mut report.findings, first, "sglang");
 
         let (Some(dynamo), Some(dto)) = (dynamo.as_mut(), &refs.dynamo_to) else { continue };
-        let dentry = summaries
-            .entry(("dynamo".into(), refs.dynamo_from.as_ref().map(|r| r.wanted.clone()), dto.wanted.clone()))
-            .or_default();
+        let dentry =
+            summaries.entry(("dynamo".into(), refs.dynamo_from.as_ref().map(|r| r.wanted.clone()), dto.wanted.clone())).or_default();
         dentry.0.extend(refs.dynamo_from.iter().chain(std::iter::once(dto)).map(|r| r.how.clone()));
         dentry.1 += 1;
         let key = (dto.wanted.clone(), refs.sglang_from.as_ref().map(|r| r.wanted.clone()), to.wanted.clone());
@@ -444,7 +440,15 @@ fn imported_modules(dynamo: &mut EngineHandle, refs: &BTreeSet<String>) -> (BTre
 }
 
 /// Every rule whose conditions hold and whose evidence is in the target's source.
-fn apply_rules(rules: &[crate::rules::Rule], file: &RecipeFile, dep: &Deployment, bump: Bump, index: &crate::rules::SourceIndex, ref_name: &str, out: &mut Vec<Finding>) {
+fn apply_rules(
+    rules: &[crate::rules::Rule],
+    file: &RecipeFile,
+    dep: &Deployment,
+    bump: Bump,
+    index: &crate::rules::SourceIndex,
+    ref_name: &str,
+    out: &mut Vec<Finding>,
+) {
     let is_switch = |name: &str| bump.to.flag(&check::flags::option_of(name)).is_some_and(|f| f.is_switch());
     let facts = rule_findings::deployment_facts(dep, &is_switch);
     let version = check::pins::surface_version(bump.to);

@@ -80,7 +80,10 @@ pub fn dynamo_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedR
                     .last_commit_at_or_before(None, end_of_day)
                     .map_err(|e| unresolved(e.to_string()))?
                     .ok_or_else(|| unresolved(format!("no commit on the default branch at or before {date}")))?;
-                return Ok(Some(DerivedRef { wanted: commit.clone(), how: format!("{how} (nightly: last default-branch commit at or before {date}, {})", &commit[..12]) }));
+                return Ok(Some(DerivedRef {
+                    wanted: commit.clone(),
+                    how: format!("{how} (nightly: last default-branch commit at or before {date}, {})", &commit[..12]),
+                }));
             }
         }
     };

@@ -2,8 +2,8 @@
 //! deployment, and a rule hit turned into a finding with its mechanical fix.
 
 use crate::check::edits::{delete_yaml_line, replace_in_span, replace_value};
-use crate::recipe::{Deployment, EnvUse, FlagValue, RecipeFile, RoleConfig, Span};
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location};
+use crate::recipe::{Deployment, EnvUse, FlagValue, RecipeFile, RoleConfig, Span};
 use crate::rules::model::FixSpec;
 use crate::rules::{DeploymentFacts, Fact, FactValue, RoleFacts, RuleHit, SpanRef};
 use crate::surface::Known;
@@ -65,11 +65,13 @@ fn to_span(s: &SpanRef) -> Span {
 }
 
 pub fn to_finding(hit: RuleHit, file: &RecipeFile, dep: &Deployment) -> Finding {
-    let location = hit
-        .at
-        .as_ref()
-        .map(|s| Location::from_span(&to_span(s)))
-        .unwrap_or(Location { path: file.path.clone(), line: 1, column: 1, offset: None, len: None });
+    let location = hit.at.as_ref().map(|s| Location::from_span(&to_span(s))).unwrap_or(Location {
+        path: file.path.clone(),
+        line: 1,
+        column: 1,
+        offset: None,
+        len: None,
+    });
     let fix = fix_of(&hit, file, dep);
     Finding {
         kind: FindingKind::Rule { id: hit.rule_id, name: hit.rule_name, message: hit.message, doc: hit.doc },

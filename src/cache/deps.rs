@@ -19,10 +19,7 @@ pub struct Deps {
 impl Deps {
     /// Whether every recorded file is unchanged in `tree` (and the listing, if recorded).
     pub fn hold(&self, tree: &dyn Tree) -> bool {
-        let files_hold = self
-            .files
-            .iter()
-            .all(|(path, id)| tree.entry(path).map(|e| &e.id) == id.as_ref());
+        let files_hold = self.files.iter().all(|(path, id)| tree.entry(path).map(|e| &e.id) == id.as_ref());
         files_hold && self.listing.as_ref().is_none_or(|fp| *fp == listing_fingerprint(tree))
     }
 }
@@ -81,10 +78,7 @@ impl<'t> RecordingTree<'t> {
 
     fn record(&self, path: &str) -> Option<&'t Entry> {
         let entry = self.inner.entry(path);
-        self.seen
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(path.to_string(), entry.map(|e| e.id.clone()));
+        self.seen.lock().unwrap_or_else(|p| p.into_inner()).insert(path.to_string(), entry.map(|e| e.id.clone()));
         entry
     }
 }

@@ -29,7 +29,9 @@ const TEMP_RANDOM_LEN: usize = 6;
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum CacheError {
-    #[error("{dir} is not an engine-audit fact cache: it has no CACHEDIR.TAG and holds files the cache did not write; nothing was removed")]
+    #[error(
+        "{dir} is not an engine-audit fact cache: it has no CACHEDIR.TAG and holds files the cache did not write; nothing was removed"
+    )]
     #[diagnostic(
         code(engine_audit::cache::not_a_cache),
         help("ENGINE_AUDIT_CACHE_DIR must name a folder of its own (the cache creates it and tags it); delete what you no longer need yourself")
@@ -84,7 +86,8 @@ fn kind_of(name: &str) -> Option<Kind> {
 /// Whether `dir` carries a cache directory tag.
 fn is_tagged(dir: &Path) -> bool {
     let mut head = [0u8; TAG_SIGNATURE.len()];
-    std::fs::File::open(dir.join(TAG_NAME)).and_then(|mut f| io::Read::read_exact(&mut f, &mut head)).is_ok() && head == TAG_SIGNATURE.as_bytes()
+    std::fs::File::open(dir.join(TAG_NAME)).and_then(|mut f| io::Read::read_exact(&mut f, &mut head)).is_ok()
+        && head == TAG_SIGNATURE.as_bytes()
 }
 
 /// Whether every item of `dir` is a shard folder holding only names the cache
@@ -245,7 +248,9 @@ mod tests {
         let entry = format!("{}.fact", "0123456789abcdef".repeat(4).get(..62).unwrap());
         assert_eq!(kind_of(&entry), Some(Kind::Entry));
         assert_eq!(kind_of(".tmp-Ab3xYz"), Some(Kind::Temp));
-        for other in ["photo.jpg", ".tmp-", ".tmp-toolongname", "a.fact", &entry.to_uppercase(), &format!("{entry}.bak"), &entry.replace('a', "g")] {
+        for other in
+            ["photo.jpg", ".tmp-", ".tmp-toolongname", "a.fact", &entry.to_uppercase(), &format!("{entry}.bak"), &entry.replace('a', "g")]
+        {
             assert_eq!(kind_of(other), None, "{other}");
         }
         assert!(is_shard_name("0f") && !is_shard_name("0F") && !is_shard_name("abc") && !is_shard_name("zz"));

@@ -38,7 +38,12 @@ fn corrupt_foreign_or_mistyped_entries_are_misses() {
     let path = inner.path("k", "x");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let good = |version: &str| {
-        let env = Envelope { version: version.into(), kind: "k".into(), key: "x".into(), variants: vec![Variant { deps: Deps::default(), value: 7u32 }] };
+        let env = Envelope {
+            version: version.into(),
+            kind: "k".into(),
+            key: "x".into(),
+            variants: vec![Variant { deps: Deps::default(), value: 7u32 }],
+        };
         frame(&serde_json::to_vec(&env).unwrap())
     };
     std::fs::write(&path, good(&inner.version)).unwrap();
@@ -76,12 +81,7 @@ fn binary_entries_round_trip_and_refuse_foreign_or_torn_headers() {
     };
     std::fs::write(&path, header(&inner.version, "x")).unwrap();
     assert_eq!(cache.get_bytes("k", "x").as_deref(), Some(&b"body"[..]));
-    for bad in [
-        header("0.0.0+another-binary", "x"),
-        header(&inner.version, "another key"),
-        frame(b"{\"version\":"),
-        b"not ours".to_vec(),
-    ] {
+    for bad in [header("0.0.0+another-binary", "x"), header(&inner.version, "another key"), frame(b"{\"version\":"), b"not ours".to_vec()] {
         std::fs::write(&path, &bad).unwrap();
         assert_eq!(cache.get_bytes("k", "x"), None);
     }

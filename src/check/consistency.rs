@@ -1,7 +1,7 @@
 //! A master config against the recipes it links: EA301 (image) and EA302 (Dynamo ref).
 
-use crate::recipe::{parse_image, DynamoRef, MasterEntry, RecipeFile, Spanned};
 use crate::finding::{EvidenceRef, Finding, FindingKind, Location};
+use crate::recipe::{parse_image, DynamoRef, MasterEntry, RecipeFile, Spanned};
 
 /// Two image references name the same image: same repository and tag; digests
 /// must agree only when both pin one.
@@ -37,7 +37,11 @@ pub fn check_entry(master: &RecipeFile, entry: &MasterEntry, recipe: &RecipeFile
     for dep in &recipe.deployments {
         if let (Some(image), Some(container)) = (&entry.image, &dep.container) {
             if !same_image(&image.value, &container.value) {
-                let kind = FindingKind::ImageMismatch { recipe_image: container.value.clone(), key: key.clone(), master_image: image.value.clone() };
+                let kind = FindingKind::ImageMismatch {
+                    recipe_image: container.value.clone(),
+                    key: key.clone(),
+                    master_image: image.value.clone(),
+                };
                 out.push(
                     Finding::new(kind, Location::from_span(&container.span), "model.container")
                         .deployment(&dep.name)
@@ -51,7 +55,11 @@ pub fn check_entry(master: &RecipeFile, entry: &MasterEntry, recipe: &RecipeFile
                 continue;
             };
             if !same_dynamo(&master_ref, recipe_ref) {
-                let kind = FindingKind::EngineRefMismatch { recipe_ref: spec.raw.value.clone(), key: key.clone(), router_version: version.value.clone() };
+                let kind = FindingKind::EngineRefMismatch {
+                    recipe_ref: spec.raw.value.clone(),
+                    key: key.clone(),
+                    router_version: version.value.clone(),
+                };
                 out.push(
                     Finding::new(kind, Location::from_span(&spec.raw.span), format!("dynamo.{}", spec.field))
                         .deployment(&dep.name)

@@ -126,11 +126,11 @@ impl<'a> NewModules<'a> {
 
 /// The relocation of a module absent at the target: same leaf name, else same symbols.
 fn moved_to(module: &str, new_modules: &NewModules) -> Option<String> {
-    let old = new_modules
-        .bump
-        .from
-        .and_then(|f| f.module(module).cloned())
-        .unwrap_or_else(|| Module { name: module.to_string(), path: String::new(), symbols: None });
+    let old = new_modules.bump.from.and_then(|f| f.module(module).cloned()).unwrap_or_else(|| Module {
+        name: module.to_string(),
+        path: String::new(),
+        symbols: None,
+    });
     relocation(&old, new_modules.get())
 }
 
@@ -176,12 +176,10 @@ fn handler_never_runs(u: &ConsumerUse, all: &[ConsumerUse], to: &EngineSurface) 
         .collect();
     !guarded.is_empty()
         && guarded.iter().all(|o| match &o.kind {
-            UseKind::Import { module, name, .. } => {
-                to.module(module).is_some_and(|m| match (name.as_deref(), &m.symbols) {
-                    (Some(n), Some(symbols)) if n != "*" => symbols.iter().any(|s| s == n) || to.module(&format!("{module}.{n}")).is_some(),
-                    _ => true,
-                })
-            }
+            UseKind::Import { module, name, .. } => to.module(module).is_some_and(|m| match (name.as_deref(), &m.symbols) {
+                (Some(n), Some(symbols)) if n != "*" => symbols.iter().any(|s| s == n) || to.module(&format!("{module}.{n}")).is_some(),
+                _ => true,
+            }),
             UseKind::Attribute { .. } => false,
         })
 }
@@ -200,15 +198,13 @@ fn finish(f: Failure, u: &ConsumerUse, dynamo_ref: &str) -> Finding {
         },
         None => FindingKind::ConsumerMissing { missing: f.missing, consumer_ref, snippet, at_start: u.top_level, moved_to },
     };
-    let mut finding = Finding::new(kind, at, f.subject).evidence(
-        EvidenceRef {
-            path: u.evidence.path.clone(),
-            line: u.evidence.line,
-            ref_name: dynamo_ref.to_string(),
-            note: Some(u.snippet.clone()),
-            engine: Some("dynamo".into()),
-        },
-    );
+    let mut finding = Finding::new(kind, at, f.subject).evidence(EvidenceRef {
+        path: u.evidence.path.clone(),
+        line: u.evidence.line,
+        ref_name: dynamo_ref.to_string(),
+        note: Some(u.snippet.clone()),
+        engine: Some("dynamo".into()),
+    });
     for e in f.evidence {
         finding = finding.evidence(e);
     }

@@ -17,7 +17,8 @@ fn finding(file: &RecipeFile, d: &DuplicateKey) -> Finding {
         actions: vec![FixAction::DeleteDuplicate { dead_line, kept_line }],
         edits: delete_entry(file, &d.dead_key, &d.dead_value).into_iter().collect(),
     };
-    Finding::new(FindingKind::DuplicateKey { key: d.key.clone(), dead_line, kept_line }, Location::from_span(&d.dead_key), d.key.clone()).fix(Some(fix))
+    Finding::new(FindingKind::DuplicateKey { key: d.key.clone(), dead_line, kept_line }, Location::from_span(&d.dead_key), d.key.clone())
+        .fix(Some(fix))
 }
 
 /// The lines of a block entry (`key: value`, or a key and its nested block),

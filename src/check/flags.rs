@@ -1,8 +1,8 @@
 //! Recipe flags against the target engine's parser: EA001–EA006, EA008, and the
 //! changed defaults of flags a recipe leaves unset (EA007).
 
-use super::values::{arity, known_choices, render_choices, type_error, value_matches_choice};
 use super::edits::{delete_yaml_line, replace_in_span, replace_value};
+use super::values::{arity, known_choices, render_choices, type_error, value_matches_choice};
 use super::Bump;
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location, SemanticChange, ValueProblem};
 use crate::recipe::{Deployment, FlagUse, FlagValue, RecipeFile, RecipeKind};
@@ -21,10 +21,7 @@ pub fn option_of(name: &str) -> String {
 /// else the current release's (an unknown flag is assumed to take one).
 fn is_switch(bump: &Bump, name: &str) -> bool {
     let option = option_of(name);
-    bump.to
-        .flag(&option)
-        .or_else(|| bump.from.and_then(|f| f.flag(&option)))
-        .is_some_and(Flag::is_switch)
+    bump.to.flag(&option).or_else(|| bump.from.and_then(|f| f.flag(&option))).is_some_and(Flag::is_switch)
 }
 
 pub fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, out: &mut Vec<Finding>) {
@@ -62,18 +59,22 @@ fn check_use(file: &RecipeFile, u: &FlagUse, bump: Bump) -> Option<Finding> {
     if let Some(dep) = &flag.deprecated {
         let (target, upstream) = (to_ref.to_string(), dep.message.clone());
         return Some(match dep.kind {
-            FlagDeprecationKind::Removed => Finding::new(FindingKind::RemovedFlag { option: option.clone(), target, upstream }, at, &u.name)
-                .evidence(ev.with_note(format!("{option} registered with an erroring action")))
-                .fix(Some(Fix::advice(FixAction::Remove { name: u.name.clone(), use_instead: dep.replacement.clone() }))),
+            FlagDeprecationKind::Removed => {
+                Finding::new(FindingKind::RemovedFlag { option: option.clone(), target, upstream }, at, &u.name)
+                    .evidence(ev.with_note(format!("{option} registered with an erroring action")))
+                    .fix(Some(Fix::advice(FixAction::Remove { name: u.name.clone(), use_instead: dep.replacement.clone() })))
+            }
             FlagDeprecationKind::Alias => {
                 let replacement = dep.replacement.clone().unwrap_or_else(|| flag.dest.replace('_', "-"));
                 Finding::new(FindingKind::DeprecatedAlias { option: option.clone(), replacement: replacement.clone(), target }, at, &u.name)
                     .evidence(ev.with_note(format!("{option} forwards to {replacement}")))
                     .fix(Some(rename_fix(file, u, &replacement)))
             }
-            FlagDeprecationKind::Noop => Finding::new(FindingKind::DeprecatedNoop { option: option.clone(), target, upstream }, at, &u.name)
-                .evidence(ev.with_note(format!("{option} registered with a warning-only action")))
-                .fix(Some(remove_fix(file, u))),
+            FlagDeprecationKind::Noop => {
+                Finding::new(FindingKind::DeprecatedNoop { option: option.clone(), target, upstream }, at, &u.name)
+                    .evidence(ev.with_note(format!("{option} registered with a warning-only action")))
+                    .fix(Some(remove_fix(file, u)))
+            }
         });
     }
     check_value(u, flag, bump).map(|f| f.evidence(ev))
@@ -106,7 +107,9 @@ fn check_value(u: &FlagUse, flag: &Flag, bump: Bump) -> Option<Finding> {
     let option = flag.canonical();
     let to_ref = bump.to_ref();
     let at = Location::from_span(&u.value_span);
-    let invalid = |problem| Finding::new(FindingKind::InvalidValue { option: option.to_string(), target: to_ref.to_string(), problem }, at.clone(), &u.name);
+    let invalid = |problem| {
+        Finding::new(FindingKind::InvalidValue { option: option.to_string(), target: to_ref.to_string(), problem }, at.clone(), &u.name)
+    };
     let values: Vec<&str> = match &u.value {
         FlagValue::Switch { .. } => Vec::new(),
         FlagValue::Scalar { text, .. } => vec![text.as_str()],

@@ -6,10 +6,7 @@ use std::str::FromStr;
 
 /// The version a surface is, from its package metadata or else its ref name.
 pub fn surface_version(s: &EngineSurface) -> Option<pep440_rs::Version> {
-    s.version
-        .as_deref()
-        .and_then(|v| pep440_rs::Version::from_str(v).ok())
-        .or_else(|| crate::source::parse_version_ref(&s.ref_name))
+    s.version.as_deref().and_then(|v| pep440_rs::Version::from_str(v).ok()).or_else(|| crate::source::parse_version_ref(&s.ref_name))
 }
 
 pub fn check(dynamo: &EngineSurface, sglang_to: &EngineSurface, out: &mut Vec<Finding>) {

@@ -22,7 +22,11 @@ pub fn unreadable(error: &RecipeError) -> Finding {
 
 /// The finding for a master-config entry whose link names a file that is not there.
 pub fn missing_link(entry_key: &str, link: &RecipeLink, target: &str) -> Finding {
-    Finding::new(FindingKind::MissingLink { entry: entry_key.to_string(), target: target.to_string() }, Location::from_span(&link.span), target)
+    Finding::new(
+        FindingKind::MissingLink { entry: entry_key.to_string(), target: target.to_string() },
+        Location::from_span(&link.span),
+        target,
+    )
 }
 
 /// The error without the path prefix its `Display` starts with.

@@ -4,11 +4,11 @@
 use super::engines::audit_sources;
 use super::output::emit;
 use crate::audit::{self, AuditOptions, AuditReport};
+use crate::check;
 use crate::cli::{AuditArgs, FailOn, GateArgs, ReportArgs};
 use crate::codes::Severity;
 use crate::config::Config;
 use crate::recipe::{self, LinkMapping, RecipeError, RecipeFile};
-use crate::check;
 use crate::report::{self, Finding};
 use crate::source::is_url;
 use crate::suppress::{self, Policy};
@@ -287,7 +287,8 @@ fn linked_recipes(master: &Path, file: &recipe::RecipeFile, key: Option<&str>) -
                 Ok(_) => found.push(path),
                 Err(_) if !path.exists() => missing.push(check::unreadable::missing_link(&entry.key.value, link, target)),
                 Err(reason) => {
-                    let error = RecipeError::Io { path: path.display().to_string(), message: format!("linked by `{}`: {reason}", entry.key.value) };
+                    let error =
+                        RecipeError::Io { path: path.display().to_string(), message: format!("linked by `{}`: {reason}", entry.key.value) };
                     missing.push(check::unreadable::unreadable(&error));
                 }
             }
@@ -316,12 +317,8 @@ pub fn check_report_args(out: &ReportArgs) -> miette::Result<()> {
 /// How reports render for this run: links to engine repos given as URLs, paths
 /// relative to the current folder, colour on a terminal.
 pub fn render_options(out: &ReportArgs, opts: &AuditOptions) -> report::RenderOptions {
-    report::RenderOptions {
-        lang: out.lang.lang(),
-        base_dir: std::env::current_dir().ok(),
-        ..Default::default()
-    }
-    .with_engine_sources(opts.sglang.as_deref(), opts.dynamo.as_deref())
+    report::RenderOptions { lang: out.lang.lang(), base_dir: std::env::current_dir().ok(), ..Default::default() }
+        .with_engine_sources(opts.sglang.as_deref(), opts.dynamo.as_deref())
 }
 
 /// Print the report in the format asked, or with `--output-dir` write one file per

@@ -8,21 +8,13 @@ pub fn open_options(sources: &EngineSources) -> OpenOptions {
 }
 
 /// The engine a command is about: explicit, else the only source given.
-pub fn pick_engine(
-    engine: Option<EngineName>,
-    sources: &EngineSources,
-) -> Result<(Engine, String, Option<String>), miette::Report> {
+pub fn pick_engine(engine: Option<EngineName>, sources: &EngineSources) -> Result<(Engine, String, Option<String>), miette::Report> {
     let engine = match engine {
         Some(EngineName::Sglang) => Engine::Sglang,
         Some(EngineName::Dynamo) => Engine::Dynamo,
         None if sources.sglang.is_some() => Engine::Sglang,
         None if sources.dynamo.is_some() => Engine::Dynamo,
-        None => {
-            return Err(miette::miette!(
-                help = "pass --sglang PATH|URL or --dynamo PATH|URL",
-                "no engine source given"
-            ))
-        }
+        None => return Err(miette::miette!(help = "pass --sglang PATH|URL or --dynamo PATH|URL", "no engine source given")),
     };
     let (spec, root) = match engine {
         Engine::Sglang => (sources.sglang.clone(), sources.sglang_root.clone()),

@@ -68,7 +68,9 @@ pub fn run(args: PrArgs) -> miette::Result<ExitCode> {
         .with_engine_sources(opts.sglang.as_deref(), opts.dynamo.as_deref());
     let (stdout, markdown) = render(&result, args.format, &title, &render_opts);
     emit(&stdout);
-    if let Some(summary) = args.summary.clone().or_else(|| std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()).map(Into::into)) {
+    if let Some(summary) =
+        args.summary.clone().or_else(|| std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()).map(Into::into))
+    {
         append(&summary, &markdown)?;
     }
     // A change that touches no recipe has nothing to audit and passes; one whose

@@ -9,9 +9,15 @@ use std::process::ExitCode;
 
 pub fn run(args: SurfaceArgs) -> miette::Result<ExitCode> {
     let (engine, spec, root) = pick_engine(args.engine, &args.sources)?;
-    let (tree, ref_name, package_root) =
-        open_package_tree(engine, &spec, root.as_deref(), args.at.as_deref(), &args.sources)?;
-    let surface = extract_surface_with(tree.as_ref(), engine, &package_root, &ref_name, &Demand::full(engine), &crate::cache::FactCache::default_cache());
+    let (tree, ref_name, package_root) = open_package_tree(engine, &spec, root.as_deref(), args.at.as_deref(), &args.sources)?;
+    let surface = extract_surface_with(
+        tree.as_ref(),
+        engine,
+        &package_root,
+        &ref_name,
+        &Demand::full(engine),
+        &crate::cache::FactCache::default_cache(),
+    );
     match args.format {
         SurfaceFormat::Json => emit_json(&surface)?,
         SurfaceFormat::Text => emit(&render_text(&surface)),
@@ -31,13 +37,26 @@ fn render_text(s: &EngineSurface) -> String {
         s.version.as_deref().unwrap_or("unknown")
     );
     let _ = writeln!(out, "package root: {}", s.package_root);
-    let _ = writeln!(out, "{} flags, {} env vars, {} modules, {} classes, {} requirements", s.flags.len(), s.env.len(), s.modules.len(), s.classes.len(), s.requires.len());
+    let _ = writeln!(
+        out,
+        "{} flags, {} env vars, {} modules, {} classes, {} requirements",
+        s.flags.len(),
+        s.env.len(),
+        s.modules.len(),
+        s.classes.len(),
+        s.requires.len()
+    );
     for f in &s.flags {
-        let dep = f.deprecated.as_ref().map(|d| format!("  [deprecated {:?} -> {}]", d.kind, d.replacement.as_deref().unwrap_or("-"))).unwrap_or_default();
+        let dep = f
+            .deprecated
+            .as_ref()
+            .map(|d| format!("  [deprecated {:?} -> {}]", d.kind, d.replacement.as_deref().unwrap_or("-")))
+            .unwrap_or_default();
         let _ = writeln!(out, "  {} (dest {}, {}){dep}", f.names.join(", "), f.dest, f.action);
     }
     for e in &s.env {
-        let dep = e.deprecated.as_ref().map(|d| format!("  [{:?} -> {}]", d.kind, d.replacement.as_deref().unwrap_or("-"))).unwrap_or_default();
+        let dep =
+            e.deprecated.as_ref().map(|d| format!("  [{:?} -> {}]", d.kind, d.replacement.as_deref().unwrap_or("-"))).unwrap_or_default();
         let _ = writeln!(out, "  ${} ({}){dep}", e.name, e.kind);
     }
     for w in &s.warnings {

@@ -161,9 +161,7 @@ fn metadata_of(units: &Units, wanted: bool) -> WithWarnings<(Option<String>, Vec
     units.unit("metadata", "", None, |pkg| {
         let mut w = Vec::new();
         let version = pins::package_version(pkg.tree, units.root, &mut w);
-        let requires = pins::find_pyproject(pkg.tree, units.root)
-            .map(|p| pins::requirements(pkg.tree, &p, &mut w))
-            .unwrap_or_default();
+        let requires = pins::find_pyproject(pkg.tree, units.root).map(|p| pins::requirements(pkg.tree, &p, &mut w)).unwrap_or_default();
         ((version, requires), w)
     })
 }
@@ -228,7 +226,8 @@ fn classes_of(units: &Units, pkg: &Package, wanted: &[(String, String)], ref_nam
     let mut out = BTreeMap::new();
     for (module, class) in wanted {
         let path = pkg.module_path(module);
-        let (info, w) = units.unit("class", &format!("{module}:{class}"), path.as_deref(), |pkg| (classes::class_info(pkg, module, class), Vec::new()));
+        let (info, w) =
+            units.unit("class", &format!("{module}:{class}"), path.as_deref(), |pkg| (classes::class_info(pkg, module, class), Vec::new()));
         warnings.extend(w);
         if let Some(info) = info {
             out.insert(class.clone(), info);

@@ -44,24 +44,11 @@ fn visit_fields_depth(ev: &ConstEval, class: &ClassRef, visit: &mut dyn FnMut(&P
     let Some(body) = ev.class_def(&file, &class.name).and_then(class_body) else { return };
     for stmt in flat_statements(body) {
         for (name, binding) in statement_bindings(&file.source, stmt) {
-            if let BindingKind::Assign {
-                value,
-                annotation: Some(annotation),
-            } = binding.kind
-            {
+            if let BindingKind::Assign { value, annotation: Some(annotation) } = binding.kind {
                 if is_class_var(&file, annotation) {
                     continue;
                 }
-                visit(
-                    &file,
-                    class,
-                    FieldSite {
-                        name,
-                        annotation,
-                        default: value,
-                        stmt: binding.stmt,
-                    },
-                );
+                visit(&file, class, FieldSite { name, annotation, default: value, stmt: binding.stmt });
             }
         }
     }
@@ -133,10 +120,7 @@ pub fn class_info(pkg: &Package, module: &str, class: &str) -> Option<ClassInfo>
     let ev = ConstEval::new(pkg);
     let file = ev.module_file(module)?;
     let class_ref = if ev.class_def(&file, class).is_some() {
-        ClassRef {
-            module: module.to_string(),
-            name: class.to_string(),
-        }
+        ClassRef { module: module.to_string(), name: class.to_string() }
     } else {
         match ev.global(module, class) {
             Ok(Val::Class(c)) => c,
@@ -154,12 +138,7 @@ fn class_info_of(ev: &ConstEval, class: &ClassRef, depth: usize) -> Option<Class
     let mut members: Vec<Member> = Vec::new();
     let add = |members: &mut Vec<Member>, name: String, kind: MemberKind, defined_in: &str, evidence| {
         if !members.iter().any(|m| m.name == name) {
-            members.push(Member {
-                name,
-                kind,
-                defined_in: defined_in.to_string(),
-                evidence,
-            });
+            members.push(Member { name, kind, defined_in: defined_in.to_string(), evidence });
         }
     };
 
@@ -217,27 +196,18 @@ fn class_info_of(ev: &ConstEval, class: &ClassRef, depth: usize) -> Option<Class
             }
         }
     }
-    Some(ClassInfo {
-        name: short,
-        module: class.module.clone(),
-        bases,
-        members,
-        evidence: file.evidence(def),
-    })
+    Some(ClassInfo { name: short, module: class.module.clone(), bases, members, evidence: file.evidence(def) })
 }
 
 fn is_property(file: &PyFile, function: Node) -> bool {
     let Some(decorated) = function.parent().filter(|p| p.kind() == "decorated_definition") else {
         return false;
     };
-    named_children(decorated)
-        .into_iter()
-        .filter(|n| n.kind() == "decorator")
-        .any(|d| {
-            let text = file.text(d).trim_start_matches('@').trim();
-            let last = text.rsplit('.').next().unwrap_or(text);
-            matches!(last, "property" | "cached_property" | "setter" | "getter" | "deleter")
-        })
+    named_children(decorated).into_iter().filter(|n| n.kind() == "decorator").any(|d| {
+        let text = file.text(d).trim_start_matches('@').trim();
+        let last = text.rsplit('.').next().unwrap_or(text);
+        matches!(last, "property" | "cached_property" | "setter" | "getter" | "deleter")
+    })
 }
 
 #[cfg(test)]

@@ -205,10 +205,7 @@ fn string_prefix(word: &[u8]) -> Option<StrKind> {
         return None;
     }
     let lower: Vec<u8> = word.iter().map(u8::to_ascii_lowercase).collect();
-    let valid = matches!(
-        lower.as_slice(),
-        b"r" | b"b" | b"u" | b"f" | b"t" | b"br" | b"rb" | b"fr" | b"rf" | b"tr" | b"rt"
-    );
+    let valid = matches!(lower.as_slice(), b"r" | b"b" | b"u" | b"f" | b"t" | b"br" | b"rb" | b"fr" | b"rf" | b"tr" | b"rt");
     valid.then(|| StrKind { format: lower.contains(&b'f') || lower.contains(&b't') })
 }
 
@@ -336,7 +333,17 @@ LAST = r"\" still a string"
     fn bodies_are_emptied_and_line_numbers_kept() {
         let out = outline(MODULE).unwrap();
         assert_eq!(out.lines().count(), MODULE.lines().count(), "{out}");
-        for kept in ["import os", "@decorator(arg=\")\")", "def f(a, b=\")\",", "class C(Base,", "async def h(): return 2", "    from x import Y", "    Y = None", "    if name == \"lazy\":", "LAST = r\"\\\" still a string\""] {
+        for kept in [
+            "import os",
+            "@decorator(arg=\")\")",
+            "def f(a, b=\")\",",
+            "class C(Base,",
+            "async def h(): return 2",
+            "    from x import Y",
+            "    Y = None",
+            "    if name == \"lazy\":",
+            "LAST = r\"\\\" still a string\"",
+        ] {
             assert!(out.lines().any(|l| l == kept), "{kept:?} missing from:\n{out}");
         }
         for dropped in ["inner", "method", "y = 1", "Doc with"] {

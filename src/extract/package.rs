@@ -3,7 +3,6 @@
 use crate::source::{Entry, Tree};
 use crate::surface::Module;
 
-
 /// The engine's top-level package inside a source tree.
 pub struct Package<'t> {
     pub tree: &'t dyn Tree,
@@ -24,10 +23,8 @@ impl<'t> Package<'t> {
     /// tree listing alone (no file is read).
     pub fn modules(&self) -> Vec<Module> {
         // `module_entries` already checked every part is an identifier.
-        let mut out: Vec<Module> = self
-            .module_entries()
-            .map(|e| Module { name: self.dotted_name(&e.path), path: e.path.clone(), symbols: None })
-            .collect();
+        let mut out: Vec<Module> =
+            self.module_entries().map(|e| Module { name: self.dotted_name(&e.path), path: e.path.clone(), symbols: None }).collect();
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out.dedup_by(|a, b| a.name == b.name);
         out
@@ -70,16 +67,8 @@ impl<'t> Package<'t> {
 
     /// The file defining a dotted module: `x/y.py` or `x/y/__init__.py`.
     pub fn module_path(&self, dotted: &str) -> Option<String> {
-        let rest = if dotted == self.name {
-            ""
-        } else {
-            dotted.strip_prefix(&self.name)?.strip_prefix('.')?
-        };
-        let base = if rest.is_empty() {
-            self.root.clone()
-        } else {
-            format!("{}/{}", self.root, rest.replace('.', "/"))
-        };
+        let rest = if dotted == self.name { "" } else { dotted.strip_prefix(&self.name)?.strip_prefix('.')? };
+        let base = if rest.is_empty() { self.root.clone() } else { format!("{}/{}", self.root, rest.replace('.', "/")) };
         let file = format!("{base}.py");
         if !rest.is_empty() && self.tree.contains(&file) {
             return Some(file);
@@ -90,8 +79,7 @@ impl<'t> Package<'t> {
 
     /// Whether a dotted name is a package (a folder with `__init__.py`).
     pub fn is_package(&self, dotted: &str) -> bool {
-        self.module_path(dotted)
-            .is_some_and(|p| p.ends_with("/__init__.py"))
+        self.module_path(dotted).is_some_and(|p| p.ends_with("/__init__.py"))
     }
 
     /// Resolve a relative import (`from ..x import y` in module `m`) to a dotted name.
@@ -140,8 +128,7 @@ fn is_module_rel(rel: &str) -> bool {
 
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
-        && chars.all(|c| c == '_' || c.is_alphanumeric())
+    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic()) && chars.all(|c| c == '_' || c.is_alphanumeric())
 }
 
 #[cfg(test)]
@@ -179,10 +166,7 @@ mod tests {
         );
         let pkg = Package::new(&tree, "python/sglang");
         let names: Vec<_> = pkg.modules().into_iter().map(|m| m.name).collect();
-        assert_eq!(
-            names,
-            ["sglang", "sglang.srt", "sglang.srt.environ", "sglang.srt.utils", "sglang.srt.utils.common"]
-        );
+        assert_eq!(names, ["sglang", "sglang.srt", "sglang.srt.environ", "sglang.srt.utils", "sglang.srt.utils.common"]);
         assert_eq!(pkg.module_path("sglang.srt.utils").as_deref(), Some("python/sglang/srt/utils/__init__.py"));
         assert_eq!(pkg.module_path("sglang.srt.environ").as_deref(), Some("python/sglang/srt/environ.py"));
         assert_eq!(pkg.module_path("sglang.srt.missing"), None);

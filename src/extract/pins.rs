@@ -19,11 +19,7 @@ const VERSION_FILES: &[&str] = &["version.py", "_version.py", "__init__.py"];
 pub fn find_pyproject(tree: &dyn Tree, package_root: &str) -> Option<String> {
     let mut dir = package_root.trim_end_matches('/');
     loop {
-        let candidate = if dir.is_empty() {
-            "pyproject.toml".to_string()
-        } else {
-            format!("{dir}/pyproject.toml")
-        };
+        let candidate = if dir.is_empty() { "pyproject.toml".to_string() } else { format!("{dir}/pyproject.toml") };
         if tree.contains(&candidate) {
             return Some(candidate);
         }
@@ -36,11 +32,7 @@ pub fn find_pyproject(tree: &dyn Tree, package_root: &str) -> Option<String> {
 
 /// `[project] dependencies` (group `None`) and every
 /// `[project.optional-dependencies]` group, in file order.
-pub fn requirements(
-    tree: &dyn Tree,
-    pyproject_path: &str,
-    warnings: &mut Vec<ExtractWarning>,
-) -> Vec<Requirement> {
+pub fn requirements(tree: &dyn Tree, pyproject_path: &str, warnings: &mut Vec<ExtractWarning>) -> Vec<Requirement> {
     let Some((text, doc)) = read_pyproject(tree, pyproject_path, warnings) else {
         return Vec::new();
     };
@@ -49,10 +41,7 @@ pub fn requirements(
     if let Some(deps) = project.and_then(|p| p.get("dependencies")) {
         lists.push((None, deps));
     }
-    if let Some(groups) = project
-        .and_then(|p| p.get("optional-dependencies"))
-        .and_then(|g| g.as_table())
-    {
+    if let Some(groups) = project.and_then(|p| p.get("optional-dependencies")).and_then(|g| g.as_table()) {
         for (group, deps) in groups {
             lists.push((Some(group.clone()), deps));
         }
@@ -61,38 +50,23 @@ pub fn requirements(
     let mut out = Vec::new();
     for (group, deps) in lists {
         let Some(items) = deps.as_array() else {
-            warn(
-                warnings,
-                pyproject_path,
-                format!("{} is not a list", group_label(&group)),
-            );
+            warn(warnings, pyproject_path, format!("{} is not a list", group_label(&group)));
             continue;
         };
         for item in items {
             let Some(raw) = item.as_str() else {
-                warn(
-                    warnings,
-                    pyproject_path,
-                    format!("non-string entry in {}: {item}", group_label(&group)),
-                );
+                warn(warnings, pyproject_path, format!("non-string entry in {}: {item}", group_label(&group)));
                 continue;
             };
             match pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(raw) {
                 Ok(req) => out.push(Requirement {
                     name: req.name.to_string(),
                     specifier: specifier_text(&req),
-                    evidence: Evidence {
-                        path: pyproject_path.to_string(),
-                        line: locator.line_of(group.as_deref(), raw),
-                    },
+                    evidence: Evidence { path: pyproject_path.to_string(), line: locator.line_of(group.as_deref(), raw) },
                     group: group.clone(),
                     raw: raw.to_string(),
                 }),
-                Err(e) => warn(
-                    warnings,
-                    pyproject_path,
-                    format!("invalid requirement {raw:?}: {e}"),
-                ),
+                Err(e) => warn(warnings, pyproject_path, format!("invalid requirement {raw:?}: {e}")),
             }
         }
     }
@@ -101,11 +75,7 @@ pub fn requirements(
 
 /// The package's own version: `[project] version` of its pyproject, else a
 /// literal top-level `__version__ = "..."` in `version.py`/`_version.py`/`__init__.py`.
-pub fn package_version(
-    tree: &dyn Tree,
-    package_root: &str,
-    warnings: &mut Vec<ExtractWarning>,
-) -> Option<String> {
+pub fn package_version(tree: &dyn Tree, package_root: &str, warnings: &mut Vec<ExtractWarning>) -> Option<String> {
     let from_pyproject = find_pyproject(tree, package_root)
         .and_then(|path| read_pyproject(tree, &path, warnings).map(|(_, doc)| (path, doc)))
         .and_then(|(path, doc)| {
@@ -117,27 +87,16 @@ pub fn package_version(
         None => VERSION_FILES.iter().find_map(|name| {
             let path = format!("{}/{name}", package_root.trim_end_matches('/'));
             let text = tree.read_text_limited(&path, super::parsed::MAX_SOURCE_BYTES).ok()?;
-            Some((
-                path.clone(),
-                literal_dunder_version(&PyFile::parse(&path, text))?,
-            ))
+            Some((path.clone(), literal_dunder_version(&PyFile::parse(&path, text))?))
         })?,
     };
     if pep440_rs::Version::from_str(&version).is_err() {
-        warn(
-            warnings,
-            &path,
-            format!("version {version:?} is not a PEP 440 version"),
-        );
+        warn(warnings, &path, format!("version {version:?} is not a PEP 440 version"));
     }
     Some(version)
 }
 
-fn read_pyproject(
-    tree: &dyn Tree,
-    path: &str,
-    warnings: &mut Vec<ExtractWarning>,
-) -> Option<(String, toml::Table)> {
+fn read_pyproject(tree: &dyn Tree, path: &str, warnings: &mut Vec<ExtractWarning>) -> Option<(String, toml::Table)> {
     let text = match tree.read_text_limited(path, super::parsed::MAX_SOURCE_BYTES) {
         Ok(text) => text,
         Err(e) => {
@@ -158,11 +117,7 @@ fn read_pyproject(
 /// name or a URL requirement.
 fn specifier_text(req: &pep508_rs::Requirement) -> String {
     match &req.version_or_url {
-        Some(pep508_rs::VersionOrUrl::VersionSpecifier(specs)) => specs
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(","),
+        Some(pep508_rs::VersionOrUrl::VersionSpecifier(specs)) => specs.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","),
         _ => String::new(),
     }
 }
@@ -170,12 +125,9 @@ fn specifier_text(req: &pep508_rs::Requirement) -> String {
 /// `__version__ = "1.5.0"` at the top level (not inside `try`/`if`).
 fn literal_dunder_version(file: &PyFile) -> Option<String> {
     named_children(file.root()).into_iter().find_map(|stmt| {
-        let assign = named_children(stmt)
-            .into_iter()
-            .find(|n| n.kind() == "assignment")?;
+        let assign = named_children(stmt).into_iter().find(|n| n.kind() == "assignment")?;
         let left = assign.child_by_field_name("left")?;
-        (file.text(left) == "__version__")
-            .then(|| file.string_value(assign.child_by_field_name("right")?))?
+        (file.text(left) == "__version__").then(|| file.string_value(assign.child_by_field_name("right")?))?
     })
 }
 
@@ -187,10 +139,7 @@ fn group_label(group: &Option<String>) -> String {
 }
 
 fn warn(warnings: &mut Vec<ExtractWarning>, path: &str, message: String) {
-    warnings.push(ExtractWarning {
-        path: path.to_string(),
-        message,
-    });
+    warnings.push(ExtractWarning { path: path.to_string(), message });
 }
 
 /// Finds the line of a requirement string for evidence: the first occurrence
@@ -208,10 +157,7 @@ impl<'a> LineLocator<'a> {
         let section = match group {
             None => self.find_line_start("dependencies", 0),
             Some(g) => {
-                let optional = self
-                    .text
-                    .find("[project.optional-dependencies]")
-                    .unwrap_or(0);
+                let optional = self.text.find("[project.optional-dependencies]").unwrap_or(0);
                 self.find_line_start(g, optional)
             }
         };
@@ -250,12 +196,7 @@ mod tests {
     use std::path::Path;
 
     fn fixture(sub: &str) -> DirTree {
-        DirTree::open(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("fixtures/env/pins")
-                .join(sub),
-        )
-        .expect("fixture exists")
+        DirTree::open(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/env/pins").join(sub)).expect("fixture exists")
     }
 
     #[test]
@@ -269,14 +210,8 @@ mod tests {
                 ("components/src/dynamo/__init__.py", ""),
             ],
         );
-        assert_eq!(
-            find_pyproject(&tree, "python/sglang").as_deref(),
-            Some("python/pyproject.toml")
-        );
-        assert_eq!(
-            find_pyproject(&tree, "components/src/dynamo").as_deref(),
-            Some("pyproject.toml")
-        );
+        assert_eq!(find_pyproject(&tree, "python/sglang").as_deref(), Some("python/pyproject.toml"));
+        assert_eq!(find_pyproject(&tree, "components/src/dynamo").as_deref(), Some("pyproject.toml"));
         let bare = MemTree::from_files("t", [("pkg/__init__.py", "")]);
         assert_eq!(find_pyproject(&bare, "pkg"), None);
     }
@@ -286,17 +221,8 @@ mod tests {
         let tree = fixture("");
         let mut warnings = Vec::new();
         let reqs = requirements(&tree, "pyproject.toml", &mut warnings);
-        let rows: Vec<(Option<&str>, &str, &str, u32)> = reqs
-            .iter()
-            .map(|r| {
-                (
-                    r.group.as_deref(),
-                    r.name.as_str(),
-                    r.specifier.as_str(),
-                    r.evidence.line,
-                )
-            })
-            .collect();
+        let rows: Vec<(Option<&str>, &str, &str, u32)> =
+            reqs.iter().map(|r| (r.group.as_deref(), r.name.as_str(), r.specifier.as_str(), r.evidence.line)).collect();
         assert_eq!(
             rows,
             [
@@ -312,24 +238,15 @@ mod tests {
         assert_eq!(reqs[5].raw, "toy-engine[vision]==0.5.18");
         // The malformed entry is reported, the rest kept.
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(
-            warnings[0].path == "pyproject.toml"
-                && warnings[0].message.contains("not a valid requirement")
-        );
+        assert!(warnings[0].path == "pyproject.toml" && warnings[0].message.contains("not a valid requirement"));
     }
 
     #[test]
     fn version_from_pyproject_else_a_literal_version_file() {
         let mut warnings = Vec::new();
-        assert_eq!(
-            package_version(&fixture(""), "python/toypkg", &mut warnings).as_deref(),
-            Some("2.1.0.post1")
-        );
+        assert_eq!(package_version(&fixture(""), "python/toypkg", &mut warnings).as_deref(), Some("2.1.0.post1"));
         // Without a pyproject: `version.py` assigns inside `try` (not literal), `_version.py` does.
-        assert_eq!(
-            package_version(&fixture("python"), "toypkg", &mut warnings).as_deref(),
-            Some("0.3.0rc1")
-        );
+        assert_eq!(package_version(&fixture("python"), "toypkg", &mut warnings).as_deref(), Some("0.3.0rc1"));
         assert!(warnings.is_empty(), "{warnings:?}");
     }
 

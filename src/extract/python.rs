@@ -1,6 +1,6 @@
 //! Python parsing with tree-sitter, and the small node helpers every extractor shares.
 
-use crate::bounded_parse::{parse_bounded, Skipped, StatementSyntax, WhyNot, MAX_SYNTAX_DEPTH, parse_deadline};
+use crate::bounded_parse::{parse_bounded, parse_deadline, Skipped, StatementSyntax, WhyNot, MAX_SYNTAX_DEPTH};
 use tree_sitter::{Node, Parser, Tree as SyntaxTree};
 
 /// A parsed Python file. Keeps the source so node text can be read back.
@@ -14,10 +14,8 @@ pub struct PyFile {
 }
 
 /// Python's statements, and the no-op that stands in for one nested too deep.
-const PYTHON_STATEMENTS: StatementSyntax = StatementSyntax {
-    is_statement: |kind| kind.ends_with("_statement") || kind.ends_with("_definition"),
-    no_op: "pass",
-};
+const PYTHON_STATEMENTS: StatementSyntax =
+    StatementSyntax { is_statement: |kind| kind.ends_with("_statement") || kind.ends_with("_definition"), no_op: "pass" };
 
 impl PyFile {
     /// Parse `source`. tree-sitter always yields a tree; syntax errors become
@@ -34,12 +32,7 @@ impl PyFile {
         let start = std::time::Instant::now();
         let bounded = PARSER.with(|p| parse_bounded(source, &PYTHON_STATEMENTS, &mut p.borrow_mut()));
         crate::trace::parsed(path, bounded.text.len(), start.elapsed());
-        PyFile {
-            path: path.to_string(),
-            source: bounded.text,
-            tree: bounded.tree,
-            skipped: bounded.skipped,
-        }
+        PyFile { path: path.to_string(), source: bounded.text, tree: bounded.tree, skipped: bounded.skipped }
     }
 
     /// The warning to give when part of this file was left out of its facts
@@ -51,7 +44,9 @@ impl PyFile {
                 "statement(s) at line {} nested more than {MAX_SYNTAX_DEPTH} levels deep; skipped, the rest of the file is read",
                 lines.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
             ),
-            Skipped::WholeFile(WhyNot::TooDeep) => format!("nested more than {MAX_SYNTAX_DEPTH} levels deep throughout; the whole file is skipped"),
+            Skipped::WholeFile(WhyNot::TooDeep) => {
+                format!("nested more than {MAX_SYNTAX_DEPTH} levels deep throughout; the whole file is skipped")
+            }
             Skipped::WholeFile(WhyNot::TooSlow) => {
                 format!("the Python parser gave up after {:.1} s; the whole file is skipped", parse_deadline().as_secs_f64())
             }
@@ -73,10 +68,7 @@ impl PyFile {
     }
 
     pub fn evidence(&self, node: Node) -> crate::surface::Evidence {
-        crate::surface::Evidence {
-            path: self.path.clone(),
-            line: self.line(node),
-        }
+        crate::surface::Evidence { path: self.path.clone(), line: self.line(node) }
     }
 
     /// Whether the parse met syntax errors (the facts from this file may be partial).
@@ -111,9 +103,7 @@ impl PyFile {
 /// Named children of a node, skipping comments.
 pub fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     let mut cursor = node.walk();
-    node.named_children(&mut cursor)
-        .filter(|n| n.kind() != "comment")
-        .collect()
+    node.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect()
 }
 
 /// Depth-first walk over every descendant (including `node`).
@@ -159,11 +149,7 @@ pub fn string_value(source: &str, node: Node) -> Option<String> {
                 match child.kind() {
                     "string_start" => {
                         let start = &source[child.byte_range()];
-                        let prefix: String = start
-                            .chars()
-                            .take_while(|c| c.is_ascii_alphabetic())
-                            .collect::<String>()
-                            .to_ascii_lowercase();
+                        let prefix: String = start.chars().take_while(|c| c.is_ascii_alphabetic()).collect::<String>().to_ascii_lowercase();
                         raw = prefix.contains('r');
                         bytes_prefix = prefix.contains('b');
                     }

@@ -15,8 +15,8 @@ use tree_sitter::Node;
 
 use crate::extract::python::{named_children, walk, PyFile};
 use crate::extract::{parsed, Package};
-use std::sync::Arc;
 use crate::surface::ExtractWarning;
+use std::sync::Arc;
 
 pub use crate::extract::parsed::MAX_SOURCE_BYTES;
 
@@ -24,11 +24,7 @@ pub use crate::extract::parsed::MAX_SOURCE_BYTES;
 /// other extractors: see [`crate::extract::parsed`]). Unreadable and
 /// oversized files yield `None` and a warning naming the file; invalid UTF-8 is
 /// replaced and syntax errors yield the partial tree, each with a warning.
-pub fn parse_module_file(
-    pkg: &Package,
-    path: &str,
-    warnings: &mut Vec<ExtractWarning>,
-) -> Option<Arc<PyFile>> {
+pub fn parse_module_file(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWarning>) -> Option<Arc<PyFile>> {
     with_syntax_warning(parsed::parse_file(pkg.tree, path), warnings)
 }
 
@@ -39,11 +35,7 @@ fn parse_module_outline(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWar
 }
 
 /// Parse bytes already read (see [`parse_module_file`]).
-pub fn parse_source(
-    path: &str,
-    bytes: Vec<u8>,
-    warnings: &mut Vec<ExtractWarning>,
-) -> Option<Arc<PyFile>> {
+pub fn parse_source(path: &str, bytes: Vec<u8>, warnings: &mut Vec<ExtractWarning>) -> Option<Arc<PyFile>> {
     with_syntax_warning(parsed::parse_bytes(path, bytes), warnings)
 }
 
@@ -62,21 +54,13 @@ fn with_syntax_warning(parsed: parsed::Parsed, warnings: &mut Vec<ExtractWarning
 
 /// Sorted top-level names of module `dotted`; `None` when the module is not
 /// in the package or cannot be read.
-pub fn module_symbols(
-    pkg: &Package,
-    dotted: &str,
-    warnings: &mut Vec<ExtractWarning>,
-) -> Option<Vec<String>> {
+pub fn module_symbols(pkg: &Package, dotted: &str, warnings: &mut Vec<ExtractWarning>) -> Option<Vec<String>> {
     symbols_read_with(pkg, dotted, parse_module_outline, warnings)
 }
 
 /// [`module_symbols`] from whole files rather than outlines: the reference the
 /// outline is checked against (`tests/corpus_acceptance.rs`).
-pub fn module_symbols_from_whole_files(
-    pkg: &Package,
-    dotted: &str,
-    warnings: &mut Vec<ExtractWarning>,
-) -> Option<Vec<String>> {
+pub fn module_symbols_from_whole_files(pkg: &Package, dotted: &str, warnings: &mut Vec<ExtractWarning>) -> Option<Vec<String>> {
     symbols_read_with(pkg, dotted, parse_module_file, warnings)
 }
 
@@ -115,15 +99,7 @@ impl ModuleNames {
         let file = read(pkg, &path, warnings)?;
         visiting.push(dotted.to_string());
         let mut names = ModuleNames::default();
-        let mut scope = Scope {
-            pkg,
-            read,
-            file: &file,
-            module: dotted,
-            is_package: path.ends_with("/__init__.py"),
-            visiting,
-            warnings,
-        };
+        let mut scope = Scope { pkg, read, file: &file, module: dotted, is_package: path.ends_with("/__init__.py"), visiting, warnings };
         scope.block(file.root(), &mut names);
         names.lazy = lazy_names(&file);
         visiting.pop();
@@ -134,11 +110,7 @@ impl ModuleNames {
     fn star_exports(self) -> Vec<String> {
         match self.dunder_all {
             Some(all) => all,
-            None => self
-                .bound
-                .into_iter()
-                .filter(|n| !n.starts_with('_'))
-                .collect(),
+            None => self.bound.into_iter().filter(|n| !n.starts_with('_')).collect(),
         }
     }
 }
@@ -181,9 +153,7 @@ impl Scope<'_, '_> {
             "import_statement" => {
                 for imported in named_children(stmt) {
                     let bound = match imported.kind() {
-                        "aliased_import" => imported
-                            .child_by_field_name("alias")
-                            .map(|a| file.text(a).to_string()),
+                        "aliased_import" => imported.child_by_field_name("alias").map(|a| file.text(a).to_string()),
                         // `import a.b` binds `a`.
                         "dotted_name" => file.text(imported).split('.').next().map(str::to_string),
                         _ => None,
@@ -199,9 +169,8 @@ impl Scope<'_, '_> {
                 }
             }
             "if_statement" => {
-                let type_checking_only = stmt.child_by_field_name("condition").is_some_and(|c| {
-                    matches!(file.text(c), "TYPE_CHECKING" | "typing.TYPE_CHECKING")
-                });
+                let type_checking_only =
+                    stmt.child_by_field_name("condition").is_some_and(|c| matches!(file.text(c), "TYPE_CHECKING" | "typing.TYPE_CHECKING"));
                 for part in named_children(stmt) {
                     match part.kind() {
                         "block" if !type_checking_only => self.block(part, names),
@@ -235,11 +204,7 @@ impl Scope<'_, '_> {
         for part in named_children(node) {
             match part.kind() {
                 "block" => self.block(part, names),
-                "elif_clause"
-                | "else_clause"
-                | "except_clause"
-                | "except_group_clause"
-                | "finally_clause" => self.clause(part, names),
+                "elif_clause" | "else_clause" | "except_clause" | "except_group_clause" | "finally_clause" => self.clause(part, names),
                 _ => {}
             }
         }
@@ -271,9 +236,7 @@ impl Scope<'_, '_> {
                 };
                 bind_targets(file, left, &mut names.bound);
                 if file.text(left) == "__all__" {
-                    let extra = expr
-                        .child_by_field_name("right")
-                        .and_then(|r| string_list(file, r));
+                    let extra = expr.child_by_field_name("right").and_then(|r| string_list(file, r));
                     extend_all(names, extra);
                 }
             }
@@ -306,16 +269,12 @@ impl Scope<'_, '_> {
         let imported: Vec<Node> = stmt.children_by_field_name("name", &mut cursor).collect();
         for name in &imported {
             let bound = match name.kind() {
-                "aliased_import" => name
-                    .child_by_field_name("alias")
-                    .map(|a| file.text(a).to_string()),
+                "aliased_import" => name.child_by_field_name("alias").map(|a| file.text(a).to_string()),
                 _ => Some(file.text(*name).to_string()),
             };
             names.bound.extend(bound);
         }
-        let star = named_children(stmt)
-            .into_iter()
-            .any(|n| n.kind() == "wildcard_import");
+        let star = named_children(stmt).into_iter().any(|n| n.kind() == "wildcard_import");
         if !star {
             return;
         }
@@ -327,24 +286,19 @@ impl Scope<'_, '_> {
                 let text = file.text(module);
                 let dots = text.chars().take_while(|c| *c == '.').count();
                 let rest = text[dots..].trim();
-                self.pkg
-                    .resolve_relative(self.module, self.is_package, dots, rest)
+                self.pkg.resolve_relative(self.module, self.is_package, dots, rest)
             }
             _ => Some(file.text(module).to_string()),
         };
         let resolved = target.clone().filter(|t| self.pkg.module_path(t).is_some());
         match resolved {
             Some(target) => {
-                if let Some(inner) =
-                    ModuleNames::collect(self.pkg, &target, self.read, self.visiting, self.warnings)
-                {
+                if let Some(inner) = ModuleNames::collect(self.pkg, &target, self.read, self.visiting, self.warnings) {
                     names.bound.extend(inner.star_exports());
                 }
             }
             None => {
-                let inside = target.as_deref().is_some_and(|t| {
-                    t == self.pkg.name || t.starts_with(&format!("{}.", self.pkg.name))
-                });
+                let inside = target.as_deref().is_some_and(|t| t == self.pkg.name || t.starts_with(&format!("{}.", self.pkg.name)));
                 let why = if inside {
                     "has no source file in the package (a namespace package or a missing module)"
                 } else {
@@ -397,10 +351,7 @@ fn string_list(file: &PyFile, node: Node) -> Option<Vec<String>> {
     if !matches!(node.kind(), "list" | "tuple") {
         return None;
     }
-    named_children(node)
-        .into_iter()
-        .map(|n| file.string_value(n))
-        .collect()
+    named_children(node).into_iter().map(|n| file.string_value(n)).collect()
 }
 
 /// Names a module-level `__getattr__` serves: keys of literal dicts it looks
@@ -410,43 +361,27 @@ fn lazy_names(file: &PyFile) -> BTreeSet<String> {
     let module_dicts: BTreeMap<&str, Node> = top
         .iter()
         .filter_map(|stmt| {
-            let assign = named_children(*stmt)
-                .into_iter()
-                .find(|n| n.kind() == "assignment")?;
+            let assign = named_children(*stmt).into_iter().find(|n| n.kind() == "assignment")?;
             let left = assign.child_by_field_name("left")?;
             let right = assign.child_by_field_name("right")?;
-            (left.kind() == "identifier" && right.kind() == "dictionary")
-                .then(|| (file.text(left), right))
+            (left.kind() == "identifier" && right.kind() == "dictionary").then(|| (file.text(left), right))
         })
         .collect();
     let getattr = top.iter().copied().find(|stmt| {
-        stmt.kind() == "function_definition"
-            && stmt
-                .child_by_field_name("name")
-                .is_some_and(|n| file.text(n) == "__getattr__")
+        stmt.kind() == "function_definition" && stmt.child_by_field_name("name").is_some_and(|n| file.text(n) == "__getattr__")
     });
     let mut out = BTreeSet::new();
     let Some(getattr) = getattr else { return out };
     let Some(param) = getattr
         .child_by_field_name("parameters")
         .and_then(|p| named_children(p).first().copied())
-        .map(|p| {
-            file.text(p.child_by_field_name("name").unwrap_or(p))
-                .split(':')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string()
-        })
+        .map(|p| file.text(p.child_by_field_name("name").unwrap_or(p)).split(':').next().unwrap_or("").trim().to_string())
     else {
         return out;
     };
     let dict_keys = |dict: Node, out: &mut BTreeSet<String>| {
         for pair in named_children(dict) {
-            out.extend(
-                pair.child_by_field_name("key")
-                    .and_then(|k| file.string_value(k)),
-            );
+            out.extend(pair.child_by_field_name("key").and_then(|k| file.string_value(k)));
         }
     };
     walk(getattr, |n| {
@@ -454,12 +389,8 @@ fn lazy_names(file: &PyFile) -> BTreeSet<String> {
             // `_LAZY.get(name)`, `_LAZY[name]`
             "call" | "subscript" => {
                 let base = match n.kind() {
-                    "call" => n
-                        .child_by_field_name("function")
-                        .and_then(|f| file.text(f).strip_suffix(".get").map(str::to_string)),
-                    _ => n
-                        .child_by_field_name("value")
-                        .map(|v| file.text(v).to_string()),
+                    "call" => n.child_by_field_name("function").and_then(|f| file.text(f).strip_suffix(".get").map(str::to_string)),
+                    _ => n.child_by_field_name("value").map(|v| file.text(v).to_string()),
                 };
                 if let Some(dict) = base.as_deref().and_then(|b| module_dicts.get(b)) {
                     dict_keys(*dict, &mut out);
@@ -472,11 +403,7 @@ fn lazy_names(file: &PyFile) -> BTreeSet<String> {
                     let other = parts[1];
                     match other.kind() {
                         "string" => out.extend(file.string_value(other)),
-                        "tuple" | "list" | "set" => out.extend(
-                            named_children(other)
-                                .into_iter()
-                                .filter_map(|s| file.string_value(s)),
-                        ),
+                        "tuple" | "list" | "set" => out.extend(named_children(other).into_iter().filter_map(|s| file.string_value(s))),
                         "dictionary" => dict_keys(other, &mut out),
                         "identifier" => {
                             if let Some(dict) = module_dicts.get(file.text(other)) {
@@ -501,15 +428,10 @@ mod tests {
     use std::path::Path;
 
     fn fixture() -> DirTree {
-        DirTree::open(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/env/symbols"))
-            .expect("fixture exists")
+        DirTree::open(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/env/symbols")).expect("fixture exists")
     }
 
-    fn symbols_of(
-        tree: &dyn crate::source::Tree,
-        root: &str,
-        module: &str,
-    ) -> (Option<Vec<String>>, Vec<ExtractWarning>) {
+    fn symbols_of(tree: &dyn crate::source::Tree, root: &str, module: &str) -> (Option<Vec<String>>, Vec<ExtractWarning>) {
         let pkg = Package::new(tree, root);
         let mut warnings = Vec::new();
         (module_symbols(&pkg, module, &mut warnings), warnings)
@@ -568,18 +490,7 @@ mod tests {
     fn star_imports_follow_all_or_public_names() {
         let tree = fixture();
         let (root, _) = symbols_of(&tree, "python/toypkg", "toypkg");
-        assert_eq!(
-            root.unwrap(),
-            sorted(&[
-                "LazyThing",
-                "VERSION",
-                "Widget",
-                "make",
-                "helper_module",
-                "toypkg",
-                "_json"
-            ])
-        );
+        assert_eq!(root.unwrap(), sorted(&["LazyThing", "VERSION", "Widget", "make", "helper_module", "toypkg", "_json"]));
         let (user, warnings) = symbols_of(&tree, "python/toypkg", "toypkg.sub.user");
         assert_eq!(user.unwrap(), sorted(&["PUBLIC", "visible", "build"]));
         // The external star import is named, not silently dropped.
@@ -590,19 +501,8 @@ mod tests {
         // Each side of the helpers <-> core cycle still sees the other's exports.
         let (helpers, _) = symbols_of(&tree, "python/toypkg", "toypkg.sub.helpers");
         let helpers = helpers.unwrap();
-        for name in [
-            "make",
-            "Widget",
-            "VERSION",
-            "LazyThing",
-            "shout",
-            "_private",
-            "not_exported",
-        ] {
-            assert!(
-                helpers.iter().any(|n| n == name),
-                "{name} missing from {helpers:?}"
-            );
+        for name in ["make", "Widget", "VERSION", "LazyThing", "shout", "_private", "not_exported"] {
+            assert!(helpers.iter().any(|n| n == name), "{name} missing from {helpers:?}");
         }
     }
 
@@ -611,20 +511,12 @@ mod tests {
         let tree = fixture();
         assert_eq!(symbols_of(&tree, "python/toypkg", "toypkg.nowhere").0, None);
 
-        let mut tree = MemTree::from_files(
-            "bad",
-            [("p/__init__.py", "A = 1\ndef broken(:\n    pass\nB = 2\n")],
-        );
+        let mut tree = MemTree::from_files("bad", [("p/__init__.py", "A = 1\ndef broken(:\n    pass\nB = 2\n")]);
         tree.insert("p/latin1.py", b"X = '\xe9'\n".to_vec());
         let (names, warnings) = symbols_of(&tree, "p", "p");
         let names = names.unwrap();
-        assert!(
-            names.contains(&"A".to_string()) && names.contains(&"B".to_string()),
-            "{names:?}"
-        );
-        assert!(warnings
-            .iter()
-            .any(|w| w.path == "p/__init__.py" && w.message.contains("syntax error")));
+        assert!(names.contains(&"A".to_string()) && names.contains(&"B".to_string()), "{names:?}");
+        assert!(warnings.iter().any(|w| w.path == "p/__init__.py" && w.message.contains("syntax error")));
         // Invalid UTF-8 is replaced, not fatal: the module's names survive, with a warning.
         let (names, warnings) = symbols_of(&tree, "p", "p.latin1");
         assert_eq!(names, Some(vec!["X".to_string()]));

@@ -64,10 +64,9 @@ impl<'a> Units<'a> {
         let key = format!("{}\0{scan:?}\0{}", self.root, instances.join(","));
         // The answer for exactly these files: a warm run of the same refs loads a
         // few reads instead of the table of every file (hundreds of KB of JSON).
-        let result_key = self
-            .cache
-            .is_enabled()
-            .then(|| format!("{key}\0{}", tree_files_fingerprint(self.tree, pkg.module_entries().map(|e| (e.path.as_str(), e.id.as_str())))));
+        let result_key = self.cache.is_enabled().then(|| {
+            format!("{key}\0{}", tree_files_fingerprint(self.tree, pkg.module_entries().map(|e| (e.path.as_str(), e.id.as_str()))))
+        });
         if let Some(hit) = result_key.as_deref().and_then(|k| self.cache.get(ENV_RESULT, k, self.tree)) {
             return hit;
         }
@@ -136,7 +135,6 @@ impl<'a> Units<'a> {
 
 const ENV_TABLE: &str = "env-reads-by-file";
 const ENV_RESULT: &str = "env-reads";
-
 
 /// `path \0 blob id` → that file's reads.
 type FileTable = BTreeMap<String, FileReads>;

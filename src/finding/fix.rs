@@ -49,7 +49,9 @@ impl FixAction {
             FixAction::DidYouMean { name } => format!("did you mean `{name}`?"),
             FixAction::Set { assignment } if zh => format!("设置 `{assignment}`"),
             FixAction::Set { assignment } => format!("set `{assignment}`"),
-            FixAction::DeleteDuplicate { dead_line, kept_line } if zh => format!("删除第 {dead_line} 行的条目（生效的是第 {kept_line} 行的值）"),
+            FixAction::DeleteDuplicate { dead_line, kept_line } if zh => {
+                format!("删除第 {dead_line} 行的条目（生效的是第 {kept_line} 行的值）")
+            }
             FixAction::DeleteDuplicate { dead_line, kept_line } => {
                 format!("delete the entry on line {dead_line} (the value on line {kept_line} is the one used)")
             }
@@ -72,7 +74,8 @@ mod tests {
         let rename = FixAction::Rename { old: "A".into(), new: "B".into(), set: Some("0".into()) };
         assert_eq!(rename.describe(Lang::En), "rename `A` to `B` and set it to `0`");
         assert_eq!(rename.describe(Lang::Zh), "将 `A` 重命名为 `B`，并设为 `0`");
-        let two = [FixAction::Set { assignment: "fp4-gemm-backend: cutlass".into() }, FixAction::Remove { name: "x".into(), use_instead: None }];
+        let two =
+            [FixAction::Set { assignment: "fp4-gemm-backend: cutlass".into() }, FixAction::Remove { name: "x".into(), use_instead: None }];
         assert_eq!(describe(&two, Lang::En), "set `fp4-gemm-backend: cutlass`, remove `x`");
         assert_eq!(describe(&two, Lang::Zh), "设置 `fp4-gemm-backend: cutlass`，删除 `x`");
     }

@@ -43,15 +43,8 @@ pub fn parse_image(reference: &str) -> ImageTag {
         Some(i) => (&name[..last_slash + i], Some(&name[last_slash + i + 1..])),
         None => (name, None),
     };
-    let mut image = ImageTag {
-        repo: repo.to_string(),
-        tag: tag.map(str::to_string),
-        digest,
-        version: None,
-        variant: None,
-        date: None,
-        commit: None,
-    };
+    let mut image =
+        ImageTag { repo: repo.to_string(), tag: tag.map(str::to_string), digest, version: None, variant: None, date: None, commit: None };
     if let Some(tag) = tag {
         split_tag(tag, &mut image);
     }
@@ -80,11 +73,7 @@ fn split_tag(tag: &str, image: &mut ImageTag) {
             image.variant = (!variant.is_empty()).then_some(variant);
             let rest = &parts[i + 1..];
             // Nightly tags end with a short commit; 6 hex digits are seen in the wild.
-            if rest.len() == 1
-                && rest[0].len() >= 6
-                && rest[0].len() <= 40
-                && rest[0].bytes().all(|b| b.is_ascii_hexdigit())
-            {
+            if rest.len() == 1 && rest[0].len() >= 6 && rest[0].len() <= 40 && rest[0].bytes().all(|b| b.is_ascii_hexdigit()) {
                 image.commit = Some(rest[0].to_string());
             } else if !rest.is_empty() {
                 let extra = rest.join("-");
@@ -102,10 +91,7 @@ fn is_date(s: &str) -> bool {
     s.len() == 8
         && s.bytes().all(|b| b.is_ascii_digit())
         && s.starts_with("20")
-        && matches!(
-            &s[4..6],
-            "01" | "02" | "03" | "04" | "05" | "06" | "07" | "08" | "09" | "10" | "11" | "12"
-        )
+        && matches!(&s[4..6], "01" | "02" | "03" | "04" | "05" | "06" | "07" | "08" | "09" | "10" | "11" | "12")
 }
 
 fn is_short_hash(s: &str) -> bool {
@@ -125,10 +111,7 @@ pub enum DynamoRef {
     /// A released version (`1.2.1`, `0.8.1.post1`).
     Version { version: String },
     /// A wheel version; nightly wheels carry their build date (`1.3.0.dev20260720`).
-    Wheel {
-        version: String,
-        date: Option<String>,
-    },
+    Wheel { version: String, date: Option<String> },
 }
 
 impl DynamoRef {
@@ -137,28 +120,18 @@ impl DynamoRef {
     pub fn from_field(field: &str, value: &str) -> Option<DynamoRef> {
         let value = value.trim();
         match field {
-            "hash" => is_short_hash(value).then(|| DynamoRef::Hash {
-                hash: value.to_string(),
-            }),
+            "hash" => is_short_hash(value).then(|| DynamoRef::Hash { hash: value.to_string() }),
             "version" => {
                 let version = parse_version(value.strip_prefix('v').unwrap_or(value))?;
                 Some(match nightly_date(&version) {
-                    Some(date) => DynamoRef::Wheel {
-                        version: version.to_string(),
-                        date: Some(date),
-                    },
-                    None => DynamoRef::Version {
-                        version: version.to_string(),
-                    },
+                    Some(date) => DynamoRef::Wheel { version: version.to_string(), date: Some(date) },
+                    None => DynamoRef::Version { version: version.to_string() },
                 })
             }
             "wheel" => {
                 let version = parse_version(&wheel_version_text(value))?;
                 let date = nightly_date(&version);
-                Some(DynamoRef::Wheel {
-                    version: version.to_string(),
-                    date,
-                })
+                Some(DynamoRef::Wheel { version: version.to_string(), date })
             }
             _ => None,
         }
@@ -169,12 +142,9 @@ impl DynamoRef {
     /// is a hash; anything else must be PEP 440.
     pub fn from_router_version(value: &str) -> Option<DynamoRef> {
         let value = value.trim();
-        let hex_with_letter =
-            is_short_hash(value) && value.bytes().any(|b| b.is_ascii_alphabetic());
+        let hex_with_letter = is_short_hash(value) && value.bytes().any(|b| b.is_ascii_alphabetic());
         if value.len() == 40 && is_short_hash(value) || hex_with_letter {
-            return Some(DynamoRef::Hash {
-                hash: value.to_string(),
-            });
+            return Some(DynamoRef::Hash { hash: value.to_string() });
         }
         DynamoRef::from_field("version", value)
     }
@@ -213,10 +183,7 @@ mod tests {
         assert_eq!(i.version.as_deref(), Some("0.5.12.post1"));
         assert_eq!(i.variant, None);
         let i = parse_image("lmsysorg/sglang:v0.5.19-rocm700-mi35x");
-        assert_eq!(
-            (i.version.as_deref(), i.variant.as_deref()),
-            (Some("0.5.19"), Some("rocm700-mi35x"))
-        );
+        assert_eq!((i.version.as_deref(), i.variant.as_deref()), (Some("0.5.19"), Some("rocm700-mi35x")));
         let i = parse_image("nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1.post1");
         assert_eq!(i.version.as_deref(), Some("0.8.1.post1"));
     }
@@ -239,70 +206,34 @@ mod tests {
         assert_eq!(i.digest.as_deref(), Some("sha256:5027e95b"));
         assert_eq!(i.version.as_deref(), Some("0.5.14"));
         let i = parse_image("registry:5000/team/sglang");
-        assert_eq!(
-            (i.repo.as_str(), i.tag.as_deref()),
-            ("registry:5000/team/sglang", None)
-        );
+        assert_eq!((i.repo.as_str(), i.tag.as_deref()), ("registry:5000/team/sglang", None));
         let i = parse_image("lmsysorg/sglang:latest");
-        assert_eq!(
-            (i.version.as_deref(), i.variant.as_deref()),
-            (None, Some("latest"))
-        );
+        assert_eq!((i.version.as_deref(), i.variant.as_deref()), (None, Some("latest")));
     }
 
     #[test]
     fn dynamo_refs_by_field() {
         assert_eq!(
             DynamoRef::from_field("hash", "5b4bc1dd70965017a737c71b19db5a0aeaa88727"),
-            Some(DynamoRef::Hash {
-                hash: "5b4bc1dd70965017a737c71b19db5a0aeaa88727".into()
-            })
+            Some(DynamoRef::Hash { hash: "5b4bc1dd70965017a737c71b19db5a0aeaa88727".into() })
         );
         assert_eq!(DynamoRef::from_field("hash", "not-a-hash"), None);
+        assert_eq!(DynamoRef::from_field("version", "1.2.1"), Some(DynamoRef::Version { version: "1.2.1".into() }));
         assert_eq!(
-            DynamoRef::from_field("version", "1.2.1"),
-            Some(DynamoRef::Version {
-                version: "1.2.1".into()
-            })
+            DynamoRef::from_field("wheel", "https://x/ai_dynamo-1.3.0.dev20260720-py3-none-any.whl"),
+            Some(DynamoRef::Wheel { version: "1.3.0.dev20260720".into(), date: Some("20260720".into()) })
         );
-        assert_eq!(
-            DynamoRef::from_field(
-                "wheel",
-                "https://x/ai_dynamo-1.3.0.dev20260720-py3-none-any.whl"
-            ),
-            Some(DynamoRef::Wheel {
-                version: "1.3.0.dev20260720".into(),
-                date: Some("20260720".into())
-            })
-        );
-        assert_eq!(
-            DynamoRef::from_field("wheel", "1.3.0.dev1"),
-            Some(DynamoRef::Wheel {
-                version: "1.3.0.dev1".into(),
-                date: None
-            })
-        );
+        assert_eq!(DynamoRef::from_field("wheel", "1.3.0.dev1"), Some(DynamoRef::Wheel { version: "1.3.0.dev1".into(), date: None }));
         assert_eq!(DynamoRef::from_field("version", "one.two"), None);
     }
 
     #[test]
     fn router_versions_are_hashes_or_versions() {
-        assert!(matches!(
-            DynamoRef::from_router_version("46520ca59afe992fb5ef61b3197b2316f8df9b2b"),
-            Some(DynamoRef::Hash { .. })
-        ));
+        assert!(matches!(DynamoRef::from_router_version("46520ca59afe992fb5ef61b3197b2316f8df9b2b"), Some(DynamoRef::Hash { .. })));
         assert_eq!(
             DynamoRef::from_router_version("1.4.0.dev20260807"),
-            Some(DynamoRef::Wheel {
-                version: "1.4.0.dev20260807".into(),
-                date: Some("20260807".into())
-            })
+            Some(DynamoRef::Wheel { version: "1.4.0.dev20260807".into(), date: Some("20260807".into()) })
         );
-        assert_eq!(
-            DynamoRef::from_router_version("0.8.1.post1"),
-            Some(DynamoRef::Version {
-                version: "0.8.1.post1".into()
-            })
-        );
+        assert_eq!(DynamoRef::from_router_version("0.8.1.post1"), Some(DynamoRef::Version { version: "0.8.1.post1".into() }));
     }
 }

@@ -15,10 +15,10 @@
 use super::span::{SourceText, Span};
 use super::yaml::ScalarType;
 use super::{Deployment, EnvUse, FlagUse, FlagValue, Note, RecipeError, RoleConfig, Spanned};
+use crate::bounded_parse::{parse_bounded, parse_deadline, Bounded, Skipped, StatementSyntax, WhyNot, MAX_SYNTAX_DEPTH};
 use crate::surface::Known;
 use serde::Serialize;
 use std::collections::HashMap;
-use crate::bounded_parse::{parse_bounded, Bounded, Skipped, StatementSyntax, WhyNot, MAX_SYNTAX_DEPTH, parse_deadline};
 use tree_sitter::{Node, Parser, Tree};
 
 /// One command-line word after the launcher.
@@ -57,12 +57,7 @@ pub fn bind(tokens: &[ArgToken], is_switch: impl Fn(&str) -> bool) -> Binding {
         if let Some(name) = dynamic_flag_name(token) {
             let (_, value_span) = split_span_raw(token, name.len() + 2);
             let key_span = key_span(token, name);
-            binding.flags.push(FlagUse {
-                name: name.to_string(),
-                value: dynamic(token),
-                key_span,
-                value_span,
-            });
+            binding.flags.push(FlagUse { name: name.to_string(), value: dynamic(token), key_span, value_span });
             continue;
         }
         let Some(word) = token.value.value().filter(|w| is_flag(w)) else {
@@ -73,21 +68,13 @@ pub fn bind(tokens: &[ArgToken], is_switch: impl Fn(&str) -> bool) -> Binding {
         if let Some((name, value)) = word.split_once('=') {
             let (_, value_span) = split_span(token, name.len());
             let name = name_of(name);
-            binding.flags.push(FlagUse {
-                key_span: key_span(token, &name),
-                name,
-                value: scalar(value, token.quoted),
-                value_span,
-            });
+            binding.flags.push(FlagUse { key_span: key_span(token, &name), name, value: scalar(value, token.quoted), value_span });
             continue;
         }
         let name = name_of(word);
         let mut values = Vec::new();
         if !is_switch(&name) {
-            while i < tokens.len()
-                && !tokens[i].value.value().is_some_and(|w| is_flag(w))
-                && dynamic_flag_name(&tokens[i]).is_none()
-            {
+            while i < tokens.len() && !tokens[i].value.value().is_some_and(|w| is_flag(w)) && dynamic_flag_name(&tokens[i]).is_none() {
                 // An unquoted unknown `$X` may expand to flags: it is taken as a value
                 // only right after the flag (`--tp $TP`), not appended to a list.
                 if tokens[i].value.is_dynamic() && !tokens[i].quoted && !values.is_empty() {
@@ -108,27 +95,16 @@ pub fn bind(tokens: &[ArgToken], is_switch: impl Fn(&str) -> bool) -> Binding {
                 None => FlagValue::List {
                     items: many
                         .iter()
-                        .map(|t| Spanned {
-                            value: t.value.value().cloned().unwrap_or_default(),
-                            span: t.span.clone(),
-                        })
+                        .map(|t| Spanned { value: t.value.value().cloned().unwrap_or_default(), span: t.span.clone() })
                         .collect(),
                 },
             },
         };
         let value_span = match (values.first(), values.last()) {
-            (Some(first), Some(last)) => Span {
-                len: last.span.end() - first.span.offset,
-                ..first.span.clone()
-            },
+            (Some(first), Some(last)) => Span { len: last.span.end() - first.span.offset, ..first.span.clone() },
             _ => token.span.clone(),
         };
-        binding.flags.push(FlagUse {
-            key_span: key_span(token, &name),
-            name,
-            value,
-            value_span,
-        });
+        binding.flags.push(FlagUse { key_span: key_span(token, &name), name, value, value_span });
     }
     binding
 }
@@ -139,10 +115,7 @@ fn dynamic_flag_name(token: &ArgToken) -> Option<&str> {
         return None;
     }
     let (name, _) = token.raw.strip_prefix("--")?.split_once('=')?;
-    let plain = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let plain = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     plain.then_some(name)
 }
 
@@ -150,12 +123,7 @@ fn dynamic_flag_name(token: &ArgToken) -> Option<&str> {
 /// text in scripts as in YAML keys. The whole word when it is not written plainly.
 fn key_span(token: &ArgToken, name: &str) -> Span {
     if token.raw.starts_with("--") && token.raw[2..].starts_with(name) {
-        Span {
-            offset: token.span.offset + 2,
-            len: name.len(),
-            column: token.span.column + 2,
-            ..token.span.clone()
-        }
+        Span { offset: token.span.offset + 2, len: name.len(), column: token.span.column + 2, ..token.span.clone() }
     } else {
         token.span.clone()
     }
@@ -163,10 +131,7 @@ fn key_span(token: &ArgToken, name: &str) -> Span {
 
 /// Split a token's span after `key_len` bytes of its written text (`--name` then `=`).
 fn split_span_raw(token: &ArgToken, key_len: usize) -> (Span, Span) {
-    let key = Span {
-        len: key_len,
-        ..token.span.clone()
-    };
+    let key = Span { len: key_len, ..token.span.clone() };
     let value = Span {
         offset: token.span.offset + key_len + 1,
         len: token.span.len.saturating_sub(key_len + 1),
@@ -178,23 +143,15 @@ fn split_span_raw(token: &ArgToken, key_len: usize) -> (Span, Span) {
 
 /// `--x`, or a short option `-x`; a negative number is a value.
 fn is_flag(word: &str) -> bool {
-    word.starts_with('-')
-        && word.len() > 1
-        && !word[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.')
+    word.starts_with('-') && word.len() > 1 && !word[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.')
 }
 
 fn scalar(text: &str, quoted: bool) -> FlagValue {
-    FlagValue::Scalar {
-        text: text.to_string(),
-        quoted,
-        ty: ScalarType::Str,
-    }
+    FlagValue::Scalar { text: text.to_string(), quoted, ty: ScalarType::Str }
 }
 
 fn dynamic(token: &ArgToken) -> FlagValue {
-    FlagValue::Dynamic {
-        text: token.raw.clone(),
-    }
+    FlagValue::Dynamic { text: token.raw.clone() }
 }
 
 /// Key and value spans of `--name=value`. Exact when the token is written as
@@ -216,7 +173,10 @@ pub fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), RecipeErro
     if let Skipped::WholeFile(why) = bounded.skipped {
         let message = match why {
             WhyNot::TooDeep => format!("nested more than {MAX_SYNTAX_DEPTH} levels deep throughout; the script is not read"),
-            WhyNot::TooSlow => format!("the shell parser gave up after {:.1} s (a pathological line); the script is not read", parse_deadline().as_secs_f64()),
+            WhyNot::TooSlow => format!(
+                "the shell parser gave up after {:.1} s (a pathological line); the script is not read",
+                parse_deadline().as_secs_f64()
+            ),
         };
         return Err(RecipeError::shape(src, &src.span(0, src.line_end(0)), message));
     }
@@ -232,19 +192,10 @@ pub fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), RecipeErro
     };
     let tree = bounded.tree;
     let vars = Variables::collect(src, tree.root_node());
-    let script = Script {
-        src,
-        tree: tree.clone(),
-        vars,
-    };
+    let script = Script { src, tree: tree.clone(), vars };
     if tree.root_node().has_error() {
-        let line = first_error(tree.root_node())
-            .map(|n| n.start_position().row + 1)
-            .unwrap_or(1);
-        notes.push(Note::warning(
-            format!("shell syntax error near line {line}: commands around it may be missed"),
-            None,
-        ));
+        let line = first_error(tree.root_node()).map(|n| n.start_position().row + 1).unwrap_or(1);
+        notes.push(Note::warning(format!("shell syntax error near line {line}: commands around it may be missed"), None));
     }
     let mut commands = Vec::new();
     collect_kind(tree.root_node(), "command", &mut commands);
@@ -254,11 +205,7 @@ pub fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), RecipeErro
         if let Some(mut role) = script.launch(command, &mut notes) {
             let offset = command.start_byte();
             let line = command.start_position().row + 1;
-            let common_env = exports
-                .iter()
-                .filter(|e| e.name_span.offset < offset)
-                .cloned()
-                .collect();
+            let common_env = exports.iter().filter(|e| e.name_span.offset < offset).cloned().collect();
             let name = format!("{}@{line}", role.role);
             role.span = Some(src.span(command.start_byte(), command.end_byte()));
             deployments.push(Deployment {
@@ -308,7 +255,10 @@ fn depth_notes(bounded: &Bounded) -> Vec<Note> {
     lines
         .iter()
         .map(|line| {
-            Note::warning(format!("line {line}: a command nested more than {MAX_SYNTAX_DEPTH} levels deep; not read (flags in it are not audited)"), None)
+            Note::warning(
+                format!("line {line}: a command nested more than {MAX_SYNTAX_DEPTH} levels deep; not read (flags in it are not audited)"),
+                None,
+            )
         })
         .collect()
 }
@@ -328,10 +278,7 @@ fn first_error(node: Node) -> Option<Node> {
     }
     let mut cursor = node.walk();
     let children: Vec<Node> = node.children(&mut cursor).collect();
-    children
-        .into_iter()
-        .filter(|c| c.has_error())
-        .find_map(first_error)
+    children.into_iter().filter(|c| c.has_error()).find_map(first_error)
 }
 
 fn collect_kind<'t>(node: Node<'t>, kind: &str, out: &mut Vec<Node<'t>>) {
@@ -418,31 +365,19 @@ impl Script<'_> {
         let argv: Vec<ArgToken> = words[start..].to_vec();
         for token in argv.iter().filter(|t| t.value.is_dynamic()) {
             notes.push(Note::info(
-                format!(
-                    "`{}` is not assigned a literal earlier in the script: its value is unknown",
-                    token.raw
-                ),
+                format!("`{}` is not assigned a literal earlier in the script: its value is unknown", token.raw),
                 Some(token.span.clone()),
             ));
         }
-        let in_loop = ancestors(command).find(|a| {
-            matches!(
-                a.kind(),
-                "for_statement" | "c_style_for_statement" | "while_statement"
-            )
-        });
+        let in_loop = ancestors(command).find(|a| matches!(a.kind(), "for_statement" | "c_style_for_statement" | "while_statement"));
         Some(RoleConfig {
             role: role.into(),
             span: None,
             flags: Vec::new(),
             env,
             argv: Some(argv),
-            dynamic: in_loop.map(|l| {
-                format!(
-                    "launched inside a loop (line {}): may run with other arguments each time",
-                    l.start_position().row + 1
-                )
-            }),
+            dynamic: in_loop
+                .map(|l| format!("launched inside a loop (line {}): may run with other arguments each time", l.start_position().row + 1)),
         })
     }
 
@@ -458,20 +393,13 @@ impl Script<'_> {
         collect_kind(command, "expansion", &mut expansions);
         expansions.iter().any(|e| {
             let raw = self.text(*e);
-            let name: String = raw
-                .trim_start_matches(['$', '{'])
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
+            let name: String = raw.trim_start_matches(['$', '{']).chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
             self.vars
                 .sites
                 .get(&name)
                 .into_iter()
                 .flatten()
-                .any(|site| {
-                    site.value
-                        .is_some_and(|(start, end)| names(&self.src.text[start..end]))
-                })
+                .any(|site| site.value.is_some_and(|(start, end)| names(&self.src.text[start..end])))
         })
     }
 
@@ -481,17 +409,9 @@ impl Script<'_> {
         let at = assignment.start_byte();
         let (value, value_span) = match value_node {
             Some(v) => (self.eval(v, at), self.span(v)),
-            None => (
-                Known::Value(String::new()),
-                self.src.span(assignment.end_byte(), assignment.end_byte()),
-            ),
+            None => (Known::Value(String::new()), self.src.span(assignment.end_byte(), assignment.end_byte())),
         };
-        EnvUse {
-            name: self.text(name).to_string(),
-            value,
-            name_span: self.span(name),
-            value_span,
-        }
+        EnvUse { name: self.text(name).to_string(), value, name_span: self.span(name), value_span }
     }
 
     /// `export NAME=value` / `export NAME` / `declare -x NAME=value`, anywhere in the script.
@@ -503,9 +423,7 @@ impl Script<'_> {
             let keyword = declaration.child(0).map(|k| self.text(k)).unwrap_or("");
             let exported = keyword == "export"
                 || (keyword == "declare"
-                    && named_children(declaration)
-                        .iter()
-                        .any(|c| self.text(*c).starts_with("-") && self.text(*c).contains('x')));
+                    && named_children(declaration).iter().any(|c| self.text(*c).starts_with("-") && self.text(*c).contains('x')));
             if !exported {
                 continue;
             }
@@ -524,12 +442,7 @@ impl Script<'_> {
                                 Known::dynamic(format!("${name}"))
                             }
                         };
-                        env.push(EnvUse {
-                            name,
-                            value,
-                            name_span: self.span(child),
-                            value_span: self.span(child),
-                        });
+                        env.push(EnvUse { name, value, name_span: self.span(child), value_span: self.span(child) });
                     }
                     _ => {}
                 }
@@ -548,21 +461,11 @@ impl Script<'_> {
         if let (true, Known::Value(v)) = (splits, &value) {
             return v
                 .split_whitespace()
-                .map(|w| ArgToken {
-                    value: Known::Value(w.to_string()),
-                    raw: raw.clone(),
-                    span: span.clone(),
-                    quoted: false,
-                })
+                .map(|w| ArgToken { value: Known::Value(w.to_string()), raw: raw.clone(), span: span.clone(), quoted: false })
                 .collect();
         }
         let quoted = contains_kind(node, &["string", "raw_string", "ansi_c_string"]);
-        vec![ArgToken {
-            value,
-            raw,
-            span,
-            quoted,
-        }]
+        vec![ArgToken { value, raw, span, quoted }]
     }
 
     /// The value of a word at byte offset `at`, or `Dynamic` with its source text.
@@ -575,29 +478,15 @@ impl Script<'_> {
         let dynamic = || Known::dynamic(raw);
         let value = match node.kind() {
             "word" | "number" => Some(unescape_word(raw)),
-            "raw_string" => Some(
-                raw.trim_start_matches('\'')
-                    .trim_end_matches('\'')
-                    .to_string(),
-            ),
+            "raw_string" => Some(raw.trim_start_matches('\'').trim_end_matches('\'').to_string()),
             "string" | "concatenation" => {
                 let mut out = String::new();
-                let mut last = if node.kind() == "string" {
-                    node.start_byte() + 1
-                } else {
-                    node.start_byte()
-                };
-                let end = if node.kind() == "string" {
-                    node.end_byte().saturating_sub(1)
-                } else {
-                    node.end_byte()
-                };
+                let mut last = if node.kind() == "string" { node.start_byte() + 1 } else { node.start_byte() };
+                let end = if node.kind() == "string" { node.end_byte().saturating_sub(1) } else { node.end_byte() };
                 for child in named_children(node) {
                     // Text between named children (e.g. plain `$` or `"` pieces) is literal.
                     if child.start_byte() > last && node.kind() == "string" {
-                        out.push_str(&unescape_double_quoted(
-                            &self.src.text[last..child.start_byte()],
-                        ));
+                        out.push_str(&unescape_double_quoted(&self.src.text[last..child.start_byte()]));
                     }
                     match self.eval_depth(child, at, depth + 1) {
                         Known::Value(v) => out.push_str(&v),
@@ -624,16 +513,13 @@ impl Script<'_> {
     /// `${NAME}`, `${NAME:-default}`, `${NAME-default}`; other operators are dynamic.
     fn expansion(&self, raw: &str, at: usize, depth: usize) -> Option<String> {
         let inner = raw.strip_prefix("${")?.strip_suffix('}')?;
-        let name_len = inner
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(inner.len());
+        let name_len = inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(inner.len());
         let (name, op) = inner.split_at(name_len);
         if name.is_empty() {
             return None;
         }
         let value = self.vars.resolve(self, name, at, depth);
-        let literal_default =
-            |d: &str| (!d.contains(['$', '`', '"', '\'', '\\'])).then(|| d.to_string());
+        let literal_default = |d: &str| (!d.contains(['$', '`', '"', '\'', '\\'])).then(|| d.to_string());
         match op {
             "" => value,
             _ if op.starts_with(":-") => match value {
@@ -651,9 +537,7 @@ fn contains_kind(node: Node, kinds: &[&str]) -> bool {
     if kinds.contains(&node.kind()) {
         return true;
     }
-    named_children(node)
-        .into_iter()
-        .any(|c| contains_kind(c, kinds))
+    named_children(node).into_iter().any(|c| contains_kind(c, kinds))
 }
 
 fn ancestors(node: Node) -> impl Iterator<Item = Node> {
@@ -661,29 +545,21 @@ fn ancestors(node: Node) -> impl Iterator<Item = Node> {
 }
 
 fn is_env_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !name.starts_with(|c: char| c.is_ascii_digit())
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// Where the server's own arguments start: after `python[3[.N]] -m sglang.launch_server`
 /// or `sglang serve`, behind any wrapper (`srun ...`, `nohup`, `exec`, `env A=1`).
 fn find_launcher(words: &[ArgToken]) -> Option<(&'static str, usize)> {
-    let word = |i: usize| {
-        words
-            .get(i)
-            .and_then(|t| t.value.value())
-            .map(String::as_str)
-    };
+    let word = |i: usize| words.get(i).and_then(|t| t.value.value()).map(String::as_str);
     let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
     for i in 0..words.len() {
         let Some(w) = word(i) else { continue };
         let program = base(w);
         let is_python = program == "python"
-            || program.strip_prefix("python3").is_some_and(|rest| {
-                rest.is_empty()
-                    || (rest.starts_with('.') && rest[1..].chars().all(|c| c.is_ascii_digit()))
-            });
+            || program
+                .strip_prefix("python3")
+                .is_some_and(|rest| rest.is_empty() || (rest.starts_with('.') && rest[1..].chars().all(|c| c.is_ascii_digit())));
         if is_python && word(i + 1) == Some("-m") && word(i + 2) == Some("sglang.launch_server") {
             return Some(("launch_server", i + 3));
         }
@@ -752,13 +628,7 @@ impl Variables {
         let text = |n: Node| src.text[n.byte_range()].to_string();
         let mut add = |name: String, site: Site| sites.entry(name).or_default().push(site);
         let mut nodes = Vec::new();
-        for kind in [
-            "variable_assignment",
-            "for_statement",
-            "command",
-            "unset_command",
-            "declaration_command",
-        ] {
+        for kind in ["variable_assignment", "for_statement", "command", "unset_command", "declaration_command"] {
             collect_kind(root, kind, &mut nodes);
         }
         for node in nodes {
@@ -770,15 +640,9 @@ impl Variables {
                         continue;
                     };
                     let plain_name = name.kind() == "variable_name";
-                    let op_is_set = node
-                        .child(1)
-                        .is_some_and(|op| &src.text[op.byte_range()] == "=");
+                    let op_is_set = node.child(1).is_some_and(|op| &src.text[op.byte_range()] == "=");
                     add(
-                        text(if plain_name {
-                            name
-                        } else {
-                            name.named_child(0).unwrap_or(name)
-                        }),
+                        text(if plain_name { name } else { name.named_child(0).unwrap_or(name) }),
                         Site {
                             offset: node.start_byte(),
                             top_level: plain_name && op_is_set && is_top_level(node),
@@ -792,68 +656,31 @@ impl Variables {
                 }
                 "for_statement" => {
                     if let Some(var) = node.child_by_field_name("variable") {
-                        add(
-                            text(var),
-                            Site {
-                                offset: node.start_byte(),
-                                top_level: false,
-                                value: None,
-                            },
-                        );
+                        add(text(var), Site { offset: node.start_byte(), top_level: false, value: None });
                     }
                 }
                 "unset_command" => {
                     for child in named_children(node) {
-                        add(
-                            text(child),
-                            Site {
-                                offset: node.start_byte(),
-                                top_level: false,
-                                value: None,
-                            },
-                        );
+                        add(text(child), Site { offset: node.start_byte(), top_level: false, value: None });
                     }
                 }
                 "declaration_command" => {
                     // `local X` / `declare X` without a value still (re)defines X.
                     let keyword = node.child(0).map(text).unwrap_or_default();
                     if keyword != "export" {
-                        for child in named_children(node)
-                            .into_iter()
-                            .filter(|c| c.kind() == "variable_name")
-                        {
-                            add(
-                                text(child),
-                                Site {
-                                    offset: node.start_byte(),
-                                    top_level: false,
-                                    value: None,
-                                },
-                            );
+                        for child in named_children(node).into_iter().filter(|c| c.kind() == "variable_name") {
+                            add(text(child), Site { offset: node.start_byte(), top_level: false, value: None });
                         }
                     }
                 }
                 "command" => {
                     // `read X`, `mapfile X`, `getopts spec X` set X from input.
-                    let name = node
-                        .child_by_field_name("name")
-                        .map(text)
-                        .unwrap_or_default();
-                    if matches!(
-                        name.as_str(),
-                        "read" | "mapfile" | "readarray" | "getopts" | "printf"
-                    ) {
+                    let name = node.child_by_field_name("name").map(text).unwrap_or_default();
+                    if matches!(name.as_str(), "read" | "mapfile" | "readarray" | "getopts" | "printf") {
                         for arg in named_children(node).into_iter().skip(1) {
                             let word = text(arg);
                             if is_env_name(&word) {
-                                add(
-                                    word,
-                                    Site {
-                                        offset: node.start_byte(),
-                                        top_level: false,
-                                        value: None,
-                                    },
-                                );
+                                add(word, Site { offset: node.start_byte(), top_level: false, value: None });
                             }
                         }
                     }
@@ -879,24 +706,14 @@ impl Variables {
             return Some(String::new());
         }
         let root = find_node(script, start, end)?;
-        script
-            .eval_depth(root, site.offset, depth + 1)
-            .value()
-            .cloned()
+        script.eval_depth(root, site.offset, depth + 1).value().cloned()
     }
 }
 
 /// The node spanning exactly `start..end` (the value of an assignment site).
 fn find_node<'t>(script: &'t Script, start: usize, end: usize) -> Option<Node<'t>> {
-    let n = script
-        .tree
-        .root_node()
-        .descendant_for_byte_range(start, end)?;
-    Some(
-        std::iter::successors(Some(n), |n| n.parent())
-            .find(|n| n.start_byte() == start && n.end_byte() == end)
-            .unwrap_or(n),
-    )
+    let n = script.tree.root_node().descendant_for_byte_range(start, end)?;
+    Some(std::iter::successors(Some(n), |n| n.parent()).find(|n| n.start_byte() == start && n.end_byte() == end).unwrap_or(n))
 }
 
 fn is_top_level(node: Node) -> bool {

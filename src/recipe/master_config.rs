@@ -23,10 +23,7 @@ pub struct LinkMapping {
 impl Default for LinkMapping {
     /// The InferenceX layout: `recipes/X` is `benchmarks/multi_node/srt-slurm-recipes/X`.
     fn default() -> Self {
-        LinkMapping {
-            link_prefix: "recipes/".into(),
-            recipes_dir: "benchmarks/multi_node/srt-slurm-recipes".into(),
-        }
+        LinkMapping { link_prefix: "recipes/".into(), recipes_dir: "benchmarks/multi_node/srt-slurm-recipes".into() }
     }
 }
 
@@ -59,17 +56,8 @@ pub struct MasterConfig {
 
 impl MasterConfig {
     /// The entries that link to a recipe path (as resolved by the mapping).
-    pub fn entries_for_recipe<'a>(
-        &'a self,
-        recipe_path: &'a str,
-    ) -> impl Iterator<Item = &'a MasterEntry> {
-        self.entries.iter().filter(move |e| {
-            e.links.iter().any(|l| {
-                l.recipe
-                    .as_deref()
-                    .is_some_and(|r| recipe_path.ends_with(r))
-            })
-        })
+    pub fn entries_for_recipe<'a>(&'a self, recipe_path: &'a str) -> impl Iterator<Item = &'a MasterEntry> {
+        self.entries.iter().filter(move |e| e.links.iter().any(|l| l.recipe.as_deref().is_some_and(|r| recipe_path.ends_with(r))))
     }
 }
 
@@ -114,10 +102,7 @@ pub fn looks_like(root: &Node) -> bool {
     if root.get("backend").is_some() || root.get("base").is_some() {
         return false;
     }
-    let with_image = entries
-        .iter()
-        .filter(|e| e.value.get("image").is_some() && e.value.get("framework").is_some())
-        .count();
+    let with_image = entries.iter().filter(|e| e.value.get("image").is_some() && e.value.get("framework").is_some()).count();
     with_image > 0 && with_image * 2 >= entries.len()
 }
 
@@ -130,18 +115,12 @@ pub fn read(src: &SourceText, root: &Node, mapping: &LinkMapping) -> (MasterConf
         };
         let value = &entry.value;
         if value.as_map().is_none() {
-            notes.push(Note::warning(
-                format!("`{key}` is not a map; skipped"),
-                Some(value.span.clone()),
-            ));
+            notes.push(Note::warning(format!("`{key}` is not a map; skipped"), Some(value.span.clone())));
             continue;
         }
         let scalar = |k: &str| spanned(value.get(k));
-        let router = value.get("router").map(|r| Router {
-            name: spanned(r.get("name")),
-            version: spanned(r.get("version")),
-            span: r.span.clone(),
-        });
+        let router =
+            value.get("router").map(|r| Router { name: spanned(r.get("name")), version: spanned(r.get("version")), span: r.span.clone() });
         let mut links = Vec::new();
         find_links(src, value, mapping, &mut links);
         for link in links.iter().filter(|l| l.recipe.is_none()) {
@@ -156,10 +135,7 @@ pub fn read(src: &SourceText, root: &Node, mapping: &LinkMapping) -> (MasterConf
             notes.push(note);
         }
         entries.push(MasterEntry {
-            key: Spanned {
-                value: key.to_string(),
-                span: entry.key.span.clone(),
-            },
+            key: Spanned { value: key.to_string(), span: entry.key.span.clone() },
             image: scalar("image"),
             framework: scalar("framework"),
             router,
@@ -173,10 +149,7 @@ pub fn read(src: &SourceText, root: &Node, mapping: &LinkMapping) -> (MasterConf
 
 fn spanned(node: Option<&Node>) -> Option<Spanned<String>> {
     let node = node?;
-    node.as_str().map(|s| Spanned {
-        value: s.to_string(),
-        span: node.span.clone(),
-    })
+    node.as_str().map(|s| Spanned { value: s.to_string(), span: node.span.clone() })
 }
 
 fn find_links(src: &SourceText, node: &Node, mapping: &LinkMapping, out: &mut Vec<RecipeLink>) {
@@ -196,9 +169,7 @@ fn find_links(src: &SourceText, node: &Node, mapping: &LinkMapping, out: &mut Ve
             });
         }
         NodeKind::Seq(items) => items.iter().for_each(|i| find_links(src, i, mapping, out)),
-        NodeKind::Map(entries) => entries
-            .iter()
-            .for_each(|e| find_links(src, &e.value, mapping, out)),
+        NodeKind::Map(entries) => entries.iter().for_each(|e| find_links(src, &e.value, mapping, out)),
     }
 }
 
@@ -252,45 +223,26 @@ m2-fp8-h200-sglang:
         let (master, notes) = read(&src, &root, &LinkMapping::default());
         assert_eq!(master.entries.len(), 2);
         let e = &master.entries[0];
-        assert_eq!(
-            e.image.as_ref().unwrap().value,
-            "lmsysorg/sglang:v0.5.12.post1"
-        );
+        assert_eq!(e.image.as_ref().unwrap().value, "lmsysorg/sglang:v0.5.12.post1");
         assert_eq!(e.framework.as_ref().unwrap().value, "dynamo-sglang");
         let router = e.router.as_ref().unwrap();
         assert_eq!(router.name.as_ref().unwrap().value, "dynamo-router");
         assert_eq!(router.version.as_ref().unwrap().span.line, 7);
         assert_eq!(e.links.len(), 2);
         let link = &e.links[0];
-        assert_eq!(
-            link.recipe.as_deref(),
-            Some("benchmarks/multi_node/srt-slurm-recipes/sglang/m1/8k1k/a.yaml")
-        );
+        assert_eq!(link.recipe.as_deref(), Some("benchmarks/multi_node/srt-slurm-recipes/sglang/m1/8k1k/a.yaml"));
         assert_eq!(src.slice(&link.span), "recipes/sglang/m1/8k1k/a.yaml");
         assert_eq!((link.span.line, link.span.column), (16, 26));
         assert_eq!(e.links[1].recipe, None);
         assert_eq!(notes.len(), 1, "the unresolvable link is noted: {notes:?}");
         assert!(master.entries[1].links.is_empty());
-        assert_eq!(
-            master
-                .entries_for_recipe(
-                    "/x/benchmarks/multi_node/srt-slurm-recipes/sglang/m1/8k1k/a.yaml"
-                )
-                .count(),
-            1
-        );
+        assert_eq!(master.entries_for_recipe("/x/benchmarks/multi_node/srt-slurm-recipes/sglang/m1/8k1k/a.yaml").count(), 1);
     }
 
     #[test]
     fn mapping_is_a_parameter() {
-        let mapping = LinkMapping {
-            link_prefix: "recipes/".into(),
-            recipes_dir: "srt".into(),
-        };
-        assert_eq!(
-            mapping.resolve("recipes/a/b.yaml").as_deref(),
-            Some("srt/a/b.yaml")
-        );
+        let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir: "srt".into() };
+        assert_eq!(mapping.resolve("recipes/a/b.yaml").as_deref(), Some("srt/a/b.yaml"));
         assert_eq!(mapping.resolve("srt/a.yaml").as_deref(), Some("srt/a.yaml"));
         assert_eq!(mapping.resolve("a.yaml"), None);
     }

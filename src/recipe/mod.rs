@@ -138,11 +138,7 @@ pub enum FlagValue {
     Switch { on: bool },
     /// One value, as written (unquoted). `ty` is how the YAML loader types it
     /// (`str` for every script token).
-    Scalar {
-        text: String,
-        quoted: bool,
-        ty: yaml::ScalarType,
-    },
+    Scalar { text: String, quoted: bool, ty: yaml::ScalarType },
     /// Several values after one flag (`--flag a b`).
     List { items: Vec<Spanned<String>> },
     /// `null`: srtctl does not pass the flag.
@@ -196,25 +192,13 @@ pub struct Note {
 
 impl Note {
     pub fn info(message: impl Into<String>, span: Option<Span>) -> Note {
-        Note {
-            level: NoteLevel::Info,
-            message: message.into(),
-            span,
-        }
+        Note { level: NoteLevel::Info, message: message.into(), span }
     }
     pub fn warning(message: impl Into<String>, span: Option<Span>) -> Note {
-        Note {
-            level: NoteLevel::Warning,
-            message: message.into(),
-            span,
-        }
+        Note { level: NoteLevel::Warning, message: message.into(), span }
     }
     pub fn error(message: impl Into<String>, span: Option<Span>) -> Note {
-        Note {
-            level: NoteLevel::Error,
-            message: message.into(),
-            span,
-        }
+        Note { level: NoteLevel::Error, message: message.into(), span }
     }
 }
 
@@ -226,10 +210,7 @@ pub enum RecipeError {
     Io { path: String, message: String },
 
     #[error("{path}: not valid UTF-8 (first bad byte at offset {offset})")]
-    #[diagnostic(
-        code(engine_audit::recipe::not_utf8),
-        help("recipes are read as UTF-8 text; re-encode the file")
-    )]
+    #[diagnostic(code(engine_audit::recipe::not_utf8), help("recipes are read as UTF-8 text; re-encode the file"))]
     NotUtf8 { path: String, offset: usize },
 
     #[error("{path}: holds a NUL byte at offset {offset}: not a text file; not read")]
@@ -253,10 +234,7 @@ pub enum RecipeError {
     },
 
     #[error("{path}: key `{key}` appears twice (lines {first_line} and {second_line})")]
-    #[diagnostic(
-        code(engine_audit::recipe::duplicate_key),
-        help("YAML loaders keep only the last one; remove the key that is not meant")
-    )]
+    #[diagnostic(code(engine_audit::recipe::duplicate_key), help("YAML loaders keep only the last one; remove the key that is not meant"))]
     DuplicateKey {
         path: String,
         key: String,
@@ -333,9 +311,7 @@ pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<Recipe
         let (root, duplicates) = yaml::parse_last_wins(&src)?;
         file.duplicates = duplicates;
         match root {
-            None => file
-                .notes
-                .push(Note::info("empty file: no YAML document", None)),
+            None => file.notes.push(Note::info("empty file: no YAML document", None)),
             Some(root) if master_config::looks_like(&root) => {
                 file.kind = RecipeKind::MasterConfig;
                 let (master, notes) = master_config::read(&src, &root, links);
@@ -348,10 +324,9 @@ pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<Recipe
                 file.deployments = recipe.deployments;
                 file.notes = recipe.notes;
             }
-            Some(root) => file.notes.push(Note::info(
-                "not a recognised recipe (no `backend`, `base` or master-config entries); skipped",
-                Some(root.span),
-            )),
+            Some(root) => file
+                .notes
+                .push(Note::info("not a recognised recipe (no `backend`, `base` or master-config entries); skipped", Some(root.span))),
         }
     }
     file.text = src.text;
@@ -359,18 +334,11 @@ pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<Recipe
 }
 
 fn is_shell_script(path: &str, text: &str) -> bool {
-    let ext = Path::new(path)
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("");
+    let ext = Path::new(path).extension().and_then(|e| e.to_str()).unwrap_or("");
     if matches!(ext, "sh" | "bash") {
         return true;
     }
-    let first = text
-        .trim_start_matches('\u{feff}')
-        .lines()
-        .next()
-        .unwrap_or("");
+    let first = text.trim_start_matches('\u{feff}').lines().next().unwrap_or("");
     first.starts_with("#!") && (first.contains("sh") && !first.contains("python"))
 }
 

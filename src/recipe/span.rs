@@ -60,20 +60,11 @@ impl SourceText {
         let bytes = text.as_bytes();
         let mut line_starts = vec![0];
         line_starts.extend(
-            bytes
-                .iter()
-                .enumerate()
-                .filter(|&(i, &b)| b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
-                .map(|(i, _)| i + 1),
+            bytes.iter().enumerate().filter(|&(i, &b)| b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))).map(|(i, _)| i + 1),
         );
         let ends = line_starts.iter().skip(1).copied().chain(std::iter::once(text.len()));
         let ascii_lines = line_starts.iter().zip(ends).map(|(&s, e)| text.as_bytes()[s..e].is_ascii()).collect();
-        SourceText {
-            path: path.into(),
-            text,
-            line_starts,
-            ascii_lines,
-        }
+        SourceText { path: path.into(), text, line_starts, ascii_lines }
     }
 
     /// Characters in `line_start..offset` of line `index` (0-based).
@@ -98,13 +89,7 @@ impl SourceText {
         if line_index == 0 && start > 0 && self.text.starts_with('\u{feff}') {
             column -= 1;
         }
-        Span {
-            path: self.path.clone(),
-            offset: start,
-            len: end - start,
-            line: line_index as u32 + 1,
-            column: column as u32,
-        }
+        Span { path: self.path.clone(), offset: start, len: end - start, line: line_index as u32 + 1, column: column as u32 }
     }
 
     /// Byte offset of a 1-based line and a 0-based character column. Columns past
@@ -127,11 +112,7 @@ impl SourceText {
         if self.ascii_lines[index] {
             return (line_start + char_col).min(line_end);
         }
-        self.text[line_start..line_end]
-            .char_indices()
-            .nth(char_col)
-            .map(|(i, _)| line_start + i)
-            .unwrap_or(line_end)
+        self.text[line_start..line_end].char_indices().nth(char_col).map(|(i, _)| line_start + i).unwrap_or(line_end)
     }
 
     /// Byte offset of the end of the line holding `offset` (before its line break).

@@ -17,9 +17,7 @@
 use super::image::{parse_image, DynamoRef};
 use super::span::{SourceText, Spanned};
 use super::yaml::{Entry, Node, NodeKind, ScalarType};
-use super::{
-    Deployment, DynamoSpec, EnvUse, FlagUse, FlagValue, Note, RecipeError, RecipeKind, RoleConfig,
-};
+use super::{Deployment, DynamoSpec, EnvUse, FlagUse, FlagValue, Note, RecipeError, RecipeKind, RoleConfig};
 use crate::surface::Known;
 
 /// What one srt-slurm file yields.
@@ -32,10 +30,7 @@ pub struct SrtRecipe {
 /// Whether a YAML root is an srt-slurm recipe: it has a `backend` map, or is an
 /// override-format file whose `base` has one (or names a model container).
 pub fn looks_like(root: &Node) -> bool {
-    let recipe_like = |n: &Node| {
-        n.get("backend").is_some_and(|b| b.as_map().is_some())
-            || n.path(&["model", "container"]).is_some()
-    };
+    let recipe_like = |n: &Node| n.get("backend").is_some_and(|b| b.as_map().is_some()) || n.path(&["model", "container"]).is_some();
     recipe_like(root) || root.get("base").is_some_and(recipe_like)
 }
 
@@ -55,22 +50,14 @@ pub fn read(src: &SourceText, root: &Node) -> Result<SrtRecipe, RecipeError> {
     let kind = match other_backend {
         Some(backend) if deployments.is_empty() => {
             notes.push(Note::info(
-                format!(
-                    "`{backend}` backend recipe: skipped, only SGLang server flags are audited"
-                ),
+                format!("`{backend}` backend recipe: skipped, only SGLang server flags are audited"),
                 root.get("backend").map(|b| b.span.clone()),
             ));
-            RecipeKind::Other {
-                backend: Some(backend),
-            }
+            RecipeKind::Other { backend: Some(backend) }
         }
         _ => RecipeKind::SrtSlurm,
     };
-    Ok(SrtRecipe {
-        kind,
-        deployments,
-        notes,
-    })
+    Ok(SrtRecipe { kind, deployments, notes })
 }
 
 /// `backend.type` when written; otherwise told by the `<engine>_config` key;
@@ -87,32 +74,19 @@ fn backend_type(tree: &Node) -> String {
         .into_iter()
         .flatten()
         .filter_map(|e| e.key.as_str()?.strip_suffix("_config"))
-        .find(|engine| {
-            matches!(
-                *engine,
-                "sglang" | "vllm" | "trtllm" | "mocker" | "atom" | "tokenspeed" | "tilert"
-            )
-        })
+        .find(|engine| matches!(*engine, "sglang" | "vllm" | "trtllm" | "mocker" | "atom" | "tokenspeed" | "tilert"))
         .unwrap_or("sglang")
         .to_string()
 }
 
-fn read_deployment(
-    src: &SourceText,
-    tree: &Node,
-    variant: Option<String>,
-    notes: &mut Vec<Note>,
-) -> Deployment {
+fn read_deployment(src: &SourceText, tree: &Node, variant: Option<String>, notes: &mut Vec<Note>) -> Deployment {
     let name_node = tree.get("name");
     let (name, name_span) = match name_node.and_then(|n| n.as_str().map(|s| (s, n))) {
         Some((s, n)) => {
             let generated = n.as_scalar().and_then(|s| s.tag.as_deref()) == Some("generated");
             (s.to_string(), (!generated).then(|| n.span.clone()))
         }
-        None => (
-            variant.clone().unwrap_or_else(|| file_stem(&src.path)),
-            None,
-        ),
+        None => (variant.clone().unwrap_or_else(|| file_stem(&src.path)), None),
     };
     // A section that is not a map would otherwise be skipped without a word
     // (`model: [a, b]` has no `model.container` to find).
@@ -124,15 +98,11 @@ fn read_deployment(
             ));
         }
     }
-    let scalar =
-        |keys: &[&str], notes: &mut Vec<Note>| spanned_scalar(tree.path(keys), keys, notes);
+    let scalar = |keys: &[&str], notes: &mut Vec<Note>| spanned_scalar(tree.path(keys), keys, notes);
     let container = scalar(&["model", "container"], notes);
     let backend = tree.get("backend");
     let roles = backend.map(|b| read_roles(b, notes)).unwrap_or_default();
-    let common_env = backend
-        .and_then(|b| b.get("environment"))
-        .map(|env| read_env(env, notes))
-        .unwrap_or_default();
+    let common_env = backend.and_then(|b| b.get("environment")).map(|env| read_env(env, notes)).unwrap_or_default();
     Deployment {
         name,
         name_span,
@@ -149,31 +119,17 @@ fn read_deployment(
 }
 
 fn file_stem(path: &str) -> String {
-    std::path::Path::new(path)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    std::path::Path::new(path).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
-fn spanned_scalar(
-    node: Option<&Node>,
-    keys: &[&str],
-    notes: &mut Vec<Note>,
-) -> Option<Spanned<String>> {
+fn spanned_scalar(node: Option<&Node>, keys: &[&str], notes: &mut Vec<Note>) -> Option<Spanned<String>> {
     let node = node?;
     match node.as_scalar() {
         Some(_) if node.is_null() => None,
-        Some(s) => Some(Spanned {
-            value: s.text.clone(),
-            span: node.span.clone(),
-        }),
+        Some(s) => Some(Spanned { value: s.text.clone(), span: node.span.clone() }),
         None => {
             notes.push(Note::error(
-                format!(
-                    "`{}` should be a single value, found a {}",
-                    keys.join("."),
-                    node.kind_name()
-                ),
+                format!("`{}` should be a single value, found a {}", keys.join("."), node.kind_name()),
                 Some(node.span.clone()),
             ));
             None
@@ -203,20 +159,13 @@ fn read_roles(backend: &Node, notes: &mut Vec<Note>) -> Vec<RoleConfig> {
             }
             None if config.is_null() => {}
             None => notes.push(Note::error(
-                format!(
-                    "`backend.sglang_config` should map roles to flags, found a {}",
-                    config.kind_name()
-                ),
+                format!("`backend.sglang_config` should map roles to flags, found a {}", config.kind_name()),
                 Some(config.span.clone()),
             )),
         }
     }
     for entry in backend.as_map().into_iter().flatten() {
-        let Some(role) = entry
-            .key
-            .as_str()
-            .and_then(|k| k.strip_suffix("_environment"))
-        else {
+        let Some(role) = entry.key.as_str().and_then(|k| k.strip_suffix("_environment")) else {
             continue;
         };
         let env = read_env(&entry.value, notes);
@@ -239,10 +188,7 @@ fn read_flags(role: &str, node: &Node, notes: &mut Vec<Note>) -> Vec<FlagUse> {
     let Some(entries) = node.as_map() else {
         if !node.is_null() {
             notes.push(Note::error(
-                format!(
-                    "`sglang_config.{role}` should map flag names to values, found a {}",
-                    node.kind_name()
-                ),
+                format!("`sglang_config.{role}` should map flag names to values, found a {}", node.kind_name()),
                 Some(node.span.clone()),
             ));
         }
@@ -267,20 +213,13 @@ fn flag_value(role: &str, key: &str, node: &Node, notes: &mut Vec<Note>) -> Flag
         NodeKind::Scalar(s) => match s.resolve() {
             ScalarType::Null => FlagValue::Null,
             ScalarType::Bool(on) => FlagValue::Switch { on },
-            ty => FlagValue::Scalar {
-                text: s.text.clone(),
-                quoted: s.is_quoted(),
-                ty,
-            },
+            ty => FlagValue::Scalar { text: s.text.clone(), quoted: s.is_quoted(), ty },
         },
         NodeKind::Seq(items) => {
             let mut values = Vec::new();
             for item in items {
                 match item.as_scalar() {
-                    Some(s) => values.push(Spanned {
-                        value: s.text.clone(),
-                        span: item.span.clone(),
-                    }),
+                    Some(s) => values.push(Spanned { value: s.text.clone(), span: item.span.clone() }),
                     None => {
                         let reason = format!("a {} inside the list", item.kind_name());
                         notes.push(Note::error(
@@ -298,9 +237,7 @@ fn flag_value(role: &str, key: &str, node: &Node, notes: &mut Vec<Note>) -> Flag
                 format!("`{role}.{key}` is a map: srtctl would pass its Python repr as the value; write a JSON string"),
                 Some(node.span.clone()),
             ));
-            FlagValue::Invalid {
-                reason: "a map is not a flag value".into(),
-            }
+            FlagValue::Invalid { reason: "a map is not a flag value".into() }
         }
     }
 }
@@ -309,10 +246,7 @@ fn read_env(node: &Node, notes: &mut Vec<Note>) -> Vec<EnvUse> {
     let Some(entries) = node.as_map() else {
         if !node.is_null() {
             notes.push(Note::error(
-                format!(
-                    "an environment block should map names to values, found a {}",
-                    node.kind_name()
-                ),
+                format!("an environment block should map names to values, found a {}", node.kind_name()),
                 Some(node.span.clone()),
             ));
         }
@@ -325,10 +259,7 @@ fn read_env(node: &Node, notes: &mut Vec<Note>) -> Vec<EnvUse> {
         };
         let Some(scalar) = entry.value.as_scalar() else {
             notes.push(Note::error(
-                format!(
-                    "env `{name}` should be a single value, found a {}",
-                    entry.value.kind_name()
-                ),
+                format!("env `{name}` should be a single value, found a {}", entry.value.kind_name()),
                 Some(entry.value.span.clone()),
             ));
             continue;
@@ -340,11 +271,7 @@ fn read_env(node: &Node, notes: &mut Vec<Note>) -> Vec<EnvUse> {
                 format!(
                     "env `{name}: {}` is a YAML {}, not a string; quote it",
                     scalar.text,
-                    if entry.value.is_null() {
-                        "null"
-                    } else {
-                        "boolean"
-                    }
+                    if entry.value.is_null() { "null" } else { "boolean" }
                 ),
                 Some(entry.value.span.clone()),
             )),
@@ -364,21 +291,14 @@ fn read_dynamo(node: &Node, notes: &mut Vec<Note>) -> Option<DynamoSpec> {
     let Some(entries) = node.as_map() else {
         if !node.is_null() {
             notes.push(Note::error(
-                format!(
-                    "`dynamo` should be a map (hash|wheel|version, install), found a {}",
-                    node.kind_name()
-                ),
+                format!("`dynamo` should be a map (hash|wheel|version, install), found a {}", node.kind_name()),
                 Some(node.span.clone()),
             ));
         }
         return None;
     };
-    let refs: Vec<&Entry> = entries
-        .iter()
-        .filter(|e| {
-            matches!(e.key.as_str(), Some("hash" | "wheel" | "version")) && !e.value.is_null()
-        })
-        .collect();
+    let refs: Vec<&Entry> =
+        entries.iter().filter(|e| matches!(e.key.as_str(), Some("hash" | "wheel" | "version")) && !e.value.is_null()).collect();
     if refs.len() > 1 {
         notes.push(Note::error(
             "`dynamo` names more than one of hash / wheel / version; which one installs is not knowable",
@@ -386,78 +306,39 @@ fn read_dynamo(node: &Node, notes: &mut Vec<Note>) -> Option<DynamoSpec> {
         ));
         return None;
     }
-    let install = node
-        .get("install")
-        .and_then(|n| match n.as_scalar()?.resolve() {
-            ScalarType::Bool(b) => Some(b),
-            _ => None,
-        });
+    let install = node.get("install").and_then(|n| match n.as_scalar()?.resolve() {
+        ScalarType::Bool(b) => Some(b),
+        _ => None,
+    });
     let entry = refs.first()?;
     let field = entry.key.as_str().unwrap_or_default().to_string();
     let Some(text) = entry.value.as_scalar().map(|s| s.text.clone()) else {
-        notes.push(Note::error(
-            format!("`dynamo.{field}` should be a single value"),
-            Some(entry.value.span.clone()),
-        ));
+        notes.push(Note::error(format!("`dynamo.{field}` should be a single value"), Some(entry.value.span.clone())));
         return None;
     };
     let reference = DynamoRef::from_field(&field, &text);
     if reference.is_none() {
-        notes.push(Note::error(
-            format!("`dynamo.{field}: {text}` is not a valid {field}"),
-            Some(entry.value.span.clone()),
-        ));
+        notes.push(Note::error(format!("`dynamo.{field}: {text}` is not a valid {field}"), Some(entry.value.span.clone())));
     }
-    Some(DynamoSpec {
-        field,
-        raw: Spanned {
-            value: text,
-            span: entry.value.span.clone(),
-        },
-        reference,
-        install,
-        span: node.span.clone(),
-    })
+    Some(DynamoSpec { field, raw: Spanned { value: text, span: entry.value.span.clone() }, reference, install, span: node.span.clone() })
 }
 
 // ---- override-format expansion ------------------------------------------------
 
 /// The variants srtctl would run: `(selector, merged tree)`. A plain recipe is one
 /// variant with no selector.
-fn expand_variants(
-    src: &SourceText,
-    root: &Node,
-    notes: &mut Vec<Note>,
-) -> Result<Vec<(Option<String>, Node)>, RecipeError> {
+fn expand_variants(src: &SourceText, root: &Node, notes: &mut Vec<Note>) -> Result<Vec<(Option<String>, Node)>, RecipeError> {
     let Some(base) = root.get("base") else {
         return Ok(vec![(None, root.clone())]);
     };
     if base.as_map().is_none() {
-        return Err(RecipeError::shape(
-            src,
-            &base.span,
-            "`base` should be a map",
-        ));
+        return Err(RecipeError::shape(src, &base.span, "`base` should be a map"));
     }
     let keys: Vec<&Entry> = root.as_map().unwrap_or_default().iter().collect();
-    let mut overrides: Vec<(&str, &Entry)> = keys
-        .iter()
-        .filter_map(|e| {
-            e.key
-                .as_str()
-                .filter(|k| k.starts_with("override_"))
-                .map(|k| (k, *e))
-        })
-        .collect();
-    let mut zips: Vec<(&str, &Entry)> = keys
-        .iter()
-        .filter_map(|e| {
-            e.key
-                .as_str()
-                .filter(|k| k.starts_with("zip_override_"))
-                .map(|k| (k, *e))
-        })
-        .collect();
+    let mut overrides: Vec<(&str, &Entry)> =
+        keys.iter().filter_map(|e| e.key.as_str().filter(|k| k.starts_with("override_")).map(|k| (k, *e))).collect();
+    let mut zips: Vec<(&str, &Entry)> =
+        keys.iter().filter_map(|e| e.key.as_str().filter(|k| k.starts_with("zip_override_")).map(|k| (k, *e))).collect();
     overrides.sort_by_key(|(k, _)| *k);
     zips.sort_by_key(|(k, _)| *k);
     if overrides.is_empty() && zips.is_empty() {
@@ -467,11 +348,7 @@ fn expand_variants(
         ));
         return Ok(vec![(Some("base".into()), base.clone())]);
     }
-    let base_name = base
-        .get("name")
-        .and_then(Node::as_str)
-        .unwrap_or("unnamed")
-        .to_string();
+    let base_name = base.get("name").and_then(Node::as_str).unwrap_or("unnamed").to_string();
     // Every variant is a full copy of `base`: a long zip list over a large base
     // would multiply into more values than any real sweep has (and exhaust memory).
     let mut count = overrides.len();
@@ -492,39 +369,25 @@ fn expand_variants(
     for (key, entry) in overrides {
         let over = &entry.value;
         if over.as_map().is_none() {
-            return Err(RecipeError::shape(
-                src,
-                &over.span,
-                format!("`{key}` should be a map"),
-            ));
+            return Err(RecipeError::shape(src, &over.span, format!("`{key}` should be a map")));
         }
         let mut merged = deep_merge(base, over);
         if over.get("name").is_none() {
-            set_generated_name(
-                &mut merged,
-                format!("{base_name}_{}", &key["override_".len()..]),
-            );
+            set_generated_name(&mut merged, format!("{base_name}_{}", &key["override_".len()..]));
         }
         variants.push((Some(key.to_string()), merged));
     }
     for (key, entry) in zips {
         let zip = &entry.value;
         if zip.as_map().is_none() {
-            return Err(RecipeError::shape(
-                src,
-                &zip.span,
-                format!("`{key}` should be a map"),
-            ));
+            return Err(RecipeError::shape(src, &zip.span, format!("`{key}` should be a map")));
         }
         let n = zip_length(src, key, zip)?;
         let has_name_list = zip.get("name").is_some_and(|n| n.as_seq().is_some());
         for i in 0..n {
             let mut merged = deep_merge(base, &zip_slice(zip, i));
             if !has_name_list {
-                set_generated_name(
-                    &mut merged,
-                    format!("{base_name}_{}_{i}", &key["zip_override_".len()..]),
-                );
+                set_generated_name(&mut merged, format!("{base_name}_{}_{i}", &key["zip_override_".len()..]));
             }
             variants.push((Some(format!("{key}[{i}]")), merged));
         }
@@ -570,11 +433,7 @@ fn deep_merge(base: &Node, over: &Node) -> Node {
             }
         }
     }
-    Node {
-        kind: NodeKind::Map(slots.into_iter().flatten().collect()),
-        span: base.span.clone(),
-        alias: None,
-    }
+    Node { kind: NodeKind::Map(slots.into_iter().flatten().collect()), span: base.span.clone(), alias: None }
 }
 
 /// The zip length: every list leaf has length N or 1 (broadcast).
@@ -591,18 +450,10 @@ fn zip_length(src: &SourceText, key: &str, zip: &Node) -> Result<usize, RecipeEr
     let mut found = Vec::new();
     lengths(zip, &mut found);
     if found.is_empty() {
-        return Err(RecipeError::shape(
-            src,
-            &zip.span,
-            format!("`{key}` has no list values: nothing to zip"),
-        ));
+        return Err(RecipeError::shape(src, &zip.span, format!("`{key}` has no list values: nothing to zip")));
     }
     if let Some((_, empty)) = found.iter().find(|(n, _)| *n == 0) {
-        return Err(RecipeError::shape(
-            src,
-            &empty.span,
-            format!("`{key}`: an empty list cannot be zipped"),
-        ));
+        return Err(RecipeError::shape(src, &empty.span, format!("`{key}`: an empty list cannot be zipped")));
     }
     let mut n = 1;
     for (len, node) in &found {
@@ -634,18 +485,10 @@ fn zip_slice(node: &Node, index: usize) -> Node {
                 NodeKind::Map(_) => zip_slice(&e.value, index),
                 NodeKind::Scalar(_) => e.value.clone(),
             };
-            Entry {
-                key: e.key.clone(),
-                value,
-                merged_at: e.merged_at.clone(),
-            }
+            Entry { key: e.key.clone(), value, merged_at: e.merged_at.clone() }
         })
         .collect();
-    Node {
-        kind: NodeKind::Map(entries),
-        span: node.span.clone(),
-        alias: None,
-    }
+    Node { kind: NodeKind::Map(entries), span: node.span.clone(), alias: None }
 }
 
 /// srtctl names unnamed variants itself; the name then has no text in the file,
@@ -655,18 +498,10 @@ fn set_generated_name(tree: &mut Node, name: String) {
     if let NodeKind::Map(entries) = &mut tree.kind {
         entries.retain(|e| e.key.as_str() != Some("name"));
         let scalar = |text: String| Node {
-            kind: NodeKind::Scalar(super::yaml::Scalar {
-                text,
-                style: super::yaml::ScalarStyle::Plain,
-                tag: Some("generated".into()),
-            }),
+            kind: NodeKind::Scalar(super::yaml::Scalar { text, style: super::yaml::ScalarStyle::Plain, tag: Some("generated".into()) }),
             span: span.clone(),
             alias: None,
         };
-        entries.push(Entry {
-            key: scalar("name".into()),
-            value: scalar(name),
-            merged_at: None,
-        });
+        entries.push(Entry { key: scalar("name".into()), value: scalar(name), merged_at: None });
     }
 }

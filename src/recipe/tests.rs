@@ -6,9 +6,7 @@ use crate::recipe::yaml::ScalarType;
 use std::path::PathBuf;
 
 fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/recipes")
-        .join(rel)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/recipes").join(rel)
 }
 
 fn load(rel: &str) -> RecipeFile {
@@ -16,17 +14,11 @@ fn load(rel: &str) -> RecipeFile {
 }
 
 fn role<'d>(d: &'d Deployment, name: &str) -> &'d RoleConfig {
-    d.roles
-        .iter()
-        .find(|r| r.role == name)
-        .unwrap_or_else(|| panic!("no role {name}"))
+    d.roles.iter().find(|r| r.role == name).unwrap_or_else(|| panic!("no role {name}"))
 }
 
 fn flag<'r>(flags: &'r [FlagUse], name: &str) -> &'r FlagUse {
-    flags
-        .iter()
-        .find(|f| f.name == name)
-        .unwrap_or_else(|| panic!("no flag {name} in {flags:#?}"))
+    flags.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("no flag {name} in {flags:#?}"))
 }
 
 fn at(file: &RecipeFile, span: &Span) -> String {
@@ -39,23 +31,15 @@ fn at(file: &RecipeFile, span: &Span) -> String {
 fn srt_recipe_reads_flags_env_and_metadata_with_spans() {
     let file = load("srt/disagg.yaml");
     assert_eq!(file.kind, RecipeKind::SrtSlurm);
-    let [d] = file.deployments.as_slice() else {
-        panic!("{:#?}", file.deployments)
-    };
+    let [d] = file.deployments.as_slice() else { panic!("{:#?}", file.deployments) };
     assert_eq!(d.name, "tiny-disagg-1p1d");
-    assert_eq!(
-        d.container.as_ref().unwrap().value,
-        "lmsysorg/sglang:v0.5.19-cu130"
-    );
+    assert_eq!(d.container.as_ref().unwrap().value, "lmsysorg/sglang:v0.5.19-cu130");
     assert_eq!(d.image.as_ref().unwrap().version.as_deref(), Some("0.5.19"));
     assert_eq!(d.model_path.as_ref().unwrap().value, "tiny-model");
     assert_eq!(d.precision.as_ref().unwrap().value, "fp8");
     assert_eq!(d.gpu_type.as_ref().unwrap().value, "h100");
     let dynamo = d.dynamo.as_ref().unwrap();
-    assert_eq!(
-        (dynamo.field.as_str(), dynamo.install),
-        ("hash", Some(true))
-    );
+    assert_eq!((dynamo.field.as_str(), dynamo.install), ("hash", Some(true)));
     assert!(matches!(dynamo.reference, Some(DynamoRef::Hash { .. })));
 
     let prefill = role(d, "prefill");
@@ -63,62 +47,26 @@ fn srt_recipe_reads_flags_env_and_metadata_with_spans() {
     assert_eq!((bs.key_span.line, bs.key_span.column), (29, 7));
     assert_eq!(at(&file, &bs.key_span), "cuda-graph-max-bs");
     assert_eq!(at(&file, &bs.value_span), "128");
-    assert_eq!(
-        bs.value,
-        FlagValue::Scalar {
-            text: "128".into(),
-            quoted: false,
-            ty: ScalarType::Int
-        }
-    );
+    assert_eq!(bs.value, FlagValue::Scalar { text: "128".into(), quoted: false, ty: ScalarType::Int });
     let mode = flag(&prefill.flags, "disaggregation-mode");
-    assert_eq!(
-        mode.value,
-        FlagValue::Scalar {
-            text: "prefill".into(),
-            quoted: true,
-            ty: ScalarType::Str
-        }
-    );
+    assert_eq!(mode.value, FlagValue::Scalar { text: "prefill".into(), quoted: true, ty: ScalarType::Str });
     assert_eq!(at(&file, &mode.value_span), "\"prefill\"");
 
     // srtctl turns `_` into `-`; the span still shows the key as written.
     let mem = flag(&prefill.flags, "mem-fraction-static");
     assert_eq!(at(&file, &mem.key_span), "mem_fraction_static");
-    assert!(matches!(
-        mem.value,
-        FlagValue::Scalar {
-            ty: ScalarType::Float,
-            ..
-        }
-    ));
-    assert_eq!(
-        flag(&prefill.flags, "trust-remote-code").value,
-        FlagValue::Switch { on: true }
-    );
-    assert_eq!(
-        flag(&prefill.flags, "enable-dp-attention").value,
-        FlagValue::Switch { on: false }
-    );
-    assert_eq!(
-        flag(&prefill.flags, "load-balance-method").value,
-        FlagValue::Null
-    );
-    let FlagValue::List { items } = &flag(&prefill.flags, "cuda-graph-bs").value else {
-        panic!()
-    };
-    assert_eq!(
-        items.iter().map(|i| i.value.as_str()).collect::<Vec<_>>(),
-        ["1", "2", "4"]
-    );
+    assert!(matches!(mem.value, FlagValue::Scalar { ty: ScalarType::Float, .. }));
+    assert_eq!(flag(&prefill.flags, "trust-remote-code").value, FlagValue::Switch { on: true });
+    assert_eq!(flag(&prefill.flags, "enable-dp-attention").value, FlagValue::Switch { on: false });
+    assert_eq!(flag(&prefill.flags, "load-balance-method").value, FlagValue::Null);
+    let FlagValue::List { items } = &flag(&prefill.flags, "cuda-graph-bs").value else { panic!() };
+    assert_eq!(items.iter().map(|i| i.value.as_str()).collect::<Vec<_>>(), ["1", "2", "4"]);
     assert_eq!(at(&file, &items[2].span), "\"4\"");
-    assert!(matches!(
-        flag(&prefill.flags, "kv-events-config").value,
-        FlagValue::Invalid { .. }
-    ));
-    assert!(file.notes.iter().any(|n| n.level == NoteLevel::Error
-        && n.message.contains("kv-events-config")
-        && n.span.as_ref().unwrap().line == 35));
+    assert!(matches!(flag(&prefill.flags, "kv-events-config").value, FlagValue::Invalid { .. }));
+    assert!(file
+        .notes
+        .iter()
+        .any(|n| n.level == NoteLevel::Error && n.message.contains("kv-events-config") && n.span.as_ref().unwrap().line == 35));
 
     // Decode merges an anchored map: merged values point at the anchor's lines,
     // and a key written in the map itself wins.
@@ -126,130 +74,58 @@ fn srt_recipe_reads_flags_env_and_metadata_with_spans() {
     let tp = flag(&decode.flags, "tensor-parallel-size");
     assert_eq!(tp.key_span.line, 38);
     let si = flag(&decode.flags, "stream-interval");
-    assert_eq!(
-        (at(&file, &si.value_span).as_str(), si.value_span.line),
-        ("30", 41)
-    );
-    assert_eq!(
-        decode
-            .flags
-            .iter()
-            .filter(|f| f.name == "stream-interval")
-            .count(),
-        1
-    );
+    assert_eq!((at(&file, &si.value_span).as_str(), si.value_span.line), ("30", 41));
+    assert_eq!(decode.flags.iter().filter(|f| f.name == "stream-interval").count(), 1);
 
     // Env: the decode block is an alias of the prefill one, so both point at the same text.
     let env = &prefill.env;
-    assert_eq!(
-        env.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
-        ["SGLANG_ENABLE_SPEC_V2", "SGLANG_LEGACY_FLAG"]
-    );
+    assert_eq!(env.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["SGLANG_ENABLE_SPEC_V2", "SGLANG_LEGACY_FLAG"]);
     assert_eq!(decode.env[0].name_span, env[0].name_span);
     assert_eq!(env[0].value, Known::Value("1".into()));
     assert_eq!(d.common_env[0].name, "PYTHONUNBUFFERED");
-    assert!(file
-        .notes
-        .iter()
-        .any(|n| n.level == NoteLevel::Warning && n.message.contains("SGLANG_LEGACY_FLAG")));
+    assert!(file.notes.iter().any(|n| n.level == NoteLevel::Warning && n.message.contains("SGLANG_LEGACY_FLAG")));
 }
 
 #[test]
 fn override_format_expands_like_srtctl() {
     let file = load("srt/sweep.yaml");
-    let selectors: Vec<_> = file
-        .deployments
-        .iter()
-        .map(|d| d.variant.clone().unwrap())
-        .collect();
-    assert_eq!(
-        selectors,
-        [
-            "override_long",
-            "zip_override_lat[0]",
-            "zip_override_lat[1]",
-            "zip_override_lat[2]"
-        ]
-    );
+    let selectors: Vec<_> = file.deployments.iter().map(|d| d.variant.clone().unwrap()).collect();
+    assert_eq!(selectors, ["override_long", "zip_override_lat[0]", "zip_override_lat[1]", "zip_override_lat[2]"]);
     let long = &file.deployments[0];
     assert_eq!(long.name, "tiny-sweep_long");
-    assert_eq!(
-        long.name_span, None,
-        "generated names have no text in the file"
-    );
+    assert_eq!(long.name_span, None, "generated names have no text in the file");
     let ctx = flag(&role(long, "prefill").flags, "context-length");
-    assert_eq!(
-        (at(&file, &ctx.value_span).as_str(), ctx.value_span.line),
-        ("16384", 22)
-    );
-    assert_eq!(
-        flag(&role(long, "decode").flags, "cuda-graph-max-bs")
-            .value_span
-            .line,
-        16
-    );
+    assert_eq!((at(&file, &ctx.value_span).as_str(), ctx.value_span.line), ("16384", 22));
+    assert_eq!(flag(&role(long, "decode").flags, "cuda-graph-max-bs").value_span.line, 16);
 
     for (i, expected) in ["8", "16", "32"].iter().enumerate() {
         let d = &file.deployments[i + 1];
         assert_eq!(d.name, ["lat-a", "lat-b", "lat-c"][i]);
-        assert_eq!(
-            at(&file, d.name_span.as_ref().unwrap()),
-            ["lat-a", "lat-b", "lat-c"][i]
-        );
+        assert_eq!(at(&file, d.name_span.as_ref().unwrap()), ["lat-a", "lat-b", "lat-c"][i]);
         let decode = role(d, "decode");
         let bs = flag(&decode.flags, "cuda-graph-max-bs");
-        assert_eq!(
-            at(&file, &bs.value_span),
-            *expected,
-            "zip item {i} points at its own list element"
-        );
+        assert_eq!(at(&file, &bs.value_span), *expected, "zip item {i} points at its own list element");
         assert_eq!(bs.value_span.line, 28);
-        assert_eq!(
-            flag(&decode.flags, "data-parallel-size").value_span.line,
-            29
-        );
-        assert!(
-            decode.flags.iter().all(|f| f.name != "load-balance-method"),
-            "null deletes the base key"
-        );
+        assert_eq!(flag(&decode.flags, "data-parallel-size").value_span.line, 29);
+        assert!(decode.flags.iter().all(|f| f.name != "load-balance-method"), "null deletes the base key");
         // The prefill role is untouched by the zip group.
-        assert_eq!(
-            flag(&role(d, "prefill").flags, "context-length")
-                .value_span
-                .line,
-            13
-        );
+        assert_eq!(flag(&role(d, "prefill").flags, "context-length").value_span.line, 13);
     }
     let d = &file.deployments[1];
     assert_eq!(d.image.as_ref().unwrap().date.as_deref(), Some("20260608"));
     assert_eq!(
         d.dynamo.as_ref().unwrap().reference,
-        Some(DynamoRef::Wheel {
-            version: "1.4.0.dev20260807".into(),
-            date: Some("20260807".into())
-        })
+        Some(DynamoRef::Wheel { version: "1.4.0.dev20260807".into(), date: Some("20260807".into()) })
     );
 }
 
 #[test]
 fn other_backends_are_skipped_with_an_info_note() {
-    for (rel, backend) in [
-        ("srt/vllm.yaml", "vllm"),
-        ("srt/trtllm_untyped.yaml", "trtllm"),
-    ] {
+    for (rel, backend) in [("srt/vllm.yaml", "vllm"), ("srt/trtllm_untyped.yaml", "trtllm")] {
         let file = load(rel);
-        assert_eq!(
-            file.kind,
-            RecipeKind::Other {
-                backend: Some(backend.into())
-            },
-            "{rel}"
-        );
+        assert_eq!(file.kind, RecipeKind::Other { backend: Some(backend.into()) }, "{rel}");
         assert!(file.deployments.is_empty());
-        assert!(file
-            .notes
-            .iter()
-            .any(|n| n.level == NoteLevel::Info && n.message.contains("skipped")));
+        assert!(file.notes.iter().any(|n| n.level == NoteLevel::Info && n.message.contains("skipped")));
     }
 }
 
@@ -268,10 +144,7 @@ fn bad_files_give_typed_errors() {
     assert_eq!((d.key.as_str(), d.dead_key.line, d.kept_key.line), ("cuda-graph-max-bs", 4, 6));
     let bs = flag(&dup.deployments[0].roles[0].flags, "cuda-graph-max-bs");
     assert_eq!(at(&dup, &bs.value_span), "256");
-    assert!(matches!(
-        load_path(&fixture("bad/tabs.yaml")),
-        Err(RecipeError::Yaml { .. })
-    ));
+    assert!(matches!(load_path(&fixture("bad/tabs.yaml")), Err(RecipeError::Yaml { .. })));
     match load_path(&fixture("bad/latin1.yaml")).unwrap_err() {
         RecipeError::NotUtf8 { path, offset } => {
             assert!(path.ends_with("bad/latin1.yaml"));
@@ -286,10 +159,7 @@ fn bad_files_give_typed_errors() {
         }
         e => panic!("{e:?}"),
     }
-    assert!(matches!(
-        load_path(&fixture("missing.yaml")),
-        Err(RecipeError::Io { .. })
-    ));
+    assert!(matches!(load_path(&fixture("missing.yaml")), Err(RecipeError::Io { .. })));
 }
 
 #[test]
@@ -298,17 +168,14 @@ fn errors_render_with_the_offending_line() {
     // Strict parsing (the tool's own files) still refuses a repeated key, with both lines.
     let err = yaml::parse(&src).unwrap_err();
     let mut out = String::new();
-    miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-        .render_report(&mut out, &err)
-        .unwrap();
+    miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor()).render_report(&mut out, &err).unwrap();
     assert!(out.contains("cuda-graph-max-bs: 256"), "{out}");
     assert!(out.contains("again here"), "{out}");
 }
 
 #[test]
 fn bom_and_crlf_recipe_loads_with_exact_spans() {
-    let text =
-        "\u{feff}name: x\r\nbackend:\r\n  sglang_config:\r\n    prefill:\r\n      tp-size: 2\r\n";
+    let text = "\u{feff}name: x\r\nbackend:\r\n  sglang_config:\r\n    prefill:\r\n      tp-size: 2\r\n";
     let file = load_text("bom.yaml", text.into(), &LinkMapping::default()).unwrap();
     let f = flag(&file.deployments[0].roles[0].flags, "tp-size");
     assert_eq!((f.key_span.line, f.key_span.column), (5, 7));
@@ -325,22 +192,10 @@ fn master_config_fixture() {
     let master = file.master.as_ref().unwrap();
     assert_eq!(master.entries.len(), 2);
     let link = &master.entries[0].links[0];
-    assert_eq!(
-        link.recipe.as_deref(),
-        Some("benchmarks/multi_node/srt-slurm-recipes/srt/disagg.yaml")
-    );
+    assert_eq!(link.recipe.as_deref(), Some("benchmarks/multi_node/srt-slurm-recipes/srt/disagg.yaml"));
     assert_eq!(at(&file, &link.span), "recipes/srt/disagg.yaml");
-    let version = master.entries[0]
-        .router
-        .as_ref()
-        .unwrap()
-        .version
-        .as_ref()
-        .unwrap();
-    assert!(matches!(
-        DynamoRef::from_router_version(&version.value),
-        Some(DynamoRef::Hash { .. })
-    ));
+    let version = master.entries[0].router.as_ref().unwrap().version.as_ref().unwrap();
+    assert!(matches!(DynamoRef::from_router_version(&version.value), Some(DynamoRef::Hash { .. })));
 }
 
 // ---- collect -------------------------------------------------------------------------
@@ -349,16 +204,7 @@ fn master_config_fixture() {
 fn collect_walks_sorted_and_keeps_going_after_errors() {
     let (files, errors) = collect(&[fixture("")]);
     let root = fixture("");
-    let rel: Vec<String> = files
-        .iter()
-        .map(|f| {
-            PathBuf::from(&f.path)
-                .strip_prefix(&root)
-                .unwrap()
-                .display()
-                .to_string()
-        })
-        .collect();
+    let rel: Vec<String> = files.iter().map(|f| PathBuf::from(&f.path).strip_prefix(&root).unwrap().display().to_string()).collect();
     let mut sorted = rel.clone();
     sorted.sort();
     assert_eq!(rel, sorted);
@@ -379,72 +225,32 @@ fn launch_script_resolves_literals_and_marks_the_rest_dynamic() {
     let file = load("scripts/launch_basic.sh");
     assert_eq!(file.kind, RecipeKind::LaunchScript);
     let names: Vec<_> = file.deployments.iter().map(|d| d.name.as_str()).collect();
-    assert_eq!(
-        names,
-        ["launch_server@15", "serve@31"],
-        "the heredoc line is not a command"
-    );
+    assert_eq!(names, ["launch_server@15", "serve@31"], "the heredoc line is not a command");
 
     let d = &file.deployments[0];
     let r = &d.roles[0];
     assert_eq!(r.dynamic, None);
-    let env: Vec<_> = r
-        .env
-        .iter()
-        .map(|e| (e.name.as_str(), e.value.value().cloned()))
-        .collect();
-    assert_eq!(
-        env,
-        [
-            ("SGLANG_TORCH_PROFILER_DIR", Some("/tmp/prof".into())),
-            ("NCCL_DEBUG", Some("WARN".into()))
-        ]
-    );
-    let common: Vec<_> = d
-        .common_env
-        .iter()
-        .map(|e| (e.name.as_str(), e.value.value().cloned()))
-        .collect();
+    let env: Vec<_> = r.env.iter().map(|e| (e.name.as_str(), e.value.value().cloned())).collect();
+    assert_eq!(env, [("SGLANG_TORCH_PROFILER_DIR", Some("/tmp/prof".into())), ("NCCL_DEBUG", Some("WARN".into()))]);
+    let common: Vec<_> = d.common_env.iter().map(|e| (e.name.as_str(), e.value.value().cloned())).collect();
     assert_eq!(
         common,
-        [
-            ("SGLANG_ENABLE_SPEC_V2", Some("1".into())),
-            ("SGLANG_DISAGGREGATION_TIMEOUT", None),
-            ("SGLANG_LOCAL_ONLY", Some("1".into())),
-        ]
+        [("SGLANG_ENABLE_SPEC_V2", Some("1".into())), ("SGLANG_DISAGGREGATION_TIMEOUT", None), ("SGLANG_LOCAL_ONLY", Some("1".into())),]
     );
 
     let flags = r.flag_uses(is_switch);
     let value = |name: &str| flag(&flags, name).value.clone();
-    let scalar = |t: &str, quoted| FlagValue::Scalar {
-        text: t.into(),
-        quoted,
-        ty: ScalarType::Str,
-    };
+    let scalar = |t: &str, quoted| FlagValue::Scalar { text: t.into(), quoted, ty: ScalarType::Str };
     assert_eq!(value("model-path"), scalar("/models/tiny", true));
     assert_eq!(value("tp"), scalar("4", false));
-    assert_eq!(
-        value("port"),
-        FlagValue::Dynamic {
-            text: "$PORT".into()
-        }
-    );
+    assert_eq!(value("port"), FlagValue::Dynamic { text: "$PORT".into() });
     assert_eq!(value("mem-fraction-static"), scalar("0.85", false));
     assert_eq!(value("trust-remote-code"), FlagValue::Switch { on: true });
     assert!(matches!(value("cuda-graph-bs"), FlagValue::List { items } if items.len() == 3));
     assert_eq!(value("served-model-name"), scalar("tiny model", true));
-    assert_eq!(
-        value("enable-metrics"),
-        FlagValue::Switch { on: true },
-        "split from unquoted $EXTRA"
-    );
+    assert_eq!(value("enable-metrics"), FlagValue::Switch { on: true }, "split from unquoted $EXTRA");
     assert_eq!(value("log-level"), scalar("info", false));
-    assert_eq!(
-        value("chat-template"),
-        FlagValue::Dynamic {
-            text: "--chat-template=\"${TEMPLATE}\"".into()
-        }
-    );
+    assert_eq!(value("chat-template"), FlagValue::Dynamic { text: "--chat-template=\"${TEMPLATE}\"".into() });
 
     let tp = flag(&flags, "tp");
     assert_eq!((tp.key_span.line, tp.key_span.column), (17, 7));
@@ -453,19 +259,12 @@ fn launch_script_resolves_literals_and_marks_the_rest_dynamic() {
     let ct = flag(&flags, "chat-template");
     assert_eq!(at(&file, &ct.key_span), "chat-template");
     assert_eq!(at(&file, &ct.value_span), "\"${TEMPLATE}\"");
-    assert!(
-        file.notes.iter().any(|n| n.message.contains("$PORT")),
-        "{:#?}",
-        file.notes
-    );
+    assert!(file.notes.iter().any(|n| n.message.contains("$PORT")), "{:#?}", file.notes);
 
     let serve = &file.deployments[1].roles[0];
     assert_eq!(serve.role, "serve");
     let flags = serve.flag_uses(is_switch);
-    assert_eq!(
-        flag(&flags, "model-path").value,
-        scalar("/models/tiny", true)
-    );
+    assert_eq!(flag(&flags, "model-path").value, scalar("/models/tiny", true));
 }
 
 #[test]
@@ -487,37 +286,21 @@ fn launch_lines_built_at_run_time_are_dynamic() {
 
     // Inside a loop: marked, and the loop variable is dynamic.
     assert!(roles[2].dynamic.as_ref().unwrap().contains("loop"));
-    assert!(matches!(
-        flag(&roles[2].flag_uses(is_switch), "tp").value,
-        FlagValue::Dynamic { .. }
-    ));
+    assert!(matches!(flag(&roles[2].flag_uses(is_switch), "tp").value, FlagValue::Dynamic { .. }));
 
     // `env A=1 /usr/bin/python3.11 -m ...`, a variable set only in a branch, arithmetic.
     assert_eq!(roles[3].env[0].name, "SGLANG_X");
     let flags = roles[3].flag_uses(is_switch);
-    assert!(matches!(
-        flag(&flags, "mode").value,
-        FlagValue::Dynamic { .. }
-    ));
-    assert!(matches!(
-        flag(&flags, "port").value,
-        FlagValue::Dynamic { .. }
-    ));
+    assert!(matches!(flag(&flags, "mode").value, FlagValue::Dynamic { .. }));
+    assert!(matches!(flag(&flags, "port").value, FlagValue::Dynamic { .. }));
 }
 
 #[test]
 fn broken_scripts_do_not_panic() {
     let file = load("scripts/broken.sh");
-    assert!(
-        file.deployments.is_empty(),
-        "a launch line inside a heredoc is text: {:#?}",
-        file.deployments
-    );
+    assert!(file.deployments.is_empty(), "a launch line inside a heredoc is text: {:#?}", file.deployments);
     let file = load("scripts/unterminated_quote.sh");
-    assert!(file
-        .notes
-        .iter()
-        .any(|n| n.level == NoteLevel::Warning && n.message.contains("syntax error")));
+    assert!(file.notes.iter().any(|n| n.level == NoteLevel::Warning && n.message.contains("syntax error")));
 }
 
 #[test]
@@ -530,12 +313,7 @@ fn bind_pairs_flags_by_arity() {
         .map(|w| {
             let span = src.span(offset, offset + w.len());
             offset += w.len() + 1;
-            ArgToken {
-                value: Known::Value(w.into()),
-                raw: w.into(),
-                span,
-                quoted: false,
-            }
+            ArgToken { value: Known::Value(w.into()), raw: w.into(), span, quoted: false }
         })
         .collect();
     let b = bind(&tokens, |n| n == "sw");
@@ -560,22 +338,14 @@ fn every_real_recipe_loads() {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
         .join("recipes");
     if !root.is_dir() {
-        eprintln!(
-            "note: {} not found; real-recipe test skipped",
-            root.display()
-        );
+        eprintln!("note: {} not found; real-recipe test skipped", root.display());
         return;
     }
     let (files, errors) = collect(std::slice::from_ref(&root));
     assert!(errors.is_empty(), "{errors:#?}");
     let count = |k: &RecipeKind| files.iter().filter(|f| &f.kind == k).count();
     let deployments: usize = files.iter().map(|f| f.deployments.len()).sum();
-    let flags: usize = files
-        .iter()
-        .flat_map(|f| &f.deployments)
-        .flat_map(|d| &d.roles)
-        .map(|r| r.flags.len())
-        .sum();
+    let flags: usize = files.iter().flat_map(|f| &f.deployments).flat_map(|d| &d.roles).map(|r| r.flags.len()).sum();
     eprintln!(
         "real recipes: {} files ({} srt-slurm, {} master, {} other), {deployments} deployments, {flags} flag uses",
         files.len(),
@@ -588,78 +358,38 @@ fn every_real_recipe_loads() {
     assert!(count(&RecipeKind::SrtSlurm) >= 40);
     for file in files.iter().filter(|f| f.kind == RecipeKind::SrtSlurm) {
         assert!(!file.deployments.is_empty(), "{}", file.path);
-        assert!(
-            file.notes.iter().all(|n| n.level != NoteLevel::Error),
-            "{}: {:#?}",
-            file.path,
-            file.notes
-        );
+        assert!(file.notes.iter().all(|n| n.level != NoteLevel::Error), "{}: {:#?}", file.path, file.notes);
         for d in &file.deployments {
             assert!(d.container.is_some(), "{}", file.path);
             for r in &d.roles {
                 for f in &r.flags {
                     // Every key span reads back as the written key.
-                    assert_eq!(
-                        at(file, &f.key_span).replace('_', "-"),
-                        f.name,
-                        "{}",
-                        file.path
-                    );
+                    assert_eq!(at(file, &f.key_span).replace('_', "-"), f.name, "{}", file.path);
                 }
             }
         }
     }
 
-    let lowlat = files
-        .iter()
-        .find(|f| {
-            f.path
-                .ends_with("dsr1/b200-fp4/8k1k/disagg/mtp/8k1k_mtp_lowlat_0.yaml")
-        })
-        .unwrap();
+    let lowlat = files.iter().find(|f| f.path.ends_with("dsr1/b200-fp4/8k1k/disagg/mtp/8k1k_mtp_lowlat_0.yaml")).unwrap();
     let d = &lowlat.deployments[0];
     let bs = flag(&role(d, "prefill").flags, "cuda-graph-max-bs");
     assert_eq!((bs.key_span.line, bs.key_span.column), (85, 7));
     assert_eq!(at(lowlat, &bs.value_span), "256");
-    assert_eq!(
-        d.image.as_ref().unwrap().version.as_deref(),
-        Some("0.5.12.post1")
-    );
-    assert!(matches!(
-        d.dynamo.as_ref().unwrap().reference,
-        Some(DynamoRef::Hash { .. })
-    ));
+    assert_eq!(d.image.as_ref().unwrap().version.as_deref(), Some("0.5.12.post1"));
+    assert!(matches!(d.dynamo.as_ref().unwrap().reference, Some(DynamoRef::Hash { .. })));
 
     // The override-format glm5 file expands to one deployment per zip index.
-    let glm = files
-        .iter()
-        .find(|f| f.path.ends_with("glm5/gb200-fp4/glm5-mtp.yaml"))
-        .unwrap();
+    let glm = files.iter().find(|f| f.path.ends_with("glm5/gb200-fp4/glm5-mtp.yaml")).unwrap();
     assert_eq!(glm.deployments.len(), 4 + 6 + 4 + 3);
 
-    let master = files
-        .iter()
-        .find(|f| f.kind == RecipeKind::MasterConfig && f.path.ends_with("configs/nvidia-master.yaml"))
-        .unwrap();
+    let master = files.iter().find(|f| f.kind == RecipeKind::MasterConfig && f.path.ends_with("configs/nvidia-master.yaml")).unwrap();
     let m = master.master.as_ref().unwrap();
-    let entry = m
-        .entries
-        .iter()
-        .find(|e| e.key.value == "dsr1-fp4-b200-dynamo-sglang-mtp")
-        .unwrap();
-    assert_eq!(
-        entry.image.as_ref().unwrap().value,
-        "lmsysorg/sglang:v0.5.12.post1"
-    );
+    let entry = m.entries.iter().find(|e| e.key.value == "dsr1-fp4-b200-dynamo-sglang-mtp").unwrap();
+    assert_eq!(entry.image.as_ref().unwrap().value, "lmsysorg/sglang:v0.5.12.post1");
     assert!(entry.links.iter().any(|l| l.recipe.as_deref()
         == Some("benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp/8k1k_mtp_lowlat_0.yaml")));
     // Every linked recipe present in this checkout is one of the loaded files.
-    let linked: Vec<&str> = m
-        .entries
-        .iter()
-        .flat_map(|e| &e.links)
-        .filter_map(|l| l.recipe.as_deref())
-        .collect();
+    let linked: Vec<&str> = m.entries.iter().flat_map(|e| &e.links).filter_map(|l| l.recipe.as_deref()).collect();
     let present = linked.iter().filter(|r| root.join(r).is_file()).count();
     eprintln!(
         "master: {} entries, {} links ({} resolved, {} present here)",

@@ -95,19 +95,14 @@ impl Node {
     }
     /// The scalar text, when this node is a scalar that is not null.
     pub fn as_str(&self) -> Option<&str> {
-        self.as_scalar()
-            .filter(|s| s.resolve() != ScalarType::Null)
-            .map(|s| s.text.as_str())
+        self.as_scalar().filter(|s| s.resolve() != ScalarType::Null).map(|s| s.text.as_str())
     }
     pub fn is_null(&self) -> bool {
-        self.as_scalar()
-            .is_some_and(|s| s.resolve() == ScalarType::Null)
+        self.as_scalar().is_some_and(|s| s.resolve() == ScalarType::Null)
     }
     /// The entry under a scalar key.
     pub fn entry(&self, key: &str) -> Option<&Entry> {
-        self.as_map()?
-            .iter()
-            .find(|e| e.key.as_scalar().is_some_and(|k| k.text == key))
+        self.as_map()?.iter().find(|e| e.key.as_scalar().is_some_and(|k| k.text == key))
     }
     pub fn get(&self, key: &str) -> Option<&Node> {
         self.entry(key).map(|e| &e.value)
@@ -191,11 +186,7 @@ fn is_yaml11_int(t: &str) -> bool {
         let head = parts.next().unwrap_or("");
         return head.starts_with(|c: char| ('1'..='9').contains(&c))
             && all(head, |c| c.is_ascii_digit())
-            && parts.all(|p| {
-                p.len() <= 2
-                    && p.chars().all(|c| c.is_ascii_digit())
-                    && p.parse::<u32>().is_ok_and(|n| n < 60)
-            });
+            && parts.all(|p| p.len() <= 2 && p.chars().all(|c| c.is_ascii_digit()) && p.parse::<u32>().is_ok_and(|n| n < 60));
     }
     body.starts_with(|c: char| ('1'..='9').contains(&c)) && all(body, |c| c.is_ascii_digit())
 }
@@ -257,11 +248,7 @@ enum Duplicates {
 fn parse_with(src: &SourceText, duplicates: Duplicates) -> Result<(Option<Node>, Vec<DuplicateKey>), RecipeError> {
     // yaml-rust2 does not skip a byte-order mark: parse the text after it and shift
     // every offset back so spans stay exact in the file as written.
-    let bom = if src.text.starts_with('\u{feff}') {
-        3
-    } else {
-        0
-    };
+    let bom = if src.text.starts_with('\u{feff}') { 3 } else { 0 };
     let body = &src.text[bom..];
     let mut builder = Builder {
         src,
@@ -276,9 +263,7 @@ fn parse_with(src: &SourceText, duplicates: Duplicates) -> Result<(Option<Node>,
     };
     let mut parser = Parser::new_from_str(body);
     loop {
-        let (event, mark) = parser
-            .next_token()
-            .map_err(|e| builder.syntax_error(e.info().to_string(), e.marker()))?;
+        let (event, mark) = parser.next_token().map_err(|e| builder.syntax_error(e.info().to_string(), e.marker()))?;
         if event == Event::StreamEnd {
             break;
         }
@@ -317,10 +302,7 @@ pub(crate) fn node_count(node: &Node) -> usize {
     1 + match &node.kind {
         NodeKind::Scalar(_) => 0,
         NodeKind::Seq(items) => items.iter().map(node_count).sum(),
-        NodeKind::Map(entries) => entries
-            .iter()
-            .map(|e| node_count(&e.key) + node_count(&e.value))
-            .sum(),
+        NodeKind::Map(entries) => entries.iter().map(|e| node_count(&e.key) + node_count(&e.value)).sum(),
     }
 }
 
@@ -391,11 +373,7 @@ impl Builder<'_> {
                 };
                 let end = scalar_end(self.src, at, &text, style);
                 let node = Node {
-                    kind: NodeKind::Scalar(Scalar {
-                        text,
-                        style,
-                        tag: tag.map(|t| format!("{}{}", t.handle, t.suffix)),
-                    }),
+                    kind: NodeKind::Scalar(Scalar { text, style, tag: tag.map(|t| format!("{}{}", t.handle, t.suffix)) }),
                     span: self.src.span(at, end),
                     alias: None,
                 };
@@ -410,9 +388,7 @@ impl Builder<'_> {
                 };
                 self.expanded = self.expanded.saturating_add(*size);
                 if self.expanded > MAX_ALIAS_NODES {
-                    let message = format!(
-                        "aliases expand to more than {MAX_ALIAS_NODES} values (nested aliases multiply); not audited"
-                    );
+                    let message = format!("aliases expand to more than {MAX_ALIAS_NODES} values (nested aliases multiply); not audited");
                     return Err(RecipeError::shape(self.src, &alias, message));
                 }
                 let mut node = target.clone();
@@ -426,64 +402,28 @@ impl Builder<'_> {
             }
             Event::SequenceStart(anchor, _) => {
                 let flow = self.src.text[at..].starts_with('[');
-                self.stack.push(Frame::Seq {
-                    anchor,
-                    start: at,
-                    flow,
-                    items: Vec::new(),
-                });
+                self.stack.push(Frame::Seq { anchor, start: at, flow, items: Vec::new() });
             }
             Event::MappingStart(anchor, _) => {
                 let flow = self.src.text[at..].starts_with('{');
-                self.stack.push(Frame::Map {
-                    anchor,
-                    start: at,
-                    flow,
-                    entries: Vec::new(),
-                    pending_key: None,
-                    keys: HashMap::new(),
-                });
+                self.stack.push(Frame::Map { anchor, start: at, flow, entries: Vec::new(), pending_key: None, keys: HashMap::new() });
             }
             Event::SequenceEnd => {
-                let Some(Frame::Seq {
-                    anchor,
-                    start,
-                    flow,
-                    items,
-                }) = self.stack.pop()
-                else {
+                let Some(Frame::Seq { anchor, start, flow, items }) = self.stack.pop() else {
                     return Err(self.unbalanced(at));
                 };
                 let (start, end) = collection_range(start, flow, at, items.iter().map(|n| &n.span));
-                let node = Node {
-                    kind: NodeKind::Seq(items),
-                    span: self.src.span(start, end),
-                    alias: None,
-                };
+                let node = Node { kind: NodeKind::Seq(items), span: self.src.span(start, end), alias: None };
                 self.finish(node, anchor)?;
             }
             Event::MappingEnd => {
-                let Some(Frame::Map {
-                    anchor,
-                    start,
-                    flow,
-                    entries,
-                    ..
-                }) = self.stack.pop()
-                else {
+                let Some(Frame::Map { anchor, start, flow, entries, .. }) = self.stack.pop() else {
                     return Err(self.unbalanced(at));
                 };
-                let spans = entries
-                    .iter()
-                    .filter(|e| e.merged_at.is_none())
-                    .flat_map(|e| [&e.key.span, &e.value.span]);
+                let spans = entries.iter().filter(|e| e.merged_at.is_none()).flat_map(|e| [&e.key.span, &e.value.span]);
                 let (start, end) = collection_range(start, flow, at, spans);
                 let entries = self.apply_merges(entries)?;
-                let node = Node {
-                    kind: NodeKind::Map(entries),
-                    span: self.src.span(start, end),
-                    alias: None,
-                };
+                let node = Node { kind: NodeKind::Map(entries), span: self.src.span(start, end), alias: None };
                 self.finish(node, anchor)?;
             }
             Event::StreamStart | Event::DocumentEnd | Event::Nothing | Event::StreamEnd => {}
@@ -501,12 +441,7 @@ impl Builder<'_> {
         match self.stack.last_mut() {
             None => self.root = Some(node),
             Some(Frame::Seq { items, .. }) => items.push(node),
-            Some(Frame::Map {
-                entries,
-                pending_key,
-                keys,
-                ..
-            }) => match pending_key.take() {
+            Some(Frame::Map { entries, pending_key, keys, .. }) => match pending_key.take() {
                 None => *pending_key = Some(node),
                 Some(key) => {
                     if let Some(text) = key.as_scalar().map(|k| k.text.clone()) {
@@ -525,11 +460,7 @@ impl Builder<'_> {
                         }
                         keys.insert(text, entries.len());
                     }
-                    entries.push(Entry {
-                        key,
-                        value: node,
-                        merged_at: None,
-                    });
+                    entries.push(Entry { key, value: node, merged_at: None });
                 }
             },
         }
@@ -540,11 +471,7 @@ impl Builder<'_> {
     /// the map win over merged ones; among merged maps the first listed wins (YAML
     /// merge-key spec, as PyYAML does it).
     fn apply_merges(&self, entries: Vec<Entry>) -> Result<Vec<Entry>, RecipeError> {
-        let is_merge = |e: &Entry| {
-            e.key
-                .as_scalar()
-                .is_some_and(|k| k.text == "<<" && k.style == ScalarStyle::Plain)
-        };
+        let is_merge = |e: &Entry| e.key.as_scalar().is_some_and(|k| k.text == "<<" && k.style == ScalarStyle::Plain);
         if !entries.iter().any(is_merge) {
             return Ok(entries);
         }
@@ -589,10 +516,7 @@ fn duplicate_key(src: &SourceText, first: &Node, second: &Node) -> RecipeError {
     let (excerpt, labels) = src.excerpt(&[&first.span, &second.span]);
     RecipeError::DuplicateKey {
         path: src.path.clone(),
-        key: first
-            .as_scalar()
-            .map(|s| s.text.clone())
-            .unwrap_or_default(),
+        key: first.as_scalar().map(|s| s.text.clone()).unwrap_or_default(),
         first_line: first.span.line,
         second_line: second.span.line,
         second_column: second.span.column,
@@ -607,12 +531,7 @@ fn duplicate_key(src: &SourceText, first: &Node, second: &Node) -> RecipeError {
 /// closing bracket (whose marker is `end_mark`); block collections from their
 /// first child to their last, since yaml-rust2's block start/end markers sit on
 /// neighbouring tokens.
-fn collection_range<'s>(
-    start: usize,
-    flow: bool,
-    end_mark: usize,
-    children: impl Iterator<Item = &'s Span>,
-) -> (usize, usize) {
+fn collection_range<'s>(start: usize, flow: bool, end_mark: usize, children: impl Iterator<Item = &'s Span>) -> (usize, usize) {
     if flow {
         return (start, end_mark + 1);
     }
@@ -734,7 +653,6 @@ pub fn strip_serde_location(message: &str) -> &str {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -775,10 +693,7 @@ mod tests {
     fn non_ascii_text_before_a_value_does_not_shift_it() {
         let (src, root) = tree("name: \"héllo wörld\"\nnext: 5\n");
         assert_eq!(src.slice(&root.get("next").unwrap().span), "5");
-        assert_eq!(
-            src.slice(&root.get("name").unwrap().span),
-            "\"héllo wörld\""
-        );
+        assert_eq!(src.slice(&root.get("name").unwrap().span), "\"héllo wörld\"");
     }
 
     #[test]
@@ -787,16 +702,9 @@ mod tests {
         let (src, root) = tree(text);
         let other = root.get("other").unwrap();
         let x = other.entry("x").unwrap();
-        assert_eq!(
-            x.value.span.line, 2,
-            "merged value points at the anchor's text"
-        );
+        assert_eq!(x.value.span.line, 2, "merged value points at the anchor's text");
         assert_eq!(x.merged_at.as_ref().unwrap().line, 5);
-        assert_eq!(
-            src.slice(&other.get("y").unwrap().span),
-            "3",
-            "own key wins over merged"
-        );
+        assert_eq!(src.slice(&other.get("y").unwrap().span), "3", "own key wins over merged");
         assert_eq!(other.as_map().unwrap().len(), 2);
         let plain = root.get("plain").unwrap();
         assert_eq!(plain.span.line, 2);
@@ -814,12 +722,7 @@ mod tests {
     fn duplicate_keys_name_both_lines() {
         let src = SourceText::new("t.yaml", "a: 1\nb: 2\na: 3\n".into());
         match parse(&src).unwrap_err() {
-            RecipeError::DuplicateKey {
-                key,
-                first_line,
-                second_line,
-                ..
-            } => {
+            RecipeError::DuplicateKey { key, first_line, second_line, .. } => {
                 assert_eq!((key.as_str(), first_line, second_line), ("a", 1, 3))
             }
             other => panic!("unexpected {other:?}"),
@@ -836,12 +739,7 @@ mod tests {
 
     #[test]
     fn syntax_errors_are_typed_with_a_position() {
-        for text in [
-            "a: b\n\tc: d\n",
-            "a: \"unterminated\nb: c\n",
-            "a: *nope\n",
-            "a: [1, 2\n",
-        ] {
+        for text in ["a: b\n\tc: d\n", "a: \"unterminated\nb: c\n", "a: *nope\n", "a: [1, 2\n"] {
             let src = SourceText::new("t.yaml", text.into());
             match parse(&src) {
                 Err(RecipeError::Yaml { line, .. }) => assert!(line >= 1),
@@ -875,22 +773,12 @@ mod tests {
     #[test]
     fn second_document_is_rejected() {
         let src = SourceText::new("t.yaml", "a: 1\n---\nb: 2\n".into());
-        assert!(matches!(
-            parse(&src),
-            Err(RecipeError::Shape { line: 2, .. })
-        ));
+        assert!(matches!(parse(&src), Err(RecipeError::Shape { line: 2, .. })));
     }
 
     #[test]
     fn yaml11_types_follow_pyyaml() {
-        let s = |t: &str| {
-            Scalar {
-                text: t.into(),
-                style: ScalarStyle::Plain,
-                tag: None,
-            }
-            .resolve()
-        };
+        let s = |t: &str| Scalar { text: t.into(), style: ScalarStyle::Plain, tag: None }.resolve();
         assert_eq!(s("yes"), ScalarType::Bool(true));
         assert_eq!(s("Off"), ScalarType::Bool(false));
         assert_eq!(s("~"), ScalarType::Null);
@@ -900,11 +788,7 @@ mod tests {
         assert_eq!(s("1e5"), ScalarType::Str, "PyYAML floats need a dot");
         assert_eq!(s("1.0e+5"), ScalarType::Float);
         assert_eq!(s("fp8_e4m3"), ScalarType::Str);
-        let quoted = Scalar {
-            text: "true".into(),
-            style: ScalarStyle::DoubleQuoted,
-            tag: None,
-        };
+        let quoted = Scalar { text: "true".into(), style: ScalarStyle::DoubleQuoted, tag: None };
         assert_eq!(quoted.resolve(), ScalarType::Str);
     }
 

@@ -51,12 +51,17 @@ pub fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
         FindingKind::InvalidChoice { value, choices, .. } => format!("`{value}` is not a valid choice for `{opt}` (choices: {choices})"),
         FindingKind::InvalidValue { option, problem, .. } => invalid_value(option, problem, &opt, zh),
         FindingKind::DefaultChanged { old, new, .. } if zh => format!("`{opt}` 的默认值由 `{old}` 变为 `{new}`，配方未显式设置"),
-        FindingKind::DefaultChanged { old, new, .. } => format!("the default of `{opt}` changed from `{old}` to `{new}`; the recipes leave it unset"),
+        FindingKind::DefaultChanged { old, new, .. } => {
+            format!("the default of `{opt}` changed from `{old}` to `{new}`; the recipes leave it unset")
+        }
         FindingKind::SemanticsChanged { changes, .. } if zh => {
             format!("`{opt}` 的语义已变更：{}", changes.iter().map(semantic_change_zh).collect::<Vec<_>>().join("，"))
         }
         FindingKind::SemanticsChanged { changes, .. } => {
-            format!("`{opt}` changed: {}", changes.iter().map(|c| format!("{} {} → {}", c.field, c.old, c.new)).collect::<Vec<_>>().join(", "))
+            format!(
+                "`{opt}` changed: {}",
+                changes.iter().map(|c| format!("{} {} → {}", c.field, c.old, c.new)).collect::<Vec<_>>().join(", ")
+            )
         }
         FindingKind::EnvRemoved { .. } if zh => format!("`{sub}` 已被移除，不再被读取"),
         FindingKind::EnvRemoved { .. } => format!("`{sub}` was removed and is no longer read"),
@@ -87,7 +92,9 @@ pub fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
         FindingKind::EnvUnknown { .. } if zh => format!("引擎不认识 `{sub}`（拼写错误？）"),
         FindingKind::EnvUnknown { .. } => format!("`{sub}` is not known to the engine (typo?)"),
         FindingKind::EnvDefaultChanged { old, new, .. } if zh => format!("`{sub}` 的默认值由 `{old}` 变为 `{new}`，配方已显式设置"),
-        FindingKind::EnvDefaultChanged { old, new, .. } => format!("the default of `{sub}` changed from `{old}` to `{new}`; the recipe sets it"),
+        FindingKind::EnvDefaultChanged { old, new, .. } => {
+            format!("the default of `{sub}` changed from `{old}` to `{new}`; the recipe sets it")
+        }
         FindingKind::ConsumerMissing { missing, at_start, moved_to, .. } => {
             let at = missing.target();
             let what = match (missing, zh) {

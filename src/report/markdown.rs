@@ -175,7 +175,11 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
                 .map(|g| {
                     let k = g.recipe_paths().len();
                     let count = if k > 1 {
-                        if zh { format!("（{}）", recipes_count(k, lang)) } else { format!(" ({})", recipes_count(k, lang)) }
+                        if zh {
+                            format!("（{}）", recipes_count(k, lang))
+                        } else {
+                            format!(" ({})", recipes_count(k, lang))
+                        }
                     } else {
                         String::new()
                     };
@@ -185,7 +189,12 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
             let _ = if zh {
                 write!(out, " 配方中有 {n} 处参数设置会导致服务器启动失败：{}。", list(items, lang))
             } else {
-                write!(out, " {} in the recipes will stop the server at startup: {}.", plural(n, "flag setting", "flag settings"), list(items, lang))
+                write!(
+                    out,
+                    " {} in the recipes will stop the server at startup: {}.",
+                    plural(n, "flag setting", "flag settings"),
+                    list(items, lang)
+                )
             };
         }
 
@@ -201,7 +210,15 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
         let every_start_known = report.bumps.iter().filter(|b| b.engine == "sglang").all(|b| b.from.is_some());
         match defaults.len() {
             0 if every_start_known && !report.bumps.is_empty() => {
-                let _ = write!(out, " {}", if zh { "配方未设置的参数，默认值均未改变。" } else { "Defaults of the flags the recipes leave unset are unchanged." });
+                let _ = write!(
+                    out,
+                    " {}",
+                    if zh {
+                        "配方未设置的参数，默认值均未改变。"
+                    } else {
+                        "Defaults of the flags the recipes leave unset are unchanged."
+                    }
+                );
             }
             0 => {}
             1 => {
@@ -223,7 +240,11 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
             let _ = write!(
                 out,
                 " {}",
-                if zh { "配方设置的 `SGLANG_*` 环境变量均不受影响。" } else { "No `SGLANG_*` env var the recipes set is affected." }
+                if zh {
+                    "配方设置的 `SGLANG_*` 环境变量均不受影响。"
+                } else {
+                    "No `SGLANG_*` env var the recipes set is affected."
+                }
             );
         } else {
             let items = env.iter().map(|g| brief(report, g, lang)).collect();
@@ -360,11 +381,7 @@ fn recipes_cell(g: &Group, lang: Lang) -> String {
                     format!("`{}/`", parts[parts.len().saturating_sub(2)..].join("/"))
                 })
                 .collect();
-            return if zh {
-                format!("{} 下的配方", names.join("、"))
-            } else {
-                format!("recipes in {}", names.join(", "))
-            };
+            return if zh { format!("{} 下的配方", names.join("、")) } else { format!("recipes in {}", names.join(", ")) };
         }
     }
     let paths = g.recipe_paths();

@@ -65,7 +65,6 @@ fn rules(report: &AuditReport) -> Vec<Value> {
     out
 }
 
-
 /// The 1-based line and column (in characters) where byte `end` of the span
 /// falls, when the recipe text is loaded.
 fn end_of(report: &AuditReport, loc: &Location) -> Option<(u32, u32)> {
@@ -162,9 +161,7 @@ fn fixes(f: &Finding, opts: &RenderOptions) -> Option<Value> {
     }
     let changes: Vec<Value> = by_file
         .into_iter()
-        .map(|(path, replacements)| {
-            json!({ "artifactLocation": { "uri": recipe_uri(path, opts) }, "replacements": replacements })
-        })
+        .map(|(path, replacements)| json!({ "artifactLocation": { "uri": recipe_uri(path, opts) }, "replacements": replacements }))
         .collect();
     Some(json!([{ "description": { "text": fix.description(super::Lang::En) }, "artifactChanges": changes }]))
 }

@@ -62,8 +62,11 @@ impl Diagnostic for FindingDiagnostic<'_> {
 fn snippet<'a>(report: &'a AuditReport, f: &Finding) -> Option<(&'a str, usize, usize)> {
     let text = report.sources.get(&f.location.path)?;
     let (offset, len) = (f.location.offset?, f.location.len.unwrap_or(0));
-    (offset + len <= text.len() && text.is_char_boundary(offset) && text.is_char_boundary(offset + len))
-        .then_some((text.as_str(), offset, len))
+    (offset + len <= text.len() && text.is_char_boundary(offset) && text.is_char_boundary(offset + len)).then_some((
+        text.as_str(),
+        offset,
+        len,
+    ))
 }
 
 fn diagnostic<'a>(report: &'a AuditReport, f: &'a Finding) -> FindingDiagnostic<'a> {
@@ -92,14 +95,7 @@ fn diagnostic<'a>(report: &'a AuditReport, f: &'a Finding) -> FindingDiagnostic<
         let applies = if fix.edits.is_empty() { "" } else { " (--fix applies it)" };
         format!("{}{applies}", fix.description(super::Lang::En))
     });
-    FindingDiagnostic {
-        finding: f,
-        code: format!("{} {}{role}", f.code(), f.name()),
-        message,
-        source,
-        label,
-        help,
-    }
+    FindingDiagnostic { finding: f, code: format!("{} {}{role}", f.code(), f.name()), message, source, label, help }
 }
 
 /// The lines under the diagnostic: each piece of evidence (`path:line @ ref — what
@@ -123,11 +119,7 @@ fn trailer(f: &Finding, opts: &RenderOptions) -> String {
 
 fn handler(opts: &RenderOptions) -> GraphicalReportHandler {
     let theme = if opts.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-    GraphicalReportHandler::new_themed(theme)
-        .with_links(false)
-        .with_width(opts.width)
-        .with_context_lines(1)
-        .without_syntax_highlighting()
+    GraphicalReportHandler::new_themed(theme).with_links(false).with_width(opts.width).with_context_lines(1).without_syntax_highlighting()
 }
 
 /// Render one finding (used by the full report and by tests).

@@ -85,11 +85,8 @@ pub fn evaluate_with(
             return Vec::new();
         }
     }
-    let roles: Vec<Option<&super::when::RoleFacts>> = if deployment.roles.is_empty() {
-        vec![None]
-    } else {
-        deployment.roles.iter().map(Some).collect()
-    };
+    let roles: Vec<Option<&super::when::RoleFacts>> =
+        if deployment.roles.is_empty() { vec![None] } else { deployment.roles.iter().map(Some).collect() };
     let mut hits: Vec<RuleHit> = Vec::new();
     for role in roles {
         let ctx = Ctx { deployment, role };
@@ -113,35 +110,25 @@ pub fn evaluate_with(
     hits
 }
 
-fn build_hit(
-    rule: &Rule,
-    d: &DeploymentFacts,
-    role: Option<&str>,
-    anchor: Option<&Matched>,
-    cites: Vec<Cite>,
-    ref_name: &str,
-) -> RuleHit {
+fn build_hit(rule: &Rule, d: &DeploymentFacts, role: Option<&str>, anchor: Option<&Matched>, cites: Vec<Cite>, ref_name: &str) -> RuleHit {
     let (subject, kind, hit_role) = match anchor {
-        Some(m) => (
-            m.name.clone(),
-            if m.kind == MatchKind::Env { SubjectKind::Env } else { SubjectKind::Flag },
-            m.role.clone(),
-        ),
+        Some(m) => (m.name.clone(), if m.kind == MatchKind::Env { SubjectKind::Env } else { SubjectKind::Flag }, m.role.clone()),
         None => (d.name.clone(), SubjectKind::Deployment, None),
     };
-    let evidence: Vec<EvidenceCite> = cites
-        .into_iter()
-        .map(|c| EvidenceCite { path: c.path, line: c.line, ref_name: ref_name.to_string(), note: c.note })
-        .collect();
+    let evidence: Vec<EvidenceCite> =
+        cites.into_iter().map(|c| EvidenceCite { path: c.path, line: c.line, ref_name: ref_name.to_string(), note: c.note }).collect();
     let first = evidence.first().map(|e| format!("{}:{} @ {}", e.path, e.line, e.ref_name)).unwrap_or_default();
-    let message = render(&rule.spec.message, &[
-        ("flag", subject.as_str()),
-        ("value", anchor.and_then(|m| m.value.as_deref()).unwrap_or("")),
-        ("role", role.unwrap_or("")),
-        ("ref", ref_name),
-        ("evidence", first.as_str()),
-        ("deployment", d.name.as_str()),
-    ]);
+    let message = render(
+        &rule.spec.message,
+        &[
+            ("flag", subject.as_str()),
+            ("value", anchor.and_then(|m| m.value.as_deref()).unwrap_or("")),
+            ("role", role.unwrap_or("")),
+            ("ref", ref_name),
+            ("evidence", first.as_str()),
+            ("deployment", d.name.as_str()),
+        ],
+    );
     RuleHit {
         rule_id: rule.spec.id.clone(),
         rule_name: rule.spec.name.clone(),
@@ -154,12 +141,7 @@ fn build_hit(
         at: anchor.and_then(|m| m.key_span.clone()).or_else(|| d.name_span.clone()),
         value_at: anchor.and_then(|m| m.value_span.clone()),
         evidence,
-        fix: rule
-            .spec
-            .fix
-            .iter()
-            .map(|f| FixAction { spec: f.clone(), role: role.map(str::to_string) })
-            .collect(),
+        fix: rule.spec.fix.iter().map(|f| FixAction { spec: f.clone(), role: role.map(str::to_string) }).collect(),
         doc: rule.doc_path(),
     }
 }

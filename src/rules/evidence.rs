@@ -258,8 +258,8 @@ impl<'t> SourceIndex<'t> {
                 let (Some(left), Some(right)) = (a.child_by_field_name("left"), a.child_by_field_name("right")) else {
                     continue;
                 };
-                let attr_ok = left.kind() == "attribute"
-                    && left.child_by_field_name("attribute").is_some_and(|n| file.text(n) == p.attribute);
+                let attr_ok =
+                    left.kind() == "attribute" && left.child_by_field_name("attribute").is_some_and(|n| file.text(n) == p.attribute);
                 let value_ok = p.value.as_deref().is_none_or(|v| file.text(right).trim() == v.trim());
                 if attr_ok && value_ok {
                     let text = file.text(a).lines().next().unwrap_or("").trim().to_string();
@@ -283,18 +283,12 @@ impl<'t> SourceIndex<'t> {
                 if mentions(file, cond, &p.condition_mentions).is_empty() {
                     continue;
                 }
-                let early = own_descendants(consequence, "return_statement")
-                    .into_iter()
-                    .find(|r| r.end_byte() <= first_y);
+                let early = own_descendants(consequence, "return_statement").into_iter().find(|r| r.end_byte() <= first_y);
                 if let Some(ret) = early {
                     let scope = scope_name(p.class.as_deref(), &p.function);
                     return vec![
                         cite(&file.path, file.line(cond), &p.note, || {
-                            format!(
-                                "{scope}: the branch on `{}` returns at line {} ...",
-                                p.condition_mentions,
-                                file.line(ret)
-                            )
+                            format!("{scope}: the branch on `{}` returns at line {} ...", p.condition_mentions, file.line(ret))
                         }),
                         Cite {
                             path: file.path.clone(),
@@ -312,9 +306,7 @@ impl<'t> SourceIndex<'t> {
         self.first_in_functions(&p.files, p.class.as_deref(), &p.function, |file, func| {
             let Some(at) = file.text(func).find(&p.text) else { return Vec::new() };
             let line = file.line(func) + file.text(func)[..at].matches('\n').count() as u32;
-            vec![cite(&file.path, line, &p.note, || {
-                format!("{} mentions `{}`", scope_name(p.class.as_deref(), &p.function), p.text)
-            })]
+            vec![cite(&file.path, line, &p.note, || format!("{} mentions `{}`", scope_name(p.class.as_deref(), &p.function), p.text))]
         })
     }
 
@@ -343,11 +335,7 @@ impl<'t> SourceIndex<'t> {
                 let mut cursor = QueryCursor::new();
                 let mut matches = cursor.matches(query, scope, file.source.as_bytes());
                 while let Some(m) = matches.next() {
-                    let node = m
-                        .captures
-                        .iter()
-                        .find(|c| wanted.is_none_or(|w| c.index == w))
-                        .map(|c| c.node);
+                    let node = m.captures.iter().find(|c| wanted.is_none_or(|w| c.index == w)).map(|c| c.node);
                     if let Some(node) = node {
                         let first = file.text(node).lines().next().unwrap_or("").trim().to_string();
                         out.push(cite(&path, file.line(node), &p.note, || format!("query matches `{first}`")));

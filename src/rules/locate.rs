@@ -90,10 +90,7 @@ fn by_path(root: &Node, message: &str) -> Option<(String, usize, usize)> {
 
 /// The key an `unknown field `x`` / `unknown variant `x`` message names.
 fn named_key(message: &str) -> Option<&str> {
-    ["unknown field `", "unknown variant `"]
-        .iter()
-        .find_map(|p| message.strip_prefix(p))
-        .and_then(|rest| rest.split('`').next())
+    ["unknown field `", "unknown variant `"].iter().find_map(|p| message.strip_prefix(p)).and_then(|rest| rest.split('`').next())
 }
 
 /// An error without a path quoting a value (`invalid PEP 440 specifier `>=0.5.x``):
@@ -103,9 +100,7 @@ fn by_quoted_value(root: &Node, message: &str) -> Option<(String, usize, usize)>
     root.as_map()?.iter().find_map(|e| {
         let value = e.value.as_str()?;
         let key = e.key.as_str()?;
-        quoted
-            .contains(&value)
-            .then(|| (key.to_string(), e.key.span.line as usize, e.key.span.column as usize))
+        quoted.contains(&value).then(|| (key.to_string(), e.key.span.line as usize, e.key.span.column as usize))
     })
 }
 
@@ -113,7 +108,8 @@ fn by_quoted_value(root: &Node, message: &str) -> Option<(String, usize, usize)>
 mod tests {
     use super::*;
 
-    const TEXT: &str = "id: R1\ntests:\n  valid:\n    - name: v\n      engine: [x]\nevidence:\n  - file_exists:\n      files: [a.py, ../b.py]\n";
+    const TEXT: &str =
+        "id: R1\ntests:\n  valid:\n    - name: v\n      engine: [x]\nevidence:\n  - file_exists:\n      files: [a.py, ../b.py]\n";
 
     #[test]
     fn paths_lead_to_the_key_or_item_itself() {

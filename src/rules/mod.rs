@@ -99,8 +99,8 @@ pub fn load_rules(extra_dirs: &[PathBuf]) -> Result<Vec<Rule>, RuleError> {
         let mut files: Vec<PathBuf> = read.flatten().map(|e| e.path()).filter(|p| p.is_file() && is_rule_file(p)).collect();
         files.sort();
         for path in files {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| RuleError::Io { path: path.display().to_string(), message: e.to_string() })?;
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| RuleError::Io { path: path.display().to_string(), message: e.to_string() })?;
             sources.push((text, RuleOrigin::File(path)));
         }
     }

@@ -229,10 +229,20 @@ pub struct QueryPred {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum FixSpec {
     /// Set (or change) a flag; `role` defaults to the role the finding is about.
-    SetFlag { name: String, value: String },
-    RemoveFlag { name: String },
-    RenameEnv { from: String, to: String },
-    RemoveEnv { name: String },
+    SetFlag {
+        name: String,
+        value: String,
+    },
+    RemoveFlag {
+        name: String,
+    },
+    RenameEnv {
+        from: String,
+        to: String,
+    },
+    RemoveEnv {
+        name: String,
+    },
 }
 
 // ---------------------------------------------------------------------------
@@ -334,9 +344,7 @@ impl Pattern {
 impl<'de> Deserialize<'de> for Pattern {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
-        regex_syntax::Parser::new()
-            .parse(&text)
-            .map_err(|e| serde::de::Error::custom(format!("invalid regex `{text}`: {e}")))?;
+        regex_syntax::Parser::new().parse(&text).map_err(|e| serde::de::Error::custom(format!("invalid regex `{text}`: {e}")))?;
         Ok(Pattern { text, regex: std::sync::OnceLock::new() })
     }
 }
@@ -371,16 +379,14 @@ impl<'de> Deserialize<'de> for PyQuery {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
         let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
-        tree_sitter::Query::new(&language, &text)
-            .map(|q| PyQuery { text: text.clone(), query: Arc::new(q) })
-            .map_err(|e| {
-                serde::de::Error::custom(format!(
-                    "invalid tree-sitter query (query line {}, column {}): {}",
-                    e.row + 1,
-                    e.column + 1,
-                    e.message
-                ))
-            })
+        tree_sitter::Query::new(&language, &text).map(|q| PyQuery { text: text.clone(), query: Arc::new(q) }).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "invalid tree-sitter query (query line {}, column {}): {}",
+                e.row + 1,
+                e.column + 1,
+                e.message
+            ))
+        })
     }
 }
 

@@ -14,9 +14,7 @@ pub fn glob_match(pattern: &str, path: &str) -> bool {
                 let rest = if p.get(2) == Some(&b'/') { &p[3..] } else { &p[2..] };
                 (0..=s.len()).any(|i| go(rest, &s[i..]))
             }
-            Some(b'*') => (0..=s.len())
-                .take_while(|&i| i == 0 || s[i - 1] != b'/')
-                .any(|i| go(&p[1..], &s[i..])),
+            Some(b'*') => (0..=s.len()).take_while(|&i| i == 0 || s[i - 1] != b'/').any(|i| go(&p[1..], &s[i..])),
             Some(b'?') => !s.is_empty() && s[0] != b'/' && go(&p[1..], &s[1..]),
             Some(c) => s.first() == Some(c) && go(&p[1..], &s[1..]),
         }
@@ -164,9 +162,9 @@ pub fn binds_name(file: &PyFile, body: Node, name: &str) -> Option<u32> {
                 if let Some(left) = n.child_by_field_name("left") {
                     let hit = match left.kind() {
                         "identifier" => file.text(left) == name,
-                        "pattern_list" | "tuple_pattern" => crate::extract::python::named_children(left)
-                            .iter()
-                            .any(|c| c.kind() == "identifier" && file.text(*c) == name),
+                        "pattern_list" | "tuple_pattern" => {
+                            crate::extract::python::named_children(left).iter().any(|c| c.kind() == "identifier" && file.text(*c) == name)
+                        }
                         _ => false,
                     };
                     if hit {

@@ -149,7 +149,11 @@ impl Engines {
     fn new(corpus: Option<&Path>) -> Self {
         let corpus = corpus.map(|p| {
             let nested = p.join("sglang.git");
-            if nested.exists() { nested } else { p.to_path_buf() }
+            if nested.exists() {
+                nested
+            } else {
+                p.to_path_buf()
+            }
         });
         Engines { corpus, repo: None, loaded: HashMap::new() }
     }
@@ -220,11 +224,8 @@ pub fn deployment_facts(name: &str, d: &TestDeployment) -> DeploymentFacts {
             })
             .collect()
     };
-    let mut roles: Vec<RoleFacts> = d
-        .roles
-        .iter()
-        .map(|(role, r)| RoleFacts { role: role.clone(), flags: facts(&r.flags, true), env: facts(&r.env, false) })
-        .collect();
+    let mut roles: Vec<RoleFacts> =
+        d.roles.iter().map(|(role, r)| RoleFacts { role: role.clone(), flags: facts(&r.flags, true), env: facts(&r.env, false) }).collect();
     if !d.flags.is_empty() {
         roles.insert(0, RoleFacts { role: "worker".into(), flags: facts(&d.flags, true), env: Vec::new() });
     }
@@ -247,9 +248,7 @@ pub fn yaml_value(v: &serde_yaml_ng::Value) -> Option<FactValue> {
         Value::Bool(true) => Some(FactValue::Text("true".into())),
         Value::Number(n) => Some(FactValue::Text(n.to_string())),
         Value::String(s) => Some(FactValue::Text(s.clone())),
-        Value::Sequence(items) => Some(FactValue::List(
-            items.iter().filter_map(|i| yaml_value(i).and_then(|v| v.as_text())).collect(),
-        )),
+        Value::Sequence(items) => Some(FactValue::List(items.iter().filter_map(|i| yaml_value(i).and_then(|v| v.as_text())).collect())),
         _ => Some(FactValue::Unknown),
     }
 }

@@ -55,7 +55,8 @@ fn shipped_model_patterns_compile() {
 #[test]
 fn a_user_pattern_too_big_to_build_is_located_when_the_rule_loads() {
     // It parses; only building it fails (the regex size limit).
-    let huge = MINIMAL.replace("when: {flag: {name: x, equals: 'on'}}", "when: {all: [{model: {matches: '(?:\\w{100}){100}(?:\\w{100}){100}'}}]}");
+    let huge =
+        MINIMAL.replace("when: {flag: {name: x, equals: 'on'}}", "when: {all: [{model: {matches: '(?:\\w{100}){100}(?:\\w{100}){100}'}}]}");
     let err = parse_rule(&huge, origin()).unwrap_err();
     let text = err.to_string();
     assert!(text.contains("when.all[0].model.matches") && text.contains("size limit"), "{text}");
@@ -103,10 +104,7 @@ fn nested_typos_and_bad_values_are_located() {
     let spec = MINIMAL.replace("engine: sglang", "engine: sglang\nversions: '>=banana'");
     assert!(parse_rule(&spec, origin()).unwrap_err().to_string().contains("PEP 440"));
 
-    let query = MINIMAL.replace(
-        "file_exists: {files: [srt/a.py]}",
-        "query: {files: [srt/a.py], query: '(no_such_node) @x'}",
-    );
+    let query = MINIMAL.replace("file_exists: {files: [srt/a.py]}", "query: {files: [srt/a.py], query: '(no_such_node) @x'}");
     assert!(parse_rule(&query, origin()).unwrap_err().to_string().contains("tree-sitter query"));
 }
 
@@ -118,10 +116,7 @@ fn semantic_validation() {
     let placeholder = MINIMAL.replace("{flag} is {value}", "{flga} is {value}");
     assert!(parse_rule(&placeholder, origin()).unwrap_err().to_string().contains("unknown placeholder"));
 
-    let only_negative = MINIMAL.replace(
-        "file_exists: {files: [srt/a.py]}",
-        "not: {file_exists: {files: [srt/a.py]}}",
-    );
+    let only_negative = MINIMAL.replace("file_exists: {files: [srt/a.py]}", "not: {file_exists: {files: [srt/a.py]}}");
     assert!(parse_rule(&only_negative, origin()).unwrap_err().to_string().contains("nothing to cite"));
 
     let escape = MINIMAL.replace("[srt/a.py]", "[../../etc/passwd]");
@@ -174,7 +169,10 @@ fn prefetch_parses_what_evaluation_would_and_nothing_answered() {
     let (rule, facts) = rule_with_evidence(
         "  - any_of:\n    - symbol_exists: {files: [srt/a.py], name: A}\n    - not: {text_in_function: {files: [srt/b.py], function: f, text: x}}\n  - text_in_file: {files: [srt/c.py], text: C}\n",
     );
-    let tree = MemTree::from_files("t", [("python/sglang/srt/a.py", "A = 1\n"), ("python/sglang/srt/b.py", "def f():\n    pass\n"), ("python/sglang/srt/c.py", "C = 1\n")]);
+    let tree = MemTree::from_files(
+        "t",
+        [("python/sglang/srt/a.py", "A = 1\n"), ("python/sglang/srt/b.py", "def f():\n    pass\n"), ("python/sglang/srt/c.py", "C = 1\n")],
+    );
     let cold = SourceIndex::new(&tree, "python/sglang");
     let first = evaluate_with(&rule, &facts, &cold, "v1", None);
     assert_eq!(first.len(), 1);
@@ -227,10 +225,10 @@ fn shipped_rule_cases() {
 #[test]
 fn noisy_and_missing_are_reported() {
     // A rule whose cases are wrong on purpose: the runner must say so.
-    let text = MINIMAL.replace("fixture: none", "fixture: r001/unconditional").replace(
-        "file_exists: {files: [srt/a.py]}",
-        "file_exists: {files: [srt/environ.py]}",
-    ) + "  valid:\n    - name: v\n      engines: [{fixture: r001/unconditional}]\n      deployment: {flags: {x: 'on'}}\n";
+    let text = MINIMAL
+        .replace("fixture: none", "fixture: r001/unconditional")
+        .replace("file_exists: {files: [srt/a.py]}", "file_exists: {files: [srt/environ.py]}")
+        + "  valid:\n    - name: v\n      engines: [{fixture: r001/unconditional}]\n      deployment: {flags: {x: 'on'}}\n";
     let text = text.replace("      deployment: {flags: {x: 'on'}}\n  valid", "      deployment: {flags: {x: 'off'}}\n  valid");
     let rule = parse_rule(&text, RuleOrigin::BuiltIn("R900.yaml".into())).unwrap();
     let results = run_self_tests(&[rule], None);

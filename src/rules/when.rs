@@ -246,7 +246,11 @@ mod tests {
             gpu_type: Some("B200".into()),
             common_env: vec![fact("X", "0")],
             roles: vec![
-                RoleFacts { role: "prefill".into(), flags: vec![fact("fp4_gemm_backend", "flashinfer_trtllm")], env: vec![fact("X", "yes")] },
+                RoleFacts {
+                    role: "prefill".into(),
+                    flags: vec![fact("fp4_gemm_backend", "flashinfer_trtllm")],
+                    env: vec![fact("X", "yes")],
+                },
                 RoleFacts { role: "decode".into(), flags: vec![fact("fp4-gemm-backend", "auto")], env: vec![] },
             ],
             ..Default::default()

@@ -28,15 +28,9 @@ impl DirTree {
     /// List every regular file below `root`. Symlinks are not followed (a link
     /// could point out of the tree); they are skipped.
     pub fn open(root: &Path) -> Result<DirTree, SourceError> {
-        let meta = std::fs::metadata(root).map_err(|e| SourceError::Open {
-            path: root.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let meta = std::fs::metadata(root).map_err(|e| SourceError::Open { path: root.to_path_buf(), message: e.to_string() })?;
         if !meta.is_dir() {
-            return Err(SourceError::Open {
-                path: root.to_path_buf(),
-                message: "not a directory".into(),
-            });
+            return Err(SourceError::Open { path: root.to_path_buf(), message: "not a directory".into() });
         }
         let (mut entries, mut symlinks, mut unsafe_paths) = (Vec::new(), Vec::new(), Vec::new());
         let mut stack = vec![root.to_path_buf()];
@@ -121,15 +115,9 @@ impl Tree for DirTree {
             return Err(SourceError::UnsafePath { path: path.into() });
         }
         if self.entry(path).is_none() {
-            return Err(SourceError::MissingFile {
-                path: path.into(),
-                tree: self.describe(),
-            });
+            return Err(SourceError::MissingFile { path: path.into(), tree: self.describe() });
         }
-        let read = std::fs::read(self.root.join(path)).map_err(|e| SourceError::Io {
-            path: path.into(),
-            message: e.to_string(),
-        });
+        let read = std::fs::read(self.root.join(path)).map_err(|e| SourceError::Io { path: path.into(), message: e.to_string() });
         if let Err(e) = &read {
             super::note_read_error(e);
         }

@@ -25,11 +25,7 @@ impl Engine {
 }
 
 /// Find the package root; `override_root` (from `--sglang-root`/`--dynamo-root`) wins.
-pub fn discover_package_root(
-    tree: &dyn Tree,
-    engine: Engine,
-    override_root: Option<&str>,
-) -> Result<String, SourceError> {
+pub fn discover_package_root(tree: &dyn Tree, engine: Engine, override_root: Option<&str>) -> Result<String, SourceError> {
     let wanted: Vec<String> = match override_root {
         Some(r) => vec![r.trim_matches('/').to_string()],
         None => engine.candidates().iter().map(|s| s.to_string()).collect(),
@@ -40,17 +36,9 @@ pub fn discover_package_root(
         }
         // Namespace packages (Dynamo's `dynamo/` has no __init__.py): any .py below.
         let prefix = format!("{root}/");
-        if tree
-            .entries()
-            .iter()
-            .any(|e| e.path.starts_with(&prefix) && e.path.ends_with(".py"))
-        {
+        if tree.entries().iter().any(|e| e.path.starts_with(&prefix) && e.path.ends_with(".py")) {
             return Ok(root.clone());
         }
     }
-    Err(SourceError::NoPackage {
-        engine: engine.name().to_string(),
-        tree: tree.describe(),
-        looked_for: wanted.join(", "),
-    })
+    Err(SourceError::NoPackage { engine: engine.name().to_string(), tree: tree.describe(), looked_for: wanted.join(", ") })
 }

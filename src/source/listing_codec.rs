@@ -112,7 +112,11 @@ mod tests {
         Listing {
             entries: vec![
                 Entry { path: "python/sglang/__init__.py".into(), id: "26fad58b07d9cf39ebcc98917bcbf932a1b648ae".into(), size: None },
-                Entry { path: "python/sglang/srt/environ.py".into(), id: "c78ad659826dbf284b1a99ebc2b2701585eb53ec".into(), size: Some(48_292) },
+                Entry {
+                    path: "python/sglang/srt/environ.py".into(),
+                    id: "c78ad659826dbf284b1a99ebc2b2701585eb53ec".into(),
+                    size: Some(48_292),
+                },
                 Entry { path: "python/sglang/ünïcode.py".into(), id: "ab".into(), size: Some(0) },
             ],
             unsafe_paths: vec!["../escape.py".into()],

@@ -12,10 +12,7 @@ pub struct MemTree {
 
 impl MemTree {
     pub fn new(name: &str) -> Self {
-        MemTree {
-            name: name.to_string(),
-            ..Default::default()
-        }
+        MemTree { name: name.to_string(), ..Default::default() }
     }
 
     /// Build from `(path, text)` pairs.
@@ -32,11 +29,7 @@ impl MemTree {
         let id = super::dir::content_id(&bytes);
         self.files.insert(path.to_string(), bytes);
         self.entries.retain(|e| e.path != path);
-        self.entries.push(Entry {
-            path: path.to_string(),
-            id,
-            size: Some(self.files[path].len() as u64),
-        });
+        self.entries.push(Entry { path: path.to_string(), id, size: Some(self.files[path].len() as u64) });
         self.entries.sort_by(|a, b| a.path.cmp(&b.path));
     }
 }
@@ -46,13 +39,7 @@ impl Tree for MemTree {
         &self.entries
     }
     fn read(&self, path: &str) -> Result<Vec<u8>, SourceError> {
-        self.files
-            .get(path)
-            .cloned()
-            .ok_or_else(|| SourceError::MissingFile {
-                path: path.to_string(),
-                tree: self.name.clone(),
-            })
+        self.files.get(path).cloned().ok_or_else(|| SourceError::MissingFile { path: path.to_string(), tree: self.name.clone() })
     }
     fn describe(&self) -> String {
         self.name.clone()

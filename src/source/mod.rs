@@ -15,9 +15,9 @@ mod resolve;
 pub use dir::DirTree;
 pub use discover::{discover_package_root, Engine};
 pub use git::{default_cache_root, is_url, EngineRepo, GitTree, OpenOptions};
-pub use resolve::{parse_version_ref, ResolvedRef};
 pub use mem::MemTree;
 pub use open::EngineSource;
+pub use resolve::{parse_version_ref, ResolvedRef};
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -113,10 +113,7 @@ pub trait Tree: Send + Sync {
 
     fn entry(&self, path: &str) -> Option<&Entry> {
         let entries = self.entries();
-        entries
-            .binary_search_by(|e| e.path.as_str().cmp(path))
-            .ok()
-            .map(|i| &entries[i])
+        entries.binary_search_by(|e| e.path.as_str().cmp(path)).ok().map(|i| &entries[i])
     }
     fn contains(&self, path: &str) -> bool {
         self.entry(path).is_some()
@@ -132,20 +129,12 @@ pub trait Tree: Send + Sync {
 }
 
 fn utf8(path: &str, bytes: Vec<u8>) -> Result<String, SourceError> {
-    String::from_utf8(bytes).map_err(|e| SourceError::NotUtf8 {
-        path: path.to_string(),
-        offset: e.utf8_error().valid_up_to(),
-    })
+    String::from_utf8(bytes).map_err(|e| SourceError::NotUtf8 { path: path.to_string(), offset: e.utf8_error().valid_up_to() })
 }
 
 /// Rejects paths that could leave the tree: absolute, `..`, empty components.
 pub fn is_safe_tree_path(path: &str) -> bool {
-    !path.is_empty()
-        && !path.starts_with('/')
-        && !path.contains('\\')
-        && path
-            .split('/')
-            .all(|c| !c.is_empty() && c != "." && c != "..")
+    !path.is_empty() && !path.starts_with('/') && !path.contains('\\') && path.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
@@ -158,15 +147,8 @@ pub enum SourceError {
     Open { path: PathBuf, message: String },
 
     #[error("ref `{wanted}` not found in {repo}{}", nearest_hint(.nearest))]
-    #[diagnostic(
-        code(engine_audit::source::unknown_ref),
-        help("use a tag (v0.5.19), a bare version (0.5.19), a branch or a commit sha")
-    )]
-    UnknownRef {
-        repo: String,
-        wanted: String,
-        nearest: Vec<String>,
-    },
+    #[diagnostic(code(engine_audit::source::unknown_ref), help("use a tag (v0.5.19), a bare version (0.5.19), a branch or a commit sha"))]
+    UnknownRef { repo: String, wanted: String, nearest: Vec<String> },
 
     #[error("ref `{wanted}` is not in the cached clone of {url} and --offline forbids fetching it")]
     #[diagnostic(
@@ -184,10 +166,7 @@ pub enum SourceError {
     MissingFile { path: String, tree: String },
 
     #[error("{path}: not valid UTF-8 (first bad byte at offset {offset})")]
-    #[diagnostic(
-        code(engine_audit::source::not_utf8),
-        help("the file is skipped; engine sources are expected to be UTF-8 Python")
-    )]
+    #[diagnostic(code(engine_audit::source::not_utf8), help("the file is skipped; engine sources are expected to be UTF-8 Python"))]
     NotUtf8 { path: String, offset: usize },
 
     #[error("{path}: {size} bytes is over the {limit}-byte limit")]
@@ -202,22 +181,12 @@ pub enum SourceError {
     UnsafePath { path: String },
 
     #[error("git error in {repo}: {message}")]
-    #[diagnostic(
-        code(engine_audit::source::git),
-        help("the object may be missing (shallow clone) or corrupt; re-clone or fetch the ref")
-    )]
+    #[diagnostic(code(engine_audit::source::git), help("the object may be missing (shallow clone) or corrupt; re-clone or fetch the ref"))]
     Git { repo: String, message: String },
 
     #[error("cannot find the {engine} package in {tree}")]
-    #[diagnostic(
-        code(engine_audit::source::no_package),
-        help("looked for {looked_for}; pass --{engine}-root to name the package folder")
-    )]
-    NoPackage {
-        engine: String,
-        tree: String,
-        looked_for: String,
-    },
+    #[diagnostic(code(engine_audit::source::no_package), help("looked for {looked_for}; pass --{engine}-root to name the package folder"))]
+    NoPackage { engine: String, tree: String, looked_for: String },
 
     #[error("{path}: {message}")]
     Io { path: String, message: String },

@@ -11,7 +11,8 @@ pub fn redact_userinfo(text: &str) -> String {
         out.push_str(before);
         // The authority ends where the path, query or fragment starts, or the
         // URL itself ends inside a message.
-        let end = after.find(|c: char| matches!(c, '/' | '?' | '#' | '`' | '\'' | '"' | '<' | '>') || c.is_whitespace()).unwrap_or(after.len());
+        let end =
+            after.find(|c: char| matches!(c, '/' | '?' | '#' | '`' | '\'' | '"' | '<' | '>') || c.is_whitespace()).unwrap_or(after.len());
         let authority = &after[..end];
         match authority.rfind('@') {
             Some(userinfo_end) => {

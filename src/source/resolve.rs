@@ -90,11 +90,7 @@ pub fn nearest_tags(wanted: &str, tags: &[String], limit: usize) -> Vec<String> 
         })
         .filter(|(prefix, ratio, _)| *prefix > 0 || *ratio > 0.5)
         .collect();
-    scored.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then(b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal))
-            .then(a.2.cmp(b.2))
-    });
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal)).then(a.2.cmp(b.2)));
     scored.into_iter().take(limit).map(|(_, _, t)| t.clone()).collect()
 }
 
@@ -108,10 +104,7 @@ mod tests {
 
     #[test]
     fn bare_versions_also_try_the_v_tag() {
-        assert_eq!(
-            candidate_refs("0.5.19"),
-            ["refs/tags/0.5.19", "refs/tags/v0.5.19", "refs/heads/0.5.19", "refs/remotes/origin/0.5.19"]
-        );
+        assert_eq!(candidate_refs("0.5.19"), ["refs/tags/0.5.19", "refs/tags/v0.5.19", "refs/heads/0.5.19", "refs/remotes/origin/0.5.19"]);
         assert_eq!(candidate_refs("main")[0], "refs/tags/main");
         assert!(!candidate_refs("main").contains(&"refs/tags/vmain".to_string()));
     }
@@ -137,10 +130,7 @@ mod tests {
 
     #[test]
     fn nearest_tags_prefer_the_same_version_family() {
-        let tags: Vec<String> = ["v0.5.12.post1", "v0.5.16", "v0.5.19", "v0.5.23", "v1.5.0"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let tags: Vec<String> = ["v0.5.12.post1", "v0.5.16", "v0.5.19", "v0.5.23", "v1.5.0"].iter().map(|s| s.to_string()).collect();
         let near = nearest_tags("v0.5.18", &tags, 3);
         assert_eq!(near[0], "v0.5.16");
         assert!(near.contains(&"v0.5.19".to_string()));

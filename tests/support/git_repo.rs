@@ -11,9 +11,21 @@ pub fn build_repo(dir: &Path) -> (Repository, String, String) {
     let repo = Repository::init(dir).unwrap();
     repo.set_head("refs/heads/main").unwrap();
     let sig = Signature::new("t", "t@localhost", &Time::new(1_700_000_000, 0)).unwrap();
-    let first = commit(&repo, &sig, &[("python/sglang/__init__.py", "V = 1\n"), ("python/sglang/srt/server_args.py", "X = 1\n")], None, 1_700_000_000);
+    let first = commit(
+        &repo,
+        &sig,
+        &[("python/sglang/__init__.py", "V = 1\n"), ("python/sglang/srt/server_args.py", "X = 1\n")],
+        None,
+        1_700_000_000,
+    );
     repo.tag_lightweight("v0.1.0", &repo.find_object(first, None).unwrap(), false).unwrap();
-    let second = commit(&repo, &sig, &[("python/sglang/__init__.py", "V = 2\n"), ("python/sglang/srt/environ.py", "Y = 2\n")], Some(first), 1_700_086_400);
+    let second = commit(
+        &repo,
+        &sig,
+        &[("python/sglang/__init__.py", "V = 2\n"), ("python/sglang/srt/environ.py", "Y = 2\n")],
+        Some(first),
+        1_700_086_400,
+    );
     repo.tag("v0.2.0", &repo.find_object(second, None).unwrap(), &sig, "release 0.2.0", false).unwrap();
     repo.branch("feature", &repo.find_commit(first).unwrap(), false).unwrap();
     (repo, first.to_string(), second.to_string())

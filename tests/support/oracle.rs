@@ -129,9 +129,7 @@ impl fmt::Display for FlagReport {
 }
 
 fn as_str_vec(v: &Value) -> Vec<String> {
-    v.as_array()
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
-        .unwrap_or_default()
+    v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default()
 }
 
 /// Python `repr` of a JSON value, as the oracle writes non-string choices.
@@ -168,11 +166,7 @@ fn py_eq(a: &Value, b: &Value) -> bool {
 fn expected_deprecation(action: &Value) -> Option<(FlagDeprecationKind, Option<String>)> {
     let extra = action.get("extra")?.as_object()?;
     if let Some(msg) = extra.get("error_message") {
-        return Some(if msg.is_null() {
-            (FlagDeprecationKind::Noop, None)
-        } else {
-            (FlagDeprecationKind::Removed, None)
-        });
+        return Some(if msg.is_null() { (FlagDeprecationKind::Noop, None) } else { (FlagDeprecationKind::Removed, None) });
     }
     // Before `error_message` existed, a `DeprecatedAction` carried no extra at all.
     let new_flag = extra.get("new_flag").and_then(Value::as_str).map(String::from);
@@ -230,9 +224,7 @@ pub fn compare_flags(oracle: &Oracle, flags: &[Flag]) -> FlagReport {
         let expected = expected_deprecation_or_plain(a);
         let got = flag.deprecated.as_ref().map(|d| (d.kind, d.replacement.clone()));
         if expected.is_some() || got.is_some() {
-            report
-                .deprecation
-                .record(expected == got, false, format!("{label}: {got:?} (real: {expected:?})"));
+            report.deprecation.record(expected == got, false, format!("{label}: {got:?} (real: {expected:?})"));
         }
 
         let oracle_choices = &a["choices"];
@@ -280,7 +272,9 @@ pub struct EnvReport {
 impl fmt::Display for EnvReport {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         writeln!(f, "== sglang {} env", self.version)?;
-        for (name, s) in [("env names recall", &self.recall), ("env names precision", &self.precision), ("env deprecations", &self.deprecation)] {
+        for (name, s) in
+            [("env names recall", &self.recall), ("env names precision", &self.precision), ("env deprecations", &self.deprecation)]
+        {
             writeln!(f, "  {name:<30} {s}")?;
             for m in s.wrong.iter().chain(&s.dynamic) {
                 writeln!(f, "      miss: {m}")?;
@@ -349,12 +343,8 @@ pub fn compare_env(oracle: &Oracle, env: &[EnvVar]) -> EnvReport {
         .filter(|e| e.deprecated.as_ref().is_none_or(|d| d.kind != EnvDeprecationKind::Alias))
         .map(|e| e.name.as_str())
         .collect();
-    let mut report = EnvReport {
-        version: oracle.version.clone(),
-        recall: Score::default(),
-        precision: Score::default(),
-        deprecation: Score::default(),
-    };
+    let mut report =
+        EnvReport { version: oracle.version.clone(), recall: Score::default(), precision: Score::default(), deprecation: Score::default() };
     for n in &theirs {
         report.recall.record(ours.contains(n), false, format!("{n} missing"));
     }

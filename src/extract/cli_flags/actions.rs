@@ -13,10 +13,8 @@ use crate::extract::consts::{class_body, find_definition, ClassRef, ConstEval, F
 use crate::extract::python::{named_children, walk, PyFile};
 
 /// The keywords `argparse.Action.__init__` itself takes.
-const ACTION_INIT_PARAMS: &[&str] = &[
-    "self", "option_strings", "dest", "nargs", "const", "default", "type", "choices", "required", "help", "metavar",
-    "deprecated",
-];
+const ACTION_INIT_PARAMS: &[&str] =
+    &["self", "option_strings", "dest", "nargs", "const", "default", "type", "choices", "required", "help", "metavar", "deprecated"];
 
 /// When `__call__` makes parsing fail.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,14 +117,10 @@ fn read_init(
         for p in named_children(params) {
             let (name, value) = match p.kind() {
                 "identifier" => (file.text(p).to_string(), None),
-                "default_parameter" | "typed_default_parameter" => (
-                    p.child_by_field_name("name").map(|n| file.text(n).to_string()).unwrap_or_default(),
-                    p.child_by_field_name("value"),
-                ),
-                "typed_parameter" => (
-                    named_children(p).first().map(|n| file.text(*n).to_string()).unwrap_or_default(),
-                    None,
-                ),
+                "default_parameter" | "typed_default_parameter" => {
+                    (p.child_by_field_name("name").map(|n| file.text(n).to_string()).unwrap_or_default(), p.child_by_field_name("value"))
+                }
+                "typed_parameter" => (named_children(p).first().map(|n| file.text(*n).to_string()).unwrap_or_default(), None),
                 _ => continue,
             };
             if name.is_empty() {
@@ -260,11 +254,7 @@ fn read_call(
         }
         true
     });
-    let replacement = message_attrs
-        .into_iter()
-        .filter(|a| !excluded_attrs.contains(a) && a != "dest")
-        .map(|a| param_of(&a))
-        .next();
+    let replacement = message_attrs.into_iter().filter(|a| !excluded_attrs.contains(a) && a != "dest").map(|a| param_of(&a)).next();
     (errors, stores, replacement)
 }
 

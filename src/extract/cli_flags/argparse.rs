@@ -20,10 +20,7 @@ pub struct KwArg {
 
 impl KwArg {
     pub fn literal(v: Val) -> Self {
-        KwArg {
-            text: v.repr(),
-            value: Ok(v),
-        }
+        KwArg { text: v.repr(), value: Ok(v) }
     }
     pub fn known(&self) -> Known<PyValue> {
         match &self.value {
@@ -56,10 +53,7 @@ pub struct ActionCache(HashMap<ClassRef, Option<ActionClass>>);
 
 impl ActionCache {
     fn get(&mut self, ev: &ConstEval, class: &ClassRef) -> Option<ActionClass> {
-        self.0
-            .entry(class.clone())
-            .or_insert_with(|| read_action_class(ev, class))
-            .clone()
+        self.0.entry(class.clone()).or_insert_with(|| read_action_class(ev, class)).clone()
     }
 }
 
@@ -262,17 +256,9 @@ fn deprecation(ac: &ActionClass, call: &ArgCall) -> FlagDeprecation {
     };
     let replacement = ac.replacement_param.as_deref().and_then(string_kwarg);
     match removed_message {
-        Some(message) => FlagDeprecation {
-            kind: FlagDeprecationKind::Removed,
-            replacement,
-            message,
-        },
+        Some(message) => FlagDeprecation { kind: FlagDeprecationKind::Removed, replacement, message },
         None => FlagDeprecation {
-            kind: if ac.stores == StoreRule::Nothing {
-                FlagDeprecationKind::Noop
-            } else {
-                FlagDeprecationKind::Alias
-            },
+            kind: if ac.stores == StoreRule::Nothing { FlagDeprecationKind::Noop } else { FlagDeprecationKind::Alias },
             replacement,
             message: None,
         },

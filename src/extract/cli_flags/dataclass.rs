@@ -45,10 +45,7 @@ pub fn as_registrar(file: &PyFile, function: Node) -> Option<Registrar> {
         }
         true
     });
-    Some(Registrar {
-        reads,
-        evidence_path: file.path.clone(),
-    })
+    Some(Registrar { reads, evidence_path: file.path.clone() })
 }
 
 /// The shape of a field's type after `Optional` is unwrapped.
@@ -114,11 +111,7 @@ fn field_call(
     site: &FieldSite,
     ignored: &mut Vec<String>,
 ) -> Option<ArgCall> {
-    let scope = Scope {
-        module: &owner.module,
-        locals: None,
-        class: None,
-    };
+    let scope = Scope { module: &owner.module, locals: None, class: None };
     let parts = annotated_parts(ev, file, site.annotation, scope)?;
     let (inner, metadata) = parts.split_first()?;
     let meta = read_meta(ev, file, metadata, scope)?;
@@ -244,11 +237,7 @@ fn push_const(meta: &ArgMeta, honours: &dyn Fn(&str) -> bool, kwargs: &mut Vec<(
 }
 
 fn call(names: Vec<String>, kwargs: Vec<(String, KwArg)>, file: &PyFile, site: &FieldSite) -> ArgCall {
-    ArgCall {
-        names,
-        kwargs,
-        evidence: file.evidence(site.stmt),
-    }
+    ArgCall { names, kwargs, evidence: file.evidence(site.stmt) }
 }
 
 /// `A[T, m1, m2]` → `[T, m1, m2]` when the subscripted name is `typing.Annotated`.
@@ -295,13 +284,7 @@ fn read_meta(ev: &ConstEval, file: &PyFile, metadata: &[Node], scope: Scope) -> 
         if matches!(item.kind(), "string" | "concatenated_string") {
             // A str at run time even when it interpolates (then its text is unknown).
             let value = file.string_value(*item).map(Val::Str).ok_or_else(|| file.text(*item).to_string());
-            return Some(ArgMeta {
-                kwargs: Vec::new(),
-                help: Some(KwArg {
-                    value,
-                    text: file.text(*item).to_string(),
-                }),
-            });
+            return Some(ArgMeta { kwargs: Vec::new(), help: Some(KwArg { value, text: file.text(*item).to_string() }) });
         }
         if item.kind() == "call" {
             let callee = item.child_by_field_name("function")?;
@@ -323,13 +306,7 @@ fn read_meta(ev: &ConstEval, file: &PyFile, metadata: &[Node], scope: Scope) -> 
                         }
                     };
                     let value: Folded = ev.eval(file, value_node, scope);
-                    meta.kwargs.push((
-                        key,
-                        KwArg {
-                            value,
-                            text: file.text(value_node).to_string(),
-                        },
-                    ));
+                    meta.kwargs.push((key, KwArg { value, text: file.text(value_node).to_string() }));
                 }
                 return Some(meta);
             }
@@ -337,10 +314,7 @@ fn read_meta(ev: &ConstEval, file: &PyFile, metadata: &[Node], scope: Scope) -> 
         }
         // A name bound to a string constant is a str too.
         if let Ok(Val::Str(s)) = ev.eval(file, *item, scope) {
-            return Some(ArgMeta {
-                kwargs: Vec::new(),
-                help: Some(KwArg::literal(Val::Str(s))),
-            });
+            return Some(ArgMeta { kwargs: Vec::new(), help: Some(KwArg::literal(Val::Str(s))) });
         }
     }
     None
@@ -391,10 +365,7 @@ fn field_default(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> KwA
             }
         }
     }
-    KwArg {
-        value: ev.eval(file, node, scope),
-        text,
-    }
+    KwArg { value: ev.eval(file, node, scope), text }
 }
 
 /// What a `default_factory` returns: empty builtins, or a lambda's folded body.
@@ -438,11 +409,9 @@ fn type_shape(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Shape 
                     None => Shape::Scalar("str"),
                 }
             }
-            Some("List" | "list") => Shape::List(
-                args.first()
-                    .map(|a| converter_for(typing_name(ev, file, *a, scope).as_deref()))
-                    .unwrap_or("str"),
-            ),
+            Some("List" | "list") => {
+                Shape::List(args.first().map(|a| converter_for(typing_name(ev, file, *a, scope).as_deref())).unwrap_or("str"))
+            }
             _ => Shape::Scalar("str"),
         };
     }

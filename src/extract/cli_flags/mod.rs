@@ -18,7 +18,9 @@ use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
 
 use self::argparse::{build_flag, ActionCache, ArgCall, KwArg};
-use super::consts::{apply_mutation, class_body, find_definition, flat_statements, is_mutating_method, ClassRef, ConstEval, Folded, Locals, Scope, Val};
+use super::consts::{
+    apply_mutation, class_body, find_definition, flat_statements, is_mutating_method, ClassRef, ConstEval, Folded, Locals, Scope, Val,
+};
 use super::package::Package;
 use super::python::{named_children, PyFile};
 use crate::surface::{Evidence, ExtractWarning, Flag, Known, PyValue};
@@ -49,10 +51,7 @@ pub fn extract_flags_from(pkg: &Package, module: &str, class_name: &str, method:
         stack: Vec::new(),
         warnings: Vec::new(),
     };
-    let class = (!class_name.is_empty()).then(|| ClassRef {
-        module: module.to_string(),
-        name: class_name.to_string(),
-    });
+    let class = (!class_name.is_empty()).then(|| ClassRef { module: module.to_string(), name: class_name.to_string() });
     let entry_found = walker.walk_function(module, class.as_ref(), method, &[Role::Parser], HashMap::new());
     let mut flags = Vec::new();
     match entry_found {
@@ -122,11 +121,7 @@ struct Frame<'a> {
 
 impl Frame<'_> {
     fn scope(&self) -> Scope<'_> {
-        Scope {
-            module: self.module,
-            locals: Some(&self.locals),
-            class: None,
-        }
+        Scope { module: self.module, locals: Some(&self.locals), class: None }
     }
 }
 
@@ -158,12 +153,7 @@ impl<'e, 'p> Walker<'e, 'p> {
             return Some(file.evidence(def));
         }
         self.stack.push(key);
-        let mut frame = Frame {
-            module,
-            class,
-            parsers: HashSet::new(),
-            locals: Locals::new(),
-        };
+        let mut frame = Frame { module, class, parsers: HashSet::new(), locals: Locals::new() };
         bind_params(&file, def, is_static(&file, def, class.is_some()), args, &kwargs, &mut frame);
         if let Some(body) = def.child_by_field_name("body") {
             self.walk_body(&file, body, &mut frame);
@@ -205,11 +195,7 @@ impl<'e, 'p> Walker<'e, 'p> {
             return;
         }
         frame.parsers.remove(&name);
-        let value = if conditional {
-            Err(name.clone())
-        } else {
-            self.ev.eval(file, right, frame.scope())
-        };
+        let value = if conditional { Err(name.clone()) } else { self.ev.eval(file, right, frame.scope()) };
         frame.locals.insert(name, value);
     }
 
@@ -225,12 +211,9 @@ impl<'e, 'p> Walker<'e, 'p> {
             _ => "",
         };
         let updated = match (current, conditional) {
-            (Ok(v), false) => self
-                .ev
-                .eval(file, right, frame.scope())
-                .ok()
-                .and_then(|arg| apply_mutation(&v, method, &[arg]))
-                .ok_or_else(|| name.clone()),
+            (Ok(v), false) => {
+                self.ev.eval(file, right, frame.scope()).ok().and_then(|arg| apply_mutation(&v, method, &[arg])).ok_or_else(|| name.clone())
+            }
             _ => Err(name.clone()),
         };
         frame.locals.insert(name, updated);
@@ -369,14 +352,7 @@ impl<'e, 'p> Walker<'e, 'p> {
         }
         match self.ev.eval(file, func, frame.scope()) {
             Ok(Val::Function(module, qual)) => match qual.rsplit_once('.') {
-                Some((class, name)) => Some((
-                    module.clone(),
-                    Some(ClassRef {
-                        module,
-                        name: class.to_string(),
-                    }),
-                    name.to_string(),
-                )),
+                Some((class, name)) => Some((module.clone(), Some(ClassRef { module, name: class.to_string() }), name.to_string())),
                 None => Some((module, None, qual)),
             },
             _ => None,
@@ -393,10 +369,7 @@ impl<'e, 'p> Walker<'e, 'p> {
             }
             let module_file = self.ev.module_file(frame.module)?;
             let def = find_definition(&module_file.source, module_file.root(), file.text(*a))?;
-            (def.kind() == "class_definition").then(|| ClassRef {
-                module: frame.module.to_string(),
-                name: file.text(*a).to_string(),
-            })
+            (def.kind() == "class_definition").then(|| ClassRef { module: frame.module.to_string(), name: file.text(*a).to_string() })
         })
     }
 
@@ -418,13 +391,7 @@ impl<'e, 'p> Walker<'e, 'p> {
             match a.kind() {
                 "keyword_argument" => {
                     let (Some(k), Some(v)) = (a.child_by_field_name("name"), a.child_by_field_name("value")) else { continue };
-                    kwargs.push((
-                        file.text(k).to_string(),
-                        KwArg {
-                            value: self.ev.eval(file, v, scope),
-                            text: file.text(v).to_string(),
-                        },
-                    ));
+                    kwargs.push((file.text(k).to_string(), KwArg { value: self.ev.eval(file, v, scope), text: file.text(v).to_string() }));
                 }
                 "dictionary_splat" => {
                     let inner = named_children(*a).first().copied()?;
@@ -462,11 +429,7 @@ impl<'e, 'p> Walker<'e, 'p> {
         if names.is_empty() {
             return None;
         }
-        Some(ArgCall {
-            names,
-            kwargs,
-            evidence: file.evidence(call),
-        })
+        Some(ArgCall { names, kwargs, evidence: file.evidence(call) })
     }
 
     fn record_set_defaults(&mut self, file: &PyFile, args: &[Node], frame: &Frame) {
@@ -479,10 +442,8 @@ impl<'e, 'p> Walker<'e, 'p> {
     }
 
     fn unreadable(&mut self, file: &PyFile, call: Node, why: &str) {
-        self.warnings.push(ExtractWarning {
-            path: file.path.clone(),
-            message: format!("line {}: {why}: {}", file.line(call), file.text(call)),
-        });
+        self.warnings
+            .push(ExtractWarning { path: file.path.clone(), message: format!("line {}: {why}: {}", file.line(call), file.text(call)) });
     }
 }
 
@@ -503,11 +464,7 @@ fn is_static(file: &PyFile, def: Node, in_class: bool) -> bool {
     }
     def.parent()
         .filter(|p| p.kind() == "decorated_definition")
-        .map(|p| {
-            named_children(p)
-                .into_iter()
-                .any(|d| d.kind() == "decorator" && file.text(d).contains("staticmethod"))
-        })
+        .map(|p| named_children(p).into_iter().any(|d| d.kind() == "decorator" && file.text(d).contains("staticmethod")))
         .unwrap_or(false)
 }
 

@@ -36,9 +36,30 @@ fn registers_every_option_in_parser_order() {
     assert_eq!(
         names,
         [
-            "-h", "--model-path", "--port", "--backend", "--phase", "--batch-sizes", "--trust-code", "--mem-frac", "--size",
-            "--extra-paths", "--kv-dtype", "--sampling", "--format", "--parser-name", "--real-data", "--graph-phase",
-            "--lora-paths", "--overlap", "--old-mode", "--dead-mode", "--backend-name", "--eager", "--ancient", "-q",
+            "-h",
+            "--model-path",
+            "--port",
+            "--backend",
+            "--phase",
+            "--batch-sizes",
+            "--trust-code",
+            "--mem-frac",
+            "--size",
+            "--extra-paths",
+            "--kv-dtype",
+            "--sampling",
+            "--format",
+            "--parser-name",
+            "--real-data",
+            "--graph-phase",
+            "--lora-paths",
+            "--overlap",
+            "--old-mode",
+            "--dead-mode",
+            "--backend-name",
+            "--eager",
+            "--ancient",
+            "-q",
             "--workers",
         ]
     );
@@ -100,10 +121,12 @@ fn deprecations_are_read_from_the_action_classes() {
     assert_eq!(by_name(&flags, "--backend-name").default, Known::Value(json!("==SUPPRESS==")));
     assert_eq!(kind("--eager"), Some((FlagDeprecationKind::Alias, Some("--graph-phase=eager".into()))));
     let eager = by_name(&flags, "--eager");
-    assert_eq!((eager.dest.as_str(), eager.const_value.clone(), eager.nargs.clone()), ("graph_phase", Some(Known::Value(json!("eager"))), Some(json!(0))));
+    assert_eq!(
+        (eager.dest.as_str(), eager.const_value.clone(), eager.nargs.clone()),
+        ("graph_phase", Some(Known::Value(json!("eager"))), Some(json!(0)))
+    );
     assert_eq!(kind("--ancient"), Some((FlagDeprecationKind::Removed, None)));
 }
-
 
 #[test]
 fn record_assembled_from_namespace_classes() {

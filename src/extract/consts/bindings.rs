@@ -16,9 +16,15 @@ pub enum BindingKind<'t> {
     },
     /// `from <module_name> import <name> as alias` (`module_node` is the
     /// `dotted_name` or `relative_import`).
-    ImportFrom { module_node: Node<'t>, name: Node<'t> },
+    ImportFrom {
+        module_node: Node<'t>,
+        name: Node<'t>,
+    },
     /// `import a.b` binds `a`; `import a.b as c` binds `c` to `a.b`.
-    Import { dotted: Node<'t>, aliased: bool },
+    Import {
+        dotted: Node<'t>,
+        aliased: bool,
+    },
     Class(Node<'t>),
     Function(Node<'t>),
     /// Bound in a way folding does not follow (tuple unpacking, `for`, `with ... as`).
@@ -100,11 +106,7 @@ fn collect<'t>(body: Node<'t>, conditional: bool, out: &mut Vec<Stmt<'t>>) {
 pub fn statement_bindings<'t>(src: &str, stmt: Stmt<'t>) -> Vec<(String, Binding<'t>)> {
     let mut out = Vec::new();
     let node = stmt.node;
-    let mk = |kind| Binding {
-        kind,
-        stmt: node,
-        conditional: stmt.conditional,
-    };
+    let mk = |kind| Binding { kind, stmt: node, conditional: stmt.conditional };
     let text = |n: Node| src[n.byte_range()].to_string();
     match node.kind() {
         "expression_statement" => {
@@ -145,10 +147,7 @@ pub fn statement_bindings<'t>(src: &str, stmt: Stmt<'t>) -> Vec<(String, Binding
             let mut cursor = node.walk();
             for name in node.children_by_field_name("name", &mut cursor) {
                 let (imported, bound) = match name.kind() {
-                    "aliased_import" => (
-                        name.child_by_field_name("name"),
-                        name.child_by_field_name("alias").map(text),
-                    ),
+                    "aliased_import" => (name.child_by_field_name("name"), name.child_by_field_name("alias").map(text)),
                     _ => (Some(name), Some(text(name))),
                 };
                 if let (Some(imported), Some(bound)) = (imported, bound) {
@@ -173,18 +172,10 @@ pub fn statement_bindings<'t>(src: &str, stmt: Stmt<'t>) -> Vec<(String, Binding
             }
         }
         "class_definition" | "function_definition" | "decorated_definition" => {
-            let def = if node.kind() == "decorated_definition" {
-                node.child_by_field_name("definition")
-            } else {
-                Some(node)
-            };
+            let def = if node.kind() == "decorated_definition" { node.child_by_field_name("definition") } else { Some(node) };
             if let Some(def) = def {
                 if let Some(name) = def.child_by_field_name("name") {
-                    let kind = if def.kind() == "class_definition" {
-                        BindingKind::Class(def)
-                    } else {
-                        BindingKind::Function(def)
-                    };
+                    let kind = if def.kind() == "class_definition" { BindingKind::Class(def) } else { BindingKind::Function(def) };
                     out.push((text(name), mk(kind)));
                 }
             }

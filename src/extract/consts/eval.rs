@@ -11,12 +11,7 @@ pub(super) fn eval(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> F
     let sub = |n: Node| ev.eval(file, n, scope);
     match node.kind() {
         "integer" => parse_int(file.text(node)).map(Val::Int).ok_or_else(|| file.text(node).to_string()),
-        "float" => file
-            .text(node)
-            .replace('_', "")
-            .parse::<f64>()
-            .map(Val::Float)
-            .map_err(|_| file.text(node).to_string()),
+        "float" => file.text(node).replace('_', "").parse::<f64>().map(Val::Float).map_err(|_| file.text(node).to_string()),
         "true" => Ok(Val::Bool(true)),
         "false" => Ok(Val::Bool(false)),
         "none" => Ok(Val::None),
@@ -307,15 +302,8 @@ fn call(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Folded {
     let unknown = || Err(file.text(node).to_string());
     let Some(func) = node.child_by_field_name("function") else { return unknown() };
     let Some(args_node) = node.child_by_field_name("arguments") else { return unknown() };
-    let arg_nodes = if args_node.kind() == "generator_expression" {
-        vec![args_node]
-    } else {
-        named_children(args_node)
-    };
-    if arg_nodes
-        .iter()
-        .any(|a| matches!(a.kind(), "list_splat" | "dictionary_splat"))
-    {
+    let arg_nodes = if args_node.kind() == "generator_expression" { vec![args_node] } else { named_children(args_node) };
+    if arg_nodes.iter().any(|a| matches!(a.kind(), "list_splat" | "dictionary_splat")) {
         return unknown();
     }
     let positional: Vec<Node> = arg_nodes.iter().copied().filter(|a| a.kind() != "keyword_argument").collect();
@@ -459,11 +447,7 @@ fn comprehension(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Res
     let mut out = Vec::new();
     for item in items {
         locals.insert(var.clone(), Ok(item));
-        let inner = Scope {
-            module: scope.module,
-            locals: Some(&locals),
-            class: scope.class,
-        };
+        let inner = Scope { module: scope.module, locals: Some(&locals), class: scope.class };
         let mut keep = true;
         for cond in clauses.iter().filter(|c| c.kind() == "if_clause") {
             let expr = named_children(*cond).first().copied().ok_or_else(unknown)?;

@@ -40,11 +40,7 @@ pub struct Scope<'a> {
 
 impl<'a> Scope<'a> {
     pub fn module(module: &'a str) -> Self {
-        Scope {
-            module,
-            locals: None,
-            class: None,
-        }
+        Scope { module, locals: None, class: None }
     }
 }
 
@@ -136,10 +132,7 @@ impl<'p> ConstEval<'p> {
                 // `from x import *` re-exports.
                 for stmt in flat_statements(root) {
                     if stmt.node.kind() == "import_from_statement" && has_wildcard(stmt.node) {
-                        let target = stmt
-                            .node
-                            .child_by_field_name("module_name")
-                            .and_then(|m| self.import_target(module, &file, m));
+                        let target = stmt.node.child_by_field_name("module_name").and_then(|m| self.import_target(module, &file, m));
                         if let Some(target) = target {
                             if self.module_file(&target).is_some() {
                                 if let Ok(v) = self.global(&target, name) {
@@ -161,15 +154,7 @@ impl<'p> ConstEval<'p> {
     /// Value one binding gives `name` (module or class body).
     fn binding_value(&self, file: &PyFile, module: &str, class: Option<&ClassRef>, binding: Binding, name: &str) -> Folded {
         match binding.kind {
-            BindingKind::Assign { value: Some(v), .. } => self.eval(
-                file,
-                v,
-                Scope {
-                    module,
-                    locals: None,
-                    class,
-                },
-            ),
+            BindingKind::Assign { value: Some(v), .. } => self.eval(file, v, Scope { module, locals: None, class }),
             BindingKind::Assign { value: None, .. } => Err(name.to_string()),
             BindingKind::ImportFrom { module_node, name: imported } => {
                 let target = self.import_target(module, file, module_node).ok_or_else(|| file.text(binding.stmt).to_string())?;
@@ -347,10 +332,7 @@ impl<'p> ConstEval<'p> {
         named_children(supers)
             .into_iter()
             .filter(|n| n.kind() != "keyword_argument")
-            .map(|n| {
-                self.eval(&file, n, Scope::module(&class.module))
-                    .unwrap_or_else(Val::Opaque)
-            })
+            .map(|n| self.eval(&file, n, Scope::module(&class.module)).unwrap_or_else(Val::Opaque))
             .collect()
     }
 
@@ -386,10 +368,7 @@ impl<'p> ConstEval<'p> {
                 }
             }
         }
-        names
-            .iter()
-            .map(|n| enum_member(self, &file, class, body, n))
-            .collect()
+        names.iter().map(|n| enum_member(self, &file, class, body, n)).collect()
     }
 }
 
@@ -398,21 +377,10 @@ fn enum_member(ev: &ConstEval, file: &PyFile, class: &ClassRef, body: Node, attr
         return None;
     }
     match final_binding(&file.source, body, attr)? {
-        Ok(Binding {
-            kind: BindingKind::Assign { value: Some(v), .. },
-            ..
-        }) => Some(Val::EnumMember {
+        Ok(Binding { kind: BindingKind::Assign { value: Some(v), .. }, .. }) => Some(Val::EnumMember {
             class: class.clone(),
             name: attr.to_string(),
-            value: Box::new(ev.eval(
-                file,
-                v,
-                Scope {
-                    module: &class.module,
-                    locals: None,
-                    class: Some(class),
-                },
-            )),
+            value: Box::new(ev.eval(file, v, Scope { module: &class.module, locals: None, class: Some(class) })),
         }),
         _ => None,
     }
@@ -451,9 +419,37 @@ fn has_wildcard(import: Node) -> bool {
 fn is_builtin(name: &str) -> bool {
     matches!(
         name,
-        "int" | "str" | "float" | "bool" | "list" | "dict" | "set" | "frozenset" | "tuple" | "len" | "sorted"
-            | "min" | "max" | "range" | "bytes" | "object" | "type" | "print" | "open" | "repr" | "abs" | "sum"
-            | "any" | "all" | "reversed" | "enumerate" | "zip" | "map" | "filter" | "getattr" | "isinstance"
+        "int"
+            | "str"
+            | "float"
+            | "bool"
+            | "list"
+            | "dict"
+            | "set"
+            | "frozenset"
+            | "tuple"
+            | "len"
+            | "sorted"
+            | "min"
+            | "max"
+            | "range"
+            | "bytes"
+            | "object"
+            | "type"
+            | "print"
+            | "open"
+            | "repr"
+            | "abs"
+            | "sum"
+            | "any"
+            | "all"
+            | "reversed"
+            | "enumerate"
+            | "zip"
+            | "map"
+            | "filter"
+            | "getattr"
+            | "isinstance"
     )
 }
 

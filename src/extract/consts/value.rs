@@ -126,13 +126,7 @@ impl Val {
             Val::Tuple(v) if v.len() == 1 => format!("({},)", v[0].repr()),
             Val::Tuple(v) => format!("({})", join_repr(v)),
             Val::Set(v) => format!("{{{}}}", join_repr(v)),
-            Val::Dict(d) => format!(
-                "{{{}}}",
-                d.iter()
-                    .map(|(k, v)| format!("{}: {}", k.repr(), v.repr()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            Val::Dict(d) => format!("{{{}}}", d.iter().map(|(k, v)| format!("{}: {}", k.repr(), v.repr())).collect::<Vec<_>>().join(", ")),
             Val::EnumMember { class, name, .. } => format!("{}.{}", class.name, name),
             Val::Class(c) => c.name.clone(),
             Val::Function(_, n) => n.clone(),
@@ -222,10 +216,7 @@ pub fn apply_mutation(target: &Val, method: &str, args: &[Val]) -> Option<Val> {
 /// Whether a method name mutates its receiver in place (so a call to it at
 /// module level changes a constant).
 pub fn is_mutating_method(method: &str) -> bool {
-    matches!(
-        method,
-        "extend" | "append" | "insert" | "remove" | "add" | "update" | "discard" | "clear" | "pop" | "setdefault"
-    )
+    matches!(method, "extend" | "append" | "insert" | "remove" | "add" | "update" | "discard" | "clear" | "pop" | "setdefault")
 }
 
 #[cfg(test)]

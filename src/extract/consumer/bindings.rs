@@ -35,10 +35,7 @@ pub struct EngineImports {
 
 /// Whether a dotted module name belongs to the engine package.
 pub fn is_engine_module(module: &str, engine: &str) -> bool {
-    module == engine
-        || module
-            .strip_prefix(engine)
-            .is_some_and(|rest| rest.starts_with('.'))
+    module == engine || module.strip_prefix(engine).is_some_and(|rest| rest.starts_with('.'))
 }
 
 impl EngineImports {
@@ -90,10 +87,9 @@ impl EngineImports {
         let mut cursor = node.walk();
         for name in node.children_by_field_name("name", &mut cursor) {
             let (imported, bound) = match name.kind() {
-                "aliased_import" => (
-                    name.child_by_field_name("name").map(|n| file.text(n)),
-                    name.child_by_field_name("alias").map(|n| file.text(n)),
-                ),
+                "aliased_import" => {
+                    (name.child_by_field_name("name").map(|n| file.text(n)), name.child_by_field_name("alias").map(|n| file.text(n)))
+                }
                 _ => (Some(file.text(name)), Some(file.text(name))),
             };
             let (Some(imported), Some(bound)) = (imported, bound) else {
@@ -112,9 +108,7 @@ impl EngineImports {
         match node.kind() {
             "identifier" => self.class_aliases.contains(file.text(node)),
             "attribute" => {
-                let is_class_name = node
-                    .child_by_field_name("attribute")
-                    .is_some_and(|a| file.text(a) == CLASS);
+                let is_class_name = node.child_by_field_name("attribute").is_some_and(|a| file.text(a) == CLASS);
                 is_class_name && self.rooted_in_engine_module(file, node)
             }
             "parenthesized_expression" => {
@@ -142,21 +136,14 @@ impl EngineImports {
     /// (with the class written as any alias or `sgl.ServerArgs`). Containers such
     /// as `list[ServerArgs]` are not values of the class and do not match.
     pub fn annotation_is_class(&self, file: &PyFile, annotation: Node) -> bool {
-        let text: String = file
-            .text(annotation)
-            .chars()
-            .filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
-            .collect();
+        let text: String = file.text(annotation).chars().filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'').collect();
         let inner = text
             .strip_prefix("Optional[")
             .or_else(|| text.strip_prefix("typing.Optional["))
             .and_then(|t| t.strip_suffix(']'))
             .or_else(|| text.strip_suffix("|None"))
             .or_else(|| text.strip_prefix("None|"))
-            .or_else(|| {
-                text.strip_prefix("Union[")
-                    .and_then(|t| t.strip_suffix(",None]"))
-            })
+            .or_else(|| text.strip_prefix("Union[").and_then(|t| t.strip_suffix(",None]")))
             .unwrap_or(&text);
         if self.class_aliases.contains(inner) {
             return true;
@@ -190,9 +177,7 @@ pub struct Scopes {
 
 impl Scopes {
     pub fn new() -> Scopes {
-        Scopes {
-            stack: vec![HashMap::new()],
-        }
+        Scopes { stack: vec![HashMap::new()] }
     }
 
     pub fn push(&mut self, bindings: HashMap<String, Binding>) {
@@ -233,19 +218,12 @@ impl Scopes {
 
     /// Join two branch outcomes: a name may hold a `ServerArgs` after the join
     /// when it may on either path; it is known not to only when both agree.
-    pub fn join(
-        a: &HashMap<String, Binding>,
-        b: &HashMap<String, Binding>,
-    ) -> HashMap<String, Binding> {
+    pub fn join(a: &HashMap<String, Binding>, b: &HashMap<String, Binding>) -> HashMap<String, Binding> {
         let mut out = HashMap::new();
         for name in a.keys().chain(b.keys()) {
             let joined = match (a.get(name), b.get(name)) {
-                (Some(Binding::ServerArgs), _) | (_, Some(Binding::ServerArgs)) => {
-                    Some(Binding::ServerArgs)
-                }
-                (Some(Binding::NotServerArgs), Some(Binding::NotServerArgs)) => {
-                    Some(Binding::NotServerArgs)
-                }
+                (Some(Binding::ServerArgs), _) | (_, Some(Binding::ServerArgs)) => Some(Binding::ServerArgs),
+                (Some(Binding::NotServerArgs), Some(Binding::NotServerArgs)) => Some(Binding::NotServerArgs),
                 _ => None,
             };
             if let Some(j) = joined {
@@ -270,16 +248,11 @@ impl ValueOracle<'_> {
                 let name = self.file.text(node);
                 match scopes.lookup(name) {
                     Some(b) => b == Binding::ServerArgs,
-                    None => {
-                        CONVENTIONAL_NAMES.contains(&name)
-                            && !self.imports.other_names.contains(name)
-                    }
+                    None => CONVENTIONAL_NAMES.contains(&name) && !self.imports.other_names.contains(name),
                 }
             }
             "attribute" => {
-                let conventional = node
-                    .child_by_field_name("attribute")
-                    .is_some_and(|a| CONVENTIONAL_NAMES.contains(&self.file.text(a)));
+                let conventional = node.child_by_field_name("attribute").is_some_and(|a| CONVENTIONAL_NAMES.contains(&self.file.text(a)));
                 // `sglang.srt.server_args` is the module, not a value.
                 conventional && !self.imports.rooted_in_engine_module(self.file, node)
             }
@@ -301,12 +274,8 @@ impl ValueOracle<'_> {
             return true;
         }
         function.kind() == "attribute"
-            && function
-                .child_by_field_name("attribute")
-                .is_some_and(|a| self.file.text(a) == "from_cli_args")
-            && function
-                .child_by_field_name("object")
-                .is_some_and(|o| self.imports.is_class_ref(self.file, o))
+            && function.child_by_field_name("attribute").is_some_and(|a| self.file.text(a) == "from_cli_args")
+            && function.child_by_field_name("object").is_some_and(|o| self.imports.is_class_ref(self.file, o))
     }
 
     /// What binding an assignment of `value` gives its target, `None` when unknown.
@@ -322,9 +291,7 @@ impl ValueOracle<'_> {
                     "identifier" => self.file.text(function),
                     _ => return None,
                 };
-                NON_SERVER_ARGS_CONSTRUCTORS
-                    .contains(&name)
-                    .then_some(Binding::NotServerArgs)
+                NON_SERVER_ARGS_CONSTRUCTORS.contains(&name).then_some(Binding::NotServerArgs)
             }
             "none"
             | "true"

@@ -7,12 +7,7 @@ use crate::extract::python::{named_children, PyFile};
 
 /// Exception classes whose handler survives a failed import (a missing module
 /// raises `ModuleNotFoundError`, a missing name plain `ImportError`).
-const IMPORT_ERRORS: [&str; 4] = [
-    "ImportError",
-    "ModuleNotFoundError",
-    "Exception",
-    "BaseException",
-];
+const IMPORT_ERRORS: [&str; 4] = ["ImportError", "ModuleNotFoundError", "Exception", "BaseException"];
 /// Exception classes whose handler survives a missing attribute.
 const ATTRIBUTE_ERRORS: [&str; 3] = ["AttributeError", "Exception", "BaseException"];
 
@@ -59,13 +54,8 @@ pub fn handlers(file: &PyFile, try_node: Node) -> Vec<Handler> {
         .into_iter()
         .filter(|n| n.kind() == "except_clause")
         .map(|clause| {
-            let catches = clause
-                .child_by_field_name("value")
-                .map(|v| exception_names(file, v))
-                .unwrap_or_default();
-            let body = named_children(clause)
-                .into_iter()
-                .find(|n| n.kind() == "block");
+            let catches = clause.child_by_field_name("value").map(|v| exception_names(file, v)).unwrap_or_default();
+            let body = named_children(clause).into_iter().find(|n| n.kind() == "block");
             let statements = body.map(named_children).unwrap_or_default();
             let reraises = statements.iter().any(|s| s.kind() == "raise_statement");
             let fallback = statements
@@ -74,11 +64,7 @@ pub fn handlers(file: &PyFile, try_node: Node) -> Vec<Handler> {
                 .or(statements.first())
                 .map(|s| statement_text(file, *s))
                 .unwrap_or_default();
-            Handler {
-                catches,
-                reraises,
-                fallback,
-            }
+            Handler { catches, reraises, fallback }
         })
         .collect()
 }
@@ -86,27 +72,15 @@ pub fn handlers(file: &PyFile, try_node: Node) -> Vec<Handler> {
 /// The handler that recovers from `failure`: the first clause Python would pick,
 /// provided it does not re-raise. `None` when the failure escapes this `try`.
 pub fn recovering_handler(handlers: &[Handler], failure: Failure) -> Option<&Handler> {
-    handlers
-        .iter()
-        .find(|h| h.matches(failure))
-        .filter(|h| !h.reraises)
+    handlers.iter().find(|h| h.matches(failure)).filter(|h| !h.reraises)
 }
 
 fn exception_names(file: &PyFile, value: Node) -> Vec<String> {
     match value.kind() {
         // `except E as e`: the class is the pattern's first child.
-        "as_pattern" => named_children(value)
-            .first()
-            .map(|n| exception_names(file, *n))
-            .unwrap_or_default(),
-        "tuple" | "parenthesized_expression" => named_children(value)
-            .into_iter()
-            .flat_map(|n| exception_names(file, n))
-            .collect(),
-        "attribute" => value
-            .child_by_field_name("attribute")
-            .map(|a| vec![file.text(a).to_string()])
-            .unwrap_or_default(),
+        "as_pattern" => named_children(value).first().map(|n| exception_names(file, *n)).unwrap_or_default(),
+        "tuple" | "parenthesized_expression" => named_children(value).into_iter().flat_map(|n| exception_names(file, n)).collect(),
+        "attribute" => value.child_by_field_name("attribute").map(|a| vec![file.text(a).to_string()]).unwrap_or_default(),
         _ => vec![file.text(value).to_string()],
     }
 }
@@ -114,8 +88,7 @@ fn exception_names(file: &PyFile, value: Node) -> Vec<String> {
 /// `if <condition>: raise` with no other branch: a handler's filter that lets
 /// only some failures through (`if exc.name != "x": raise`).
 fn is_reraise_filter(statement: &Node) -> bool {
-    if statement.kind() != "if_statement" || statement.child_by_field_name("alternative").is_some()
-    {
+    if statement.kind() != "if_statement" || statement.child_by_field_name("alternative").is_some() {
         return false;
     }
     statement
@@ -126,22 +99,12 @@ fn is_reraise_filter(statement: &Node) -> bool {
 
 /// A statement's text on one line (each source line trimmed, joined by a space).
 pub fn statement_text(file: &PyFile, node: Node) -> String {
-    file.text(node)
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    file.text(node).lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 /// Attribute names `hasattr(<receiver>, "name")` proves present when `condition`
 /// evaluates to `truth`. `is_receiver` says which receivers count.
-pub fn hasattr_facts(
-    file: &PyFile,
-    condition: Node,
-    truth: bool,
-    is_receiver: &dyn Fn(Node) -> bool,
-) -> Vec<String> {
+pub fn hasattr_facts(file: &PyFile, condition: Node, truth: bool, is_receiver: &dyn Fn(Node) -> bool) -> Vec<String> {
     match condition.kind() {
         "parenthesized_expression" => {
             let inner = named_children(condition);
@@ -151,10 +114,9 @@ pub fn hasattr_facts(
                 Vec::new()
             }
         }
-        "not_operator" => condition
-            .child_by_field_name("argument")
-            .map(|a| hasattr_facts(file, a, !truth, is_receiver))
-            .unwrap_or_default(),
+        "not_operator" => {
+            condition.child_by_field_name("argument").map(|a| hasattr_facts(file, a, !truth, is_receiver)).unwrap_or_default()
+        }
         "boolean_operator" => {
             let operator = condition.child_by_field_name("operator").map(|o| o.kind());
             // Both operands are known only when `and` is true or `or` is false.
@@ -168,9 +130,7 @@ pub fn hasattr_facts(
                 .flat_map(|side| hasattr_facts(file, side, truth, is_receiver))
                 .collect()
         }
-        "call" if truth => hasattr_call(file, condition, is_receiver)
-            .map(|name| vec![name])
-            .unwrap_or_default(),
+        "call" if truth => hasattr_call(file, condition, is_receiver).map(|name| vec![name]).unwrap_or_default(),
         _ => Vec::new(),
     }
 }
@@ -192,18 +152,11 @@ fn hasattr_call(file: &PyFile, call: Node, is_receiver: &dyn Fn(Node) -> bool) -
 /// `break` as its last statement): an `if` with such a body guards what follows
 /// it. Ending in `raise` does not count: the worker fails either way.
 pub fn always_leaves_quietly(block: Node) -> bool {
-    named_children(block).last().is_some_and(|s| {
-        matches!(
-            s.kind(),
-            "return_statement" | "continue_statement" | "break_statement"
-        )
-    })
+    named_children(block).last().is_some_and(|s| matches!(s.kind(), "return_statement" | "continue_statement" | "break_statement"))
 }
 
 /// Whether a block ends in `raise`: as the fallback branch of a `hasattr` test,
 /// it turns a missing attribute into an error, so the test guards nothing.
 pub fn ends_in_raise(block: Node) -> bool {
-    named_children(block)
-        .last()
-        .is_some_and(|s| s.kind() == "raise_statement")
+    named_children(block).last().is_some_and(|s| s.kind() == "raise_statement")
 }

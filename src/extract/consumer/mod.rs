@@ -71,8 +71,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::extract::python::PyFile;
 use crate::extract::Package;
-use std::sync::Arc;
 use crate::surface::{Evidence, ExtractWarning};
+use std::sync::Arc;
 
 /// What is used.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -80,11 +80,7 @@ use crate::surface::{Evidence, ExtractWarning};
 pub enum UseKind {
     /// `import sglang.x [as y]` (`name` is `None`), or `from sglang.x import name [as y]`
     /// (`name` is `"*"` for a wildcard import).
-    Import {
-        module: String,
-        name: Option<String>,
-        alias: Option<String>,
-    },
+    Import { module: String, name: Option<String>, alias: Option<String> },
     /// An attribute used on a value (or the class) of `class`.
     Attribute {
         class: String,
@@ -148,12 +144,7 @@ pub struct ConsumerUse {
 ///
 /// Files that cannot be read are skipped with a warning; files with syntax
 /// errors or invalid UTF-8 give the facts of their well-formed parts and a warning.
-pub fn consumer_uses(
-    pkg: &Package,
-    engine_package: &str,
-    module_prefix: &str,
-    warnings: &mut Vec<ExtractWarning>,
-) -> Vec<ConsumerUse> {
+pub fn consumer_uses(pkg: &Package, engine_package: &str, module_prefix: &str, warnings: &mut Vec<ExtractWarning>) -> Vec<ConsumerUse> {
     // Files are independent: parsed in parallel, merged in module order.
     let modules: Vec<_> = pkg.modules().into_iter().filter(|m| in_scope(&m.name, module_prefix)).collect();
     let per_file: Vec<(Vec<ConsumerUse>, Vec<ExtractWarning>)> = modules
@@ -177,18 +168,12 @@ pub fn consumer_uses(
 }
 
 /// The uses one parsed file makes of `engine_package`, sorted.
-pub fn file_uses(
-    file: &PyFile,
-    engine_package: &str,
-    warnings: &mut Vec<ExtractWarning>,
-) -> Vec<ConsumerUse> {
+pub fn file_uses(file: &PyFile, engine_package: &str, warnings: &mut Vec<ExtractWarning>) -> Vec<ConsumerUse> {
     if file.has_errors() {
         let line = file.first_error_line().unwrap_or(1);
         warnings.push(ExtractWarning {
             path: file.path.clone(),
-            message: format!(
-                "syntax error near line {line}: engine uses from this file may be incomplete"
-            ),
+            message: format!("syntax error near line {line}: engine uses from this file may be incomplete"),
         });
     }
     let facts = walk::walk_file(file, engine_package);
@@ -205,10 +190,7 @@ pub fn file_uses(
 
 /// `dynamo.sglang` itself and its submodules, except those in a `tests` package.
 fn in_scope(module: &str, prefix: &str) -> bool {
-    let below = module == prefix
-        || module
-            .strip_prefix(prefix)
-            .is_some_and(|rest| rest.starts_with('.'));
+    let below = module == prefix || module.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('.'));
     below && !module.split('.').any(|part| part == "tests")
 }
 
@@ -226,24 +208,15 @@ fn read_python(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWarning>) ->
 /// line (`sa.x + sa.x`) are kept once.
 fn sort_uses(uses: &mut Vec<ConsumerUse>) {
     uses.sort_by(|a, b| {
-        (
-            &a.evidence,
-            &a.kind,
-            &a.guard,
-            a.top_level,
-            a.type_only,
-            &a.in_except,
-            &a.snippet,
-        )
-            .cmp(&(
-                &b.evidence,
-                &b.kind,
-                &b.guard,
-                b.top_level,
-                b.type_only,
-                &b.in_except,
-                &b.snippet,
-            ))
+        (&a.evidence, &a.kind, &a.guard, a.top_level, a.type_only, &a.in_except, &a.snippet).cmp(&(
+            &b.evidence,
+            &b.kind,
+            &b.guard,
+            b.top_level,
+            b.type_only,
+            &b.in_except,
+            &b.snippet,
+        ))
     });
     uses.dedup();
 }

@@ -24,12 +24,7 @@ fn mem_uses(files: &[(&str, &str)]) -> (Vec<ConsumerUse>, Vec<ExtractWarning>) {
 }
 
 /// The one import of `module` (and `name`) in `path`.
-fn import<'u>(
-    uses: &'u [ConsumerUse],
-    path: &str,
-    module: &str,
-    name: Option<&str>,
-) -> &'u ConsumerUse {
+fn import<'u>(uses: &'u [ConsumerUse], path: &str, module: &str, name: Option<&str>) -> &'u ConsumerUse {
     let found: Vec<_> = uses
         .iter()
         .filter(|u| u.evidence.path == path)
@@ -59,10 +54,7 @@ fn try_except<'c>(catches: &'c [&'c str]) -> impl Fn(&Option<Guard>) -> bool + '
 }
 
 fn hasattr_guard(fallback: &str) -> Option<Guard> {
-    Some(Guard {
-        kind: GuardKind::Hasattr,
-        fallback: fallback.to_string(),
-    })
+    Some(Guard { kind: GuardKind::Hasattr, fallback: fallback.to_string() })
 }
 
 fn flags(u: &ConsumerUse) -> (bool, bool) {
@@ -84,18 +76,9 @@ fn top_level_imports_and_their_handlers() {
     let limits = import(&uses, BOOT, "sglang.srt.engine_config", Some("Limits"));
     assert_eq!(
         limits.kind,
-        UseKind::Import {
-            module: "sglang.srt.engine_config".into(),
-            name: Some("Limits".into()),
-            alias: Some("EngineLimits".into()),
-        }
+        UseKind::Import { module: "sglang.srt.engine_config".into(), name: Some("Limits".into()), alias: Some("EngineLimits".into()) }
     );
-    import(
-        &uses,
-        BOOT,
-        "sglang.srt.engine_config",
-        Some("EngineConfig"),
-    );
+    import(&uses, BOOT, "sglang.srt.engine_config", Some("EngineConfig"));
 
     let fast = import(&uses, BOOT, "sglang.srt.fast_path", Some("accelerate"));
     assert!(try_except(&["ImportError"])(&fast.guard));
@@ -105,23 +88,11 @@ fn top_level_imports_and_their_handlers() {
     // the fallback is the import after the filter, which runs only in the handler.
     let moved = import(&uses, BOOT, "sglang.srt.tools.merger", Some("Merger"));
     let guard = moved.guard.as_ref().unwrap();
-    assert_eq!(
-        guard.kind,
-        GuardKind::TryExcept {
-            catches: vec!["ModuleNotFoundError".into()],
-            try_line: 14
-        }
-    );
+    assert_eq!(guard.kind, GuardKind::TryExcept { catches: vec!["ModuleNotFoundError".into()], try_line: 14 });
     assert_eq!(guard.fallback, "from sglang.srt.merger import Merger");
     let old = import(&uses, BOOT, "sglang.srt.merger", Some("Merger"));
     assert!(old.guard.is_none() && old.top_level);
-    assert_eq!(
-        old.in_except,
-        Some(ExceptContext {
-            try_line: 14,
-            catches: vec!["ModuleNotFoundError".into()]
-        })
-    );
+    assert_eq!(old.in_except, Some(ExceptContext { try_line: 14, catches: vec!["ModuleNotFoundError".into()] }));
 
     let tuple = import(&uses, BOOT, "sglang.srt.optional_a", None);
     assert!(try_except(&["OSError", "ImportError"])(&tuple.guard));
@@ -130,13 +101,9 @@ fn top_level_imports_and_their_handlers() {
     assert!(try_except(&[])(&bare.guard));
     assert_eq!(bare.guard.as_ref().unwrap().fallback, "pass");
 
-    assert!(import(&uses, BOOT, "sglang.srt.wrong_handler", None)
-        .guard
-        .is_none());
+    assert!(import(&uses, BOOT, "sglang.srt.wrong_handler", None).guard.is_none());
     // A handler that logs and re-raises does not recover.
-    assert!(import(&uses, BOOT, "sglang.srt.logged_only", None)
-        .guard
-        .is_none());
+    assert!(import(&uses, BOOT, "sglang.srt.logged_only", None).guard.is_none());
 
     let outer = import(&uses, BOOT, "sglang.srt.outer_guard", None);
     assert!(try_except(&["ImportError"])(&outer.guard) && outer.in_except.is_none());
@@ -177,10 +144,7 @@ fn only_engine_imports_in_scope_are_reported() {
             _ => None,
         })
         .collect();
-    assert!(
-        modules.iter().all(|m| m.starts_with("sglang")),
-        "{modules:?}"
-    );
+    assert!(modules.iter().all(|m| m.starts_with("sglang")), "{modules:?}");
     for absent in ["sglang.srt.only_in_tests", "sglang.srt.outside_scope"] {
         assert!(!modules.contains(&absent), "{absent} is out of scope");
     }
@@ -197,17 +161,7 @@ fn server_args_values_are_found_by_type_construction_and_name() {
     assert_eq!(flags(&port), (false, false));
     assert_eq!(flags(&only(&uses, "add_cli_args")), (true, false));
     assert_eq!(flags(&only(&uses, "from_cli_args")), (true, false));
-    for name in [
-        "alpha",
-        "beta",
-        "gamma",
-        "delta",
-        "page_size",
-        "context_length",
-        "served_model_name",
-        "held",
-        "private_held",
-    ] {
+    for name in ["alpha", "beta", "gamma", "delta", "page_size", "context_length", "served_model_name", "held", "private_held"] {
         let u = only(&uses, name);
         assert_eq!(flags(&u), (false, false), "{name}");
         assert!(!u.top_level && u.guard.is_none(), "{name}");
@@ -215,10 +169,7 @@ fn server_args_values_are_found_by_type_construction_and_name() {
     for name in ["tuned", "after_join", "counter", "scratch"] {
         assert_eq!(flags(&only(&uses, name)), (false, true), "{name}");
     }
-    assert_eq!(
-        only(&uses, "page_size").snippet,
-        "a = server_args.page_size"
-    );
+    assert_eq!(only(&uses, "page_size").snippet, "a = server_args.page_size");
 }
 
 #[test]
@@ -237,26 +188,12 @@ fn stubs_and_other_objects_are_not_server_args() {
 fn getattr_hasattr_and_setattr() {
     let (uses, _) = fixture_uses();
     let with_default = only(&uses, "with_default");
-    assert_eq!(
-        with_default.guard,
-        Some(Guard {
-            kind: GuardKind::Getattr,
-            fallback: "None".into()
-        })
-    );
+    assert_eq!(with_default.guard, Some(Guard { kind: GuardKind::Getattr, fallback: "None".into() }));
     assert!(only(&uses, "without_default").guard.is_none());
     let probed = attribute(&uses, WORKER, "probed");
     assert_eq!(probed.len(), 2);
-    assert_eq!(
-        probed[0].guard,
-        hasattr_guard("False"),
-        "the hasattr call itself"
-    );
-    assert_eq!(
-        probed[1].guard,
-        hasattr_guard("z = 0"),
-        "the read in the if body"
-    );
+    assert_eq!(probed[0].guard, hasattr_guard("False"), "the hasattr call itself");
+    assert_eq!(probed[1].guard, hasattr_guard("z = 0"), "the read in the if body");
     let assigned = only(&uses, "assigned");
     assert_eq!(flags(&assigned), (false, true));
     assert!(assigned.guard.is_none());
@@ -267,32 +204,14 @@ fn hasattr_conditions_guard_what_runs_when_they_hold() {
     let (uses, _) = fixture_uses();
     // Every use except the `hasattr(...)` probe itself (whose fallback is `False`).
     let guarded_read = |name: &str| {
-        let reads: Vec<_> = attribute(&uses, WORKER, name)
-            .into_iter()
-            .filter(|u| u.guard != hasattr_guard("False"))
-            .collect();
+        let reads: Vec<_> = attribute(&uses, WORKER, name).into_iter().filter(|u| u.guard != hasattr_guard("False")).collect();
         assert_eq!(reads.len(), 1, "reads of {name}: {reads:#?}");
         reads[0].clone()
     };
-    assert!(matches!(
-        guarded_read("legacy").guard,
-        Some(Guard {
-            kind: GuardKind::Hasattr,
-            ..
-        })
-    ));
-    assert!(matches!(
-        guarded_read("flag").guard,
-        Some(Guard {
-            kind: GuardKind::Hasattr,
-            ..
-        })
-    ));
+    assert!(matches!(guarded_read("legacy").guard, Some(Guard { kind: GuardKind::Hasattr, .. })));
+    assert!(matches!(guarded_read("flag").guard, Some(Guard { kind: GuardKind::Hasattr, .. })));
     assert_eq!(guarded_read("ternary").guard, hasattr_guard("None"));
-    assert_eq!(
-        guarded_read("second").guard,
-        hasattr_guard("(elif body skipped)")
-    );
+    assert_eq!(guarded_read("second").guard, hasattr_guard("(elif body skipped)"));
     assert_eq!(guarded_read("early").guard, hasattr_guard("return None"));
     // The `else` of `if not hasattr(...): raise`: a missing attribute still fails.
     assert!(guarded_read("needed").guard.is_none());
@@ -310,24 +229,15 @@ fn try_guards_attribute_uses_only_with_a_matching_handler() {
     let kind = only(&uses, "kind");
     assert!(try_except(&["KeyError", "AttributeError"])(&kind.guard));
     assert_eq!(kind.guard.unwrap().fallback, "kind = \"none\"");
-    assert!(
-        only(&uses, "size").guard.is_none(),
-        "ValueError does not catch AttributeError"
-    );
-    assert!(
-        only(&uses, "in_lambda").guard.is_none(),
-        "a lambda runs outside the try"
-    );
+    assert!(only(&uses, "size").guard.is_none(), "ValueError does not catch AttributeError");
+    assert!(only(&uses, "in_lambda").guard.is_none(), "a lambda runs outside the try");
     assert!(only(&uses, "in_finally").guard.is_none());
 }
 
 #[test]
 fn output_is_sorted_and_serialises_with_type_tags() {
     let (uses, _) = fixture_uses();
-    let keys: Vec<_> = uses
-        .iter()
-        .map(|u| (u.evidence.clone(), u.kind.clone()))
-        .collect();
+    let keys: Vec<_> = uses.iter().map(|u| (u.evidence.clone(), u.kind.clone())).collect();
     let mut sorted = keys.clone();
     sorted.sort();
     assert_eq!(keys, sorted);
@@ -368,21 +278,14 @@ fn syntax_errors_give_partial_facts_and_a_warning() {
     )]);
     assert_eq!(warnings.len(), 1);
     assert_eq!(warnings[0].path, "pkg/dynamo/sglang/bad.py");
-    assert!(
-        warnings[0].message.contains("line 2"),
-        "{}",
-        warnings[0].message
-    );
+    assert!(warnings[0].message.contains("line 2"), "{}", warnings[0].message);
     import(&uses, "pkg/dynamo/sglang/bad.py", "sglang.srt.before", None);
 }
 
 #[test]
 fn invalid_utf8_is_read_with_replacement_and_warned() {
     let mut tree = MemTree::new("t");
-    tree.insert(
-        "pkg/dynamo/sglang/latin1.py",
-        b"# caf\xe9\nimport sglang.srt.x\n".to_vec(),
-    );
+    tree.insert("pkg/dynamo/sglang/latin1.py", b"# caf\xe9\nimport sglang.srt.x\n".to_vec());
     let pkg = Package::new(&tree, "pkg/dynamo");
     let mut warnings = Vec::new();
     let uses = consumer_uses(&pkg, "sglang", "dynamo.sglang", &mut warnings);
@@ -394,16 +297,9 @@ fn invalid_utf8_is_read_with_replacement_and_warned() {
 #[test]
 fn deep_nesting_is_cut_off_with_a_warning() {
     let depth = 2000;
-    let source = format!(
-        "x = {}server_args.deep{}\n",
-        "(".repeat(depth),
-        ")".repeat(depth)
-    );
+    let source = format!("x = {}server_args.deep{}\n", "(".repeat(depth), ")".repeat(depth));
     let (uses, warnings) = mem_uses(&[("pkg/dynamo/sglang/deep.py", source.as_str())]);
-    assert!(
-        warnings.iter().any(|w| w.message.contains("nested more than 400 levels deep")),
-        "{warnings:?}"
-    );
+    assert!(warnings.iter().any(|w| w.message.contains("nested more than 400 levels deep")), "{warnings:?}");
     assert!(uses.is_empty());
 }
 
@@ -414,37 +310,25 @@ fn real_dynamo_1_3_acceptance() {
         eprintln!("skipped: set ENGINE_AUDIT_SRC=/tmp/src to run against real Dynamo source");
         return;
     };
-    let tree = DirTree::open(&Path::new(&src).join("dynamo-v1.3.0.post1"))
-        .expect("dynamo v1.3.0.post1 checkout");
+    let tree = DirTree::open(&Path::new(&src).join("dynamo-v1.3.0.post1")).expect("dynamo v1.3.0.post1 checkout");
     let pkg = Package::new(&tree, "components/src/dynamo");
     let mut warnings = Vec::new();
     let uses = consumer_uses(&pkg, "sglang", "dynamo.sglang", &mut warnings);
     assert!(warnings.is_empty(), "{warnings:?}");
 
     let args = "components/src/dynamo/sglang/args.py";
-    let parser = import(
-        &uses,
-        args,
-        "sglang.srt.server_args_config_parser",
-        Some("ConfigArgumentMerger"),
-    );
+    let parser = import(&uses, args, "sglang.srt.server_args_config_parser", Some("ConfigArgumentMerger"));
     assert!(parser.top_level && parser.guard.is_none() && parser.in_except.is_none());
 
     let register = "components/src/dynamo/sglang/register.py";
     let mla = attribute(&uses, register, "use_mla_backend");
     assert_eq!(mla.len(), 1, "{mla:#?}");
     assert_eq!(flags(mla[0]), (true, false));
-    assert!(
-        try_except(&["Exception"])(&mla[0].guard),
-        "{:?}",
-        mla[0].guard
-    );
+    assert!(try_except(&["Exception"])(&mla[0].guard), "{:?}", mla[0].guard);
     assert!(!mla[0].top_level);
 
     // The diffusion stub in args.py is written under the name `server_args`; its
     // writes are not ServerArgs uses.
-    let stub_write = uses.iter().any(|u| {
-        u.evidence.path == args && u.snippet.starts_with("server_args.dllm_algorithm = False")
-    });
+    let stub_write = uses.iter().any(|u| u.evidence.path == args && u.snippet.starts_with("server_args.dllm_algorithm = False"));
     assert!(!stub_write);
 }

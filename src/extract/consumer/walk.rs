@@ -19,15 +19,9 @@ const MAX_DEPTH: usize = 400;
 #[derive(Clone)]
 enum Active {
     /// Inside the body of a `try`.
-    Try {
-        try_line: u32,
-        handlers: Rc<Vec<Handler>>,
-    },
+    Try { try_line: u32, handlers: Rc<Vec<Handler>> },
     /// A `hasattr` test proved these attributes present.
-    Hasattr {
-        attributes: Vec<String>,
-        fallback: String,
-    },
+    Hasattr { attributes: Vec<String>, fallback: String },
 }
 
 /// Where the walk is.
@@ -43,12 +37,7 @@ struct Ctx {
 
 impl Ctx {
     fn module() -> Ctx {
-        Ctx {
-            top_level: true,
-            type_only: false,
-            guards: Vec::new(),
-            in_except: None,
-        }
+        Ctx { top_level: true, type_only: false, guards: Vec::new(), in_except: None }
     }
 
     fn with(&self, guard: Active) -> Ctx {
@@ -61,10 +50,7 @@ impl Ctx {
         if attributes.is_empty() {
             return self.clone();
         }
-        self.with(Active::Hasattr {
-            attributes,
-            fallback,
-        })
+        self.with(Active::Hasattr { attributes, fallback })
     }
 
     /// A def or lambda body runs later, outside any `try` or handler around its
@@ -73,12 +59,7 @@ impl Ctx {
         Ctx {
             top_level: false,
             type_only: self.type_only,
-            guards: self
-                .guards
-                .iter()
-                .filter(|g| matches!(g, Active::Hasattr { .. }))
-                .cloned()
-                .collect(),
+            guards: self.guards.iter().filter(|g| matches!(g, Active::Hasattr { .. })).cloned().collect(),
             in_except: None,
         }
     }
@@ -96,10 +77,7 @@ pub fn walk_file(file: &PyFile, engine: &str) -> FileFacts {
     let mut walker = Walker {
         file,
         engine,
-        oracle: ValueOracle {
-            file,
-            imports: &imports,
-        },
+        oracle: ValueOracle { file, imports: &imports },
         scopes: Scopes::new(),
         lines: file.source.lines().collect(),
         uses: Vec::new(),
@@ -107,10 +85,7 @@ pub fn walk_file(file: &PyFile, engine: &str) -> FileFacts {
         too_deep: false,
     };
     walker.visit(file.root(), &Ctx::module());
-    FileFacts {
-        uses: walker.uses,
-        too_deep: walker.too_deep,
-    }
+    FileFacts { uses: walker.uses, too_deep: walker.too_deep }
 }
 
 struct Walker<'a> {
@@ -175,9 +150,7 @@ impl<'a> Walker<'a> {
     }
 
     fn early_exit_facts(&self, statement: Node<'a>) -> Option<(Vec<String>, String)> {
-        if statement.kind() != "if_statement"
-            || statement.child_by_field_name("alternative").is_some()
-        {
+        if statement.kind() != "if_statement" || statement.child_by_field_name("alternative").is_some() {
             return None;
         }
         let body = statement.child_by_field_name("consequence")?;
@@ -196,16 +169,10 @@ impl<'a> Walker<'a> {
             let (module, alias) = match name.kind() {
                 "dotted_name" => (self.file.text(name), None),
                 "aliased_import" => {
-                    let (Some(module), Some(alias)) = (
-                        name.child_by_field_name("name"),
-                        name.child_by_field_name("alias"),
-                    ) else {
+                    let (Some(module), Some(alias)) = (name.child_by_field_name("name"), name.child_by_field_name("alias")) else {
                         continue;
                     };
-                    (
-                        self.file.text(module),
-                        Some(self.file.text(alias).to_string()),
-                    )
+                    (self.file.text(module), Some(self.file.text(alias).to_string()))
                 }
                 _ => continue,
             };
@@ -215,66 +182,35 @@ impl<'a> Walker<'a> {
 
     fn visit_from_import(&mut self, statement: Node<'a>, ctx: &Ctx) {
         // Relative imports name the consumer's own modules, never the engine.
-        let Some(module) = statement
-            .child_by_field_name("module_name")
-            .filter(|m| m.kind() == "dotted_name")
-        else {
+        let Some(module) = statement.child_by_field_name("module_name").filter(|m| m.kind() == "dotted_name") else {
             return;
         };
         let module = self.file.text(module).to_string();
         let mut cursor = statement.walk();
-        let names: Vec<Node> = statement
-            .children_by_field_name("name", &mut cursor)
-            .collect();
+        let names: Vec<Node> = statement.children_by_field_name("name", &mut cursor).collect();
         for name in names {
             let (imported, alias) = match name.kind() {
                 "aliased_import" => (
                     name.child_by_field_name("name").map(|n| self.file.text(n)),
-                    name.child_by_field_name("alias")
-                        .map(|n| self.file.text(n).to_string()),
+                    name.child_by_field_name("alias").map(|n| self.file.text(n).to_string()),
                 ),
                 _ => (Some(self.file.text(name)), None),
             };
             if let Some(imported) = imported {
-                self.emit_import(
-                    statement,
-                    module.clone(),
-                    Some(imported.to_string()),
-                    alias,
-                    ctx,
-                );
+                self.emit_import(statement, module.clone(), Some(imported.to_string()), alias, ctx);
             }
         }
-        if named_children(statement)
-            .iter()
-            .any(|n| n.kind() == "wildcard_import")
-        {
+        if named_children(statement).iter().any(|n| n.kind() == "wildcard_import") {
             self.emit_import(statement, module, Some("*".to_string()), None, ctx);
         }
     }
 
-    fn emit_import(
-        &mut self,
-        at: Node<'a>,
-        module: String,
-        name: Option<String>,
-        alias: Option<String>,
-        ctx: &Ctx,
-    ) {
+    fn emit_import(&mut self, at: Node<'a>, module: String, name: Option<String>, alias: Option<String>, ctx: &Ctx) {
         if !super::bindings::is_engine_module(&module, self.engine) {
             return;
         }
         let guard = self.guard_for(Failure::Import, None, ctx);
-        self.emit(
-            UseKind::Import {
-                module,
-                name,
-                alias,
-            },
-            guard,
-            at,
-            ctx,
-        );
+        self.emit(UseKind::Import { module, name, alias }, guard, at, ctx);
     }
 
     /// `importlib.import_module("sglang.x")` with a literal name.
@@ -310,18 +246,10 @@ impl<'a> Walker<'a> {
                 self.visit(default, ctx);
             }
             let annotation = parameter.child_by_field_name("type");
-            let name = parameter.child_by_field_name("name").or_else(|| {
-                named_children(parameter)
-                    .into_iter()
-                    .find(|n| n.kind() == "identifier")
-            });
+            let name =
+                parameter.child_by_field_name("name").or_else(|| named_children(parameter).into_iter().find(|n| n.kind() == "identifier"));
             if let (Some(annotation), Some(name)) = (annotation, name) {
-                if name.kind() == "identifier"
-                    && self
-                        .oracle
-                        .imports
-                        .annotation_is_class(self.file, annotation)
-                {
+                if name.kind() == "identifier" && self.oracle.imports.annotation_is_class(self.file, annotation) {
                     bindings.insert(self.file.text(name).to_string(), Binding::ServerArgs);
                 }
             }
@@ -350,26 +278,17 @@ impl<'a> Walker<'a> {
         for part in named_children(statement) {
             match part.kind() {
                 "block" => {
-                    let body_ctx = ctx.with(Active::Try {
-                        try_line,
-                        handlers: Rc::clone(&handlers),
-                    });
+                    let body_ctx = ctx.with(Active::Try { try_line, handlers: Rc::clone(&handlers) });
                     self.visit(part, &body_ctx);
                 }
                 "except_clause" => {
                     let mut handler_ctx = ctx.clone();
                     handler_ctx.in_except = Some(ExceptContext {
                         try_line,
-                        catches: handlers
-                            .get(handler_index)
-                            .map(|h| h.catches.clone())
-                            .unwrap_or_default(),
+                        catches: handlers.get(handler_index).map(|h| h.catches.clone()).unwrap_or_default(),
                     });
                     handler_index += 1;
-                    for block in named_children(part)
-                        .into_iter()
-                        .filter(|n| n.kind() == "block")
-                    {
+                    for block in named_children(part).into_iter().filter(|n| n.kind() == "block") {
                         self.visit(block, &handler_ctx);
                     }
                 }
@@ -386,20 +305,15 @@ impl<'a> Walker<'a> {
         let before = self.scopes.snapshot();
         let mut outcomes = Vec::new();
         let mut cursor = statement.walk();
-        let alternatives: Vec<Node> = statement
-            .children_by_field_name("alternative", &mut cursor)
-            .collect();
+        let alternatives: Vec<Node> = statement.children_by_field_name("alternative", &mut cursor).collect();
 
         if let Some(consequence) = statement.child_by_field_name("consequence") {
             let mut body_ctx = ctx.clone();
             if is_type_checking(self.file.text(condition)) {
                 body_ctx.type_only = true;
             }
-            let else_raises = alternatives.iter().any(|a| {
-                a.kind() == "else_clause"
-                    && a.child_by_field_name("body")
-                        .is_some_and(guards::ends_in_raise)
-            });
+            let else_raises =
+                alternatives.iter().any(|a| a.kind() == "else_clause" && a.child_by_field_name("body").is_some_and(guards::ends_in_raise));
             if !else_raises {
                 let fallback = match alternatives.first() {
                     Some(alternative) => self.branch_text(*alternative),
@@ -420,9 +334,7 @@ impl<'a> Walker<'a> {
             self.scopes.restore(before.clone());
             // When the earlier branch raises, a failed test still fails the worker.
             if !earlier_body.is_some_and(guards::ends_in_raise) {
-                let fallback = earlier_body
-                    .map(|b| self.first_statement_text(b))
-                    .unwrap_or_default();
+                let fallback = earlier_body.map(|b| self.first_statement_text(b)).unwrap_or_default();
                 missing_ctx = missing_ctx.with_facts(self.facts(earlier, false), fallback);
             }
             match alternative.kind() {
@@ -430,10 +342,7 @@ impl<'a> Walker<'a> {
                     if let Some(elif_condition) = alternative.child_by_field_name("condition") {
                         self.visit(elif_condition, &missing_ctx);
                         if let Some(body) = alternative.child_by_field_name("consequence") {
-                            let body_ctx = missing_ctx.with_facts(
-                                self.facts(elif_condition, true),
-                                "(elif body skipped)".to_string(),
-                            );
+                            let body_ctx = missing_ctx.with_facts(self.facts(elif_condition, true), "(elif body skipped)".to_string());
                             self.visit(body, &body_ctx);
                         }
                         earlier = elif_condition;
@@ -471,15 +380,10 @@ impl<'a> Walker<'a> {
 
     /// `a and b`: `b` runs only when `a` is true; `a or b`: only when `a` is false.
     fn visit_boolean(&mut self, expression: Node<'a>, ctx: &Ctx) {
-        let (Some(left), Some(right)) = (
-            expression.child_by_field_name("left"),
-            expression.child_by_field_name("right"),
-        ) else {
+        let (Some(left), Some(right)) = (expression.child_by_field_name("left"), expression.child_by_field_name("right")) else {
             return self.visit_children(expression, ctx);
         };
-        let is_and = expression
-            .child_by_field_name("operator")
-            .is_some_and(|o| o.kind() == "and");
+        let is_and = expression.child_by_field_name("operator").is_some_and(|o| o.kind() == "and");
         self.visit(left, ctx);
         let facts = self.facts(left, is_and);
         let right_ctx = ctx.with_facts(facts, guards::statement_text(self.file, left));
@@ -493,15 +397,9 @@ impl<'a> Walker<'a> {
             return self.visit_children(expression, ctx);
         };
         self.visit(condition, ctx);
-        let body_ctx = ctx.with_facts(
-            self.facts(condition, true),
-            guards::statement_text(self.file, other),
-        );
+        let body_ctx = ctx.with_facts(self.facts(condition, true), guards::statement_text(self.file, other));
         self.visit(body, &body_ctx);
-        let other_ctx = ctx.with_facts(
-            self.facts(condition, false),
-            guards::statement_text(self.file, body),
-        );
+        let other_ctx = ctx.with_facts(self.facts(condition, false), guards::statement_text(self.file, body));
         self.visit(other, &other_ctx);
     }
 
@@ -509,8 +407,7 @@ impl<'a> Walker<'a> {
         let oracle = &self.oracle;
         let scopes = &self.scopes;
         let file = self.file;
-        let is_receiver =
-            |n: Node| oracle.is_value(n, scopes) || oracle.imports.is_class_ref(file, n);
+        let is_receiver = |n: Node| oracle.is_value(n, scopes) || oracle.imports.is_class_ref(file, n);
         guards::hasattr_facts(self.file, condition, truth, &is_receiver)
     }
 
@@ -530,16 +427,10 @@ impl<'a> Walker<'a> {
         while let Some(v) = value.filter(|v| v.kind() == "assignment") {
             value = v.child_by_field_name("right");
         }
-        let annotated = assignment
-            .child_by_field_name("type")
-            .is_some_and(|t| self.oracle.imports.annotation_is_class(self.file, t));
+        let annotated = assignment.child_by_field_name("type").is_some_and(|t| self.oracle.imports.annotation_is_class(self.file, t));
         match left.kind() {
             "identifier" => {
-                let binding = if annotated {
-                    Some(Binding::ServerArgs)
-                } else {
-                    value.and_then(|v| self.oracle.classify(v, &self.scopes))
-                };
+                let binding = if annotated { Some(Binding::ServerArgs) } else { value.and_then(|v| self.oracle.classify(v, &self.scopes)) };
                 self.scopes.bind(self.file.text(left), binding);
             }
             _ => self.forget_names(left),
@@ -592,30 +483,21 @@ impl<'a> Walker<'a> {
     // ---- attribute uses --------------------------------------------------------
 
     fn visit_attribute(&mut self, attribute: Node<'a>, ctx: &Ctx, write: bool) {
-        let (Some(object), Some(name)) = (
-            attribute.child_by_field_name("object"),
-            attribute.child_by_field_name("attribute"),
-        ) else {
+        let (Some(object), Some(name)) = (attribute.child_by_field_name("object"), attribute.child_by_field_name("attribute")) else {
             return self.visit_children(attribute, ctx);
         };
         if self.is_receiver(object) {
             let name = self.file.text(name).to_string();
             let called = !write && is_called(attribute);
             let guard = self.guard_for(Failure::Attribute, Some(&name), ctx);
-            let kind = UseKind::Attribute {
-                class: CLASS.to_string(),
-                attribute: name,
-                called,
-                write,
-            };
+            let kind = UseKind::Attribute { class: CLASS.to_string(), attribute: name, called, write };
             self.emit(kind, guard, attribute, ctx);
         }
         self.visit(object, ctx);
     }
 
     fn is_receiver(&self, node: Node<'a>) -> bool {
-        self.oracle.is_value(node, &self.scopes)
-            || self.oracle.imports.is_class_ref(self.file, node)
+        self.oracle.is_value(node, &self.scopes) || self.oracle.imports.is_class_ref(self.file, node)
     }
 
     fn visit_call(&mut self, call: Node<'a>, ctx: &Ctx) {
@@ -630,15 +512,11 @@ impl<'a> Walker<'a> {
         if let Some(function) = function {
             match function.kind() {
                 "identifier" => match self.file.text(function) {
-                    "getattr" | "hasattr" | "setattr" => {
-                        self.visit_reflection(call, function, &args, ctx)
-                    }
+                    "getattr" | "hasattr" | "setattr" => self.visit_reflection(call, function, &args, ctx),
                     "import_module" => self.visit_dynamic_import(call, &args, ctx),
                     _ => {}
                 },
-                "attribute" if self.file.text(function) == "importlib.import_module" => {
-                    self.visit_dynamic_import(call, &args, ctx)
-                }
+                "attribute" if self.file.text(function) == "importlib.import_module" => self.visit_dynamic_import(call, &args, ctx),
                 _ => {}
             }
         }
@@ -647,13 +525,7 @@ impl<'a> Walker<'a> {
 
     /// `getattr(sa, "x"[, default])`, `hasattr(sa, "x")`, `setattr(sa, "x", v)`
     /// with a literal name; a computed name is not knowable and not reported.
-    fn visit_reflection(
-        &mut self,
-        call: Node<'a>,
-        function: Node<'a>,
-        args: &[Node<'a>],
-        ctx: &Ctx,
-    ) {
+    fn visit_reflection(&mut self, call: Node<'a>, function: Node<'a>, args: &[Node<'a>], ctx: &Ctx) {
         if args.len() < 2 || !self.is_receiver(args[0]) {
             return;
         }
@@ -662,14 +534,8 @@ impl<'a> Walker<'a> {
         };
         let reflection = self.file.text(function);
         let guard = match (reflection, args.get(2)) {
-            ("getattr", Some(default)) => Some(Guard {
-                kind: GuardKind::Getattr,
-                fallback: guards::statement_text(self.file, *default),
-            }),
-            ("hasattr", _) => Some(Guard {
-                kind: GuardKind::Hasattr,
-                fallback: "False".to_string(),
-            }),
+            ("getattr", Some(default)) => Some(Guard { kind: GuardKind::Getattr, fallback: guards::statement_text(self.file, *default) }),
+            ("hasattr", _) => Some(Guard { kind: GuardKind::Hasattr, fallback: "False".to_string() }),
             _ => self.guard_for(Failure::Attribute, Some(&name), ctx),
         };
         let kind = UseKind::Attribute {
@@ -686,35 +552,20 @@ impl<'a> Walker<'a> {
     /// The innermost active protection against `failure`.
     fn guard_for(&self, failure: Failure, attribute: Option<&str>, ctx: &Ctx) -> Option<Guard> {
         ctx.guards.iter().rev().find_map(|active| match active {
-            Active::Try { try_line, handlers } => guards::recovering_handler(handlers, failure)
-                .map(|h| Guard {
-                    kind: GuardKind::TryExcept {
-                        catches: h.catches.clone(),
-                        try_line: *try_line,
-                    },
-                    fallback: h.fallback.clone(),
-                }),
-            Active::Hasattr {
-                attributes,
-                fallback,
-            } => {
-                let proven = failure == Failure::Attribute
-                    && attribute.is_some_and(|a| attributes.iter().any(|p| p == a));
-                proven.then(|| Guard {
-                    kind: GuardKind::Hasattr,
-                    fallback: fallback.clone(),
-                })
+            Active::Try { try_line, handlers } => guards::recovering_handler(handlers, failure).map(|h| Guard {
+                kind: GuardKind::TryExcept { catches: h.catches.clone(), try_line: *try_line },
+                fallback: h.fallback.clone(),
+            }),
+            Active::Hasattr { attributes, fallback } => {
+                let proven = failure == Failure::Attribute && attribute.is_some_and(|a| attributes.iter().any(|p| p == a));
+                proven.then(|| Guard { kind: GuardKind::Hasattr, fallback: fallback.clone() })
             }
         })
     }
 
     fn emit(&mut self, kind: UseKind, guard: Option<Guard>, at: Node<'a>, ctx: &Ctx) {
         let evidence = self.file.evidence(at);
-        let snippet = self
-            .lines
-            .get(evidence.line as usize - 1)
-            .map(|l| l.trim().to_string())
-            .unwrap_or_default();
+        let snippet = self.lines.get(evidence.line as usize - 1).map(|l| l.trim().to_string()).unwrap_or_default();
         self.uses.push(ConsumerUse {
             kind,
             guard,
@@ -727,10 +578,7 @@ impl<'a> Walker<'a> {
     }
 
     fn first_statement_text(&self, block: Node<'a>) -> String {
-        named_children(block)
-            .first()
-            .map(|s| guards::statement_text(self.file, *s))
-            .unwrap_or_default()
+        named_children(block).first().map(|s| guards::statement_text(self.file, *s)).unwrap_or_default()
     }
 
     /// What an `elif`/`else` branch does first, as fallback text.
@@ -740,21 +588,14 @@ impl<'a> Walker<'a> {
                 .child_by_field_name("condition")
                 .map(|c| format!("elif {}:", guards::statement_text(self.file, c)))
                 .unwrap_or_default(),
-            _ => alternative
-                .child_by_field_name("body")
-                .map(|b| self.first_statement_text(b))
-                .unwrap_or_default(),
+            _ => alternative.child_by_field_name("body").map(|b| self.first_statement_text(b)).unwrap_or_default(),
         }
     }
 }
 
 /// Whether `node` is the callee of a call (`node(...)`).
 fn is_called(node: Node) -> bool {
-    node.parent().is_some_and(|p| {
-        p.kind() == "call"
-            && p.child_by_field_name("function")
-                .is_some_and(|f| f.id() == node.id())
-    })
+    node.parent().is_some_and(|p| p.kind() == "call" && p.child_by_field_name("function").is_some_and(|f| f.id() == node.id()))
 }
 
 fn is_type_checking(condition: &str) -> bool {

@@ -19,9 +19,7 @@ use tree_sitter::Node;
 
 use super::reads::{raw_read, ReadVia};
 use super::registry::attributes_from_params;
-use super::syntax::{
-    bind_arguments, callee, is_environ, is_message_call, param_names, self_attribute, FileIndex,
-};
+use super::syntax::{bind_arguments, callee, is_environ, is_message_call, param_names, self_attribute, FileIndex};
 use crate::extract::python::{named_children, walk, PyFile};
 use crate::surface::Evidence;
 
@@ -56,9 +54,7 @@ struct Routine {
 
 impl Routine {
     fn param(&self, role: Role) -> Option<&String> {
-        self.params
-            .iter()
-            .find(|p| self.roles.get(*p) == Some(&role))
+        self.params.iter().find(|p| self.roles.get(*p) == Some(&role))
     }
 }
 
@@ -70,15 +66,8 @@ pub fn deprecations(file: &PyFile, index: &FileIndex) -> Vec<DeprecationEntry> {
         .iter()
         .map(|(name, def)| {
             let params = param_names(file, *def, false);
-            let holder = |n: Node| {
-                (n.kind() == "identifier")
-                    .then(|| file.text(n).to_string())
-                    .filter(|t| params.contains(t))
-            };
-            (
-                name.as_str(),
-                analyze(file, &[*def], params.clone(), &holder, true),
-            )
+            let holder = |n: Node| (n.kind() == "identifier").then(|| file.text(n).to_string()).filter(|t| params.contains(t));
+            (name.as_str(), analyze(file, &[*def], params.clone(), &holder, true))
         })
         .filter(|(_, r)| r.warns && r.param(Role::OldName).is_some())
         .collect();
@@ -89,13 +78,10 @@ pub fn deprecations(file: &PyFile, index: &FileIndex) -> Vec<DeprecationEntry> {
             let init = index.method(file, name, "__init__")?;
             let params = param_names(file, init, true);
             let attrs = attributes_from_params(file, init);
-            let param_of_attr: BTreeMap<String, String> =
-                attrs.into_iter().map(|(p, a)| (a, p)).collect();
-            let holder =
-                |n: Node| self_attribute(file, n).and_then(|a| param_of_attr.get(&a).cloned());
+            let param_of_attr: BTreeMap<String, String> = attrs.into_iter().map(|(p, a)| (a, p)).collect();
+            let holder = |n: Node| self_attribute(file, n).and_then(|a| param_of_attr.get(&a).cloned());
             let routine = analyze(file, &index.methods(name), params, &holder, false);
-            let declares = routine.param(Role::Replacement).is_some()
-                || routine.param(Role::Message).is_some();
+            let declares = routine.param(Role::Replacement).is_some() || routine.param(Role::Message).is_some();
             (routine.warns && declares).then_some((name.as_str(), routine))
         })
         .collect();
@@ -109,17 +95,13 @@ pub fn deprecations(file: &PyFile, index: &FileIndex) -> Vec<DeprecationEntry> {
             }
             "dictionary" => {
                 for pair in named_children(node) {
-                    let (Some(key), Some(value)) = (
-                        pair.child_by_field_name("key"),
-                        pair.child_by_field_name("value"),
-                    ) else {
+                    let (Some(key), Some(value)) = (pair.child_by_field_name("key"), pair.child_by_field_name("value")) else {
                         continue;
                     };
                     if value.kind() != "call" {
                         continue;
                     }
-                    if let Some(routine) = callee(file, value).and_then(|c| classes.get(c.as_str()))
-                    {
+                    if let Some(routine) = callee(file, value).and_then(|c| classes.get(c.as_str())) {
                         out.extend(entry_from_call(file, value, Some((key, pair)), routine));
                     }
                 }
@@ -135,12 +117,7 @@ pub fn deprecations(file: &PyFile, index: &FileIndex) -> Vec<DeprecationEntry> {
 }
 
 /// A table entry (`"OLD": Cls(...)`, key given) or a helper call (`f("OLD", ...)`).
-fn entry_from_call(
-    file: &PyFile,
-    call: Node,
-    keyed: Option<(Node, Node)>,
-    routine: &Routine,
-) -> Option<DeprecationEntry> {
+fn entry_from_call(file: &PyFile, call: Node, keyed: Option<(Node, Node)>, routine: &Routine) -> Option<DeprecationEntry> {
     let args = bind_arguments(file, call, &routine.params);
     let arg = |role| routine.param(role).and_then(|p| args.get(p)).copied();
     let (name, at) = match keyed {
@@ -163,27 +140,20 @@ fn entry_from_call(
 
 /// `for old, new in TABLE.items():` (or `for old in NAMES:`) over a literal table.
 fn entries_from_loop(file: &PyFile, for_stmt: Node) -> Vec<DeprecationEntry> {
-    let (Some(left), Some(right), Some(body)) = (
-        for_stmt.child_by_field_name("left"),
-        for_stmt.child_by_field_name("right"),
-        for_stmt.child_by_field_name("body"),
-    ) else {
+    let (Some(left), Some(right), Some(body)) =
+        (for_stmt.child_by_field_name("left"), for_stmt.child_by_field_name("right"), for_stmt.child_by_field_name("body"))
+    else {
         return Vec::new();
     };
     let vars: Vec<String> = match left.kind() {
         "identifier" => vec![file.text(left).to_string()],
-        "pattern_list" | "tuple_pattern" => named_children(left)
-            .into_iter()
-            .filter(|n| n.kind() == "identifier")
-            .map(|n| file.text(n).to_string())
-            .collect(),
+        "pattern_list" | "tuple_pattern" => {
+            named_children(left).into_iter().filter(|n| n.kind() == "identifier").map(|n| file.text(n).to_string()).collect()
+        }
         _ => return Vec::new(),
     };
     let table_name = match (vars.len(), right.kind()) {
-        (2, "call") => match callee(file, right)
-            .as_deref()
-            .and_then(|c| c.strip_suffix(".items"))
-        {
+        (2, "call") => match callee(file, right).as_deref().and_then(|c| c.strip_suffix(".items")) {
             Some(table) => table.to_string(),
             None => return Vec::new(),
         },
@@ -193,11 +163,7 @@ fn entries_from_loop(file: &PyFile, for_stmt: Node) -> Vec<DeprecationEntry> {
     let Some(table) = literal_table(file, for_stmt, &table_name) else {
         return Vec::new();
     };
-    let holder = |n: Node| {
-        (n.kind() == "identifier")
-            .then(|| file.text(n).to_string())
-            .filter(|t| vars.contains(t))
-    };
+    let holder = |n: Node| (n.kind() == "identifier").then(|| file.text(n).to_string()).filter(|t| vars.contains(t));
     let routine = analyze(file, &[body], vars.clone(), &holder, true);
     if !routine.warns || routine.roles.get(&vars[0]) != Some(&Role::OldName) {
         return Vec::new();
@@ -226,11 +192,7 @@ fn entries_from_loop(file: &PyFile, for_stmt: Node) -> Vec<DeprecationEntry> {
 
 /// Entries `(key, value, node)` of a dict or list literal assigned to `name` in
 /// the scope enclosing `at` (its function, else the module).
-fn literal_table<'t>(
-    file: &'t PyFile,
-    at: Node<'t>,
-    name: &str,
-) -> Option<Vec<(Node<'t>, Option<Node<'t>>, Node<'t>)>> {
+fn literal_table<'t>(file: &'t PyFile, at: Node<'t>, name: &str) -> Option<Vec<(Node<'t>, Option<Node<'t>>, Node<'t>)>> {
     let mut scope = at;
     while let Some(parent) = scope.parent() {
         scope = parent;
@@ -253,34 +215,17 @@ fn literal_table<'t>(
         "dictionary" => Some(
             named_children(table)
                 .into_iter()
-                .filter_map(|pair| {
-                    Some((
-                        pair.child_by_field_name("key")?,
-                        pair.child_by_field_name("value"),
-                        pair,
-                    ))
-                })
+                .filter_map(|pair| Some((pair.child_by_field_name("key")?, pair.child_by_field_name("value"), pair)))
                 .collect(),
         ),
-        "list" | "tuple" | "set" => Some(
-            named_children(table)
-                .into_iter()
-                .map(|item| (item, None, item))
-                .collect(),
-        ),
+        "list" | "tuple" | "set" => Some(named_children(table).into_iter().map(|item| (item, None, item)).collect()),
         _ => None,
     }
 }
 
 /// Read the roles of `params` off the bodies. `holder` maps an expression to the
 /// parameter it stands for (`old_name`, or `self.replacement` in a class).
-fn analyze(
-    file: &PyFile,
-    bodies: &[Node],
-    params: Vec<String>,
-    holder: &dyn Fn(Node) -> Option<String>,
-    inline: bool,
-) -> Routine {
+fn analyze(file: &PyFile, bodies: &[Node], params: Vec<String>, holder: &dyn Fn(Node) -> Option<String>, inline: bool) -> Routine {
     let mut roles: BTreeMap<String, Role> = BTreeMap::new();
     let mut assign = |param: String, role: Role| {
         let slot = roles.entry(param).or_insert(role);
@@ -294,10 +239,7 @@ fn analyze(
     for body in bodies {
         walk(*body, |n| {
             if matches!(n.kind(), "assignment" | "augmented_assignment") {
-                if let (Some(left), Some(right)) = (
-                    n.child_by_field_name("left"),
-                    n.child_by_field_name("right"),
-                ) {
+                if let (Some(left), Some(right)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) {
                     if left.kind() == "identifier" {
                         let entry = carried.entry(file.text(left).to_string()).or_default();
                         walk(right, |r| {
@@ -322,10 +264,7 @@ fn analyze(
             match n.kind() {
                 "assignment" => {
                     let left = n.child_by_field_name("left");
-                    if let Some(index) = left
-                        .filter(|l| l.kind() == "subscript")
-                        .and_then(environ_index(file))
-                    {
+                    if let Some(index) = left.filter(|l| l.kind() == "subscript").and_then(environ_index(file)) {
                         if let Some(p) = holder(index) {
                             assign(p, Role::Replacement);
                             forwarded_values.extend(n.child_by_field_name("right"));
@@ -357,12 +296,7 @@ fn analyze(
             true
         });
     }
-    let mut routine = Routine {
-        params,
-        roles,
-        inline_transform: None,
-        warns,
-    };
+    let mut routine = Routine { params, roles, inline_transform: None, warns };
     if inline {
         let old = routine.param(Role::OldName).cloned();
         routine.inline_transform = forwarded_values
@@ -375,18 +309,8 @@ fn analyze(
 
 /// Whether `value` is the old variable's value unchanged: `os.environ[old]`,
 /// or a local assigned from it.
-fn is_plain_forward(
-    file: &PyFile,
-    bodies: &[Node],
-    value: Node,
-    old: Option<&str>,
-    holder: &dyn Fn(Node) -> Option<String>,
-) -> bool {
-    let reads_old = |n: Node| {
-        raw_read(file, n).is_some_and(|r| {
-            r.via != ReadVia::Membership && r.key.and_then(holder).as_deref() == old
-        })
-    };
+fn is_plain_forward(file: &PyFile, bodies: &[Node], value: Node, old: Option<&str>, holder: &dyn Fn(Node) -> Option<String>) -> bool {
+    let reads_old = |n: Node| raw_read(file, n).is_some_and(|r| r.via != ReadVia::Membership && r.key.and_then(holder).as_deref() == old);
     if reads_old(value) {
         return true;
     }
@@ -398,8 +322,7 @@ fn is_plain_forward(
     for body in bodies {
         walk(*body, |n| {
             if n.kind() == "assignment"
-                && n.child_by_field_name("left")
-                    .is_some_and(|l| file.text(l) == local)
+                && n.child_by_field_name("left").is_some_and(|l| file.text(l) == local)
                 && n.child_by_field_name("right").is_some_and(reads_old)
             {
                 from_old = true;
@@ -414,9 +337,7 @@ fn is_plain_forward(
 fn environ_index<'f>(file: &'f PyFile) -> impl Fn(Node) -> Option<Node> + 'f {
     move |subscript: Node| {
         let value = subscript.child_by_field_name("value")?;
-        is_environ(file, value)
-            .then(|| subscript.child_by_field_name("subscript"))
-            .flatten()
+        is_environ(file, value).then(|| subscript.child_by_field_name("subscript")).flatten()
     }
 }
 
@@ -430,12 +351,7 @@ pub fn prefix_rewrites(file: &PyFile) -> Vec<(String, String)> {
             if let Some(name) = callee(file, n) {
                 let args: Vec<Option<String>> = n
                     .child_by_field_name("arguments")
-                    .map(|a| {
-                        named_children(a)
-                            .into_iter()
-                            .map(|x| file.string_value(x))
-                            .collect()
-                    })
+                    .map(|a| named_children(a).into_iter().map(|x| file.string_value(x)).collect())
                     .unwrap_or_default();
                 if let Some(receiver) = name.strip_suffix(".startswith") {
                     if let Some(Some(prefix)) = args.first() {
@@ -443,12 +359,7 @@ pub fn prefix_rewrites(file: &PyFile) -> Vec<(String, String)> {
                     }
                 } else if let Some(receiver) = name.strip_suffix(".replace") {
                     if let (Some(Some(from)), Some(Some(to))) = (args.first(), args.get(1)) {
-                        replaces.push((
-                            receiver.to_string(),
-                            from.clone(),
-                            to.clone(),
-                            in_environ_loop(file, n),
-                        ));
+                        replaces.push((receiver.to_string(), from.clone(), to.clone(), in_environ_loop(file, n)));
                     }
                 }
             }

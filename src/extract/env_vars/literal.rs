@@ -36,15 +36,11 @@ pub fn literal(file: &PyFile, node: Node, names: &KnownNames) -> Option<PyValue>
         "none" => Some(Value::Null),
         "parenthesized_expression" => {
             let inner = named_children(node);
-            (inner.len() == 1)
-                .then(|| literal(file, inner[0], names))
-                .flatten()
+            (inner.len() == 1).then(|| literal(file, inner[0], names)).flatten()
         }
-        "tuple" | "list" => named_children(node)
-            .into_iter()
-            .map(|item| literal(file, item, names))
-            .collect::<Option<Vec<_>>>()
-            .map(Value::Array),
+        "tuple" | "list" => {
+            named_children(node).into_iter().map(|item| literal(file, item, names)).collect::<Option<Vec<_>>>().map(Value::Array)
+        }
         "dictionary" => {
             let mut map = Map::new();
             for pair in named_children(node) {
@@ -69,11 +65,7 @@ pub fn literal(file: &PyFile, node: Node, names: &KnownNames) -> Option<PyValue>
         "binary_operator" => {
             let left = literal(file, node.child_by_field_name("left")?, names)?;
             let right = literal(file, node.child_by_field_name("right")?, names)?;
-            arithmetic(
-                file.text(node.child_by_field_name("operator")?),
-                &left,
-                &right,
-            )
+            arithmetic(file.text(node.child_by_field_name("operator")?), &left, &right)
         }
         // `tuple()`, `list()`, `dict()`: empty containers written as calls.
         "call" => {
@@ -158,21 +150,12 @@ mod tests {
     fn reads_literals_and_small_arithmetic() {
         let none = KnownNames::new();
         assert_eq!(value_of("-1", &none), Known::Value(json!(-1)));
-        assert_eq!(
-            value_of("384 * 1024 * 1024", &none),
-            Known::Value(json!(402653184))
-        );
-        assert_eq!(
-            value_of("2 ** 31", &none),
-            Known::Value(json!(2147483648_i64))
-        );
+        assert_eq!(value_of("384 * 1024 * 1024", &none), Known::Value(json!(402653184)));
+        assert_eq!(value_of("2 ** 31", &none), Known::Value(json!(2147483648_i64)));
         assert_eq!(value_of("0.5", &none), Known::Value(json!(0.5)));
         assert_eq!(value_of("tuple()", &none), Known::Value(json!([])));
         assert_eq!(value_of("('a', 1)", &none), Known::Value(json!(["a", 1])));
-        assert_eq!(
-            value_of("{'k': None}", &none),
-            Known::Value(json!({"k": null}))
-        );
+        assert_eq!(value_of("{'k': None}", &none), Known::Value(json!({"k": null})));
         assert_eq!(value_of("1_000", &none), Known::Value(json!(1000)));
     }
 
@@ -181,14 +164,8 @@ mod tests {
         let names = KnownNames::from([("Level.HIGH".to_string(), json!(2))]);
         assert_eq!(value_of("Level.HIGH", &names), Known::Value(json!(2)));
         assert_eq!(value_of("Level.LOW", &names), Known::dynamic("Level.LOW"));
-        assert_eq!(
-            value_of("_default_hip", &names),
-            Known::dynamic("_default_hip")
-        );
-        assert_eq!(
-            value_of("os.path.expanduser('~/.cache')", &names),
-            Known::dynamic("os.path.expanduser('~/.cache')")
-        );
+        assert_eq!(value_of("_default_hip", &names), Known::dynamic("_default_hip"));
+        assert_eq!(value_of("os.path.expanduser('~/.cache')", &names), Known::dynamic("os.path.expanduser('~/.cache')"));
         assert_eq!(value_of("2 ** 99", &names), Known::dynamic("2 ** 99"));
     }
 }

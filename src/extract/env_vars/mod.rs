@@ -17,7 +17,7 @@ mod release_check;
 #[cfg(test)]
 mod tests;
 
-pub use reads::{reads_in_source, find_env_reads, find_prefixed_env_reads, unregistered_vars, EnvRead, ReadVia};
+pub use reads::{find_env_reads, find_prefixed_env_reads, reads_in_source, unregistered_vars, EnvRead, ReadVia};
 
 use crate::extract::symbols::parse_module_file;
 use crate::extract::Package;
@@ -40,19 +40,13 @@ pub struct EnvRegistry {
 
 impl EnvRegistry {
     pub fn var(&self, name: &str) -> Option<&EnvVar> {
-        self.vars
-            .binary_search_by(|v| v.name.as_str().cmp(name))
-            .ok()
-            .map(|i| &self.vars[i])
+        self.vars.binary_search_by(|v| v.name.as_str().cmp(name)).ok().map(|i| &self.vars[i])
     }
 }
 
 /// The registry file of the package, if it has one.
 pub fn registry_path(pkg: &Package) -> Option<String> {
-    REGISTRY_FILES
-        .iter()
-        .map(|rel| format!("{}/{rel}", pkg.root))
-        .find(|path| pkg.tree.contains(path))
+    REGISTRY_FILES.iter().map(|rel| format!("{}/{rel}", pkg.root)).find(|path| pkg.tree.contains(path))
 }
 
 /// Extract the env registry. A package without a registry file yields an empty
@@ -88,16 +82,10 @@ fn registry_of(file: &crate::extract::python::PyFile, index: &FileIndex, path: &
     if vars.len() != before {
         warnings.push(ExtractWarning {
             path: path.to_string(),
-            message: format!(
-                "{} env names declared more than once; kept the first",
-                before - vars.len()
-            ),
+            message: format!("{} env names declared more than once; kept the first", before - vars.len()),
         });
     }
-    EnvRegistry {
-        vars,
-        prefix_rewrites: deprecations::prefix_rewrites(file),
-    }
+    EnvRegistry { vars, prefix_rewrites: deprecations::prefix_rewrites(file) }
 }
 
 /// Names the registry object is bound to in its module (`envs = Envs()`), for
@@ -117,19 +105,12 @@ pub fn registry_instances(pkg: &Package, warnings: &mut Vec<ExtractWarning>) -> 
 fn apply_deprecations(vars: &mut Vec<EnvVar>, entries: Vec<DeprecationEntry>) {
     for entry in entries {
         let deprecation = EnvDeprecation {
-            kind: if entry.replacement.is_some() {
-                EnvDeprecationKind::Renamed
-            } else {
-                EnvDeprecationKind::Removed
-            },
+            kind: if entry.replacement.is_some() { EnvDeprecationKind::Renamed } else { EnvDeprecationKind::Removed },
             replacement: entry.replacement,
             transform: entry.transform,
             message: entry.message,
         };
-        match vars
-            .iter_mut()
-            .find(|v| v.name == entry.name && v.deprecated.is_none())
-        {
+        match vars.iter_mut().find(|v| v.name == entry.name && v.deprecated.is_none()) {
             // Still a field (kept for legacy call sites) but declared deprecated.
             Some(field) => field.deprecated = Some(deprecation),
             None => vars.push(EnvVar {

@@ -14,16 +14,12 @@ use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
 use super::literal::{known_value, KnownNames};
-use super::syntax::{
-    bind_arguments, callee, first_argument, is_environ, is_message_call, unparenthesized,
-};
+use super::syntax::{bind_arguments, callee, first_argument, is_environ, is_message_call, unparenthesized};
 use super::{registry_instances, EnvRegistry};
 use crate::extract::python::{named_children, walk, PyFile};
 use crate::extract::symbols::parse_source;
 use crate::extract::Package;
-use crate::surface::{
-    EnvDeprecation, EnvDeprecationKind, EnvVar, Evidence, ExtractWarning, Known, PyValue,
-};
+use crate::surface::{EnvDeprecation, EnvDeprecationKind, EnvVar, Evidence, ExtractWarning, Known, PyValue};
 
 /// How a variable is read.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -70,15 +66,7 @@ pub(crate) struct RawRead<'t> {
 
 /// Recognise an environment read at `node` (a call, subscript or comparison).
 pub(crate) fn raw_read<'t>(file: &PyFile, node: Node<'t>) -> Option<RawRead<'t>> {
-    let read = |via, key, default| {
-        Some(RawRead {
-            via,
-            key,
-            registry_name: None,
-            default,
-            node,
-        })
-    };
+    let read = |via, key, default| Some(RawRead { via, key, registry_name: None, default, node });
     match node.kind() {
         "call" => {
             let name = callee(file, node)?;
@@ -86,34 +74,22 @@ pub(crate) fn raw_read<'t>(file: &PyFile, node: Node<'t>) -> Option<RawRead<'t>>
             let via = match name.as_str() {
                 "os.environ.get" | "environ.get" => ReadVia::EnvironGet,
                 "os.getenv" | "getenv" => ReadVia::Getenv,
-                _ if last.starts_with("get_") && last.ends_with("_env_var") => {
-                    ReadVia::Helper(last.to_string())
-                }
+                _ if last.starts_with("get_") && last.ends_with("_env_var") => ReadVia::Helper(last.to_string()),
                 _ => return registry_read(node, &name),
             };
             // The name comes first; engine helpers may call it `name` when passed by keyword.
             let bound = bind_arguments(file, node, &["key".to_string(), "default".to_string()]);
-            read(
-                via,
-                bound.get("key").or(bound.get("name")).copied(),
-                bound.get("default").copied(),
-            )
+            read(via, bound.get("key").or(bound.get("name")).copied(), bound.get("default").copied())
         }
         "subscript" => {
             let value = node.child_by_field_name("value")?;
             if !is_environ(file, value) || is_write_target(node) {
                 return None;
             }
-            read(
-                ReadVia::Subscript,
-                node.child_by_field_name("subscript"),
-                None,
-            )
+            read(ReadVia::Subscript, node.child_by_field_name("subscript"), None)
         }
         "comparison_operator" => match binary_comparison(file, node)? {
-            (name, "in" | "not in", environ) if is_environ(file, environ) => {
-                read(ReadVia::Membership, Some(name), None)
-            }
+            (name, "in" | "not in", environ) if is_environ(file, environ) => read(ReadVia::Membership, Some(name), None),
             _ => None,
         },
         _ => None,
@@ -131,10 +107,7 @@ fn registry_read<'t>(call: Node<'t>, name: &str) -> Option<RawRead<'t>> {
     Some(RawRead {
         via: ReadVia::Registry,
         key: None,
-        registry_name: Some((
-            instance.rsplit('.').next().unwrap_or(instance).to_string(),
-            var.to_string(),
-        )),
+        registry_name: Some((instance.rsplit('.').next().unwrap_or(instance).to_string(), var.to_string())),
         default: None,
         node: call,
     })
@@ -145,20 +118,14 @@ fn is_write_target(subscript: Node) -> bool {
         return false;
     };
     match parent.kind() {
-        "assignment" | "augmented_assignment" => parent
-            .child_by_field_name("left")
-            .is_some_and(|l| l.id() == subscript.id()),
+        "assignment" | "augmented_assignment" => parent.child_by_field_name("left").is_some_and(|l| l.id() == subscript.id()),
         "delete_statement" => true,
         _ => false,
     }
 }
 
 /// Every read of the given names in the package, sorted by name then place.
-pub fn find_env_reads(
-    pkg: &Package,
-    names: &[String],
-    warnings: &mut Vec<ExtractWarning>,
-) -> Vec<EnvRead> {
+pub fn find_env_reads(pkg: &Package, names: &[String], warnings: &mut Vec<ExtractWarning>) -> Vec<EnvRead> {
     let needles: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
     let wanted = |name: &str| names.iter().any(|n| n == name);
     scan(pkg, &needles, &wanted, warnings)
@@ -166,22 +133,13 @@ pub fn find_env_reads(
 
 /// Every read of a variable whose literal name starts with one of `prefixes`
 /// (`SGLANG_`, `SGL_`): the surface-wide variant.
-pub fn find_prefixed_env_reads(
-    pkg: &Package,
-    prefixes: &[&str],
-    warnings: &mut Vec<ExtractWarning>,
-) -> Vec<EnvRead> {
+pub fn find_prefixed_env_reads(pkg: &Package, prefixes: &[&str], warnings: &mut Vec<ExtractWarning>) -> Vec<EnvRead> {
     let needles: Vec<&[u8]> = prefixes.iter().map(|p| p.as_bytes()).collect();
     let wanted = |name: &str| prefixes.iter().any(|p| name.starts_with(p));
     scan(pkg, &needles, &wanted, warnings)
 }
 
-fn scan(
-    pkg: &Package,
-    needles: &[&[u8]],
-    wanted: &(dyn Fn(&str) -> bool + Sync),
-    warnings: &mut Vec<ExtractWarning>,
-) -> Vec<EnvRead> {
+fn scan(pkg: &Package, needles: &[&[u8]], wanted: &(dyn Fn(&str) -> bool + Sync), warnings: &mut Vec<ExtractWarning>) -> Vec<EnvRead> {
     if needles.is_empty() {
         return Vec::new();
     }
@@ -239,11 +197,7 @@ pub fn reads_in_source(
 
 /// The reads of wanted names in one parsed file; `instances` are the names the
 /// registry object is bound to (`envs`).
-pub fn reads_in_file(
-    file: &PyFile,
-    instances: &[String],
-    wanted: &dyn Fn(&str) -> bool,
-) -> Vec<EnvRead> {
+pub fn reads_in_file(file: &PyFile, instances: &[String], wanted: &dyn Fn(&str) -> bool) -> Vec<EnvRead> {
     let no_names = KnownNames::new();
     let mut out = Vec::new();
     walk(file.root(), |node| {
@@ -301,11 +255,7 @@ fn removal_notice(file: &PyFile, read: Node, name: &str) -> Option<String> {
     }
     let if_stmt = test.parent()?;
     if if_stmt.kind() != "if_statement"
-        || if_stmt
-            .child_by_field_name("condition")
-            .map(unparenthesized)
-            .map(|c| c.id())
-            != Some(unparenthesized(test).id())
+        || if_stmt.child_by_field_name("condition").map(unparenthesized).map(|c| c.id()) != Some(unparenthesized(test).id())
         || if_stmt.child_by_field_name("alternative").is_some()
     {
         return None;
@@ -319,16 +269,11 @@ fn removal_notice(file: &PyFile, read: Node, name: &str) -> Option<String> {
             "pass_statement" => continue,
             _ => return None,
         }?;
-        if call.kind() != "call"
-            || !(stmt.kind() == "raise_statement" || is_message_call(file, call))
-        {
+        if call.kind() != "call" || !(stmt.kind() == "raise_statement" || is_message_call(file, call)) {
             return None;
         }
         if message.is_none() {
-            message = first_argument(call).map(|arg| {
-                file.string_value(arg)
-                    .unwrap_or_else(|| file.text(arg).to_string())
-            });
+            message = first_argument(call).map(|arg| file.string_value(arg).unwrap_or_else(|| file.text(arg).to_string()));
         }
     }
     message.filter(|m| m.contains(name))
@@ -344,15 +289,11 @@ fn none_comparison(file: &PyFile, comparison: Node) -> Option<bool> {
 }
 
 fn is_negated_membership(file: &PyFile, node: Node) -> bool {
-    node.kind() == "comparison_operator"
-        && binary_comparison(file, node).is_some_and(|(_, op, _)| op == "not in")
+    node.kind() == "comparison_operator" && binary_comparison(file, node).is_some_and(|(_, op, _)| op == "not in")
 }
 
 /// `left <op> right` with a single operator, spelled with single spaces (`not in`).
-fn binary_comparison<'t>(
-    file: &PyFile,
-    node: Node<'t>,
-) -> Option<(Node<'t>, &'static str, Node<'t>)> {
+fn binary_comparison<'t>(file: &PyFile, node: Node<'t>) -> Option<(Node<'t>, &'static str, Node<'t>)> {
     let parts = named_children(node);
     let [left, right] = parts.as_slice() else {
         return None;
@@ -415,10 +356,7 @@ fn implicit_default(read: &EnvRead) -> Known<PyValue> {
 fn merged_default(reads: &[&EnvRead]) -> Known<PyValue> {
     let mut distinct: Vec<Known<PyValue>> = Vec::new();
     for read in reads {
-        let d = read
-            .default
-            .clone()
-            .unwrap_or_else(|| implicit_default(read));
+        let d = read.default.clone().unwrap_or_else(|| implicit_default(read));
         if !distinct.contains(&d) {
             distinct.push(d);
         }

@@ -14,9 +14,7 @@ use tree_sitter::Node;
 
 use super::literal::{known_value, KnownNames};
 use super::reads::raw_read;
-use super::syntax::{
-    assignment, bind_arguments, callee, param_names, self_attribute, undecorated, FileIndex,
-};
+use super::syntax::{assignment, bind_arguments, callee, param_names, self_attribute, undecorated, FileIndex};
 use crate::extract::python::{named_children, walk, PyFile};
 use crate::surface::{EnvDeprecation, EnvDeprecationKind, EnvVar, Known};
 
@@ -37,9 +35,7 @@ pub fn registry_vars(file: &PyFile, index: &FileIndex, names: &KnownNames) -> Ve
         if field_classes.contains_key(&class.name) {
             continue;
         }
-        for (stmt, target, value, class_name) in
-            field_declarations(file, class.body, &field_classes)
-        {
+        for (stmt, target, value, class_name) in field_declarations(file, class.body, &field_classes) {
             let field = &field_classes[&class_name];
             let name = file.text(target).to_string();
             let args = bind_arguments(file, value, &field.params);
@@ -64,13 +60,7 @@ pub fn registry_vars(file: &PyFile, index: &FileIndex, names: &KnownNames) -> Ve
                     evidence: file.evidence(stmt),
                 });
             }
-            vars.push(EnvVar {
-                name,
-                kind: class_name,
-                default,
-                deprecated: None,
-                evidence: file.evidence(stmt),
-            });
+            vars.push(EnvVar { name, kind: class_name, default, deprecated: None, evidence: file.evidence(stmt) });
         }
     }
     vars
@@ -90,9 +80,7 @@ fn field_declarations<'t>(
                 return None;
             }
             let class_name = callee(file, value)?;
-            field_classes
-                .contains_key(&class_name)
-                .then_some((stmt, target, value, class_name))
+            field_classes.contains_key(&class_name).then_some((stmt, target, value, class_name))
         })
         .collect()
 }
@@ -102,18 +90,14 @@ pub fn instance_names(file: &PyFile, index: &FileIndex) -> Vec<String> {
     let field_classes = field_classes(file, index);
     let is_registry = |class: &str| {
         !field_classes.contains_key(class)
-            && index
-                .classes
-                .get(class)
-                .is_some_and(|c| !field_declarations(file, c.body, &field_classes).is_empty())
+            && index.classes.get(class).is_some_and(|c| !field_declarations(file, c.body, &field_classes).is_empty())
     };
     named_children(file.root())
         .into_iter()
         .filter_map(|stmt| {
             let (target, value) = assignment(stmt)?;
             let class = callee(file, value).filter(|_| value.kind() == "call")?;
-            (target.kind() == "identifier" && is_registry(&class))
-                .then(|| file.text(target).to_string())
+            (target.kind() == "identifier" && is_registry(&class)).then(|| file.text(target).to_string())
         })
         .collect()
 }
@@ -141,15 +125,10 @@ pub fn class_constants(file: &PyFile, index: &FileIndex) -> KnownNames {
 
 fn field_classes(file: &PyFile, index: &FileIndex) -> BTreeMap<String, FieldClass> {
     let defines = |class: &str, method: &str| {
-        index.classes[class]
-            .body
-            .named_children(&mut index.classes[class].body.walk())
-            .any(|d| {
-                let d = undecorated(d);
-                d.kind() == "function_definition"
-                    && d.child_by_field_name("name")
-                        .is_some_and(|n| file.text(n) == method)
-            })
+        index.classes[class].body.named_children(&mut index.classes[class].body.walk()).any(|d| {
+            let d = undecorated(d);
+            d.kind() == "function_definition" && d.child_by_field_name("name").is_some_and(|n| file.text(n) == method)
+        })
     };
     let mut out = BTreeMap::new();
     for name in index.classes.keys() {
@@ -158,35 +137,13 @@ fn field_classes(file: &PyFile, index: &FileIndex) -> BTreeMap<String, FieldClas
             continue;
         }
         let (params, attr_of_param) = match index.method(file, name, "__init__") {
-            Some(init) => (
-                param_names(file, init, true),
-                attributes_from_params(file, init),
-            ),
+            Some(init) => (param_names(file, init, true), attributes_from_params(file, init)),
             None => (Vec::new(), BTreeMap::new()),
         };
         let read_attrs = env_read_attributes(file, &index.methods(name));
-        let alias_params = params
-            .iter()
-            .filter(|p| {
-                attr_of_param
-                    .get(*p)
-                    .is_some_and(|a| read_attrs.contains(a))
-            })
-            .cloned()
-            .collect();
-        let default_param = params
-            .iter()
-            .find(|p| *p == "default")
-            .or(params.first())
-            .cloned();
-        out.insert(
-            name.clone(),
-            FieldClass {
-                params,
-                default_param,
-                alias_params,
-            },
-        );
+        let alias_params = params.iter().filter(|p| attr_of_param.get(*p).is_some_and(|a| read_attrs.contains(a))).cloned().collect();
+        let default_param = params.iter().find(|p| *p == "default").or(params.first()).cloned();
+        out.insert(name.clone(), FieldClass { params, default_param, alias_params });
     }
     out
 }
@@ -196,10 +153,7 @@ pub(super) fn attributes_from_params(file: &PyFile, init: Node) -> BTreeMap<Stri
     let mut out = BTreeMap::new();
     walk(init, |n| {
         if n.kind() == "assignment" {
-            if let (Some(left), Some(right)) = (
-                n.child_by_field_name("left"),
-                n.child_by_field_name("right"),
-            ) {
+            if let (Some(left), Some(right)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) {
                 if let Some(attr) = self_attribute(file, left) {
                     if right.kind() == "identifier" {
                         out.insert(file.text(right).to_string(), attr);
@@ -239,8 +193,9 @@ fn body_statements(body: Node) -> Vec<Node> {
 fn collect_statements<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
     for child in named_children(node) {
         match child.kind() {
-            "block" | "if_statement" | "try_statement" | "elif_clause" | "else_clause"
-            | "except_clause" | "finally_clause" => collect_statements(child, out),
+            "block" | "if_statement" | "try_statement" | "elif_clause" | "else_clause" | "except_clause" | "finally_clause" => {
+                collect_statements(child, out)
+            }
             _ if node.kind() == "block" => out.push(child),
             // Conditions and exception types of the clauses above.
             _ => {}

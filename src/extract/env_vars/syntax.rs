@@ -28,10 +28,7 @@ impl<'t> FileIndex<'t> {
         let mut functions = BTreeMap::new();
         for stmt in named_children(file.root()) {
             let def = undecorated(stmt);
-            let Some(name) = def
-                .child_by_field_name("name")
-                .map(|n| file.text(n).to_string())
-            else {
+            let Some(name) = def.child_by_field_name("name").map(|n| file.text(n).to_string()) else {
                 continue;
             };
             match def.kind() {
@@ -47,15 +44,7 @@ impl<'t> FileIndex<'t> {
                         })
                         .unwrap_or_default();
                     if let Some(body) = def.child_by_field_name("body") {
-                        classes.insert(
-                            name.clone(),
-                            ClassDef {
-                                name,
-                                bases,
-                                body,
-                                node: def,
-                            },
-                        );
+                        classes.insert(name.clone(), ClassDef { name, bases, body, node: def });
                     }
                 }
                 "function_definition" => {
@@ -99,10 +88,7 @@ impl<'t> FileIndex<'t> {
 
     /// The first `name` method found along the lineage (`__init__`).
     pub fn method(&self, file: &PyFile, class: &str, name: &str) -> Option<Node<'t>> {
-        self.methods(class).into_iter().find(|m| {
-            m.child_by_field_name("name")
-                .is_some_and(|n| file.text(n) == name)
-        })
+        self.methods(class).into_iter().find(|m| m.child_by_field_name("name").is_some_and(|n| file.text(n) == name))
     }
 }
 
@@ -125,9 +111,7 @@ pub fn param_names(file: &PyFile, func: Node, is_method: bool) -> Vec<String> {
         .into_iter()
         .filter_map(|p| match p.kind() {
             "identifier" => Some(p),
-            "typed_parameter" => named_children(p)
-                .into_iter()
-                .find(|c| c.kind() == "identifier"),
+            "typed_parameter" => named_children(p).into_iter().find(|c| c.kind() == "identifier"),
             "default_parameter" | "typed_default_parameter" => p.child_by_field_name("name"),
             _ => None,
         })
@@ -141,11 +125,7 @@ pub fn param_names(file: &PyFile, func: Node, is_method: bool) -> Vec<String> {
 
 /// Bind a call's arguments to parameter names: positional by order, keywords by
 /// name. Arguments that fit no parameter (`*args`, unknown keywords) are dropped.
-pub fn bind_arguments<'t>(
-    file: &PyFile,
-    call: Node<'t>,
-    params: &[String],
-) -> BTreeMap<String, Node<'t>> {
+pub fn bind_arguments<'t>(file: &PyFile, call: Node<'t>, params: &[String]) -> BTreeMap<String, Node<'t>> {
     let mut bound = BTreeMap::new();
     let Some(args) = call.child_by_field_name("arguments") else {
         return bound;
@@ -154,10 +134,7 @@ pub fn bind_arguments<'t>(
     for arg in named_children(args) {
         match arg.kind() {
             "keyword_argument" => {
-                if let (Some(name), Some(value)) = (
-                    arg.child_by_field_name("name"),
-                    arg.child_by_field_name("value"),
-                ) {
+                if let (Some(name), Some(value)) = (arg.child_by_field_name("name"), arg.child_by_field_name("value")) {
                     bound.insert(file.text(name).to_string(), value);
                 }
             }
@@ -175,8 +152,7 @@ pub fn bind_arguments<'t>(
 
 /// `os.environ` (or `environ` imported from `os`).
 pub fn is_environ(file: &PyFile, node: Node) -> bool {
-    matches!(node.kind(), "attribute" | "identifier")
-        && matches!(file.text(node), "os.environ" | "environ")
+    matches!(node.kind(), "attribute" | "identifier") && matches!(file.text(node), "os.environ" | "environ")
 }
 
 /// Callee text of a call without whitespace (`os.environ.get`).
@@ -193,16 +169,13 @@ pub fn is_message_call(file: &PyFile, call: Node) -> bool {
     let last = name.rsplit('.').next().unwrap_or(&name);
     let receiver = name.rsplit_once('.').map(|(r, _)| r).unwrap_or("");
     last.contains("warn")
-        || matches!(last, "print" | "error" | "info" | "critical" | "exception")
-            && (receiver.is_empty() || receiver.contains("log"))
+        || matches!(last, "print" | "error" | "info" | "critical" | "exception") && (receiver.is_empty() || receiver.contains("log"))
 }
 
 /// The first positional argument of a call.
 pub fn first_argument<'t>(call: Node<'t>) -> Option<Node<'t>> {
     let args = call.child_by_field_name("arguments")?;
-    named_children(args)
-        .into_iter()
-        .find(|a| a.kind() != "keyword_argument")
+    named_children(args).into_iter().find(|a| a.kind() != "keyword_argument")
 }
 
 /// A parenthesised expression's content (`(x)` → `x`).
@@ -219,18 +192,11 @@ pub fn unparenthesized(mut node: Node) -> Node {
 
 /// The right-hand side of an `x = value` / `x: T = value` statement, with its target.
 pub fn assignment<'t>(stmt: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
-    let assign = if stmt.kind() == "expression_statement" {
-        *named_children(stmt).first()?
-    } else {
-        stmt
-    };
+    let assign = if stmt.kind() == "expression_statement" { *named_children(stmt).first()? } else { stmt };
     if assign.kind() != "assignment" {
         return None;
     }
-    Some((
-        assign.child_by_field_name("left")?,
-        assign.child_by_field_name("right")?,
-    ))
+    Some((assign.child_by_field_name("left")?, assign.child_by_field_name("right")?))
 }
 
 /// `self.attr` → `attr`.

@@ -20,8 +20,21 @@ pub const STALE_PARTIAL_AGE: Duration = Duration::from_secs(3600);
 /// What a bare repository made by libgit2 (or `git gc` on it) holds; a folder
 /// with anything else in it is someone else's.
 const BARE_REPO_NAMES: &[&str] = &[
-    "HEAD", "config", "description", "hooks", "info", "objects", "refs", "packed-refs", "FETCH_HEAD", "ORIG_HEAD", "shallow", "logs",
-    "branches", "gc.pid", "gc.log",
+    "HEAD",
+    "config",
+    "description",
+    "hooks",
+    "info",
+    "objects",
+    "refs",
+    "packed-refs",
+    "FETCH_HEAD",
+    "ORIG_HEAD",
+    "shallow",
+    "logs",
+    "branches",
+    "gc.pid",
+    "gc.log",
 ];
 
 /// What is at a clone's place in the cache.
@@ -45,7 +58,11 @@ pub fn inspect(dir: &Path) -> Cached {
         return Cached::Foreign;
     }
     // Without HEAD libgit2 would not call it a repository; say so plainly.
-    let opened = if dir.join("HEAD").is_file() { Repository::open_bare(dir).map_err(|e| e.message().to_string()) } else { Err("it has no HEAD".into()) };
+    let opened = if dir.join("HEAD").is_file() {
+        Repository::open_bare(dir).map_err(|e| e.message().to_string())
+    } else {
+        Err("it has no HEAD".into())
+    };
     match opened {
         Ok(repo) => Cached::Clone(repo),
         Err(why) if shaped_like_bare_repo(dir) => Cached::Broken(why),
@@ -57,7 +74,9 @@ pub fn inspect(dir: &Path) -> Cached {
 fn shaped_like_bare_repo(dir: &Path) -> bool {
     let Ok(items) = std::fs::read_dir(dir) else { return false };
     items.into_iter().all(|item| {
-        item.is_ok_and(|item| item.file_name().to_str().is_some_and(|name| BARE_REPO_NAMES.contains(&name.strip_suffix(".lock").unwrap_or(name))))
+        item.is_ok_and(|item| {
+            item.file_name().to_str().is_some_and(|name| BARE_REPO_NAMES.contains(&name.strip_suffix(".lock").unwrap_or(name)))
+        })
     })
 }
 

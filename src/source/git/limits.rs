@@ -39,7 +39,9 @@ impl FetchLimits {
         let get = |name: &str, default: u64| -> Result<u64, String> {
             match env(name).filter(|v| !v.trim().is_empty()) {
                 None => Ok(default),
-                Some(v) => v.trim().parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| format!("{name}=`{v}` is not a whole number above 0")),
+                Some(v) => {
+                    v.trim().parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| format!("{name}=`{v}` is not a whole number above 0"))
+                }
             }
         };
         Ok(FetchLimits {

@@ -6,8 +6,8 @@
 //! repository is executed by opening or fetching it.
 
 use super::loose::{self, LooseError};
-use super::resolve::ResolvedRef;
 use super::redact::redact_userinfo;
+use super::resolve::ResolvedRef;
 use super::{is_safe_tree_path, Entry, Listing, ListingStore, SourceError, Tree};
 use git2::{ObjectType, Oid, Repository};
 use sha2::{Digest, Sha256};
@@ -63,10 +63,7 @@ fn url_cache_dir(cache_dir: &Path, url: &str) -> PathBuf {
 
 /// A libgit2 error in `repo`. Its message may quote a URL: user info is taken out.
 fn git_err(repo: &str, e: git2::Error) -> SourceError {
-    SourceError::Git {
-        repo: redact_userinfo(repo),
-        message: redact_userinfo(e.message()),
-    }
+    SourceError::Git { repo: redact_userinfo(repo), message: redact_userinfo(e.message()) }
 }
 
 /// Process-wide libgit2 settings, applied before the first repository is opened.
@@ -89,28 +86,13 @@ impl EngineRepo {
         }
         let path = Path::new(spec);
         // NO_SEARCH: the path itself must be the repo, never a parent folder's.
-        let repo = Repository::open_ext(
-            path,
-            git2::RepositoryOpenFlags::NO_SEARCH,
-            std::iter::empty::<&std::ffi::OsStr>(),
-        )
-        .map_err(|e| SourceError::Open {
-            path: path.to_path_buf(),
-            message: e.message().to_string(),
-        })?;
-        Ok(EngineRepo {
-            repo,
-            spec: spec.to_string(),
-            url: None,
-            offline: opts.offline,
-        })
+        let repo = Repository::open_ext(path, git2::RepositoryOpenFlags::NO_SEARCH, std::iter::empty::<&std::ffi::OsStr>())
+            .map_err(|e| SourceError::Open { path: path.to_path_buf(), message: e.message().to_string() })?;
+        Ok(EngineRepo { repo, spec: spec.to_string(), url: None, offline: opts.offline })
     }
 
     fn open_url(url: &str, opts: &OpenOptions) -> Result<EngineRepo, SourceError> {
-        let cache_dir = opts
-            .cache_dir
-            .clone()
-            .unwrap_or_else(|| default_cache_root().join("repos"));
+        let cache_dir = opts.cache_dir.clone().unwrap_or_else(|| default_cache_root().join("repos"));
         let dir = url_cache_dir(&cache_dir, url);
         // What messages and the report show: never a password.
         let shown = redact_userinfo(url);
@@ -141,12 +123,7 @@ impl EngineRepo {
             }
             Cached::Missing => clone_into(&cache_dir, &dir, url)?,
         };
-        Ok(EngineRepo {
-            repo,
-            spec: shown,
-            url: Some(url.to_string()),
-            offline: opts.offline,
-        })
+        Ok(EngineRepo { repo, spec: shown, url: Some(url.to_string()), offline: opts.offline })
     }
 
     /// The file tree at a resolved commit.
@@ -246,10 +223,7 @@ fn clone_into(cache_dir: &Path, dir: &Path, url: &str) -> Result<Repository, Sou
         // Another process won the race: use its clone.
         let _ = std::fs::remove_dir_all(&staged);
     }
-    Repository::open_bare(dir).map_err(|e| SourceError::Open {
-        path: dir.to_path_buf(),
-        message: redact_userinfo(e.message()),
-    })
+    Repository::open_bare(dir).map_err(|e| SourceError::Open { path: dir.to_path_buf(), message: redact_userinfo(e.message()) })
 }
 
 fn io_err(path: &Path, e: std::io::Error) -> SourceError {
@@ -257,11 +231,7 @@ fn io_err(path: &Path, e: std::io::Error) -> SourceError {
 }
 
 fn display_name(spec: &str) -> String {
-    spec.trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .unwrap_or(spec)
-        .to_string()
+    spec.trim_end_matches('/').rsplit('/').next().unwrap_or(spec).to_string()
 }
 
 /// Fetch every tag and branch. Hooks never run (libgit2 has none) and submodules
@@ -274,10 +244,7 @@ fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
         return Err(fetch_err("only http(s):// and file:// URLs are fetched (no ssh); clone it with git and pass the path"));
     }
     smart_http::register().map_err(|message| fetch_err(&message))?;
-    let mut remote = repo
-        .find_remote("origin")
-        .or_else(|_| repo.remote_anonymous(url))
-        .map_err(|e| git_err(url, e))?;
+    let mut remote = repo.find_remote("origin").or_else(|_| repo.remote_anonymous(url)).map_err(|e| git_err(url, e))?;
     let mut fo = git2::FetchOptions::new();
     fo.download_tags(git2::AutotagOption::All);
     // A first clone of SGLang takes minutes: say how far it is, on a terminal only.
@@ -285,11 +252,7 @@ fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
         fo.remote_callbacks(progress_callbacks(shown.clone()));
     }
     remote
-        .fetch(
-            &["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"],
-            Some(&mut fo),
-            None,
-        )
+        .fetch(&["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], Some(&mut fo), None)
         .map_err(|e| fetch_err(e.message()))
 }
 
@@ -327,7 +290,9 @@ fn object_size(repo: &Repository, oid: Oid) -> Result<u64, git2::Error> {
         return Err(git2::Error::last_error(rc));
     }
     match kind {
-        libgit2_sys::GIT_OBJECT_COMMIT | libgit2_sys::GIT_OBJECT_TREE | libgit2_sys::GIT_OBJECT_BLOB | libgit2_sys::GIT_OBJECT_TAG => Ok(size as u64),
+        libgit2_sys::GIT_OBJECT_COMMIT | libgit2_sys::GIT_OBJECT_TREE | libgit2_sys::GIT_OBJECT_BLOB | libgit2_sys::GIT_OBJECT_TAG => {
+            Ok(size as u64)
+        }
         other => Err(git2::Error::from_str(&format!("damaged object header (type {other})"))),
     }
 }
@@ -343,9 +308,7 @@ impl LooseGuard {
     fn new(git_dir: &Path) -> LooseGuard {
         let objects = git_dir.join("objects");
         // Loose objects live in two-hex-digit folders beside `pack` and `info`.
-        let any = std::fs::read_dir(&objects)
-            .map(|dir| dir.flatten().any(|e| e.file_name().len() == 2))
-            .unwrap_or(false);
+        let any = std::fs::read_dir(&objects).map(|dir| dir.flatten().any(|e| e.file_name().len() == 2)).unwrap_or(false);
         LooseGuard { objects, any }
     }
 
@@ -354,7 +317,8 @@ impl LooseGuard {
         if !self.any {
             return Ok(());
         }
-        loose::check(&self.objects, &oid.to_string()).map_err(|m| SourceError::Git { repo: repo.to_string(), message: format!("{what}: {m}") })
+        loose::check(&self.objects, &oid.to_string())
+            .map_err(|m| SourceError::Git { repo: repo.to_string(), message: format!("{what}: {m}") })
     }
 
     /// An error when any loose object would not inflate completely: before
@@ -373,8 +337,10 @@ impl LooseGuard {
             for file in files.flatten() {
                 let Some(rest) = file.file_name().to_str().map(str::to_string) else { continue };
                 // `check` skips names that are not hex, such as a temporary file.
-                loose::check(&self.objects, &format!("{prefix}{rest}"))
-                    .map_err(|m| SourceError::Git { repo: repo.to_string(), message: format!("{what}: loose object {prefix}{rest}: {m}") })?;
+                loose::check(&self.objects, &format!("{prefix}{rest}")).map_err(|m| SourceError::Git {
+                    repo: repo.to_string(),
+                    message: format!("{what}: loose object {prefix}{rest}: {m}"),
+                })?;
             }
         }
         Ok(())
@@ -443,16 +409,15 @@ impl GitTree {
     /// loose object's first bytes, a packed one's entry and delta headers, about
     /// 2 µs) so a blob over it is refused before it is inflated.
     fn read_blob(&self, path: &str, limit: Option<u64>) -> Result<Vec<u8>, SourceError> {
-        let entry = self.entry(path).ok_or_else(|| SourceError::MissingFile {
-            path: path.to_string(),
-            tree: self.name.clone(),
-        })?;
+        let entry = self.entry(path).ok_or_else(|| SourceError::MissingFile { path: path.to_string(), tree: self.name.clone() })?;
         let oid = Oid::from_str(&entry.id).map_err(|e| git_err(&self.name, e))?;
         if self.repos.loose.any {
             match loose::read_blob(&self.repos.loose.objects, &entry.id, limit) {
                 Ok(Some(bytes)) => return Ok(bytes),
                 Ok(None) => {}
-                Err(LooseError::TooLarge(size)) => return Err(SourceError::TooLarge { path: path.to_string(), size, limit: limit.unwrap_or(0) }),
+                Err(LooseError::TooLarge(size)) => {
+                    return Err(SourceError::TooLarge { path: path.to_string(), size, limit: limit.unwrap_or(0) })
+                }
                 Err(LooseError::Corrupt(m)) => return Err(SourceError::Git { repo: self.name.clone(), message: format!("{path}: {m}") }),
             }
         }

@@ -35,10 +35,7 @@ impl EngineRepo {
         if let Some(url) = &self.url {
             if self.offline {
                 // The spec is the URL as messages show it (no user info).
-                return Err(SourceError::OfflineMissing {
-                    url: self.spec.clone(),
-                    wanted: wanted.to_string(),
-                });
+                return Err(SourceError::OfflineMissing { url: self.spec.clone(), wanted: wanted.to_string() });
             }
             fetch_all(&self.repo, url)?;
             // The fetch may have added loose objects: look again.
@@ -50,10 +47,9 @@ impl EngineRepo {
     fn resolve_local(&self, guard: &LooseGuard, wanted: &str) -> Result<Option<ResolvedRef>, SourceError> {
         for name in candidate_refs(wanted) {
             if let Ok(reference) = self.repo.find_reference(&name) {
-                let commit = self.reference_commit(guard, &reference, &name)?.ok_or_else(|| SourceError::Git {
-                    repo: self.spec.clone(),
-                    message: format!("{name} does not point at a commit"),
-                })?;
+                let commit = self
+                    .reference_commit(guard, &reference, &name)?
+                    .ok_or_else(|| SourceError::Git { repo: self.spec.clone(), message: format!("{name} does not point at a commit") })?;
                 return Ok(Some(ResolvedRef { wanted: wanted.to_string(), matched: name, commit: commit.to_string() }));
             }
         }
@@ -146,7 +142,10 @@ impl EngineRepo {
         // Bounded: a forged parent could make a loop that `~N` would walk N times.
         let walked: usize = steps.iter().map(|s| if let Step::Back(n) = s { *n } else { 1 }).fold(0, usize::saturating_add);
         if walked > MAX_REVISION_STEPS {
-            return Err(SourceError::Git { repo: self.spec.clone(), message: format!("`{rev}`: more than {MAX_REVISION_STEPS} steps back") });
+            return Err(SourceError::Git {
+                repo: self.spec.clone(),
+                message: format!("`{rev}`: more than {MAX_REVISION_STEPS} steps back"),
+            });
         }
         for step in steps {
             match step {
@@ -164,22 +163,15 @@ impl EngineRepo {
 
     /// Every tag name, sorted.
     pub fn tags(&self) -> Vec<String> {
-        let mut tags: Vec<String> = self
-            .repo
-            .tag_names(None)
-            .map(|names| names.iter().flatten().flatten().map(|n| n.to_string()).collect())
-            .unwrap_or_default();
+        let mut tags: Vec<String> =
+            self.repo.tag_names(None).map(|names| names.iter().flatten().flatten().map(|n| n.to_string()).collect()).unwrap_or_default();
         tags.sort();
         tags
     }
 
     /// The newest commit reachable from `branch` (default: HEAD) committed at or
     /// before `unix_time`: how a nightly wheel's date maps to source.
-    pub fn last_commit_at_or_before(
-        &self,
-        branch: Option<&str>,
-        unix_time: i64,
-    ) -> Result<Option<String>, SourceError> {
+    pub fn last_commit_at_or_before(&self, branch: Option<&str>, unix_time: i64) -> Result<Option<String>, SourceError> {
         let guard = LooseGuard::new(self.repo.path());
         let start = match branch {
             Some(b) => self.resolve(b)?.commit,
@@ -213,17 +205,15 @@ impl EngineRepo {
                 return Ok(commit.to_string());
             }
         }
-        for name in ["refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master", "refs/heads/main", "refs/heads/master"] {
+        for name in
+            ["refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master", "refs/heads/main", "refs/heads/master"]
+        {
             if let Ok(reference) = self.repo.find_reference(name) {
                 if let Some(commit) = self.reference_commit(guard, &reference, name)? {
                     return Ok(commit.to_string());
                 }
             }
         }
-        Err(SourceError::UnknownRef {
-            repo: self.spec.clone(),
-            wanted: "(default branch)".into(),
-            nearest: Vec::new(),
-        })
+        Err(SourceError::UnknownRef { repo: self.spec.clone(), wanted: "(default branch)".into(), nearest: Vec::new() })
     }
 }

@@ -206,16 +206,14 @@ impl Exchange {
         // A POST is never redirected, so its body is sent once.
         let body = self.post.then(|| std::mem::take(&mut self.body));
         let (answer, answered) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
-            .name("engine-audit-http".into())
-            .spawn(move || {
-                let result = match body {
-                    Some(body) => request.send_bytes(&body),
-                    None => request.call(),
-                };
-                // The fetch may have given up waiting: then nobody listens.
-                let _ = answer.send(result);
-            })?;
+        std::thread::Builder::new().name("engine-audit-http".into()).spawn(move || {
+            let result = match body {
+                Some(body) => request.send_bytes(&body),
+                None => request.call(),
+            };
+            // The fetch may have given up waiting: then nobody listens.
+            let _ = answer.send(result);
+        })?;
         match answered.recv_timeout(remaining) {
             Ok(result) => result.map_err(|e| failure(&shown, e, &self.fetch)),
             Err(_) => Err(io::Error::other(self.fetch.deadline_passed(&shown))),
@@ -263,7 +261,8 @@ fn follow(from: &str, location: &str) -> Result<String, String> {
 fn scheme_of(url: &str) -> Option<&str> {
     let (scheme, _) = url.split_once(':')?;
     let mut chars = scheme.chars();
-    let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic()) && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    let valid =
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic()) && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     valid.then_some(scheme)
 }
 
@@ -285,8 +284,8 @@ fn failure(url: &str, error: ureq::Error, fetch: &Fetch) -> io::Error {
 fn timed_out(transport: &ureq::Transport) -> bool {
     transport.kind() == ureq::ErrorKind::Io
         && std::error::Error::source(transport)
-        .and_then(|source| source.downcast_ref::<io::Error>())
-        .is_some_and(|e| matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock))
+            .and_then(|source| source.downcast_ref::<io::Error>())
+            .is_some_and(|e| matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock))
 }
 
 /// A response body under the fetch's deadline and its byte budget: libgit2
@@ -357,7 +356,8 @@ mod tests {
         ] {
             assert_eq!(follow(from, location).as_deref(), Ok(want), "{location}");
         }
-        for location in ["file:///etc/passwd", "data:,hello", "ftp://x/y", "javascript:alert(1)", "http:///no-host", "https://user@/x", ""] {
+        for location in ["file:///etc/passwd", "data:,hello", "ftp://x/y", "javascript:alert(1)", "http:///no-host", "https://user@/x", ""]
+        {
             assert!(follow(from, location).is_err(), "{location}");
         }
         let refused = follow(from, "file://alice:s3cret@host/x").unwrap_err();
