@@ -1,10 +1,8 @@
 //! Command-line interface: argument types and dispatch. Each subcommand's work
 //! lives in `cmd/`; this file only says what can be asked.
 
-use crate::cmd;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -164,11 +162,11 @@ pub enum LangArg {
 }
 
 impl LangArg {
-    pub fn lang(self) -> crate::report::Lang {
+    pub fn lang(self) -> crate::finding::Lang {
         match self {
-            LangArg::En => crate::report::Lang::En,
-            LangArg::Zh => crate::report::Lang::Zh,
-            LangArg::EnZh => crate::report::Lang::EnZh,
+            LangArg::En => crate::finding::Lang::En,
+            LangArg::Zh => crate::finding::Lang::Zh,
+            LangArg::EnZh => crate::finding::Lang::EnZh,
         }
     }
 }
@@ -188,14 +186,7 @@ pub struct ReportArgs {
     pub lang: LangArg,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FailOn {
-    Error,
-    Warning,
-    Info,
-    Never,
-}
+pub use crate::gate::FailOn;
 
 #[derive(Args, Debug)]
 pub struct AuditArgs {
@@ -343,45 +334,4 @@ pub struct DemoArgs {
     /// Keep the generated repos and recipes in this folder instead of a temporary one.
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
-}
-
-/// Parse arguments, run, and map the outcome to the documented exit codes:
-/// 0 clean, 1 findings at/above `--fail-on`, 2 bad input or usage.
-pub fn main() -> ExitCode {
-    // Spans' start offsets count from here.
-    let _main = crate::trace::span(|| "main".into());
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
-        }
-    };
-    let no_cache = match &cli.command {
-        Command::Audit(a) => a.sources.no_cache,
-        Command::Surface(a) => a.sources.no_cache,
-        Command::Diff(a) => a.sources.no_cache,
-        Command::Pr(a) => a.sources.no_cache,
-        Command::Demo(_) | Command::Cache(_) | Command::Explain(_) | Command::Rules(_) => false,
-    };
-    if no_cache {
-        crate::cache::FactCache::disable_default();
-    }
-    let result = match cli.command {
-        Command::Audit(args) => cmd::audit::run(args),
-        Command::Surface(args) => cmd::surface::run(args),
-        Command::Diff(args) => cmd::diff::run(args),
-        Command::Demo(args) => cmd::demo::run(args),
-        Command::Explain(args) => cmd::explain::run(args),
-        Command::Rules(command) => cmd::rules::run(command),
-        Command::Pr(args) => cmd::pr::run(args),
-        Command::Cache(args) => cmd::cache::run(args),
-    };
-    match result {
-        Ok(code) => code,
-        Err(report) => {
-            eprintln!("{report:?}");
-            ExitCode::from(2)
-        }
-    }
 }

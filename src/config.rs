@@ -11,8 +11,8 @@
 //! fail_on: warning
 //! ```
 
-use crate::cli::FailOn;
 use crate::codes::{Code, Severity};
+use crate::gate::FailOn;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

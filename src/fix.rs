@@ -12,8 +12,8 @@ pub mod disk;
 
 pub use disk::{apply, screen, Applied};
 
+use crate::finding::{Edit, Finding};
 use crate::recipe::RecipeFile;
-use crate::report::{Edit, Finding};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -249,7 +249,7 @@ impl FilePatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Fix, Location};
+    use crate::finding::{Fix, Location};
 
     fn file(path: &str, text: &str) -> RecipeFile {
         RecipeFile {

@@ -19,6 +19,7 @@ pub mod excerpt;
 pub mod extract;
 pub mod finding;
 pub mod fix;
+pub mod gate;
 pub mod recipe;
 pub mod report;
 pub mod rules;

@@ -1,5 +1,5 @@
 fn main() -> std::process::ExitCode {
-    engine_audit::cli::main()
+    engine_audit::cmd::main()
 }
 
 #[global_allocator]

@@ -5,10 +5,10 @@
 //! written alone on its line, to the line below. Bare `ignore` silences every code.
 //! Suppressed findings leave the report but are counted (`AuditReport::suppressed`).
 
-use crate::audit::AuditReport;
 use crate::codes::Severity;
+use crate::finding::AuditReport;
+use crate::finding::Finding;
 use crate::recipe::RecipeFile;
-use crate::report::Finding;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;

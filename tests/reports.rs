@@ -88,32 +88,32 @@ fn rendering_is_deterministic_and_independent_of_the_demo_folder() {
 
 #[test]
 fn snapshot_text() {
-    insta::assert_snapshot!("text", report::text::render(demo(), &opts(Lang::En)));
+    insta::assert_snapshot!("text", report::Format::Text.render(demo(), &opts(Lang::En)));
 }
 
 #[test]
 fn snapshot_markdown_en() {
-    insta::assert_snapshot!("markdown_en", report::markdown::render(demo(), &opts(Lang::En)));
+    insta::assert_snapshot!("markdown_en", report::Format::Markdown.render(demo(), &opts(Lang::En)));
 }
 
 #[test]
 fn snapshot_markdown_zh() {
-    insta::assert_snapshot!("markdown_zh", report::markdown::render(demo(), &opts(Lang::Zh)));
+    insta::assert_snapshot!("markdown_zh", report::Format::Markdown.render(demo(), &opts(Lang::Zh)));
 }
 
 #[test]
 fn snapshot_json() {
-    insta::assert_snapshot!("json", report::json::render(demo(), &opts(Lang::En)));
+    insta::assert_snapshot!("json", report::Format::Json.render(demo(), &opts(Lang::En)));
 }
 
 #[test]
 fn snapshot_sarif() {
-    insta::assert_snapshot!("sarif", report::sarif::render(demo(), &opts(Lang::En)));
+    insta::assert_snapshot!("sarif", report::Format::Sarif.render(demo(), &opts(Lang::En)));
 }
 
 #[test]
 fn snapshot_github() {
-    insta::assert_snapshot!("github", report::github::render(demo(), &opts(Lang::En)));
+    insta::assert_snapshot!("github", report::Format::Github.render(demo(), &opts(Lang::En)));
 }
 
 // ---------------------------------------------------------------------------
@@ -121,7 +121,7 @@ fn snapshot_github() {
 
 #[test]
 fn text_shows_recipe_lines_evidence_fix_and_summary() {
-    let text = report::text::render(demo(), &opts(Lang::En));
+    let text = report::Format::Text.render(demo(), &opts(Lang::En));
     // The code and name with the doc page, the labelled recipe line, evidence, help.
     assert!(text.contains("EA003 deprecated-alias [decode] (docs/codes/EA003.md)"), "{text}");
     assert!(text.contains("[recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:43:7]"));
@@ -148,9 +148,9 @@ fn text_shows_recipe_lines_evidence_fix_and_summary() {
 
 #[test]
 fn text_colour_only_when_asked() {
-    let plain = report::text::render(demo(), &opts(Lang::En));
+    let plain = report::Format::Text.render(demo(), &opts(Lang::En));
     assert!(!plain.contains('\x1b'), "no escape codes without colour");
-    let coloured = report::text::render(demo(), &RenderOptions { color: true, ..opts(Lang::En) });
+    let coloured = report::Format::Text.render(demo(), &RenderOptions { color: true, ..opts(Lang::En) });
     assert!(coloured.contains("\x1b["));
 }
 
@@ -165,7 +165,7 @@ fn without(report: &AuditReport, codes: &[&str]) -> AuditReport {
 
 #[test]
 fn markdown_lead_sentences_hold_for_the_findings() {
-    let md = report::markdown::render(demo(), &opts(Lang::EnZh));
+    let md = report::Format::Markdown.render(demo(), &opts(Lang::EnZh));
     let lead = md.lines().next().unwrap();
     assert!(
         lead.starts_with("**SGLang flag audit (v1.0.0 → v1.1.0):** 5 flag settings in the recipes will stop the server at startup"),
@@ -178,7 +178,7 @@ fn markdown_lead_sentences_hold_for_the_findings() {
 
     // Without the breaking findings, the flags still parse, in both languages.
     let clean = without(demo(), &["EA001", "EA002", "EA005", "EA006"]);
-    let md = report::markdown::render(&clean, &opts(Lang::EnZh));
+    let md = report::Format::Markdown.render(&clean, &opts(Lang::EnZh));
     assert!(
         md.starts_with(
             "**SGLang flag audit (v1.0.0 → v1.1.0):** all recipe flags still parse. `--cuda-graph-max-bs` is a deprecated alias"
@@ -188,24 +188,27 @@ fn markdown_lead_sentences_hold_for_the_findings() {
     assert!(md.contains("**SGLang 参数审计 (v1.0.0 → v1.1.0)**：所有配方参数仍可解析。`--cuda-graph-max-bs` 已弃用，是 `--cuda-graph-max-bs-decode` 的别名"), "{md}");
     for code in ["EA001", "EA002", "EA005", "EA006"] {
         let only = without(demo(), &["EA001", "EA002", "EA005", "EA006"].into_iter().filter(|c| *c != code).collect::<Vec<_>>());
-        assert!(!report::markdown::render(&only, &opts(Lang::En)).contains("all recipe flags still parse"), "{code} alone breaks parsing");
+        assert!(
+            !report::Format::Markdown.render(&only, &opts(Lang::En)).contains("all recipe flags still parse"),
+            "{code} alone breaks parsing"
+        );
     }
 
     // "Defaults unchanged" needs every deployment's current release: the launch
     // script has none (its bump starts at `?`), so nothing is claimed...
     let no_defaults = without(demo(), &["EA007"]);
-    let md = report::markdown::render(&no_defaults, &opts(Lang::En));
+    let md = report::Format::Markdown.render(&no_defaults, &opts(Lang::En));
     assert!(!md.contains("unchanged") && !md.contains("default of `--"), "{md}");
     // ... until every bump has a known start.
     let mut known = no_defaults.clone();
     known.bumps.retain(|b| b.from.is_some());
-    let md = report::markdown::render(&known, &opts(Lang::EnZh));
+    let md = report::Format::Markdown.render(&known, &opts(Lang::EnZh));
     assert!(md.contains("Defaults of the flags the recipes leave unset are unchanged."));
     assert!(md.contains("配方未设置的参数，默认值均未改变。"));
 
     // Env and Dynamo sentences follow their findings.
     let quiet = without(demo(), &["EA101", "EA102", "EA103", "EA104", "EA105", "EA201", "EA202", "EA203", "EA204", "EA205"]);
-    let md = report::markdown::render(&quiet, &opts(Lang::EnZh));
+    let md = report::Format::Markdown.render(&quiet, &opts(Lang::EnZh));
     assert!(md.contains("No `SGLANG_*` env var the recipes set is affected."));
     assert!(md.contains("Dynamo 0.1.0: no import, attribute or pin problem against the SGLang target."));
     assert!(md.contains("Dynamo 0.1.0：对 SGLang 目标版本的导入、属性访问和版本约束均未发现问题。"));
@@ -213,7 +216,7 @@ fn markdown_lead_sentences_hold_for_the_findings() {
 
 #[test]
 fn markdown_collapses_identical_findings_across_recipes() {
-    let md = report::markdown::render(demo(), &opts(Lang::En));
+    let md = report::Format::Markdown.render(demo(), &opts(Lang::En));
     let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| `EA003`")).collect();
     assert_eq!(rows.len(), 1, "{rows:#?}");
     assert!(rows[0].contains("**2** · `launch-aggregated.sh` (launch_server), `dsmini-fp4-disagg.yaml` (decode)"), "{}", rows[0]);
@@ -229,7 +232,7 @@ fn markdown_collapses_identical_findings_across_recipes() {
 fn markdown_links_evidence_when_the_repo_url_is_known() {
     let o = RenderOptions { lang: Lang::En, ..RenderOptions::default() }
         .with_engine_sources(Some("https://github.com/sgl-project/sglang.git"), None);
-    let md = report::markdown::render(demo(), &o);
+    let md = report::Format::Markdown.render(demo(), &o);
     assert!(md.contains(
         "[python/sglang/srt/server_args.py:42](https://github.com/sgl-project/sglang/blob/v1.1.0/python/sglang/srt/server_args.py#L42) @ v1.1.0"
     ));
@@ -237,13 +240,13 @@ fn markdown_links_evidence_when_the_repo_url_is_known() {
     assert!(md.contains("`components/src/dynamo/sglang/args.py:3` @ 0.1.0"));
     // Recipe-side evidence (the master config) is never an engine link.
     assert!(md.contains("`recipes/configs/demo-master.yaml:2`"));
-    let plain = report::markdown::render(demo(), &opts(Lang::En));
+    let plain = report::Format::Markdown.render(demo(), &opts(Lang::En));
     assert!(!plain.contains("https://"), "no links without a URL");
 }
 
 #[test]
 fn markdown_chinese_is_written_out() {
-    let md = report::markdown::render(demo(), &opts(Lang::Zh));
+    let md = report::Format::Markdown.render(demo(), &opts(Lang::Zh));
     for phrase in [
         "### 参数（9）",
         "| 代码 | 问题 | 涉及配方 | 依据 | 修复 |",
@@ -259,7 +262,7 @@ fn markdown_chinese_is_written_out() {
         assert!(!md.contains(english), "English left in Chinese: {english:?}");
     }
     // en+zh: English first, then Chinese.
-    let both = report::markdown::render(demo(), &opts(Lang::EnZh));
+    let both = report::Format::Markdown.render(demo(), &opts(Lang::EnZh));
     let (en, zh) = both.split_once("\n---\n").unwrap();
     assert!(en.starts_with("**SGLang flag audit") && zh.trim_start().starts_with("**SGLang 参数审计"));
 }
@@ -504,7 +507,7 @@ fn check_sarif(doc: &Value) -> Vec<String> {
 
 #[test]
 fn sarif_has_the_required_structure() {
-    let text = report::sarif::render(demo(), &opts(Lang::En));
+    let text = report::Format::Sarif.render(demo(), &opts(Lang::En));
     let doc: Value = serde_json::from_str(&text).unwrap();
     let errors = check_sarif(&doc);
     assert!(errors.is_empty(), "{errors:#?}");
@@ -521,7 +524,7 @@ fn sarif_has_the_required_structure() {
 
 #[test]
 fn sarif_rules_and_results_follow_the_catalog() {
-    let doc: Value = serde_json::from_str(&report::sarif::render(demo(), &opts(Lang::En))).unwrap();
+    let doc: Value = serde_json::from_str(&report::Format::Sarif.render(demo(), &opts(Lang::En))).unwrap();
     let run = &doc["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
     let ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
@@ -579,7 +582,7 @@ fn sarif_paths_are_relative_to_the_base_folder() {
         }
     }
     let o = RenderOptions { base_dir: Some(base), ..opts(Lang::En) };
-    let doc: Value = serde_json::from_str(&report::sarif::render(&r, &o)).unwrap();
+    let doc: Value = serde_json::from_str(&report::Format::Sarif.render(&r, &o)).unwrap();
     for result in doc["runs"][0]["results"].as_array().unwrap() {
         let uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap();
         assert!(uri.starts_with("recipes/"), "{uri}");
@@ -591,7 +594,7 @@ fn sarif_paths_are_relative_to_the_base_folder() {
 
 #[test]
 fn github_annotations_are_escaped_workflow_commands() {
-    let out = report::github::render(demo(), &opts(Lang::En));
+    let out = report::Format::Github.render(demo(), &opts(Lang::En));
     let mut levels = std::collections::BTreeMap::new();
     for line in out.lines() {
         let (command, rest) = line.strip_prefix("::").and_then(|l| l.split_once(' ')).unwrap_or_else(|| panic!("{line}"));
@@ -698,23 +701,23 @@ fn one_format_goes_to_stdout() {
 fn clean_and_empty_audits_say_so() {
     let mut clean = demo().clone();
     clean.findings.clear();
-    let md = report::markdown::render(&clean, &opts(Lang::EnZh));
+    let md = report::Format::Markdown.render(&clean, &opts(Lang::EnZh));
     assert!(md.starts_with(
         "**SGLang flag audit (v1.0.0 → v1.1.0):** all recipe flags still parse. No `SGLANG_*` env var the recipes set is affected. \
          Dynamo 0.1.0: no import, attribute or pin problem against the SGLang target. In all: 0 errors, 0 warnings and 0 info in 3 deployments of 4 recipe files.\n"
     ), "{md}");
     assert!(md.contains("**SGLang 参数审计 (v1.0.0 → v1.1.0)**：所有配方参数仍可解析。配方设置的 `SGLANG_*` 环境变量均不受影响。"));
     assert!(!md.contains("| Code |"), "no empty tables");
-    assert_eq!(report::github::render(&clean, &opts(Lang::En)), "");
-    let sarif: Value = serde_json::from_str(&report::sarif::render(&clean, &opts(Lang::En))).unwrap();
+    assert_eq!(report::Format::Github.render(&clean, &opts(Lang::En)), "");
+    let sarif: Value = serde_json::from_str(&report::Format::Sarif.render(&clean, &opts(Lang::En))).unwrap();
     assert_eq!(sarif["runs"][0]["results"], serde_json::json!([]));
     assert!(check_sarif(&sarif).is_empty());
 
     let empty = AuditReport::default();
-    let md = report::markdown::render(&empty, &opts(Lang::EnZh));
+    let md = report::Format::Markdown.render(&empty, &opts(Lang::EnZh));
     assert!(md.starts_with("**Engine audit:** no deployment was audited. In all: 0 errors"), "{md}");
     assert!(md.contains("**引擎审计**：没有可审计的部署。合计："));
-    assert_eq!(report::text::render(&empty, &opts(Lang::En)), "0 errors, 0 warnings, 0 info in 0 deployments of 0 recipe files\n");
+    assert_eq!(report::Format::Text.render(&empty, &opts(Lang::En)), "0 errors, 0 warnings, 0 info in 0 deployments of 0 recipe files\n");
 }
 
 // ---------------------------------------------------------------------------
@@ -723,7 +726,7 @@ fn clean_and_empty_audits_say_so() {
 #[test]
 fn json_schema_doc_matches_the_output() {
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report-schema.md")).unwrap();
-    let json: Value = serde_json::from_str(&report::json::render(demo(), &opts(Lang::En))).unwrap();
+    let json: Value = serde_json::from_str(&report::Format::Json.render(demo(), &opts(Lang::En))).unwrap();
     assert_eq!(json["schema_version"], report::json::SCHEMA_VERSION);
     // Every key the demo's JSON uses is documented.
     let mut keys = std::collections::BTreeSet::new();

@@ -11,15 +11,15 @@ mod rule_findings;
 use crate::check::{self, consumer::Consumer, Bump};
 use crate::extract::consumer::UseKind;
 use crate::extract::{assemble::server_args_class, Demand, EnvReads};
+pub use crate::finding::{AuditReport, BumpSummary, Problem, RuleInfo};
+use crate::finding::{Finding, Location};
 use crate::recipe::{Deployment, RecipeFile, RecipeKind};
-use crate::report::{Finding, Location};
 use crate::source::OpenOptions;
 use crate::surface::{EngineSurface, ExtractWarning};
 use deployment_refs::{derive_refs, DeploymentRefs};
 use engines::EngineHandle;
 pub use engines::Engines;
 use rayon::prelude::*;
-use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 #[derive(Debug, Clone, Default)]
@@ -47,74 +47,14 @@ pub struct AuditOptions {
 /// Where Dynamo's SGLang integration lives.
 const DYNAMO_SGLANG_COMPONENT: &str = "dynamo.sglang";
 
-/// Something that could not be read; the rest of the audit went on.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Problem {
-    pub path: String,
-    pub message: String,
-}
-
-/// One engine bump the audit covered.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct BumpSummary {
-    pub engine: String,
-    pub from: Option<String>,
-    pub to: String,
-    /// How the refs were found (`image lmsysorg/sglang:v0.5.12.post1`, `--to`).
-    pub how: Vec<String>,
-    pub deployments: usize,
-}
-
-/// A risk rule the audit applied (reports list them next to the finding codes).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct RuleInfo {
-    pub id: String,
-    pub name: String,
-    pub title: String,
-    pub severity: crate::codes::Severity,
-    /// The rule file: repository-relative for shipped rules, else as given.
-    pub doc: String,
-}
-
-impl RuleInfo {
-    pub fn of(rule: &crate::rules::Rule) -> RuleInfo {
-        RuleInfo {
-            id: rule.spec.id.clone(),
-            name: rule.spec.name.clone(),
-            title: rule.spec.title.clone(),
-            severity: rule.spec.severity,
-            doc: rule.doc_path(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct AuditReport {
-    pub findings: Vec<Finding>,
-    pub bumps: Vec<BumpSummary>,
-    /// Info lines: recipes skipped (other backends), what was not checked and why.
-    pub notes: Vec<String>,
-    pub problems: Vec<Problem>,
-    pub deployments_audited: usize,
-    /// Master-config entries checked against a linked recipe that was itself
-    /// audited (see `audit::master`).
-    pub master_entries_checked: usize,
-    pub recipes: usize,
-    /// Findings dropped by `--ignore`, the config's `ignore` or inline
-    /// `# engine-audit: ignore[...]` comments.
-    pub suppressed: usize,
-    /// The risk rules applied, by id.
-    pub rules: Vec<RuleInfo>,
-    /// The text of every recipe file read, by path: what findings' byte spans index
-    /// into (the text report shows the lines). Engine files are not kept.
-    #[serde(skip)]
-    pub sources: BTreeMap<String, String>,
-}
-
-impl AuditReport {
-    /// Nothing was checked against an engine: the run exits 2 (bad input).
-    pub fn nothing_audited(&self) -> bool {
-        self.deployments_audited == 0 && self.master_entries_checked == 0
+/// What reports show of a risk rule the audit applied.
+fn rule_info(rule: &crate::rules::Rule) -> RuleInfo {
+    RuleInfo {
+        id: rule.spec.id.clone(),
+        name: rule.spec.name.clone(),
+        title: rule.spec.title.clone(),
+        severity: rule.spec.severity,
+        doc: rule.doc_path(),
     }
 }
 
@@ -157,7 +97,7 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
 pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines) -> Result<AuditReport, miette::Report> {
     let mut report = AuditReport {
         recipes: files.len(),
-        rules: opts.rules.iter().map(RuleInfo::of).collect(),
+        rules: opts.rules.iter().map(rule_info).collect(),
         sources: files.iter().map(|f| (f.path.clone(), f.text.clone())).collect(),
         ..Default::default()
     };

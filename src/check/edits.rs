@@ -2,8 +2,8 @@
 //! place, replace a value, delete a `key: value` line. Comments, quoting and key
 //! order around the edit are left as written.
 
+use crate::finding::Edit;
 use crate::recipe::{RecipeFile, RecipeKind, Span};
-use crate::report::Edit;
 
 /// Replace the first `old` inside the span's text (keeps dashes and quotes around it).
 pub fn replace_in_span(file: &RecipeFile, span: &Span, old: &str, new: &str) -> Option<Edit> {

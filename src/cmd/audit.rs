@@ -5,9 +5,9 @@ use super::engines::audit_sources;
 use super::output::emit;
 use crate::audit::{self, AuditOptions, AuditReport};
 use crate::check;
-use crate::cli::{AuditArgs, FailOn, GateArgs, ReportArgs};
-use crate::codes::Severity;
+use crate::cli::{AuditArgs, GateArgs, ReportArgs};
 use crate::config::Config;
+use crate::gate::{exit_code, FailOn};
 use crate::recipe::{self, LinkMapping, RecipeError, RecipeFile};
 use crate::report::{self, Finding};
 use crate::source::is_url;
@@ -72,17 +72,6 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     engines.finish();
     std::mem::forget((files, result));
     Ok(code)
-}
-
-/// How a finished run exits: 2 when no deployment could be audited (a master
-/// config's entries count only when checked against a recipe that was audited;
-/// `problems` says why one was not), else by the findings.
-pub fn exit_code(report: &AuditReport, fail_on: FailOn) -> ExitCode {
-    if report.nothing_audited() {
-        eprintln!("engine-audit: no deployment could be audited");
-        return ExitCode::from(2);
-    }
-    gate(report, fail_on)
 }
 
 /// Everything an audit needs from the flags and the config, except the rules
@@ -255,21 +244,6 @@ fn recipes_root(master: &Path) -> &Path {
     }
 }
 
-/// Exit 1 when a finding is at or above `--fail-on`.
-pub fn gate(report: &AuditReport, fail_on: FailOn) -> ExitCode {
-    let threshold = match fail_on {
-        FailOn::Error => Severity::Error,
-        FailOn::Warning => Severity::Warning,
-        FailOn::Info => Severity::Info,
-        FailOn::Never => return ExitCode::SUCCESS,
-    };
-    if report.findings.iter().any(|f| f.severity >= threshold) {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
 /// The recipe files a master config links (for `--key`, that key's only), found
 /// relative to the recipes repo root: the folder above `configs/`. A linked file
 /// that is not there, or that resolves outside that root, is an EA305 on the
@@ -339,7 +313,7 @@ pub fn write_reports(result: &AuditReport, out: &ReportArgs, audit_opts: &AuditO
         let path = dir.join(format.file_name());
         std::fs::write(&path, format.render(result, &opts)).map_err(|e| miette::miette!("cannot write {}: {e}", path.display()))?;
     }
-    emit(&report::text::render(result, &tty));
+    emit(&report::Format::Text.render(result, &tty));
     Ok(())
 }
 

@@ -100,6 +100,6 @@ pub fn run(args: DemoArgs) -> miette::Result<ExitCode> {
         root.display(),
         ws.sglang_tags.last().map(String::as_str).unwrap_or("?"),
     ));
-    emit(&report::text::render(&report, &report::RenderOptions { color: super::audit::use_color(), ..Default::default() }));
+    emit(&report::Format::Text.render(&report, &report::RenderOptions { color: super::audit::use_color(), ..Default::default() }));
     Ok(ExitCode::SUCCESS)
 }

@@ -10,3 +10,48 @@ pub mod output;
 pub mod pr;
 pub mod rules;
 pub mod surface;
+
+use crate::cli::{Cli, Command};
+use clap::Parser;
+use std::process::ExitCode;
+
+/// Parse arguments, run, and map the outcome to the documented exit codes:
+/// 0 clean, 1 findings at/above `--fail-on`, 2 bad input or usage.
+pub fn main() -> ExitCode {
+    // Spans' start offsets count from here.
+    let _main = crate::trace::span(|| "main".into());
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    let no_cache = match &cli.command {
+        Command::Audit(a) => a.sources.no_cache,
+        Command::Surface(a) => a.sources.no_cache,
+        Command::Diff(a) => a.sources.no_cache,
+        Command::Pr(a) => a.sources.no_cache,
+        Command::Demo(_) | Command::Cache(_) | Command::Explain(_) | Command::Rules(_) => false,
+    };
+    if no_cache {
+        crate::cache::FactCache::disable_default();
+    }
+    let result = match cli.command {
+        Command::Audit(args) => audit::run(args),
+        Command::Surface(args) => surface::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Demo(args) => demo::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::Rules(command) => rules::run(command),
+        Command::Pr(args) => pr::run(args),
+        Command::Cache(args) => cache::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(report) => {
+            eprintln!("{report:?}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -11,14 +11,15 @@
 //! The config (`.engine-audit.yaml`) is read from the base commit: a PR cannot
 //! loosen its own gate.
 
-use super::audit::{exit_code, fail_on, gate, policy};
+use super::audit::{fail_on, policy};
 use super::engines::audit_sources;
 use super::output::emit;
 use crate::audit::{self, AuditOptions, AuditReport, Problem};
 use crate::cli::{PrArgs, PrFormat};
 use crate::config::{Config, CONFIG_FILE_NAME};
+use crate::gate::{exit_code, gate};
 use crate::recipe::{self, Deployment, LinkMapping, MasterEntry, RecipeError, RecipeFile, RecipeKind};
-use crate::report::{self, Finding, RenderOptions};
+use crate::report::{Finding, Format, RenderOptions};
 use crate::source::{EngineRepo, GitTree, OpenOptions, Tree};
 use crate::suppress;
 use std::collections::{BTreeMap, BTreeSet};
@@ -85,13 +86,13 @@ pub fn run(args: PrArgs) -> miette::Result<ExitCode> {
 /// job summary, under `title`.
 fn render(report: &AuditReport, format: PrFormat, title: &str, opts: &RenderOptions) -> (String, String) {
     let stdout = match format {
-        PrFormat::Github => report::github::render(report, opts),
-        PrFormat::Text => report::text::render(report, &RenderOptions { color: super::audit::use_color(), ..opts.clone() }),
-        PrFormat::Json => report::json::render(report, opts),
-        PrFormat::Sarif => report::sarif::render(report, opts),
-        PrFormat::Markdown => report::markdown::render(report, opts),
+        PrFormat::Github => Format::Github.render(report, opts),
+        PrFormat::Text => Format::Text.render(report, &RenderOptions { color: super::audit::use_color(), ..opts.clone() }),
+        PrFormat::Json => Format::Json.render(report, opts),
+        PrFormat::Sarif => Format::Sarif.render(report, opts),
+        PrFormat::Markdown => Format::Markdown.render(report, opts),
     };
-    let markdown = format!("## {title}\n\n{}", report::markdown::render(report, opts));
+    let markdown = format!("## {title}\n\n{}", Format::Markdown.render(report, opts));
     (stdout, markdown)
 }
 

@@ -2,7 +2,7 @@
 //! diff header, JSON, SARIF) and the Chinese one (the bilingual PR section)
 //! are both rendered from them, never parsed back from words.
 
-use crate::report::Lang;
+use super::Lang;
 use serde::{Deserialize, Serialize};
 
 /// One action of a fix, in the recipe's terms.

@@ -2,14 +2,49 @@
 //! in the recipe (or consumer file), the engine evidence that proves it, and
 //! the fix. Renderers (`report`) read it; checks (`check`) build it.
 
+mod audit_report;
 mod fix;
 mod kind;
 
+pub use audit_report::{AuditReport, BumpSummary, Problem, RuleInfo};
 pub use fix::FixAction;
 pub use kind::{arity_words, EnvRename, FindingKind, Missing, NumberKind, SemanticChange, ValueProblem};
 
 use crate::codes::{Code, Severity};
 use serde::Serialize;
+
+/// The languages of the Markdown report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lang {
+    #[default]
+    En,
+    Zh,
+    /// English, then Chinese: the bilingual bump PR body.
+    EnZh,
+}
+
+impl Lang {
+    /// The single languages to write, in order.
+    pub fn parts(self) -> &'static [Lang] {
+        match self {
+            Lang::En => &[Lang::En],
+            Lang::Zh => &[Lang::Zh],
+            Lang::EnZh => &[Lang::En, Lang::Zh],
+        }
+    }
+}
+
+impl std::str::FromStr for Lang {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Lang, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "en" => Ok(Lang::En),
+            "zh" | "zh-cn" | "zh-hans" => Ok(Lang::Zh),
+            "en+zh" | "en,zh" | "bilingual" => Ok(Lang::EnZh),
+            other => Err(format!("unknown language `{other}` (en, zh or en+zh)")),
+        }
+    }
+}
 
 /// A place in a user's file (recipe, script, master config) or in Dynamo's source.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -92,7 +127,7 @@ impl Fix {
     }
 
     /// What the fix does, in words (`replace `a` with `b``).
-    pub fn description(&self, lang: crate::report::Lang) -> String {
+    pub fn description(&self, lang: Lang) -> String {
         fix::describe(&self.actions, lang)
     }
 }
@@ -101,7 +136,7 @@ impl Serialize for Fix {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut st = s.serialize_struct("Fix", 2)?;
-        st.serialize_field("description", &self.description(crate::report::Lang::En))?;
+        st.serialize_field("description", &self.description(Lang::En))?;
         st.serialize_field("edits", &self.edits)?;
         st.end()
     }

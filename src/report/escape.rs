@@ -5,7 +5,7 @@
 //! read a copy of the report whose strings show control characters as escapes
 //! (`\n`, `\x1b`); JSON and SARIF escape them by their own grammar.
 
-use crate::audit::AuditReport;
+use crate::finding::AuditReport;
 use std::borrow::Cow;
 
 /// Whether a character would act on a terminal or split a line: C0 controls
@@ -155,7 +155,7 @@ pub fn map_strings<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(va
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Finding, Location};
+    use crate::finding::{Finding, Location};
 
     #[test]
     fn control_characters_are_shown_not_sent() {

@@ -10,8 +10,8 @@
 //! recipe place that installs that Dynamo build.
 
 use super::{evidence_plain, in_engine_source, repo_path, Finding, Location, RenderOptions};
-use crate::audit::AuditReport;
 use crate::codes::Severity;
+use crate::finding::AuditReport;
 use std::fmt::Write;
 
 /// Escape a command's message.
@@ -77,7 +77,16 @@ fn annotation(out: &mut String, report: &AuditReport, f: &Finding, place: Option
     let _ = writeln!(out, "::{} {}::{}", command(f.severity), props.join(","), escape_data(&message(f, prefix)));
 }
 
-pub fn render(report: &AuditReport, opts: &RenderOptions) -> String {
+/// The github format.
+pub struct Github;
+
+impl super::Render for Github {
+    fn render(&self, report: &AuditReport, opts: &RenderOptions) -> String {
+        render(report, opts)
+    }
+}
+
+fn render(report: &AuditReport, opts: &RenderOptions) -> String {
     let report = &*super::escape::for_display(report);
     let mut out = String::new();
     for f in &report.findings {

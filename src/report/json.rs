@@ -3,7 +3,7 @@
 //! `docs/report-schema.md` (a test keeps the two in step).
 
 use super::RenderOptions;
-use crate::audit::AuditReport;
+use crate::finding::AuditReport;
 use serde::Serialize;
 
 /// Bumped whenever a field changes meaning or disappears (additions keep it).
@@ -18,7 +18,16 @@ struct JsonReport<'a> {
     report: &'a AuditReport,
 }
 
-pub fn render(report: &AuditReport, _opts: &RenderOptions) -> String {
+/// The JSON format.
+pub struct Json;
+
+impl super::Render for Json {
+    fn render(&self, report: &AuditReport, opts: &RenderOptions) -> String {
+        render(report, opts)
+    }
+}
+
+fn render(report: &AuditReport, _opts: &RenderOptions) -> String {
     let doc = JsonReport { schema_version: SCHEMA_VERSION, tool: "engine-audit", version: env!("CARGO_PKG_VERSION"), report };
     let mut text = serde_json::to_string_pretty(&doc).expect("the report is plain data");
     text.push('\n');

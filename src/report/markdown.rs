@@ -12,8 +12,8 @@
 //! identifiers as they are).
 
 use super::{bump_labels, counts, describe, evidence_url, in_engine_source, Finding, Lang, RenderOptions};
-use crate::audit::AuditReport;
 use crate::codes::{area_of, impact_of, Area, Impact, Severity};
+use crate::finding::AuditReport;
 use crate::finding::FindingKind;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -555,7 +555,16 @@ fn render_one(report: &AuditReport, groups: &[Group], lang: Lang, opts: &RenderO
     out
 }
 
-pub fn render(report: &AuditReport, opts: &RenderOptions) -> String {
+/// The markdown format.
+pub struct Markdown;
+
+impl super::Render for Markdown {
+    fn render(&self, report: &AuditReport, opts: &RenderOptions) -> String {
+        render(report, opts)
+    }
+}
+
+fn render(report: &AuditReport, opts: &RenderOptions) -> String {
     let report = &*super::escape::for_display(report);
     let groups = groups(report);
     opts.lang.parts().iter().map(|&lang| render_one(report, &groups, lang, opts)).collect::<Vec<_>>().join("\n---\n\n")

@@ -1,8 +1,9 @@
 //! Findings and their renderings. `report` knows findings, not tree-sitter or git.
 //!
-//! Every renderer is a pure function `render(&AuditReport, &RenderOptions) -> String`:
-//! no clock, no environment, no terminal queries (the caller decides colour and
-//! the base folder), so the same report renders byte for byte the same anywhere.
+//! Every format is a [`Render`] in a file of its own: a pure function of the
+//! report and the options, with no clock, no environment and no terminal
+//! queries (the caller decides colour and the base folder), so the same report
+//! renders byte for byte the same anywhere.
 
 pub mod describe;
 pub mod escape;
@@ -12,9 +13,9 @@ pub mod markdown;
 pub mod sarif;
 pub mod text;
 
-pub use crate::finding::{Edit, EvidenceRef, Finding, Fix, Location};
+pub use crate::finding::{Edit, EvidenceRef, Finding, Fix, Lang, Location};
 
-use crate::audit::AuditReport;
+use crate::finding::AuditReport;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -47,48 +48,25 @@ impl Format {
         }
     }
 
+    /// The renderer of this format.
+    pub fn renderer(self) -> &'static dyn Render {
+        match self {
+            Format::Text => &text::Text,
+            Format::Markdown => &markdown::Markdown,
+            Format::Json => &json::Json,
+            Format::Sarif => &sarif::Sarif,
+            Format::Github => &github::Github,
+        }
+    }
+
     pub fn render(self, report: &AuditReport, opts: &RenderOptions) -> String {
-        match self {
-            Format::Text => text::render(report, opts),
-            Format::Markdown => markdown::render(report, opts),
-            Format::Json => json::render(report, opts),
-            Format::Sarif => sarif::render(report, opts),
-            Format::Github => github::render(report, opts),
-        }
+        self.renderer().render(report, opts)
     }
 }
 
-/// The languages of the Markdown report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Lang {
-    #[default]
-    En,
-    Zh,
-    /// English, then Chinese: the bilingual bump PR body.
-    EnZh,
-}
-
-impl Lang {
-    /// The single languages to write, in order.
-    pub fn parts(self) -> &'static [Lang] {
-        match self {
-            Lang::En => &[Lang::En],
-            Lang::Zh => &[Lang::Zh],
-            Lang::EnZh => &[Lang::En, Lang::Zh],
-        }
-    }
-}
-
-impl std::str::FromStr for Lang {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Lang, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "en" => Ok(Lang::En),
-            "zh" | "zh-cn" | "zh-hans" => Ok(Lang::Zh),
-            "en+zh" | "en,zh" | "bilingual" => Ok(Lang::EnZh),
-            other => Err(format!("unknown language `{other}` (en, zh or en+zh)")),
-        }
-    }
+/// One output format.
+pub trait Render: Sync {
+    fn render(&self, report: &AuditReport, opts: &RenderOptions) -> String;
 }
 
 /// How to render; everything a renderer may not find out by itself.

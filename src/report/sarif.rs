@@ -15,8 +15,8 @@
 //!   alert keeps its identity when lines move.
 
 use super::{evidence_plain, evidence_url, in_engine_source, repo_path, Finding, Location, RenderOptions};
-use crate::audit::AuditReport;
 use crate::codes::{Severity, CATALOG};
+use crate::finding::AuditReport;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -231,7 +231,16 @@ fn results(report: &AuditReport, rule_index: &dyn Fn(&str) -> Option<usize>, opt
     out
 }
 
-pub fn render(report: &AuditReport, opts: &RenderOptions) -> String {
+/// The sarif format.
+pub struct Sarif;
+
+impl super::Render for Sarif {
+    fn render(&self, report: &AuditReport, opts: &RenderOptions) -> String {
+        render(report, opts)
+    }
+}
+
+fn render(report: &AuditReport, opts: &RenderOptions) -> String {
     let rules = rules(report);
     let ids: Vec<String> = rules.iter().map(|r| r["id"].as_str().unwrap_or_default().to_string()).collect();
     let index = |code: &str| ids.iter().position(|id| id == code);

@@ -5,9 +5,9 @@
 //! not loaded, have no snippet: their evidence names the line. A summary ends it.
 
 use super::{describe, evidence_plain, in_engine_source, Finding, Lang, RenderOptions};
-use crate::audit::AuditReport;
 use crate::codes::Severity;
 use crate::excerpt::Excerpt;
+use crate::finding::AuditReport;
 use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceCode};
 use std::fmt::{self, Write};
 
@@ -132,7 +132,16 @@ pub fn render_finding(report: &AuditReport, f: &Finding, opts: &RenderOptions) -
     out
 }
 
-pub fn render(report: &AuditReport, opts: &RenderOptions) -> String {
+/// The text format.
+pub struct Text;
+
+impl super::Render for Text {
+    fn render(&self, report: &AuditReport, opts: &RenderOptions) -> String {
+        render(report, opts)
+    }
+}
+
+fn render(report: &AuditReport, opts: &RenderOptions) -> String {
     let report = &*super::escape::for_display(report);
     let mut out = String::new();
     for bump in &report.bumps {
