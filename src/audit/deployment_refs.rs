@@ -5,7 +5,7 @@
 use super::engines::EngineHandle;
 use super::refs::{self, DerivedRef, Unresolved};
 use super::AuditOptions;
-use crate::finding::{Finding, FindingKind, Location};
+use crate::finding::{Finding, Location};
 use crate::recipe::Deployment;
 
 /// The refs one deployment is audited across.
@@ -33,8 +33,7 @@ pub(super) fn derive_refs(
     let mut refs = DeploymentRefs::default();
     let mut unresolved = |u: Unresolved, span: Option<&crate::recipe::Span>, subject: &str| {
         let at = span.map(Location::from_span).unwrap_or(Location { path: String::new(), line: 1, column: 1, offset: None, len: None });
-        let kind = FindingKind::UnresolvedRef { engine: u.engine.to_string(), value: u.what, detail: u.message };
-        findings.push(Finding::new(kind, at, subject).deployment(&dep.name));
+        findings.push(crate::check::refs::unresolved(u.engine, &u.what, u.message, at, subject, &dep.name));
     };
     // The recipe before the change names no span in this file: say it in a note.
     let mut unresolved_before = |u: Unresolved| notes.push(format!("{}: before the change: {}", dep.name, u.message));

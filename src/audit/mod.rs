@@ -1,12 +1,10 @@
 //! `audit`: recipes in, findings out. Derives each deployment's engine refs, reads
 //! only the engine facts its recipes ask about, and runs every check.
 
-mod defaults;
 mod deployment_refs;
 mod engines;
 mod master;
 pub mod refs;
-mod rule_findings;
 
 use crate::check::{self, consumer::Consumer, Bump};
 use crate::extract::consumer::UseKind;
@@ -278,7 +276,7 @@ pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines
 
         let first = report.findings.len();
         report.findings.extend(found);
-        defaults::changed_defaults(file, dep, bump, defaults, &mut defaults_seen, &mut report.findings);
+        check::defaults::changed_defaults(file, dep, bump, defaults, &mut defaults_seen, &mut report.findings);
         if !opts.rules.is_empty() {
             match (rule_indexes.get(to.wanted.as_str()), &rule_trees.get(&to.wanted)) {
                 (Some((index, _)), Some(tree)) => apply_rules(&opts.rules, file, dep, bump, index, &tree.ref_name, &mut report.findings),
@@ -390,11 +388,11 @@ fn apply_rules(
     out: &mut Vec<Finding>,
 ) {
     let is_switch = |name: &str| bump.to.flag(&check::flags::option_of(name)).is_some_and(|f| f.is_switch());
-    let facts = rule_findings::deployment_facts(dep, &is_switch);
+    let facts = check::rules::deployment_facts(dep, &is_switch);
     let version = check::pins::surface_version(bump.to);
     for rule in rules {
         for hit in crate::rules::evaluate_with(rule, &facts, index, ref_name, version.as_ref()) {
-            out.push(rule_findings::to_finding(hit, file, dep));
+            out.push(check::rules::to_finding(hit, file, dep));
         }
     }
 }

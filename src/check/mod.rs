@@ -3,11 +3,14 @@
 
 pub mod consistency;
 pub mod consumer;
+pub mod defaults;
 pub mod duplicates;
 pub mod edits;
 pub mod env;
 pub mod flags;
 pub mod pins;
+pub mod refs;
+pub mod rules;
 pub mod unreadable;
 mod values;
 

@@ -1,7 +1,7 @@
 //! Between the recipe model and the rules: what a rule's `when` reads from a
 //! deployment, and a rule hit turned into a finding with its mechanical fix.
 
-use crate::check::edits::{delete_yaml_line, replace_in_span, replace_value};
+use super::edits::{delete_yaml_line, replace_in_span, replace_value};
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location};
 use crate::recipe::{Deployment, EnvUse, FlagValue, RecipeFile, RoleConfig, Span};
 use crate::rules::model::FixSpec;

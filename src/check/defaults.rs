@@ -1,7 +1,8 @@
 //! EA007: defaults that changed for flags a recipe family leaves unset, said once
 //! per family, flag and bump.
 
-use crate::check::{self, Bump};
+use super::flags::DefaultChange;
+use super::Bump;
 use crate::finding::{EvidenceRef, Finding, FindingKind, Location};
 use crate::recipe::{Deployment, RecipeFile};
 use std::collections::BTreeSet;
@@ -16,12 +17,12 @@ fn family_of(path: &str) -> String {
 }
 
 /// EA007, once per recipe family, flag and bump.
-/// `changes` are [`check::flags::changed_defaults`] of the deployment.
-pub(super) fn changed_defaults(
+/// `changes` are [`super::flags::changed_defaults`] of the deployment.
+pub fn changed_defaults(
     file: &RecipeFile,
     dep: &Deployment,
     bump: Bump,
-    changes: Vec<check::flags::DefaultChange>,
+    changes: Vec<DefaultChange>,
     seen: &mut BTreeSet<(String, String, Option<String>, String)>,
     out: &mut Vec<Finding>,
 ) {
