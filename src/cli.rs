@@ -76,10 +76,31 @@ pub struct EngineSources {
     pub no_cache: bool,
 }
 
+impl EngineSources {
+    /// The engine sources given as flags, in profile order.
+    pub fn given(&self) -> Vec<(crate::profiles::Engine, crate::audit::EngineSpec)> {
+        let flags =
+            [(&crate::profiles::SGLANG, &self.sglang, &self.sglang_root), (&crate::profiles::DYNAMO, &self.dynamo, &self.dynamo_root)];
+        flags
+            .into_iter()
+            .filter_map(|(engine, spec, root)| Some((engine, crate::audit::EngineSpec { spec: spec.clone()?, root: root.clone() })))
+            .collect()
+    }
+}
+
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineName {
     Sglang,
     Dynamo,
+}
+
+impl EngineName {
+    pub fn profile(self) -> crate::profiles::Engine {
+        match self {
+            EngineName::Sglang => &crate::profiles::SGLANG,
+            EngineName::Dynamo => &crate::profiles::DYNAMO,
+        }
+    }
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -95,6 +95,17 @@ pub enum ConfigError {
     },
 }
 
+impl ConfigFile {
+    /// The engine source the config names for profile `id`.
+    pub fn source_of(&self, id: &str) -> Option<&String> {
+        match id {
+            "sglang" => self.sglang.as_ref(),
+            "dynamo" => self.dynamo.as_ref(),
+            _ => None,
+        }
+    }
+}
+
 impl Config {
     /// `--config FILE` when given, else the first `.engine-audit.yaml` found walking
     /// up from `start` (a recipe path), else the defaults.

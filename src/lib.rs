@@ -20,6 +20,7 @@ pub mod extract;
 pub mod finding;
 pub mod fix;
 pub mod gate;
+pub mod profiles;
 pub mod recipe;
 pub mod report;
 pub mod rules;

@@ -2,7 +2,7 @@
 //! Runs when ENGINE_AUDIT_CORPUS names the corpus folder; `.ci/run` sets it.
 //! Without it each test prints why it did nothing.
 
-use engine_audit::source::{discover_package_root, Engine, EngineRepo, OpenOptions, Tree};
+use engine_audit::source::{discover_package_root, EngineRepo, OpenOptions, Tree};
 use std::path::PathBuf;
 
 fn corpus() -> Option<PathBuf> {
@@ -27,7 +27,7 @@ fn opens_the_real_repos_and_reads_the_engine_files() {
     let sglang = open(&corpus, "sglang.git");
     for tag in ["v0.5.12.post1", "v0.5.19"] {
         let tree = sglang.tree_at(&sglang.resolve(tag).unwrap()).unwrap();
-        let root = discover_package_root(&tree, Engine::Sglang, None).unwrap();
+        let root = discover_package_root(&tree, &engine_audit::profiles::SGLANG, None).unwrap();
         assert_eq!(root, "python/sglang", "{tag}");
         for file in ["srt/server_args.py", "srt/environ.py"] {
             let text = tree.read_text(&format!("{root}/{file}")).unwrap();
@@ -38,7 +38,7 @@ fn opens_the_real_repos_and_reads_the_engine_files() {
     let dynamo = open(&corpus, "dynamo.git");
     for tag in ["v1.3.0.post1", "v1.5.0"] {
         let tree = dynamo.tree_at(&dynamo.resolve(tag).unwrap()).unwrap();
-        assert_eq!(discover_package_root(&tree, Engine::Dynamo, None).unwrap(), "components/src/dynamo", "{tag}");
+        assert_eq!(discover_package_root(&tree, &engine_audit::profiles::DYNAMO, None).unwrap(), "components/src/dynamo", "{tag}");
         assert!(tree.contains("components/src/dynamo/sglang/args.py"), "{tag}");
     }
     // A bare version resolves to the v-tag.
@@ -74,7 +74,7 @@ use engine_audit::surface::{EngineSurface, EnvDeprecationKind};
 
 fn sglang_surface(repo: &EngineRepo, tag: &str) -> EngineSurface {
     let tree = repo.tree_at(&repo.resolve(tag).unwrap()).unwrap();
-    extract_surface(&tree, Engine::Sglang, "python/sglang", tag, &Demand::full(Engine::Sglang))
+    extract_surface(&tree, &engine_audit::profiles::SGLANG, "python/sglang", tag, &Demand::full(&engine_audit::profiles::SGLANG))
 }
 
 #[test]
@@ -121,7 +121,7 @@ fn every_python_file_of_every_release_is_read() {
     use engine_audit::extract::Package;
     use rayon::prelude::*;
     let Some(corpus) = corpus() else { return };
-    for (name, engine) in [("sglang.git", Engine::Sglang), ("dynamo.git", Engine::Dynamo)] {
+    for (name, engine) in [("sglang.git", &engine_audit::profiles::SGLANG), ("dynamo.git", &engine_audit::profiles::DYNAMO)] {
         let repo = open(&corpus, name);
         for tag in repo.tags() {
             let tree = repo.tree_at(&repo.resolve(&tag).unwrap()).unwrap();
@@ -150,6 +150,7 @@ fn every_python_file_of_every_release_is_read() {
 // The audit on the real bump (issue 4) and the risk rules (issue 5).
 
 use engine_audit::audit::{self, AuditOptions, AuditReport};
+use engine_audit::profiles::{DYNAMO, SGLANG};
 use engine_audit::report::Finding;
 
 fn shared() -> PathBuf {
@@ -165,16 +166,15 @@ fn audit_8k1k(corpus: &std::path::Path, to: &str, dynamo_to: &str) -> AuditRepor
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(files.len(), 9);
     let opts = AuditOptions {
-        sglang: Some(corpus.join("sglang.git").display().to_string()),
-        dynamo: Some(corpus.join("dynamo.git").display().to_string()),
         open: OpenOptions { offline: true, cache_dir: None },
-        to: Some(to.into()),
-        // The recipes pin Dynamo source hash 5b4bc1dd (1.3.0): the corpus has its release.
-        dynamo_from: Some("v1.3.0.post1".into()),
-        dynamo_to: Some(dynamo_to.into()),
         rules: engine_audit::rules::load_rules(&[]).unwrap(),
         ..AuditOptions::default()
-    };
+    }
+    .with_source(&SGLANG, Some(corpus.join("sglang.git").display().to_string()), None)
+    .with_source(&DYNAMO, Some(corpus.join("dynamo.git").display().to_string()), None)
+    .with_refs(&SGLANG, None, Some(to.into()))
+    // The recipes pin Dynamo source hash 5b4bc1dd (1.3.0): the corpus has its release.
+    .with_refs(&DYNAMO, Some("v1.3.0.post1".into()), Some(dynamo_to.into()));
     audit::run(&files, &opts).unwrap()
 }
 
@@ -270,7 +270,7 @@ fn peak_rss_mb() -> Option<u64> {
 fn sweep_every_release_and_every_recipe() {
     let Some(corpus) = corpus() else { return };
     let started = std::time::Instant::now();
-    for (name, engine) in [("sglang.git", Engine::Sglang), ("dynamo.git", Engine::Dynamo)] {
+    for (name, engine) in [("sglang.git", &engine_audit::profiles::SGLANG), ("dynamo.git", &engine_audit::profiles::DYNAMO)] {
         let repo = open(&corpus, name);
         for tag in repo.tags() {
             let tree = repo.tree_at(&repo.resolve(&tag).unwrap()).unwrap();
@@ -283,7 +283,7 @@ fn sweep_every_release_and_every_recipe() {
                 s.modules.len(),
                 s.warnings.len()
             );
-            if engine == Engine::Sglang {
+            if engine.server.is_some() {
                 assert!(s.flags.len() > 300 && s.env.len() > 250, "{name}@{tag}");
             }
         }
@@ -295,17 +295,12 @@ fn sweep_every_release_and_every_recipe() {
     let rules = engine_audit::rules::load_rules(&[]).unwrap();
     for (i, from) in sglang.iter().enumerate() {
         for to in &sglang[i..] {
-            let opts = AuditOptions {
-                sglang: Some(corpus.join("sglang.git").display().to_string()),
-                dynamo: Some(corpus.join("dynamo.git").display().to_string()),
-                open: OpenOptions { offline: true, cache_dir: None },
-                from: Some(from.clone()),
-                to: Some(to.clone()),
-                dynamo_from: dynamo.first().cloned(),
-                dynamo_to: dynamo.last().cloned(),
-                rules: rules.clone(),
-                ..AuditOptions::default()
-            };
+            let opts =
+                AuditOptions { open: OpenOptions { offline: true, cache_dir: None }, rules: rules.clone(), ..AuditOptions::default() }
+                    .with_source(&SGLANG, Some(corpus.join("sglang.git").display().to_string()), None)
+                    .with_source(&DYNAMO, Some(corpus.join("dynamo.git").display().to_string()), None)
+                    .with_refs(&SGLANG, Some(from.clone()), Some(to.clone()))
+                    .with_refs(&DYNAMO, dynamo.first().cloned(), dynamo.last().cloned());
             let pair = std::time::Instant::now();
             let r = audit::run(&files, &opts).unwrap();
             println!(

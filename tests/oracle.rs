@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use engine_audit::extract::classes::class_info;
 use engine_audit::extract::cli_flags::extract_flags;
 use engine_audit::extract::{extract_surface, Demand, Package};
-use engine_audit::source::{DirTree, Engine};
+use engine_audit::source::DirTree;
 use engine_audit::surface::{EngineSurface, Flag, FlagDeprecationKind, Known};
 
 /// Every release with an oracle file.
@@ -59,7 +59,7 @@ fn flags_of(root: &Path, version: &str) -> (Vec<Flag>, usize) {
     let tree = release_tree(root, version);
     let pkg = Package::new(&tree, "python/sglang");
     let mut warnings = Vec::new();
-    let flags = extract_flags(&pkg, &mut warnings);
+    let flags = extract_flags(&pkg, &engine_audit::profiles::SGLANG.server.as_ref().unwrap().flags, &mut warnings);
     for w in &warnings {
         eprintln!("  warning: {}: {}", w.path, w.message);
     }
@@ -69,7 +69,13 @@ fn flags_of(root: &Path, version: &str) -> (Vec<Flag>, usize) {
 /// What `engine-audit surface` reports for a release.
 fn surface_of(root: &Path, version: &str) -> EngineSurface {
     let tree = release_tree(root, version);
-    extract_surface(&tree, Engine::Sglang, "python/sglang", &format!("v{version}"), &Demand::full(Engine::Sglang))
+    extract_surface(
+        &tree,
+        &engine_audit::profiles::SGLANG,
+        "python/sglang",
+        &format!("v{version}"),
+        &Demand::full(&engine_audit::profiles::SGLANG),
+    )
 }
 
 #[test]

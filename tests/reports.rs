@@ -230,8 +230,9 @@ fn markdown_collapses_identical_findings_across_recipes() {
 
 #[test]
 fn markdown_links_evidence_when_the_repo_url_is_known() {
-    let o = RenderOptions { lang: Lang::En, ..RenderOptions::default() }
-        .with_engine_sources(Some("https://github.com/sgl-project/sglang.git"), None);
+    let o = RenderOptions { lang: Lang::En, ..RenderOptions::default() }.with_engine_sources(
+        &[("sglang", engine_audit::audit::EngineSpec { spec: "https://github.com/sgl-project/sglang.git".into(), root: None })].into(),
+    );
     let md = report::Format::Markdown.render(demo(), &o);
     assert!(md.contains(
         "[python/sglang/srt/server_args.py:42](https://github.com/sgl-project/sglang/blob/v1.1.0/python/sglang/srt/server_args.py#L42) @ v1.1.0"

@@ -10,7 +10,7 @@ use engine_audit::extract::consumer::consumer_uses;
 use engine_audit::extract::{extract_surface, Demand, Package};
 use engine_audit::recipe::{self, FlagValue, LinkMapping, NoteLevel, RecipeError, RecipeFile};
 use engine_audit::rules::{parse_rule, RuleOrigin};
-use engine_audit::source::{Engine, EngineRepo, MemTree, OpenOptions, SourceError, Tree};
+use engine_audit::source::{EngineRepo, MemTree, OpenOptions, SourceError, Tree};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -481,9 +481,9 @@ fn sglang_tree(files: &[(&str, &[u8])]) -> MemTree {
 fn full_surface(tree: &MemTree) -> engine_audit::surface::EngineSurface {
     let demand = Demand {
         symbols_of: vec!["sglang.srt.server_args".into(), "sglang.srt.a".into(), "sglang.srt.b".into()],
-        ..Demand::full(Engine::Sglang)
+        ..Demand::full(&engine_audit::profiles::SGLANG)
     };
-    extract_surface(tree, Engine::Sglang, "sglang", "test", &demand)
+    extract_surface(tree, &engine_audit::profiles::SGLANG, "sglang", "test", &demand)
 }
 
 #[test]
@@ -610,9 +610,12 @@ fn a_huge_git_blob_is_refused_by_its_size_before_it_is_inflated() {
 
     let engine = EngineRepo::open(git_dir.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
     let tree = engine.tree_at(&engine.resolve("v1.0.0").unwrap()).unwrap();
-    let demand = Demand { symbols_of: vec!["sglang.srt.server_args".into(), "sglang.srt.gen".into()], ..Demand::full(Engine::Sglang) };
+    let demand = Demand {
+        symbols_of: vec!["sglang.srt.server_args".into(), "sglang.srt.gen".into()],
+        ..Demand::full(&engine_audit::profiles::SGLANG)
+    };
     let start = Instant::now();
-    let s = extract_surface(&tree, Engine::Sglang, "python/sglang", "v1.0.0", &demand);
+    let s = extract_surface(&tree, &engine_audit::profiles::SGLANG, "python/sglang", "v1.0.0", &demand);
     println!("surface with a 20 MB blob in git in {:?}", start.elapsed());
     assert!(s.flag("--tp-size").is_some(), "the rest of the package is read");
     let about_gen: Vec<&str> = s.warnings.iter().filter(|w| w.path == "python/sglang/srt/gen.py").map(|w| w.message.as_str()).collect();

@@ -1,6 +1,6 @@
 //! Plain-directory sources (unpacked wheels, site-packages) and package discovery.
 
-use engine_audit::source::{discover_package_root, DirTree, Engine, SourceError, Tree};
+use engine_audit::source::{discover_package_root, DirTree, SourceError, Tree};
 use std::fs;
 
 #[test]
@@ -10,19 +10,19 @@ fn discovers_both_layouts_and_the_override() {
     fs::write(wheel.path().join("sglang/__init__.py"), "").unwrap();
     fs::write(wheel.path().join("sglang/srt/environ.py"), "").unwrap();
     let tree = DirTree::open(wheel.path()).unwrap();
-    assert_eq!(discover_package_root(&tree, Engine::Sglang, None).unwrap(), "sglang");
+    assert_eq!(discover_package_root(&tree, &engine_audit::profiles::SGLANG, None).unwrap(), "sglang");
 
     let upstream = tempfile::tempdir().unwrap();
     // Dynamo's package is a namespace package: no __init__.py at its root.
     fs::create_dir_all(upstream.path().join("components/src/dynamo/sglang")).unwrap();
     fs::write(upstream.path().join("components/src/dynamo/sglang/args.py"), "").unwrap();
     let tree = DirTree::open(upstream.path()).unwrap();
-    assert_eq!(discover_package_root(&tree, Engine::Dynamo, None).unwrap(), "components/src/dynamo");
+    assert_eq!(discover_package_root(&tree, &engine_audit::profiles::DYNAMO, None).unwrap(), "components/src/dynamo");
     assert_eq!(
-        discover_package_root(&tree, Engine::Dynamo, Some("components/src/dynamo/sglang/")).unwrap(),
+        discover_package_root(&tree, &engine_audit::profiles::DYNAMO, Some("components/src/dynamo/sglang/")).unwrap(),
         "components/src/dynamo/sglang"
     );
-    match discover_package_root(&tree, Engine::Sglang, None) {
+    match discover_package_root(&tree, &engine_audit::profiles::SGLANG, None) {
         Err(SourceError::NoPackage { looked_for, .. }) => assert_eq!(looked_for, "python/sglang, sglang"),
         other => panic!("expected NoPackage, got {other:?}"),
     }
@@ -58,7 +58,8 @@ fn a_symlinked_engine_file_is_named_in_the_surface_warnings() {
     // Without a note, every env var would read as removed.
     std::os::unix::fs::symlink("real_environ.py", root.path().join("sglang/srt/environ.py")).unwrap();
     let tree = DirTree::open(root.path()).unwrap();
-    let surface = extract_surface(&tree, Engine::Sglang, "sglang", "(directory)", &Demand::full(Engine::Sglang));
+    let surface =
+        extract_surface(&tree, &engine_audit::profiles::SGLANG, "sglang", "(directory)", &Demand::full(&engine_audit::profiles::SGLANG));
     let named = surface.warnings.iter().find(|w| w.path == "sglang/srt/environ.py");
     let named = named.unwrap_or_else(|| panic!("the skipped link is not named: {:?}", surface.warnings));
     assert!(named.message.contains("symbolic link"), "{}", named.message);

@@ -1,7 +1,7 @@
 //! The git source on repositories built here with git2: every kind of ref, the
 //! URL cache, offline mode, and what a tree exposes.
 
-use engine_audit::source::{discover_package_root, Engine, EngineRepo, OpenOptions, SourceError, Tree};
+use engine_audit::source::{discover_package_root, EngineRepo, OpenOptions, SourceError, Tree};
 use git2::{Repository, Signature, Time};
 
 #[path = "support/git_repo.rs"]
@@ -55,7 +55,7 @@ fn reads_a_tree_at_a_commit_without_a_work_tree() {
     // The blob id is git's: the cache keys on it.
     let id = &tree.entry("python/sglang/__init__.py").unwrap().id;
     assert_eq!(id, &git2::Oid::hash_object(git2::ObjectType::Blob, b"V = 1\n").unwrap().to_string());
-    assert_eq!(discover_package_root(&tree, Engine::Sglang, None).unwrap(), "python/sglang");
+    assert_eq!(discover_package_root(&tree, &engine_audit::profiles::SGLANG, None).unwrap(), "python/sglang");
     assert!(matches!(tree.read("python/sglang/srt/environ.py"), Err(SourceError::MissingFile { .. })));
 }
 
@@ -316,7 +316,8 @@ fn a_symlink_in_a_git_tree_is_named_in_the_surface_warnings() {
     let head = engine_audit::source::ResolvedRef { wanted: "HEAD".into(), matched: "HEAD".into(), commit: engine.resolve_head().unwrap() };
     let tree = engine.tree_at(&head).unwrap();
     assert!(!tree.contains("python/sglang/srt/environ.py"), "a link is never read as a file");
-    let surface = extract_surface(&tree, Engine::Sglang, "python/sglang", "HEAD", &Demand::full(Engine::Sglang));
+    let surface =
+        extract_surface(&tree, &engine_audit::profiles::SGLANG, "python/sglang", "HEAD", &Demand::full(&engine_audit::profiles::SGLANG));
     let named = surface.warnings.iter().find(|w| w.path == "python/sglang/srt/environ.py");
     let named = named.unwrap_or_else(|| panic!("the skipped link is not named: {:?}", surface.warnings));
     assert!(named.message.contains("symbolic link"), "{}", named.message);

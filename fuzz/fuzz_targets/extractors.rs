@@ -5,7 +5,7 @@
 
 use engine_audit::extract::consumer::consumer_uses;
 use engine_audit::extract::{extract_surface, Demand, EnvReads, Package};
-use engine_audit::source::{Engine, MemTree};
+use engine_audit::source::{MemTree};
 
 pub fn run_extractors(data: &[u8]) {
     let mut tree = MemTree::new("fuzz");
@@ -24,7 +24,7 @@ pub fn run_extractors(data: &[u8]) {
         classes: vec![("sglang.srt.server_args".into(), "ServerArgs".into())],
         metadata: true,
     };
-    let surface = extract_surface(&tree, Engine::Sglang, "sglang", "fuzz", &demand);
+    let surface = extract_surface(&tree, &engine_audit::profiles::SGLANG, "sglang", "fuzz", &demand);
     let _ = serde_json::to_string(&surface).expect("a surface serializes");
     let pkg = Package::new(&tree, "dynamo");
     let mut warnings = Vec::new();

@@ -1,92 +1,105 @@
-//! Which refs one deployment is audited across: the command line's `--from/--to`
-//! (and Dynamo's), else the recipe's image and `dynamo:` block; in `pr`, the
-//! recipe's base version gives "from". Unresolvable refs become EA303.
+//! Which refs one deployment is audited across, per engine: the refs named on
+//! the command line, else the recipe's (the image for the engine it starts,
+//! its `dynamo:` block for the consumer); in `pr`, the recipe's base version
+//! gives "from". Unresolvable refs become EA303.
 
-use super::engines::EngineHandle;
+use super::engines::Engines;
 use super::refs::{self, DerivedRef, Unresolved};
 use super::AuditOptions;
 use crate::finding::{Finding, Location};
+use crate::profiles::{self, Engine};
 use crate::recipe::Deployment;
+use std::collections::BTreeMap;
 
-/// The refs one deployment is audited across.
+/// The refs one deployment is audited across, by engine profile id: the engine
+/// it starts, and each consumer of that engine.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct DeploymentRefs {
-    pub sglang_from: Option<DerivedRef>,
-    pub sglang_to: Option<DerivedRef>,
-    pub dynamo_from: Option<DerivedRef>,
-    pub dynamo_to: Option<DerivedRef>,
+    pub by_engine: BTreeMap<&'static str, EngineRefs>,
 }
 
-fn flag_ref(value: &Option<String>, flag: &str) -> Option<DerivedRef> {
-    value.as_ref().map(|v| DerivedRef { wanted: v.clone(), how: flag.to_string() })
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct EngineRefs {
+    pub from: Option<DerivedRef>,
+    pub to: Option<DerivedRef>,
+}
+
+impl DeploymentRefs {
+    pub fn of(&self, engine: Engine) -> Option<&EngineRefs> {
+        self.by_engine.get(engine.id)
+    }
+    pub fn to(&self, engine: Engine) -> Option<&DerivedRef> {
+        self.of(engine).and_then(|r| r.to.as_ref())
+    }
+    pub fn from(&self, engine: Engine) -> Option<&DerivedRef> {
+        self.of(engine).and_then(|r| r.from.as_ref())
+    }
+}
+
+/// How a recipe names the ref of one engine: the image of the engine it
+/// starts, or a consumer's install block.
+fn recipe_ref(engine: Engine, dep: &Deployment, repo: &crate::source::EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
+    match engine.server {
+        Some(_) => refs::image_ref(engine, dep, repo),
+        None => refs::dynamo_ref(dep, repo),
+    }
+}
+
+/// Where a recipe names that ref, for EA303: (span, subject).
+fn recipe_place(engine: Engine, dep: &Deployment) -> (Option<&crate::recipe::Span>, &'static str) {
+    match engine.server {
+        Some(_) => (dep.container.as_ref().map(|c| &c.span), "model.container"),
+        None => (dep.dynamo.as_ref().map(|d| &d.raw.span), "dynamo"),
+    }
 }
 
 pub(super) fn derive_refs(
     dep: &Deployment,
     base: Option<&Deployment>,
     opts: &AuditOptions,
-    sglang: Option<&EngineHandle>,
-    dynamo: Option<&EngineHandle>,
+    engines: &Engines,
     findings: &mut Vec<Finding>,
     notes: &mut Vec<String>,
 ) -> DeploymentRefs {
     let mut refs = DeploymentRefs::default();
-    let mut unresolved = |u: Unresolved, span: Option<&crate::recipe::Span>, subject: &str| {
-        let at = span.map(Location::from_span).unwrap_or(Location { path: String::new(), line: 1, column: 1, offset: None, len: None });
-        findings.push(crate::check::refs::unresolved(u.engine, &u.what, u.message, at, subject, &dep.name));
-    };
-    // The recipe before the change names no span in this file: say it in a note.
-    let mut unresolved_before = |u: Unresolved| notes.push(format!("{}: before the change: {}", dep.name, u.message));
-    let before = |r: DerivedRef| DerivedRef { how: format!("before: {}", r.how), ..r };
-
-    let sglang_repo = sglang.and_then(|h| h.source.repo());
-    (refs.sglang_from, refs.sglang_to) = from_to(
-        flag_ref(&opts.from, "--from"),
-        flag_ref(&opts.to, "--to"),
-        || match refs::sglang_ref(dep, sglang_repo?) {
-            Ok(r) => r,
-            Err(u) => {
-                unresolved(u, dep.container.as_ref().map(|c| &c.span), "model.container");
-                None
-            }
-        },
-        base.map(|b| {
-            || match refs::sglang_ref(b, sglang_repo?) {
-                Ok(r) => r.map(before),
+    let Some(server) = profiles::by_id(dep.engine) else { return refs };
+    let consumers = profiles::CONSUMER_LINKS.iter().filter(|l| l.engine == server.id).filter_map(|l| profiles::by_id(l.consumer));
+    for engine in std::iter::once(server).chain(consumers) {
+        let handle = engines.get(engine);
+        let repo = handle.and_then(|h| h.source.repo());
+        let flags = opts.refs_of(engine);
+        let flag_ref = |value: &Option<String>, flag: &str| value.as_ref().map(|v| DerivedRef { wanted: v.clone(), how: flag.to_string() });
+        let mut unresolved = |u: Unresolved| {
+            let (span, subject) = recipe_place(engine, dep);
+            let at = span.map(Location::from_span).unwrap_or(Location { path: String::new(), line: 1, column: 1, offset: None, len: None });
+            findings.push(crate::check::refs::unresolved(u.engine, &u.what, u.message, at, subject, &dep.name));
+        };
+        let (from, mut to) = from_to(
+            flag_ref(&flags.from, &flags.from_flag),
+            flag_ref(&flags.to, &flags.to_flag),
+            || match recipe_ref(engine, dep, repo?) {
+                Ok(r) => r,
                 Err(u) => {
-                    unresolved_before(u);
+                    unresolved(u);
                     None
                 }
-            }
-        }),
-    );
-    if sglang.is_some_and(|h| h.source.repo().is_none()) {
-        // A plain folder has one tree: audit against it.
-        refs.sglang_to.get_or_insert(DerivedRef { wanted: "(directory)".into(), how: "--sglang folder".into() });
-    }
-    let dynamo_repo = dynamo.and_then(|h| h.source.repo());
-    (refs.dynamo_from, refs.dynamo_to) = from_to(
-        flag_ref(&opts.dynamo_from, "--dynamo-from"),
-        flag_ref(&opts.dynamo_to, "--dynamo-to"),
-        || match refs::dynamo_ref(dep, dynamo_repo?) {
-            Ok(r) => r,
-            Err(u) => {
-                unresolved(u, dep.dynamo.as_ref().map(|d| &d.raw.span), "dynamo");
-                None
-            }
-        },
-        base.map(|b| {
-            || match refs::dynamo_ref(b, dynamo_repo?) {
-                Ok(r) => r.map(before),
-                Err(u) => {
-                    unresolved_before(u);
-                    None
+            },
+            base.map(|b| {
+                || match recipe_ref(engine, b, repo?) {
+                    Ok(r) => r.map(|r| DerivedRef { how: format!("before: {}", r.how), ..r }),
+                    Err(u) => {
+                        // The recipe before the change names no span in this file: say it in a note.
+                        notes.push(format!("{}: before the change: {}", dep.name, u.message));
+                        None
+                    }
                 }
-            }
-        }),
-    );
-    if dynamo.is_some_and(|h| h.source.repo().is_none()) {
-        refs.dynamo_to.get_or_insert(DerivedRef { wanted: "(directory)".into(), how: "--dynamo folder".into() });
+            }),
+        );
+        if handle.is_some_and(|h| h.source.repo().is_none()) {
+            // A plain folder has one tree: audit against it.
+            to.get_or_insert(DerivedRef { wanted: "(directory)".into(), how: format!("--{} folder", engine.id) });
+        }
+        refs.by_engine.insert(engine.id, EngineRefs { from, to });
     }
     refs
 }

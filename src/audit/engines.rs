@@ -6,8 +6,9 @@ use crate::cache::{listing_fingerprint, FactCache};
 use crate::extract::consumer::{consumer_uses, ConsumerUse};
 use crate::extract::units::Units;
 use crate::extract::{extract_surface_with, Demand, Package};
+use crate::profiles::{ConsumerLink, Engine};
 use crate::rules::EvidenceMemo;
-use crate::source::{discover_package_root, Engine, EngineSource, OpenOptions, Tree};
+use crate::source::{discover_package_root, EngineSource, OpenOptions, Tree};
 use crate::surface::{EngineSurface, ExtractWarning};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,47 +24,58 @@ pub fn source_demand(handle: &mut EngineHandle, target_demand: &Demand, targets:
     Demand { symbols_of: target_demand.symbols_of.iter().filter(|m| missing_somewhere(m)).cloned().collect(), ..target_demand.clone() }
 }
 
-/// The engine sources an audit reads, opened. Opening (libgit2's set-up,
-/// the repositories) does not depend on the recipes: callers open them while
-/// the recipes and rules load.
+/// The engine sources an audit reads, opened, by profile id. Opening (libgit2's
+/// set-up, the repositories) does not depend on the recipes: callers open them
+/// while the recipes and rules load.
 pub struct Engines {
-    pub(super) sglang: Option<EngineHandle>,
-    pub(super) dynamo: Option<EngineHandle>,
+    pub(super) handles: BTreeMap<&'static str, EngineHandle>,
 }
 
 impl Engines {
     pub fn open(opts: &AuditOptions) -> Result<Engines, miette::Report> {
-        let open = |engine: Engine, spec: &Option<String>, root: &Option<String>| -> Result<Option<EngineHandle>, miette::Report> {
-            let Some(spec) = spec else { return Ok(None) };
-            let _span = crate::trace::span(|| format!("audit: open {}", engine.name()));
-            Ok(Some(EngineHandle::open(engine, spec, root.clone(), &opts.open)?))
-        };
         // Refs given as flags win over every recipe's (see `deployment_refs`):
-        // their trees, and what Dynamo imports, are read now, beside the recipes.
-        // Results and errors are kept in the handle for when the audit asks.
-        let (sglang, dynamo) = rayon::join(
-            || {
-                let mut handle = open(Engine::Sglang, &opts.sglang, &opts.sglang_root)?;
-                if let Some(h) = handle.as_mut() {
-                    opts.to.iter().chain(&opts.from).for_each(|w| drop(h.tree(w)));
+        // their trees, and what consumers import, are read now, beside the
+        // recipes. Results and errors are kept in the handle for when the audit asks.
+        let opened: Vec<Result<(&'static str, EngineHandle), miette::Report>> = opts
+            .sources
+            .par_iter()
+            .map(|(id, spec)| {
+                let engine = crate::profiles::by_id(id).ok_or_else(|| miette::miette!("no engine profile `{id}`"))?;
+                let _span = crate::trace::span(|| format!("audit: open {id}"));
+                let mut handle = EngineHandle::open(engine, &spec.spec, spec.root.clone(), &opts.open)?;
+                let refs = opts.refs_of(engine);
+                match engine.server {
+                    Some(_) => refs.to.iter().chain(&refs.from).for_each(|w| drop(handle.tree(w))),
+                    None => {
+                        if let Some(to) = &refs.to {
+                            crate::profiles::links_of(engine.id).for_each(|link| drop(handle.consumer_uses(to, link)));
+                        }
+                    }
                 }
-                Ok::<_, miette::Report>(handle)
-            },
-            || {
-                let mut handle = open(Engine::Dynamo, &opts.dynamo, &opts.dynamo_root)?;
-                if let (Some(h), Some(to)) = (handle.as_mut(), &opts.dynamo_to) {
-                    drop(h.consumer_uses(to, super::DYNAMO_SGLANG_COMPONENT));
-                }
-                Ok::<_, miette::Report>(handle)
-            },
-        );
-        Ok(Engines { sglang: sglang?, dynamo: dynamo? })
+                Ok((*id, handle))
+            })
+            .collect();
+        let mut handles = BTreeMap::new();
+        for result in opened {
+            let (id, handle) = result?;
+            handles.insert(id, handle);
+        }
+        Ok(Engines { handles })
+    }
+
+    /// The opened source of `engine`, if it was given.
+    pub fn get(&self, engine: Engine) -> Option<&EngineHandle> {
+        self.handles.get(engine.id)
+    }
+
+    pub fn get_mut(&mut self, engine: Engine) -> Option<&mut EngineHandle> {
+        self.handles.get_mut(engine.id)
     }
 
     /// At the end of a process: bound the fact cache, and leave the trees and
     /// surfaces to the exit instead of freeing them piece by piece.
     pub fn finish(self) {
-        for handle in [self.sglang, self.dynamo].into_iter().flatten() {
+        for handle in self.handles.into_values() {
             handle.finish();
         }
     }
@@ -85,7 +97,7 @@ pub struct EngineHandle {
     cache: FactCache,
     trees: BTreeMap<String, Result<Arc<RefTree>, String>>,
     surfaces: BTreeMap<String, Result<Arc<EngineSurface>, String>>,
-    uses: BTreeMap<String, Result<Uses, String>>,
+    uses: BTreeMap<(String, &'static str), Result<Uses, String>>,
 }
 
 impl EngineHandle {
@@ -105,7 +117,7 @@ impl EngineHandle {
     /// needs the ref reports the same problem.
     pub fn tree(&mut self, wanted: &str) -> Result<Arc<RefTree>, String> {
         if !self.trees.contains_key(wanted) {
-            let _span = crate::trace::span(|| format!("{} tree {wanted}", self.engine.name()));
+            let _span = crate::trace::span(|| format!("{} tree {wanted}", self.engine.id));
             let result = (|| {
                 let (tree, ref_name) = self.source.tree_with(Some(wanted), &self.cache).map_err(|e| e.to_string())?;
                 let package_root = discover_package_root(tree.as_ref(), self.engine, self.root.as_deref()).map_err(|e| e.to_string())?;
@@ -126,7 +138,7 @@ impl EngineHandle {
         let done: Vec<(String, Result<Arc<EngineSurface>, String>)> = todo
             .into_par_iter()
             .map(|(w, demand, tree)| {
-                let _span = crate::trace::span(|| format!("{} surface {w}", engine.name()));
+                let _span = crate::trace::span(|| format!("{} surface {w}", engine.id));
                 let surface =
                     tree.map(|t| Arc::new(extract_surface_with(t.tree.as_ref(), engine, &t.package_root, &t.ref_name, demand, cache)));
                 (w, surface)
@@ -141,22 +153,23 @@ impl EngineHandle {
         self.surfaces[wanted].clone()
     }
 
-    /// What Dynamo's SGLang component uses of SGLang at `wanted`.
-    pub fn consumer_uses(&mut self, wanted: &str, module_prefix: &str) -> Result<&Vec<ConsumerUse>, String> {
-        if !self.uses.contains_key(wanted) {
-            let _span = crate::trace::span(|| format!("{} consumer uses {wanted}", self.engine.name()));
+    /// What this consumer's component of `link` uses of its engine at `wanted`.
+    pub fn consumer_uses(&mut self, wanted: &str, link: &ConsumerLink) -> Result<&Vec<ConsumerUse>, String> {
+        let key = (wanted.to_string(), link.component);
+        if !self.uses.contains_key(&key) {
+            let _span = crate::trace::span(|| format!("{} consumer uses {wanted}", self.engine.id));
             let cache = self.cache.clone();
             let result = self.tree(wanted).map(|t| {
                 let units = Units { tree: t.tree.as_ref(), root: &t.package_root, cache: &cache };
                 // Reads every module of the component: cached against the whole listing.
-                units.unit("consumer-uses", &format!("sglang\0{module_prefix}"), None, |pkg| {
+                units.unit("consumer-uses", &format!("{}\0{}", link.engine, link.component), None, |pkg| {
                     let mut warnings = Vec::new();
-                    (consumer_uses(pkg, "sglang", module_prefix, &mut warnings), warnings)
+                    (consumer_uses(pkg, link.engine, link.component, &mut warnings), warnings)
                 })
             });
-            self.uses.insert(wanted.to_string(), result);
+            self.uses.insert(key.clone(), result);
         }
-        self.uses[wanted].as_ref().map(|(u, _)| u).map_err(Clone::clone)
+        self.uses[&key].as_ref().map(|(u, _)| u).map_err(Clone::clone)
     }
 
     /// Rule evidence results known for `tree` (all rules, all deployments),

@@ -1,49 +1,404 @@
-//! `audit`: recipes in, findings out. Derives each deployment's engine refs, reads
-//! only the engine facts its recipes ask about, and runs every check.
+//! `audit`: recipes in, findings out. One run, in phases: [`Run::plan`] decides
+//! which deployments are audited on which refs of which engines;
+//! [`Run::prefetch`] reads only the engine facts those recipes ask about;
+//! [`Run::check_servers`] checks each deployment against the engine it starts;
+//! [`Run::check_consumers`] checks each consumer build (Dynamo's worker)
+//! against the engine releases it runs with; [`Run::finish`] adds the master
+//! configs and sums up. Engines are profiles (`crate::profiles`): nothing here
+//! names one.
 
 mod deployment_refs;
 mod engines;
 mod master;
+mod options;
 pub mod refs;
 
 use crate::check::{self, consumer::Consumer, Bump};
 use crate::extract::consumer::UseKind;
-use crate::extract::{assemble::server_args_class, Demand, EnvReads};
+use crate::extract::{Demand, EnvReads};
 pub use crate::finding::{AuditReport, BumpSummary, Problem, RuleInfo};
 use crate::finding::{Finding, Location};
+use crate::profiles::{self, ConsumerLink, Engine};
 use crate::recipe::{Deployment, RecipeFile, RecipeKind};
-use crate::source::OpenOptions;
 use crate::surface::{EngineSurface, ExtractWarning};
 use deployment_refs::{derive_refs, DeploymentRefs};
-use engines::EngineHandle;
 pub use engines::Engines;
+use engines::{EngineHandle, RefTree};
+pub use options::{AuditOptions, EngineSpec, RefFlags};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
-#[derive(Debug, Clone, Default)]
-pub struct AuditOptions {
-    pub sglang: Option<String>,
-    pub dynamo: Option<String>,
-    pub sglang_root: Option<String>,
-    pub dynamo_root: Option<String>,
-    pub open: OpenOptions,
-    pub from: Option<String>,
-    pub to: Option<String>,
-    pub dynamo_from: Option<String>,
-    pub dynamo_to: Option<String>,
-    /// Only this master-config key's links are checked (EA301/EA302).
-    pub master_key: Option<String>,
-    /// Risk rules to apply (built-in plus `--rules DIR`).
-    pub rules: Vec<crate::rules::Rule>,
-    /// For `pr`: each recipe's deployments as they were before the change, by recipe
-    /// path. A deployment found here (same name and variant) is audited from the
-    /// engine refs of its old version to those of its own image and `dynamo:` spec;
-    /// `--from`/`--to`/`--dynamo-from`/`--dynamo-to` still win.
-    pub baseline: BTreeMap<String, Vec<Deployment>>,
+pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, miette::Report> {
+    run_with(files, opts, &mut Engines::open(opts)?)
 }
 
-/// Where Dynamo's SGLang integration lives.
-const DYNAMO_SGLANG_COMPONENT: &str = "dynamo.sglang";
+/// [`run`] over engines already opened from `opts`.
+pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines) -> Result<AuditReport, miette::Report> {
+    let mut run = Run::plan(files, opts, engines);
+    let demands = run.prefetch(engines);
+    run.check_servers(engines, &demands);
+    run.check_consumers(engines);
+    Ok(run.finish(files, opts, engines))
+}
+
+/// One deployment to audit and the refs it is audited across.
+struct Planned<'a> {
+    file: &'a RecipeFile,
+    dep: &'a Deployment,
+    refs: DeploymentRefs,
+    engine: Engine,
+}
+
+/// A consumer build against one bump of the engine it uses: its findings are
+/// computed once and affect every recipe place that installs that build.
+type ConsumerKey = (&'static str, String, Option<String>, String);
+
+struct Run<'a> {
+    opts: &'a AuditOptions,
+    report: AuditReport,
+    planned: Vec<Planned<'a>>,
+    /// Per planned deployment: its engine surfaces once read (`None`: not audited).
+    checked: Vec<Option<DeploymentSurfaces>>,
+    /// Bumps covered: (engine id, from, to) → (how the refs were found, deployments).
+    summaries: Summaries,
+    audited_paths: BTreeSet<&'a str>,
+}
+
+impl<'a> Run<'a> {
+    /// Phase 1: Which deployments, on which refs; what the recipe files say by themselves.
+    fn plan(files: &'a [RecipeFile], opts: &'a AuditOptions, engines: &Engines) -> Run<'a> {
+        let mut report = AuditReport {
+            recipes: files.len(),
+            rules: opts.rules.iter().map(rule_info).collect(),
+            sources: files.iter().map(|f| (f.path.clone(), f.text.clone())).collect(),
+            ..Default::default()
+        };
+        let mut planned = Vec::new();
+        for file in files {
+            report.findings.extend(check::duplicates::findings(file));
+            for note in &file.notes {
+                // Keep the line: a note about a value that could not be read must say where.
+                let at = match &note.span {
+                    Some(span) => format!("{}:{}:{}", file.path, span.line, span.column),
+                    None => file.path.clone(),
+                };
+                report.notes.push(format!("{at}: {}", note.message));
+            }
+            match &file.kind {
+                RecipeKind::SrtSlurm | RecipeKind::LaunchScript => {}
+                RecipeKind::Other { backend: Some(b) } => {
+                    report.notes.push(format!("{}: skipped, a recipe for the {b} backend", file.path));
+                    continue;
+                }
+                RecipeKind::Other { backend: None } | RecipeKind::MasterConfig => continue,
+            }
+            for dep in &file.deployments {
+                let Some(engine) = profiles::by_id(dep.engine) else { continue };
+                let base =
+                    opts.baseline.get(&file.path).and_then(|old| old.iter().find(|b| b.name == dep.name && b.variant == dep.variant));
+                let refs = derive_refs(dep, base, opts, engines, &mut report.findings, &mut report.notes);
+                planned.push(Planned { file, dep, refs, engine });
+            }
+        }
+        // Counted later: a deployment is audited once its target surface was read.
+        // One whose engine ref or package cannot be read is only listed under
+        // `problems`, so a run where nothing could be checked reports 0 (exit 2).
+        Run { opts, report, planned, checked: Vec::new(), summaries: BTreeMap::new(), audited_paths: BTreeSet::new() }
+    }
+
+    /// Phase 2: What each engine is asked: consumers' imports decide which engine
+    /// modules need symbols (their trees load meanwhile), the recipes' env vars
+    /// which reads are looked for. Every surface is then extracted in parallel.
+    fn prefetch(&mut self, engines: &mut Engines) -> BTreeMap<&'static str, Demand> {
+        let mut demands = BTreeMap::new();
+        for engine in self.server_engines() {
+            let (symbols_of, problems) = imported_modules(engines, engine, &self.planned);
+            self.report.problems.extend(problems);
+            let env_names: BTreeSet<String> = self
+                .planned
+                .iter()
+                .filter(|p| p.engine.id == engine.id)
+                .flat_map(|p| check::env::env_uses(p.dep).into_iter().map(|(_, u)| u.name.clone()))
+                .filter(|n| engine.owns_env(n))
+                .collect();
+            let demand = Demand {
+                flags: true,
+                env: true,
+                env_reads: EnvReads::Names(env_names.into_iter().collect()),
+                symbols_of: symbols_of.into_iter().collect(),
+                classes: engine.config_class().into_iter().collect(),
+                metadata: true,
+            };
+            if let Some(handle) = engines.get_mut(engine) {
+                let refs_of = |pick: fn(&DeploymentRefs, Engine) -> Option<&refs::DerivedRef>| -> BTreeSet<String> {
+                    self.planned.iter().filter_map(|p| pick(&p.refs, engine).map(|d| d.wanted.clone())).collect()
+                };
+                let targets = refs_of(DeploymentRefs::to);
+                let sources = refs_of(DeploymentRefs::from);
+                let source_demand = engines::source_demand(handle, &demand, &targets);
+                let wanted: Vec<(String, Demand)> = targets
+                    .iter()
+                    .map(|w| (w.clone(), demand.clone()))
+                    .chain(sources.difference(&targets).map(|w| (w.clone(), source_demand.clone())))
+                    .collect();
+                handle.prefetch_surfaces(&wanted);
+            }
+            demands.insert(engine.id, demand);
+        }
+        demands
+    }
+
+    /// The engines the planned deployments start, in profile order.
+    fn server_engines(&self) -> Vec<Engine> {
+        profiles::PROFILES.iter().copied().filter(|e| e.server.is_some() && self.planned.iter().any(|p| p.engine.id == e.id)).collect()
+    }
+
+    /// Phase 3: Each deployment against the engine it starts: flags, env vars, changed
+    /// defaults and risk rules.
+    fn check_servers(&mut self, engines: &mut Engines, demands: &BTreeMap<&'static str, Demand>) {
+        let span = crate::trace::span(|| "audit: per-deployment checks".into());
+        // Each deployment's surfaces, extracted once per ref and shared. A ref
+        // that cannot be read is a problem, and its deployments are not audited.
+        for p in &self.planned {
+            let surfaces = deployment_surfaces(p, engines, demands, &mut self.report);
+            self.checked.push(surfaces);
+        }
+        // Rule evidence: one source index per target tree, shared by every rule
+        // and deployment, seeded with the results cached for that tree.
+        let rule_trees = rule_trees(self.opts, &self.planned, engines);
+        let rules = rule_indexes(&rule_trees, engines);
+        let Run { opts, report, planned, checked, summaries, audited_paths } = self;
+        let checked = &*checked;
+        // The flag and env checks and the changed defaults read only one recipe and
+        // the shared surfaces: they run in parallel, and are emitted below in
+        // deployment order (the output does not depend on the thread count).
+        // Changed defaults are a property of the pair of releases, shared by the
+        // deployments that bump between them (keyed by the surfaces' addresses).
+        let pair_key =
+            |bump: &Bump| bump.from.map(|from| (from as *const EngineSurface as usize, bump.to as *const EngineSurface as usize));
+        let mut pair_defaults: HashMap<(usize, usize), Vec<check::flags::DefaultChange>> = HashMap::new();
+        for bump in checked.iter().flatten().map(|c| c.bump()) {
+            if let (Some(key), Some(from)) = (pair_key(&bump), bump.from) {
+                pair_defaults.entry(key).or_insert_with(|| check::flags::default_changes(from, bump.to));
+            }
+        }
+        let shared_env = already_checked_common_env(planned);
+        let found: Vec<Option<(Vec<Finding>, Vec<check::flags::DefaultChange>)>> = planned
+            .par_iter()
+            .zip(checked)
+            .zip(&shared_env)
+            .map(|((p, c), seen)| {
+                let bump = c.as_ref()?.bump();
+                let mut found = Vec::new();
+                check::flags::check_deployment(p.file, p.dep, bump, &mut found);
+                check::env::check_deployment(p.file, p.dep, bump, seen, &mut found);
+                let pair = pair_key(&bump).and_then(|k| pair_defaults.get(&k)).map_or(&[][..], Vec::as_slice);
+                Some((found, check::flags::changed_defaults(p.dep, bump, pair)))
+            })
+            .collect();
+        let mut defaults_seen = BTreeSet::new();
+        for ((p, c), found) in planned.iter().zip(checked.iter()).zip(found) {
+            let (Some(c), Some((found, defaults))) = (c, found) else { continue };
+            let Some(to) = p.refs.to(p.engine) else { continue };
+            report.deployments_audited += 1;
+            audited_paths.insert(p.file.path.as_str());
+            summarize(summaries, p.engine, p.refs.from(p.engine), to);
+            let bump = c.bump();
+            let first = report.findings.len();
+            report.findings.extend(found);
+            check::defaults::changed_defaults(p.file, p.dep, bump, defaults, &mut defaults_seen, &mut report.findings);
+            if !opts.rules.is_empty() {
+                let key = (p.engine.id, to.wanted.clone());
+                match (rules.get(&key), rule_trees.get(&key)) {
+                    (Some((index, _)), Some(tree)) => {
+                        apply_rules(&opts.rules, p.file, p.dep, bump, index, &tree.ref_name, &mut report.findings)
+                    }
+                    _ => {
+                        if let Some(Err(e)) = engines.get_mut(p.engine).map(|h| h.tree(&to.wanted)) {
+                            report.problems.push(Problem { path: format!("{}@{}", p.engine.id, to.wanted), message: e });
+                        }
+                    }
+                }
+            }
+            tag_engine(&mut report.findings, first, p.engine.id);
+        }
+        drop(span);
+        for (key, (index, loaded)) in &rules {
+            if let Some(handle) = engines.handles.get(key.0) {
+                handle.store_rule_memo(&rule_trees[key], *loaded, &index.memo());
+            }
+        }
+    }
+
+    /// Phase 4: Each consumer build against the engine releases it runs with: its pin
+    /// and what it uses of the engine. Said once per (build, engine bump), and
+    /// affecting every recipe place that installs that build.
+    fn check_consumers(&mut self, engines: &mut Engines) {
+        let mut ranges: Vec<(ConsumerKey, std::ops::Range<usize>)> = Vec::new();
+        let mut places: BTreeMap<ConsumerKey, Vec<Location>> = BTreeMap::new();
+        let Run { report, planned, checked, summaries, .. } = self;
+        for (p, c) in planned.iter().zip(checked.iter()) {
+            let (Some(c), Some(to)) = (c, p.refs.to(p.engine)) else { continue };
+            for link in profiles::CONSUMER_LINKS.iter().filter(|l| l.engine == p.engine.id) {
+                let Some(consumer) = profiles::by_id(link.consumer) else { continue };
+                let (Some(handle), Some(cto)) = (engines.get_mut(consumer), p.refs.to(consumer)) else { continue };
+                summarize(summaries, consumer, p.refs.from(consumer), cto);
+                let key = (link.component, cto.wanted.clone(), p.refs.from(p.engine).map(|r| r.wanted.clone()), to.wanted.clone());
+                let seen = places.contains_key(&key);
+                places.entry(key.clone()).or_default().extend(p.dep.dynamo.as_ref().map(|d| Location::from_span(&d.raw.span)));
+                if seen {
+                    continue;
+                }
+                let first = report.findings.len();
+                check_consumer(report, handle, link, &cto.wanted, c.bump());
+                ranges.push((key, first..report.findings.len()));
+            }
+        }
+        for (key, range) in ranges {
+            for f in &mut report.findings[range] {
+                f.affects.extend(places[&key].iter().cloned());
+            }
+        }
+    }
+
+    /// Phase 5: Master configs against the recipes they link; what could be read only
+    /// in part; the bumps covered; one order for everything.
+    fn finish(mut self, files: &[RecipeFile], opts: &AuditOptions, engines: &Engines) -> AuditReport {
+        master::check_masters(files, opts, &self.audited_paths, &mut self.report);
+        for handle in engines.handles.values() {
+            self.report
+                .problems
+                .extend(handle.warnings().into_iter().map(|w: ExtractWarning| Problem { path: w.path, message: w.message }));
+        }
+        self.report.bumps = self
+            .summaries
+            .into_iter()
+            .map(|((engine, from, to), (how, deployments))| BumpSummary { engine, from, to, how: how.into_iter().collect(), deployments })
+            .collect();
+        crate::trace::summary("audit");
+        let report = &mut self.report;
+        crate::finding::normalize(&mut report.findings);
+        report.notes.sort();
+        report.notes.dedup();
+        report.problems.sort();
+        report.problems.dedup();
+        self.report
+    }
+}
+
+/// One consumer build's pin and uses against one bump of its engine.
+fn check_consumer(report: &mut AuditReport, handle: &mut EngineHandle, link: &ConsumerLink, wanted: &str, bump: Bump) {
+    let consumer_demand = Demand { metadata: true, ..Demand::default() };
+    let first = report.findings.len();
+    let surface = match handle.surface(wanted, &consumer_demand) {
+        Ok(s) => s,
+        Err(e) => {
+            report.problems.push(Problem { path: format!("{}@{wanted}", link.consumer), message: e });
+            return;
+        }
+    };
+    check::pins::check(&surface, link.pin, bump.to, &mut report.findings);
+    tag_engine(&mut report.findings, first, link.consumer);
+    if let Ok(uses) = handle.consumer_uses(wanted, link) {
+        let consumer = Consumer { uses, dynamo_ref: &surface.ref_name };
+        check::consumer::check(&consumer, bump, &mut report.findings);
+    }
+}
+
+type Summaries = BTreeMap<(String, Option<String>, String), (BTreeSet<String>, usize)>;
+
+/// Count a deployment under its bump of `engine`.
+fn summarize(summaries: &mut Summaries, engine: Engine, from: Option<&refs::DerivedRef>, to: &refs::DerivedRef) {
+    let entry = summaries.entry((engine.id.into(), from.map(|r| r.wanted.clone()), to.wanted.clone())).or_default();
+    entry.0.extend(from.into_iter().chain(std::iter::once(to)).map(|r| r.how.clone()));
+    entry.1 += 1;
+}
+
+/// The surfaces of the engine a deployment starts, at its refs; `None` (and a
+/// note or problem) when there is no ref or it cannot be read.
+fn deployment_surfaces(
+    p: &Planned,
+    engines: &mut Engines,
+    demands: &BTreeMap<&'static str, Demand>,
+    report: &mut AuditReport,
+) -> Option<DeploymentSurfaces> {
+    let (Some(handle), Some(to), Some(demand)) = (engines.get_mut(p.engine), p.refs.to(p.engine), demands.get(p.engine.id)) else {
+        let to_flag = RefFlags::named(p.engine, None, None).to_flag;
+        report
+            .notes
+            .push(format!("{}: {}: no {} ref to audit against (no image and no {to_flag})", p.file.path, p.dep.name, p.engine.display));
+        return None;
+    };
+    let to_surface = match handle.surface(&to.wanted, demand) {
+        Ok(s) => s,
+        Err(e) => {
+            report.problems.push(Problem { path: format!("{}@{}", p.engine.id, to.wanted), message: e });
+            return None;
+        }
+    };
+    let from_surface = match p.refs.from(p.engine) {
+        Some(f) if f.wanted != to.wanted => match handle.surface(&f.wanted, demand) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                report.problems.push(Problem { path: format!("{}@{}", p.engine.id, f.wanted), message: e });
+                None
+            }
+        },
+        Some(_) => Some(to_surface.clone()),
+        None => None,
+    };
+    Some(DeploymentSurfaces { to: to_surface, from: from_surface })
+}
+
+/// The engine surfaces one deployment is checked against.
+struct DeploymentSurfaces {
+    to: Arc<EngineSurface>,
+    from: Option<Arc<EngineSurface>>,
+}
+
+impl DeploymentSurfaces {
+    fn bump(&self) -> Bump<'_> {
+        Bump { from: self.from.as_deref(), to: &self.to }
+    }
+}
+
+/// The target trees rule evidence is read in: (engine id, wanted ref) → tree.
+type RuleTrees = BTreeMap<(&'static str, String), Arc<RefTree>>;
+
+/// One source index per rule tree, seeded with the results the fact cache
+/// holds for that tree, and how many that was.
+type RuleIndexes<'t> = BTreeMap<(&'static str, String), (crate::rules::SourceIndex<'t>, usize)>;
+
+/// The target trees of the planned deployments, when there are rules to apply.
+fn rule_trees(opts: &AuditOptions, planned: &[Planned], engines: &mut Engines) -> RuleTrees {
+    let mut trees = RuleTrees::new();
+    if opts.rules.is_empty() {
+        return trees;
+    }
+    for p in planned {
+        let Some(to) = p.refs.to(p.engine) else { continue };
+        let key = (p.engine.id, to.wanted.clone());
+        if trees.contains_key(&key) {
+            continue;
+        }
+        if let Some(Ok(tree)) = engines.get_mut(p.engine).map(|h| h.tree(&to.wanted)) {
+            trees.insert(key, tree);
+        }
+    }
+    trees
+}
+
+fn rule_indexes<'t>(trees: &'t RuleTrees, engines: &Engines) -> RuleIndexes<'t> {
+    trees
+        .iter()
+        .map(|(key, tree)| {
+            let memo = engines.handles.get(key.0).map(|h| h.rule_memo(tree)).unwrap_or_default();
+            let loaded = memo.len();
+            (key.clone(), (crate::rules::SourceIndex::new(tree.tree.as_ref(), &tree.package_root).with_memo(memo), loaded))
+        })
+        .collect()
+}
 
 /// What reports show of a risk rule the audit applied.
 fn rule_info(rule: &crate::rules::Rule) -> RuleInfo {
@@ -61,17 +416,18 @@ fn rule_info(rule: &crate::rules::Rule) -> RuleInfo {
 /// launches, an override recipe's `backend.environment`), by byte offset: that
 /// line is checked once, with the first deployment that sets it. Checked for
 /// every launch, 1,000 exports before 1,000 launches made a million findings.
-fn already_checked_common_env(audited: &[(&RecipeFile, &Deployment, DeploymentRefs)]) -> Vec<std::collections::HashSet<usize>> {
-    let mut seen: std::collections::HashSet<(&str, usize, Option<&str>, Option<&str>)> = Default::default();
-    audited
+fn already_checked_common_env(planned: &[Planned]) -> Vec<HashSet<usize>> {
+    let mut seen: HashSet<(&str, usize, Option<&str>, Option<&str>)> = HashSet::new();
+    planned
         .iter()
-        .map(|(file, dep, refs)| {
-            let from = refs.sglang_from.as_ref().map(|r| r.wanted.as_str());
-            let to = refs.sglang_to.as_ref().map(|r| r.wanted.as_str());
-            dep.common_env
+        .map(|p| {
+            let from = p.refs.from(p.engine).map(|r| r.wanted.as_str());
+            let to = p.refs.to(p.engine).map(|r| r.wanted.as_str());
+            p.dep
+                .common_env
                 .iter()
                 .map(|e| e.name_span.offset)
-                .filter(|&offset| !seen.insert((file.path.as_str(), offset, from, to)))
+                .filter(|&offset| !seen.insert((p.file.path.as_str(), offset, from, to)))
                 .collect()
         })
         .collect()
@@ -87,291 +443,24 @@ fn tag_engine(findings: &mut [Finding], from: usize, engine: &str) {
     }
 }
 
-pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, miette::Report> {
-    run_with(files, opts, &mut Engines::open(opts)?)
-}
-
-/// [`run`] over engines already opened from `opts`.
-pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines) -> Result<AuditReport, miette::Report> {
-    let mut report = AuditReport {
-        recipes: files.len(),
-        rules: opts.rules.iter().map(rule_info).collect(),
-        sources: files.iter().map(|f| (f.path.clone(), f.text.clone())).collect(),
-        ..Default::default()
-    };
-    let Engines { sglang, dynamo } = engines;
-
-    // 1. Which deployments, on which refs.
-    let mut audited: Vec<(&RecipeFile, &Deployment, DeploymentRefs)> = Vec::new();
-    for file in files {
-        report.findings.extend(check::duplicates::findings(file));
-        for note in &file.notes {
-            // Keep the line: a note about a value that could not be read must say where.
-            let at = match &note.span {
-                Some(span) => format!("{}:{}:{}", file.path, span.line, span.column),
-                None => file.path.clone(),
-            };
-            report.notes.push(format!("{at}: {}", note.message));
-        }
-        match &file.kind {
-            RecipeKind::SrtSlurm | RecipeKind::LaunchScript => {}
-            RecipeKind::Other { backend: Some(b) } => {
-                report.notes.push(format!("{}: skipped, a recipe for the {b} backend", file.path));
-                continue;
-            }
-            RecipeKind::Other { backend: None } | RecipeKind::MasterConfig => continue,
-        }
-        for dep in &file.deployments {
-            let base = opts.baseline.get(&file.path).and_then(|old| old.iter().find(|b| b.name == dep.name && b.variant == dep.variant));
-            let refs = derive_refs(dep, base, opts, sglang.as_ref(), dynamo.as_ref(), &mut report.findings, &mut report.notes);
-            audited.push((file, dep, refs));
-        }
-    }
-    // Counted below: a deployment is audited once its target surface was read.
-    // One whose engine ref or package cannot be read is only listed under
-    // `problems`, so a run where nothing could be checked reports 0 (exit 2).
-
-    // 2. Dynamo's imports decide which SGLang modules need symbols; the SGLang
-    // trees those symbols are read from load meanwhile.
-    let sglang_refs: BTreeSet<String> =
-        audited.iter().flat_map(|(_, _, r)| r.sglang_to.iter().chain(r.sglang_from.iter()).map(|d| d.wanted.clone())).collect();
-    let dynamo_refs: BTreeSet<String> = audited.iter().filter_map(|(_, _, r)| r.dynamo_to.as_ref().map(|d| d.wanted.clone())).collect();
-    let (symbols_of, ()) = rayon::join(
-        || match dynamo.as_mut() {
-            Some(dynamo) => imported_modules(dynamo, &dynamo_refs),
-            None => Default::default(),
-        },
-        || {
-            if let Some(handle) = sglang.as_mut() {
-                // Errors are kept in the handle and reported where the tree is used.
-                sglang_refs.iter().for_each(|w| drop(handle.tree(w)));
-            }
-        },
-    );
-    let (symbols_of, problems) = symbols_of;
-    report.problems.extend(problems);
-    let env_names: BTreeSet<String> = audited
-        .iter()
-        .flat_map(|(_, dep, _)| check::env::env_uses(dep).into_iter().map(|(_, u)| u.name.clone()))
-        .filter(|n| check::env::is_sglang_env(n))
-        .collect();
-    let sglang_demand = Demand {
-        flags: true,
-        env: true,
-        env_reads: EnvReads::Names(env_names.into_iter().collect()),
-        symbols_of: symbols_of.into_iter().collect(),
-        classes: vec![server_args_class()],
-        metadata: true,
-    };
-    let dynamo_demand = Demand { metadata: true, ..Demand::default() };
-
-    // 3. Per deployment checks.
-    // Dynamo findings are computed once per (Dynamo, SGLang from, SGLang to); every
-    // deployment sharing that key is affected by them. Bumps are keyed alike:
-    // (engine, from, to).
-    type ConsumerKey = (String, Option<String>, String);
-    let mut summaries: BTreeMap<ConsumerKey, (BTreeSet<String>, usize)> = BTreeMap::new();
-    let mut consumer_ranges: Vec<(ConsumerKey, std::ops::Range<usize>)> = Vec::new();
-    let mut consumer_places: BTreeMap<ConsumerKey, Vec<Location>> = BTreeMap::new();
-    let mut defaults_seen: BTreeSet<(String, String, Option<String>, String)> = BTreeSet::new();
-    // Every SGLang ref the deployments need, extracted in parallel up front.
-    if let Some(handle) = sglang.as_mut() {
-        let targets: BTreeSet<String> = audited.iter().filter_map(|(_, _, r)| r.sglang_to.as_ref().map(|d| d.wanted.clone())).collect();
-        let sources: BTreeSet<String> = audited.iter().filter_map(|(_, _, r)| r.sglang_from.as_ref().map(|d| d.wanted.clone())).collect();
-        let source_demand = engines::source_demand(handle, &sglang_demand, &targets);
-        let wanted: Vec<(String, Demand)> = targets
-            .iter()
-            .map(|w| (w.clone(), sglang_demand.clone()))
-            .chain(sources.difference(&targets).map(|w| (w.clone(), source_demand.clone())))
-            .collect();
-        handle.prefetch_surfaces(&wanted);
-    }
-    // Rule evidence: one source index per target tree, shared by every rule and
-    // deployment, seeded with the results cached for that tree.
-    let rule_trees: BTreeMap<String, std::sync::Arc<engines::RefTree>> = match sglang.as_mut() {
-        Some(handle) if !opts.rules.is_empty() => audited
-            .iter()
-            .filter_map(|(_, _, r)| r.sglang_to.as_ref())
-            .filter_map(|to| handle.tree(&to.wanted).ok().map(|t| (to.wanted.clone(), t)))
-            .collect(),
-        _ => BTreeMap::new(),
-    };
-    let rule_indexes: BTreeMap<&str, (crate::rules::SourceIndex, usize)> = rule_trees
-        .iter()
-        .map(|(wanted, t)| {
-            let memo = sglang.as_ref().map(|h| h.rule_memo(t)).unwrap_or_default();
-            let loaded = memo.len();
-            (wanted.as_str(), (crate::rules::SourceIndex::new(t.tree.as_ref(), &t.package_root).with_memo(memo), loaded))
-        })
-        .collect();
-
-    let span = crate::trace::span(|| "audit: per-deployment checks".into());
-    let mut audited_paths: BTreeSet<&str> = BTreeSet::new();
-    // Each deployment's SGLang surfaces, extracted once per ref and shared. A ref
-    // that cannot be read is a problem, and its deployments are not audited.
-    let mut surfaces: Vec<Option<DeploymentSurfaces>> = Vec::with_capacity(audited.len());
-    for (file, dep, refs) in &audited {
-        let (Some(handle), Some(to)) = (sglang.as_mut(), &refs.sglang_to) else {
-            report.notes.push(format!("{}: {}: no SGLang ref to audit against (no image and no --to)", file.path, dep.name));
-            surfaces.push(None);
-            continue;
-        };
-        let to_surface = match handle.surface(&to.wanted, &sglang_demand) {
-            Ok(s) => s,
-            Err(e) => {
-                report.problems.push(Problem { path: format!("sglang@{}", to.wanted), message: e });
-                surfaces.push(None);
-                continue;
-            }
-        };
-        let from_surface = match &refs.sglang_from {
-            Some(f) if f.wanted != to.wanted => match handle.surface(&f.wanted, &sglang_demand) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    report.problems.push(Problem { path: format!("sglang@{}", f.wanted), message: e });
-                    None
-                }
-            },
-            Some(_) => Some(to_surface.clone()),
-            None => None,
-        };
-        surfaces.push(Some(DeploymentSurfaces { to: to_surface, from: from_surface }));
-    }
-    // The flag and env checks and the changed defaults read only one recipe and
-    // the shared surfaces: they run in parallel, and are emitted below in
-    // deployment order (the output does not depend on the thread count).
-    // Changed defaults are a property of the pair of releases, shared by the
-    // deployments that bump between them (keyed by the surfaces' addresses).
-    let pair_key =
-        |bump: &check::Bump| bump.from.map(|from| (from as *const EngineSurface as usize, bump.to as *const EngineSurface as usize));
-    let mut pair_defaults: HashMap<(usize, usize), Vec<check::flags::DefaultChange>> = HashMap::new();
-    for bump in surfaces.iter().flatten().map(DeploymentSurfaces::bump) {
-        if let (Some(key), Some(from)) = (pair_key(&bump), bump.from) {
-            pair_defaults.entry(key).or_insert_with(|| check::flags::default_changes(from, bump.to));
-        }
-    }
-    let shared_env = already_checked_common_env(&audited);
-    let checked: Vec<Option<(Vec<Finding>, Vec<check::flags::DefaultChange>)>> = audited
-        .par_iter()
-        .zip(&surfaces)
-        .zip(&shared_env)
-        .map(|(((file, dep, _), s), seen)| {
-            let bump = s.as_ref()?.bump();
-            let mut found = Vec::new();
-            check::flags::check_deployment(file, dep, bump, &mut found);
-            check::env::check_deployment(file, dep, bump, seen, &mut found);
-            let pair = pair_key(&bump).and_then(|k| pair_defaults.get(&k)).map_or(&[][..], Vec::as_slice);
-            Some((found, check::flags::changed_defaults(dep, bump, pair)))
-        })
-        .collect();
-    for (((file, dep, refs), s), checked) in audited.iter().zip(&surfaces).zip(checked) {
-        let (Some(handle), Some(to), Some(s), Some((found, defaults))) = (sglang.as_mut(), &refs.sglang_to, s, checked) else { continue };
-        report.deployments_audited += 1;
-        audited_paths.insert(file.path.as_str());
-        let bump = s.bump();
-        let to_surface = &s.to;
-        let entry = summaries.entry(("sglang".into(), refs.sglang_from.as_ref().map(|r| r.wanted.clone()), to.wanted.clone())).or_default();
-        entry.0.extend(refs.sglang_from.iter().chain(std::iter::once(to)).map(|r| r.how.clone()));
-        entry.1 += 1;
-
-        let first = report.findings.len();
-        report.findings.extend(found);
-        check::defaults::changed_defaults(file, dep, bump, defaults, &mut defaults_seen, &mut report.findings);
-        if !opts.rules.is_empty() {
-            match (rule_indexes.get(to.wanted.as_str()), &rule_trees.get(&to.wanted)) {
-                (Some((index, _)), Some(tree)) => apply_rules(&opts.rules, file, dep, bump, index, &tree.ref_name, &mut report.findings),
-                _ => {
-                    if let Err(e) = handle.tree(&to.wanted) {
-                        report.problems.push(Problem { path: format!("sglang@{}", to.wanted), message: e });
-                    }
-                }
-            }
-        }
-        tag_engine(&mut report.findings, first, "sglang");
-
-        let (Some(dynamo), Some(dto)) = (dynamo.as_mut(), &refs.dynamo_to) else { continue };
-        let dentry =
-            summaries.entry(("dynamo".into(), refs.dynamo_from.as_ref().map(|r| r.wanted.clone()), dto.wanted.clone())).or_default();
-        dentry.0.extend(refs.dynamo_from.iter().chain(std::iter::once(dto)).map(|r| r.how.clone()));
-        dentry.1 += 1;
-        let key = (dto.wanted.clone(), refs.sglang_from.as_ref().map(|r| r.wanted.clone()), to.wanted.clone());
-        let seen = consumer_places.contains_key(&key);
-        consumer_places.entry(key.clone()).or_default().extend(dep.dynamo.as_ref().map(|d| Location::from_span(&d.raw.span)));
-        if seen {
-            continue;
-        }
-        let first = report.findings.len();
-        let dynamo_surface = match dynamo.surface(&dto.wanted, &dynamo_demand) {
-            Ok(s) => s,
-            Err(e) => {
-                report.problems.push(Problem { path: format!("dynamo@{}", dto.wanted), message: e });
-                continue;
-            }
-        };
-        check::pins::check(&dynamo_surface, to_surface, &mut report.findings);
-        tag_engine(&mut report.findings, first, "dynamo");
-        if let Ok(uses) = dynamo.consumer_uses(&dto.wanted, DYNAMO_SGLANG_COMPONENT) {
-            let consumer = Consumer { uses, dynamo_ref: &dynamo_surface.ref_name };
-            check::consumer::check(&consumer, bump, &mut report.findings);
-        }
-        consumer_ranges.push((key, first..report.findings.len()));
-    }
-    for (key, range) in consumer_ranges {
-        let places = &consumer_places[&key];
-        for f in &mut report.findings[range] {
-            f.affects.extend(places.iter().cloned());
-        }
-    }
-
-    drop(span);
-    if let Some(handle) = sglang.as_ref() {
-        for (wanted, (index, loaded)) in &rule_indexes {
-            handle.store_rule_memo(&rule_trees[*wanted], *loaded, &index.memo());
-        }
-    }
-
-    // 4. Master configs against the recipes they link.
-    master::check_masters(files, opts, &audited_paths, &mut report);
-
-    for handle in [sglang.as_ref(), dynamo.as_ref()].into_iter().flatten() {
-        report.problems.extend(handle.warnings().into_iter().map(|w: ExtractWarning| Problem { path: w.path, message: w.message }));
-    }
-    report.bumps = summaries
-        .into_iter()
-        .map(|((engine, from, to), (how, deployments))| BumpSummary { engine, from, to, how: how.into_iter().collect(), deployments })
-        .collect();
-    crate::trace::summary("audit");
-    crate::finding::normalize(&mut report.findings);
-    report.notes.sort();
-    report.notes.dedup();
-    report.problems.sort();
-    report.problems.dedup();
-    Ok(report)
-}
-
-/// The SGLang surfaces one deployment is checked against.
-struct DeploymentSurfaces {
-    to: std::sync::Arc<crate::surface::EngineSurface>,
-    from: Option<std::sync::Arc<crate::surface::EngineSurface>>,
-}
-
-impl DeploymentSurfaces {
-    fn bump(&self) -> Bump<'_> {
-        Bump { from: self.from.as_deref(), to: &self.to }
-    }
-}
-
-/// The SGLang modules Dynamo's SGLang component imports at each of `refs`.
-fn imported_modules(dynamo: &mut EngineHandle, refs: &BTreeSet<String>) -> (BTreeSet<String>, Vec<Problem>) {
+/// The modules of `engine` its consumers import, at every consumer ref the
+/// planned deployments install.
+fn imported_modules(engines: &mut Engines, engine: Engine, planned: &[Planned]) -> (BTreeSet<String>, Vec<Problem>) {
     let mut modules = BTreeSet::new();
     let mut problems = Vec::new();
-    for wanted in refs {
-        match dynamo.consumer_uses(wanted, DYNAMO_SGLANG_COMPONENT) {
-            Ok(uses) => modules.extend(uses.iter().filter_map(|u| match &u.kind {
-                UseKind::Import { module, .. } => Some(module.clone()),
-                UseKind::Attribute { .. } => None,
-            })),
-            Err(e) => problems.push(Problem { path: format!("dynamo@{wanted}"), message: e }),
+    for link in profiles::CONSUMER_LINKS.iter().filter(|l| l.engine == engine.id) {
+        let Some(consumer) = profiles::by_id(link.consumer) else { continue };
+        let refs: BTreeSet<String> =
+            planned.iter().filter(|p| p.engine.id == engine.id).filter_map(|p| p.refs.to(consumer).map(|d| d.wanted.clone())).collect();
+        let Some(handle) = engines.get_mut(consumer) else { continue };
+        for wanted in &refs {
+            match handle.consumer_uses(wanted, link) {
+                Ok(uses) => modules.extend(uses.iter().filter_map(|u| match &u.kind {
+                    UseKind::Import { module, .. } => Some(module.clone()),
+                    UseKind::Attribute { .. } => None,
+                })),
+                Err(e) => problems.push(Problem { path: format!("{}@{wanted}", consumer.id), message: e }),
+            }
         }
     }
     (modules, problems)

@@ -1,6 +1,7 @@
 //! Which engine refs a deployment runs today and is bumped to: from the recipe's
 //! image and Dynamo spec, unless the command line overrides them.
 
+use crate::profiles::Engine;
 use crate::recipe::{Deployment, DynamoRef, ImageTag};
 use crate::source::{EngineRepo, SourceError};
 
@@ -23,9 +24,9 @@ pub struct Unresolved {
     pub message: String,
 }
 
-/// The SGLang ref a container image stands for: its version tag, else the commit
-/// a nightly tag names. `Ok(None)` when the recipe names no image.
-pub fn sglang_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
+/// The ref of `engine` a container image stands for: its version tag, else the
+/// commit a nightly tag names. `Ok(None)` when the recipe names no image.
+pub fn image_ref(engine: Engine, dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
     let (Some(container), Some(image)) = (&dep.container, &dep.image) else { return Ok(None) };
     let how = format!("image {}", container.value);
     for wanted in image_candidates(image) {
@@ -36,9 +37,9 @@ pub fn sglang_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedR
     let tried = image_candidates(image);
     let tried = if tried.is_empty() { "nothing: the tag names no version or commit".to_string() } else { tried.join(", ") };
     Err(Unresolved {
-        engine: "SGLang",
+        engine: engine.display,
         what: container.value.clone(),
-        message: format!("image `{}` maps to no SGLang ref in {} (tried {tried})", container.value, repo.spec),
+        message: format!("image `{}` maps to no {} ref in {} (tried {tried})", container.value, engine.display, repo.spec),
     })
 }
 

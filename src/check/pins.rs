@@ -1,4 +1,4 @@
-//! Dynamo's requirement on SGLang against the SGLang target version: EA205.
+//! A consumer's requirement on an engine against the engine's target version: EA205.
 
 use crate::finding::{EvidenceRef, Finding, FindingKind, Location};
 use crate::surface::EngineSurface;
@@ -9,22 +9,24 @@ pub fn surface_version(s: &EngineSurface) -> Option<pep440_rs::Version> {
     s.version.as_deref().and_then(|v| pep440_rs::Version::from_str(v).ok()).or_else(|| crate::source::parse_version_ref(&s.ref_name))
 }
 
-pub fn check(dynamo: &EngineSurface, sglang_to: &EngineSurface, out: &mut Vec<Finding>) {
-    let Some(target) = surface_version(sglang_to) else { return };
-    for req in dynamo.requires.iter().filter(|r| r.name == "sglang" && !r.specifier.is_empty()) {
+/// EA205 for each requirement of `consumer` on `pin` (the engine's distribution
+/// name) that excludes the engine target's version.
+pub fn check(consumer: &EngineSurface, pin: &str, engine_to: &EngineSurface, out: &mut Vec<Finding>) {
+    let Some(target) = surface_version(engine_to) else { return };
+    for req in consumer.requires.iter().filter(|r| r.name == pin && !r.specifier.is_empty()) {
         let Ok(spec) = pep440_rs::VersionSpecifiers::from_str(&req.specifier) else { continue };
         if spec.contains(&target) {
             continue;
         }
         let kind = FindingKind::PinMismatch {
-            consumer_ref: dynamo.ref_name.clone(),
+            consumer_ref: consumer.ref_name.clone(),
             requirement: req.raw.clone(),
             extra: req.group.clone(),
             target: target.to_string(),
         };
         out.push(
-            Finding::new(kind, Location::from_evidence(&req.evidence), "sglang")
-                .evidence(EvidenceRef::new(&req.evidence, &dynamo.ref_name).with_note(req.raw.clone())),
+            Finding::new(kind, Location::from_evidence(&req.evidence), pin)
+                .evidence(EvidenceRef::new(&req.evidence, &consumer.ref_name).with_note(req.raw.clone())),
         );
     }
 }

@@ -50,7 +50,7 @@ pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     // Local engines open while the rules and recipes load: neither needs the
     // other. A URL may mean a clone, started only once the inputs are known good.
     let sources = engine_options(&args, &config);
-    let (inputs, files, load_errors, mut engines) = if [&sources.sglang, &sources.dynamo].iter().any(|s| s.as_deref().is_some_and(is_url)) {
+    let (inputs, files, load_errors, mut engines) = if sources.sources.values().any(|s| is_url(&s.spec)) {
         let (inputs, files, load_errors) = load_inputs()?;
         let engines = audit::Engines::open(&inputs.opts)?;
         (inputs, files, load_errors, engines)
@@ -91,7 +91,7 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
         ));
     }
     let base = engine_options(args, config);
-    if base.sglang.is_none() && base.dynamo.is_none() {
+    if !base.has_sources() {
         return Err(miette::miette!(
             help = "pass --sglang PATH|URL (and --dynamo PATH|URL for the Dynamo checks), or set them in .engine-audit.yaml",
             "no engine source given"
@@ -111,13 +111,11 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
 
 /// The engine sources and the refs given as flags: what opening the engines needs.
 fn engine_options(args: &AuditArgs, config: &Config) -> AuditOptions {
-    AuditOptions {
-        from: args.from.clone(),
-        to: args.to.clone(),
-        dynamo_from: args.dynamo_from.clone(),
-        dynamo_to: args.dynamo_to.clone(),
-        ..audit_sources(&args.sources, config)
-    }
+    audit_sources(&args.sources, config).with_refs(&crate::profiles::SGLANG, args.from.clone(), args.to.clone()).with_refs(
+        &crate::profiles::DYNAMO,
+        args.dynamo_from.clone(),
+        args.dynamo_to.clone(),
+    )
 }
 
 /// `--ignore` adds to the config's `ignore`; severities come from the config.
@@ -292,7 +290,7 @@ pub fn check_report_args(out: &ReportArgs) -> miette::Result<()> {
 /// relative to the current folder, colour on a terminal.
 pub fn render_options(out: &ReportArgs, opts: &AuditOptions) -> report::RenderOptions {
     report::RenderOptions { lang: out.lang.lang(), base_dir: std::env::current_dir().ok(), ..Default::default() }
-        .with_engine_sources(opts.sglang.as_deref(), opts.dynamo.as_deref())
+        .with_engine_sources(&opts.sources)
 }
 
 /// Print the report in the format asked, or with `--output-dir` write one file per

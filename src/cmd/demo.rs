@@ -19,13 +19,13 @@ pub fn audit_demo(root: &Path) -> miette::Result<(crate::demo::DemoWorkspace, Au
         return Err(miette::Report::new(e));
     }
     let opts = AuditOptions {
-        sglang: Some(ws.sglang_repo.to_string_lossy().into_owned()),
-        dynamo: Some(ws.dynamo_repo.to_string_lossy().into_owned()),
         open: OpenOptions { offline: true, cache_dir: None },
-        to: ws.sglang_tags.last().cloned(),
         rules: crate::rules::load_rules(&[]).map_err(miette::Report::new)?,
         ..AuditOptions::default()
-    };
+    }
+    .with_source(&crate::profiles::SGLANG, Some(ws.sglang_repo.to_string_lossy().into_owned()), None)
+    .with_source(&crate::profiles::DYNAMO, Some(ws.dynamo_repo.to_string_lossy().into_owned()), None)
+    .with_refs(&crate::profiles::SGLANG, None, ws.sglang_tags.last().cloned());
     let mut report = audit::run(&files, &opts)?;
     relativize(&mut report, root);
     Ok((ws, report))

@@ -1,27 +1,27 @@
 //! Opening the engine sources named on the command line.
 
+use crate::audit::{AuditOptions, EngineSpec};
 use crate::cli::{EngineName, EngineSources};
-use crate::source::{discover_package_root, Engine, EngineSource, OpenOptions, SourceError, Tree};
+use crate::profiles::Engine;
+use crate::source::{discover_package_root, EngineSource, OpenOptions, SourceError, Tree};
 
 pub fn open_options(sources: &EngineSources) -> OpenOptions {
     OpenOptions { offline: sources.offline, cache_dir: sources.cache_dir.clone() }
 }
 
-/// The engine a command is about: explicit, else the only source given.
+/// The engine a command is about: explicit, else the first whose source is given.
 pub fn pick_engine(engine: Option<EngineName>, sources: &EngineSources) -> Result<(Engine, String, Option<String>), miette::Report> {
-    let engine = match engine {
-        Some(EngineName::Sglang) => Engine::Sglang,
-        Some(EngineName::Dynamo) => Engine::Dynamo,
-        None if sources.sglang.is_some() => Engine::Sglang,
-        None if sources.dynamo.is_some() => Engine::Dynamo,
-        None => return Err(miette::miette!(help = "pass --sglang PATH|URL or --dynamo PATH|URL", "no engine source given")),
+    let given = sources.given();
+    let engine: Engine = match engine {
+        Some(name) => name.profile(),
+        None => match given.first() {
+            Some((engine, _)) => engine,
+            None => return Err(miette::miette!(help = "pass --sglang PATH|URL or --dynamo PATH|URL", "no engine source given")),
+        },
     };
-    let (spec, root) = match engine {
-        Engine::Sglang => (sources.sglang.clone(), sources.sglang_root.clone()),
-        Engine::Dynamo => (sources.dynamo.clone(), sources.dynamo_root.clone()),
-    };
-    let spec = spec.ok_or_else(|| miette::miette!("--{} is required for --engine {}", engine.name(), engine.name()))?;
-    Ok((engine, spec, root))
+    let spec = given.into_iter().find(|(e, _)| e.id == engine.id).map(|(_, s)| s);
+    let spec = spec.ok_or_else(|| miette::miette!("--{} is required for --engine {}", engine.id, engine.id))?;
+    Ok((engine, spec.spec, spec.root))
 }
 
 /// Open the tree of `engine` at `at` and find its package root.
@@ -40,13 +40,15 @@ pub fn open_package_tree(
 
 /// The engine sources and how to open them, from the flags, else the config file.
 /// Refs, rules and the rest are the caller's.
-pub fn audit_sources(sources: &EngineSources, config: &crate::config::Config) -> crate::audit::AuditOptions {
-    crate::audit::AuditOptions {
-        sglang: sources.sglang.clone().or_else(|| config.engine_source(config.file.sglang.as_ref())),
-        dynamo: sources.dynamo.clone().or_else(|| config.engine_source(config.file.dynamo.as_ref())),
-        sglang_root: sources.sglang_root.clone(),
-        dynamo_root: sources.dynamo_root.clone(),
-        open: open_options(sources),
-        ..crate::audit::AuditOptions::default()
+pub fn audit_sources(sources: &EngineSources, config: &crate::config::Config) -> AuditOptions {
+    let mut opts = AuditOptions { open: open_options(sources), ..AuditOptions::default() };
+    let given = sources.given();
+    for engine in crate::profiles::PROFILES.iter().copied() {
+        let flag = given.iter().find(|(e, _)| e.id == engine.id).map(|(_, s)| s.clone());
+        let spec = flag.clone().map(|s| s.spec).or_else(|| config.engine_source(config.file.source_of(engine.id)));
+        if let Some(spec) = spec {
+            opts.sources.insert(engine.id, EngineSpec { spec, root: flag.and_then(|s| s.root) });
+        }
     }
+    opts
 }

@@ -41,19 +41,19 @@ pub fn run(args: PrArgs) -> miette::Result<ExitCode> {
     let change = Change::read(&snaps, &config.file.recipe_roots, &mapping);
 
     let base = audit_sources(&args.sources, &config);
-    if !change.recipes.is_empty() && base.sglang.is_none() && base.dynamo.is_none() {
+    if !change.recipes.is_empty() && !base.has_sources() {
         return Err(miette::miette!(
             help = "pass --sglang PATH|URL (and --dynamo PATH|URL), or set them in the base commit's .engine-audit.yaml",
             "no engine source given"
         ));
     }
     let opts = AuditOptions {
-        to: args.to.clone(),
-        dynamo_to: args.dynamo_to.clone(),
         rules: crate::rules::load_rules(&config.rule_dirs(&args.rules)).map_err(miette::Report::new)?,
         baseline: change.baseline.clone(),
         ..base
-    };
+    }
+    .with_refs(&crate::profiles::SGLANG, None, args.to.clone())
+    .with_refs(&crate::profiles::DYNAMO, None, args.dynamo_to.clone());
     let mut result = if change.recipes.is_empty() { AuditReport::default() } else { audit::run(&change.recipes, &opts)? };
     result.findings.extend(change.findings.iter().cloned());
     crate::finding::normalize(&mut result.findings);
@@ -66,7 +66,7 @@ pub fn run(args: PrArgs) -> miette::Result<ExitCode> {
 
     let title = format!("engine-audit: recipes {}..{}", short(&snaps.base_commit), short(&snaps.head_commit));
     let render_opts = RenderOptions { lang: args.lang.lang(), base_dir: std::env::current_dir().ok(), ..RenderOptions::default() }
-        .with_engine_sources(opts.sglang.as_deref(), opts.dynamo.as_deref());
+        .with_engine_sources(&opts.sources);
     let (stdout, markdown) = render(&result, args.format, &title, &render_opts);
     emit(&stdout);
     if let Some(summary) =

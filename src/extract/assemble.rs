@@ -4,7 +4,8 @@
 use super::units::{EnvScan, Units, WithWarnings};
 use super::{classes, cli_flags, env_vars, pins, symbols, Package};
 use crate::cache::FactCache;
-use crate::source::{Engine, Tree};
+use crate::profiles::{Engine, EnvStrategy, FlagsStrategy};
+use crate::source::Tree;
 use crate::surface::{ClassInfo, EngineSurface, EnvVar, ExtractWarning};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -36,24 +37,19 @@ pub enum EnvReads {
     Prefixes(Vec<String>),
 }
 
-/// The classes every consumer check asks about.
-pub fn server_args_class() -> (String, String) {
-    ("sglang.srt.server_args".into(), "ServerArgs".into())
-}
-
 impl Demand {
     /// Everything `engine-audit surface` shows for an engine.
     pub fn full(engine: Engine) -> Demand {
-        match engine {
-            Engine::Sglang => Demand {
+        match &engine.server {
+            Some(server) => Demand {
                 flags: true,
                 env: true,
-                env_reads: EnvReads::Prefixes(vec!["SGLANG_".into(), "SGL_".into()]),
+                env_reads: EnvReads::Prefixes(server.env_prefixes.iter().map(|p| p.to_string()).collect()),
                 symbols_of: Vec::new(),
-                classes: vec![server_args_class()],
+                classes: engine.config_class().into_iter().collect(),
                 metadata: true,
             },
-            Engine::Dynamo => Demand { metadata: true, ..Demand::default() },
+            None => Demand { metadata: true, ..Demand::default() },
         }
     }
 }
@@ -78,21 +74,26 @@ pub fn extract_surface_with(
     let pkg = Package::new(tree, package_root);
     let flags_of = || {
         let _span = crate::trace::span(|| format!("  flags {ref_name}"));
-        if !demand.flags {
+        let Some(server) = engine.server.as_ref().filter(|_| demand.flags) else {
             return Default::default();
+        };
+        match &server.flags {
+            FlagsStrategy::ArgparseMethod { module, class, method } => {
+                let module = format!("{}.{module}", pkg.name);
+                let entry = pkg.module_path(&module);
+                units.unit("flags", "", entry.as_deref(), |pkg| {
+                    let mut w = Vec::new();
+                    (cli_flags::extract_flags_from(pkg, &module, class, method, &mut w), w)
+                })
+            }
         }
-        let entry = pkg.module_path(&format!("{}.srt.server_args", pkg.name));
-        units.unit("flags", "", entry.as_deref(), |pkg| {
-            let mut w = Vec::new();
-            (cli_flags::extract_flags(pkg, &mut w), w)
-        })
     };
     let ((mut modules, metadata), ((symbols, flags), (env, classes))) = rayon::join(
         || rayon::join(|| module_index(&pkg, ref_name), || metadata_of(&units, demand.metadata)),
         || {
             rayon::join(
                 || rayon::join(|| symbols_of(&units, &pkg, &demand.symbols_of, ref_name), flags_of),
-                || rayon::join(|| env_of(&units, &pkg, demand, ref_name), || classes_of(&units, &pkg, &demand.classes, ref_name)),
+                || rayon::join(|| env_of(&units, &pkg, engine, demand, ref_name), || classes_of(&units, &pkg, &demand.classes, ref_name)),
             )
         },
     );
@@ -115,7 +116,7 @@ pub fn extract_surface_with(
     warnings.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     warnings.dedup();
     EngineSurface {
-        engine: engine.name().to_string(),
+        engine: engine.id.to_string(),
         ref_name: ref_name.to_string(),
         commit: tree.commit(),
         version,
@@ -188,15 +189,16 @@ fn symbols_of(units: &Units, pkg: &Package, wanted: &[String], ref_name: &str) -
 /// The env vars of a release and its prefix rewrites.
 type EnvFacts = (Vec<EnvVar>, Vec<(String, String)>);
 
-fn env_of(units: &Units, pkg: &Package, demand: &Demand, ref_name: &str) -> WithWarnings<EnvFacts> {
+fn env_of(units: &Units, pkg: &Package, engine: Engine, demand: &Demand, ref_name: &str) -> WithWarnings<EnvFacts> {
     let _span = crate::trace::span(|| format!("  env {ref_name}"));
-    if !demand.env {
-        return Default::default();
-    }
-    let registry_file = env_vars::registry_path(pkg);
+    let files = match engine.server.as_ref().map(|s| &s.env) {
+        Some(EnvStrategy::TypedRegistry { files }) if demand.env => *files,
+        _ => return Default::default(),
+    };
+    let registry_file = env_vars::registry_path(pkg, files);
     let ((registry, instances), mut warnings) = units.unit("env-registry", "", registry_file.as_deref(), |pkg| {
         let mut w = Vec::new();
-        (env_vars::extract_env_and_instances(pkg, &mut w), w)
+        (env_vars::extract_env_and_instances(pkg, files, &mut w), w)
     });
     let scan = match &demand.env_reads {
         EnvReads::None => None,

@@ -3,7 +3,7 @@
 
 use crate::cache::FactCache;
 use crate::extract::{extract_surface, extract_surface_with, Demand, EnvReads};
-use crate::source::{DirTree, Engine, Entry, MemTree, SourceError, Tree};
+use crate::source::{DirTree, Entry, MemTree, SourceError, Tree};
 use crate::surface::EngineSurface;
 use std::path::Path;
 use std::sync::Mutex;
@@ -55,13 +55,13 @@ fn demand() -> Demand {
         env: true,
         env_reads: EnvReads::Names(vec!["SGLANG_NOT_IN_THE_REGISTRY".into()]),
         symbols_of: vec!["sglang.srt.server_args".into()],
-        classes: vec![crate::extract::assemble::server_args_class()],
+        classes: crate::profiles::SGLANG.config_class().into_iter().collect(),
         metadata: true,
     }
 }
 
 fn extract(tree: &dyn Tree, cache: &FactCache) -> EngineSurface {
-    extract_surface_with(tree, Engine::Sglang, "python/sglang", "v1.1.0", &demand(), cache)
+    extract_surface_with(tree, &crate::profiles::SGLANG, "python/sglang", "v1.1.0", &demand(), cache)
 }
 
 #[test]
@@ -69,7 +69,7 @@ fn warm_runs_read_nothing_and_a_changed_file_is_read_alone() {
     let dir = tempfile::tempdir().unwrap();
     let cache = FactCache::at(dir.path());
     let base = demo_engine();
-    let uncached = extract_surface(&base, Engine::Sglang, "python/sglang", "v1.1.0", &demand());
+    let uncached = extract_surface(&base, &crate::profiles::SGLANG, "python/sglang", "v1.1.0", &demand());
 
     let counting = Counting::new(&base);
     assert_eq!(extract(&counting, &cache), uncached, "cold");
@@ -83,7 +83,7 @@ fn warm_runs_read_nothing_and_a_changed_file_is_read_alone() {
     let counting = Counting::new(&changed);
     let surface = extract(&counting, &cache);
     assert_eq!(counting.take(), ["python/sglang/srt/late.py"]);
-    assert_eq!(surface, extract_surface(&changed, Engine::Sglang, "python/sglang", "v1.1.0", &demand()));
+    assert_eq!(surface, extract_surface(&changed, &crate::profiles::SGLANG, "python/sglang", "v1.1.0", &demand()));
     assert!(surface.env.iter().any(|v| v.name == "SGLANG_NOT_IN_THE_REGISTRY"));
 
     // The parser file changes: the units that read it are recomputed, the env
@@ -96,7 +96,7 @@ fn warm_runs_read_nothing_and_a_changed_file_is_read_alone() {
     let reads = counting.take();
     assert!(reads.contains(&"python/sglang/srt/server_args.py".to_string()), "{reads:?}");
     assert!(!reads.contains(&"python/sglang/srt/late.py".to_string()), "{reads:?}");
-    assert_eq!(surface, extract_surface(&edited, Engine::Sglang, "python/sglang", "v1.1.0", &demand()));
+    assert_eq!(surface, extract_surface(&edited, &crate::profiles::SGLANG, "python/sglang", "v1.1.0", &demand()));
 
     // Both earlier trees are still served from the cache (variants per release).
     let counting = Counting::new(&changed);

@@ -209,6 +209,8 @@ pub fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), RecipeErro
             let name = format!("{}@{line}", role.role);
             role.span = Some(src.span(command.start_byte(), command.end_byte()));
             deployments.push(Deployment {
+                // The launchers recognised are SGLang's (see `launcher_end`).
+                engine: crate::profiles::SGLANG.id,
                 name,
                 name_span: None,
                 variant: None,

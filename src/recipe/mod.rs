@@ -67,6 +67,8 @@ pub enum RecipeKind {
 /// recipe), or one launch command of a script.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Deployment {
+    /// The engine profile id of the server it starts (`sglang`).
+    pub engine: &'static str,
     /// The recipe's `name`, or a label for scripts (`launch_server@12`).
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]

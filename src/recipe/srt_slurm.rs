@@ -41,16 +41,19 @@ pub fn read(src: &SourceText, root: &Node) -> Result<SrtRecipe, RecipeError> {
     let mut other_backend = None;
     for (variant, tree) in &variants {
         let backend = backend_type(tree);
-        if backend != "sglang" {
+        // A backend the tool has a server profile for is audited; srt-slurm
+        // names it by the profile's id (`type: sglang`, `sglang_config:`).
+        let Some(engine) = crate::profiles::by_id(&backend).filter(|p| p.server.is_some()) else {
             other_backend.get_or_insert(backend);
             continue;
-        }
-        deployments.push(read_deployment(src, tree, variant.clone(), &mut notes));
+        };
+        deployments.push(read_deployment(src, tree, engine, variant.clone(), &mut notes));
     }
     let kind = match other_backend {
         Some(backend) if deployments.is_empty() => {
+            let audited: Vec<&str> = crate::profiles::PROFILES.iter().filter(|p| p.server.is_some()).map(|p| p.display).collect();
             notes.push(Note::info(
-                format!("`{backend}` backend recipe: skipped, only SGLang server flags are audited"),
+                format!("`{backend}` backend recipe: skipped, only {} server flags are audited", audited.join(", ")),
                 root.get("backend").map(|b| b.span.clone()),
             ));
             RecipeKind::Other { backend: Some(backend) }
@@ -79,7 +82,13 @@ fn backend_type(tree: &Node) -> String {
         .to_string()
 }
 
-fn read_deployment(src: &SourceText, tree: &Node, variant: Option<String>, notes: &mut Vec<Note>) -> Deployment {
+fn read_deployment(
+    src: &SourceText,
+    tree: &Node,
+    engine: crate::profiles::Engine,
+    variant: Option<String>,
+    notes: &mut Vec<Note>,
+) -> Deployment {
     let name_node = tree.get("name");
     let (name, name_span) = match name_node.and_then(|n| n.as_str().map(|s| (s, n))) {
         Some((s, n)) => {
@@ -101,9 +110,10 @@ fn read_deployment(src: &SourceText, tree: &Node, variant: Option<String>, notes
     let scalar = |keys: &[&str], notes: &mut Vec<Note>| spanned_scalar(tree.path(keys), keys, notes);
     let container = scalar(&["model", "container"], notes);
     let backend = tree.get("backend");
-    let roles = backend.map(|b| read_roles(b, notes)).unwrap_or_default();
+    let roles = backend.map(|b| read_roles(b, engine.id, notes)).unwrap_or_default();
     let common_env = backend.and_then(|b| b.get("environment")).map(|env| read_env(env, notes)).unwrap_or_default();
     Deployment {
+        engine: engine.id,
         name,
         name_span,
         variant,
@@ -137,10 +147,11 @@ fn spanned_scalar(node: Option<&Node>, keys: &[&str], notes: &mut Vec<Note>) -> 
     }
 }
 
-/// Roles are the keys of `sglang_config` plus any `<role>_environment`.
-fn read_roles(backend: &Node, notes: &mut Vec<Note>) -> Vec<RoleConfig> {
+/// Roles are the keys of `<engine>_config` (`sglang_config`) plus any `<role>_environment`.
+fn read_roles(backend: &Node, engine: &str, notes: &mut Vec<Note>) -> Vec<RoleConfig> {
     let mut roles: Vec<RoleConfig> = Vec::new();
-    if let Some(config) = backend.get("sglang_config") {
+    let config_key = format!("{engine}_config");
+    if let Some(config) = backend.get(&config_key) {
         match config.as_map() {
             Some(entries) => {
                 for entry in entries {
@@ -150,7 +161,7 @@ fn read_roles(backend: &Node, notes: &mut Vec<Note>) -> Vec<RoleConfig> {
                     roles.push(RoleConfig {
                         role: role.to_string(),
                         span: Some(entry.key.span.clone()),
-                        flags: read_flags(role, &entry.value, notes),
+                        flags: read_flags(&config_key, role, &entry.value, notes),
                         env: Vec::new(),
                         argv: None,
                         dynamic: None,
@@ -159,7 +170,7 @@ fn read_roles(backend: &Node, notes: &mut Vec<Note>) -> Vec<RoleConfig> {
             }
             None if config.is_null() => {}
             None => notes.push(Note::error(
-                format!("`backend.sglang_config` should map roles to flags, found a {}", config.kind_name()),
+                format!("`backend.{config_key}` should map roles to flags, found a {}", config.kind_name()),
                 Some(config.span.clone()),
             )),
         }
@@ -184,11 +195,11 @@ fn read_roles(backend: &Node, notes: &mut Vec<Note>) -> Vec<RoleConfig> {
     roles
 }
 
-fn read_flags(role: &str, node: &Node, notes: &mut Vec<Note>) -> Vec<FlagUse> {
+fn read_flags(config_key: &str, role: &str, node: &Node, notes: &mut Vec<Note>) -> Vec<FlagUse> {
     let Some(entries) = node.as_map() else {
         if !node.is_null() {
             notes.push(Note::error(
-                format!("`sglang_config.{role}` should map flag names to values, found a {}", node.kind_name()),
+                format!("`{config_key}.{role}` should map flag names to values, found a {}", node.kind_name()),
                 Some(node.span.clone()),
             ));
         }

@@ -95,9 +95,9 @@ impl Default for RenderOptions {
 impl RenderOptions {
     /// Record the repository address of the engines given as URLs (`--sglang URL`).
     /// Local paths give no links.
-    pub fn with_engine_sources(mut self, sglang: Option<&str>, dynamo: Option<&str>) -> RenderOptions {
-        for (engine, spec) in [("sglang", sglang), ("dynamo", dynamo)] {
-            if let Some(url) = spec.and_then(web_url) {
+    pub fn with_engine_sources(mut self, sources: &BTreeMap<&'static str, crate::audit::EngineSpec>) -> RenderOptions {
+        for (engine, spec) in sources {
+            if let Some(url) = web_url(&spec.spec) {
                 self.repo_urls.insert(engine.to_string(), url);
             }
         }
@@ -241,7 +241,8 @@ mod tests {
 
     #[test]
     fn evidence_links_need_an_engine_url_and_a_ref() {
-        let opts = RenderOptions::default().with_engine_sources(Some("https://github.com/sgl-project/sglang"), None);
+        let sources = [("sglang", crate::audit::EngineSpec { spec: "https://github.com/sgl-project/sglang".into(), root: None })].into();
+        let opts = RenderOptions::default().with_engine_sources(&sources);
         let e = EvidenceRef {
             path: "python/sglang/srt/server_args.py".into(),
             line: 3928,

@@ -5,7 +5,7 @@
 use super::model::{EngineRef, TestCase, TestDeployment};
 use super::when::{normalize_flag, DeploymentFacts, Fact, FactValue, RoleFacts};
 use super::{evaluate, Rule, RuleOrigin};
-use crate::source::{discover_package_root, parse_version_ref, DirTree, Engine, EngineRepo, OpenOptions, Tree};
+use crate::source::{discover_package_root, parse_version_ref, DirTree, EngineRepo, OpenOptions, Tree};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -171,7 +171,7 @@ impl Engines {
             let loaded = match engine {
                 EngineRef::Fixture(_) => {
                     let tree = DirTree::open(Path::new(&key)).map_err(|e| e.to_string())?;
-                    let root = discover_package_root(&tree, Engine::Sglang, None).map_err(|e| e.to_string())?;
+                    let root = discover_package_root(&tree, &crate::profiles::SGLANG, None).map_err(|e| e.to_string())?;
                     LoadedEngine { tree: Box::new(tree), root, version: None }
                 }
                 EngineRef::Corpus(tag) => {
@@ -183,7 +183,7 @@ impl Engines {
                     let repo = repo.as_ref().map_err(|e| e.clone())?;
                     let resolved = repo.resolve(tag).map_err(|e| e.to_string())?;
                     let tree = repo.tree_at(&resolved).map_err(|e| e.to_string())?;
-                    let root = discover_package_root(&tree, Engine::Sglang, None).map_err(|e| e.to_string())?;
+                    let root = discover_package_root(&tree, &crate::profiles::SGLANG, None).map_err(|e| e.to_string())?;
                     LoadedEngine { tree: Box::new(tree), root, version: parse_version_ref(tag) }
                 }
             };

@@ -1,34 +1,13 @@
 //! Where the engine's Python package sits inside a tree.
 
 use super::{SourceError, Tree};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
-    Sglang,
-    Dynamo,
-}
-
-impl Engine {
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::Sglang => "sglang",
-            Engine::Dynamo => "dynamo",
-        }
-    }
-    /// Package folders to try, upstream repo layout first, then wheel layout.
-    fn candidates(self) -> &'static [&'static str] {
-        match self {
-            Engine::Sglang => &["python/sglang", "sglang"],
-            Engine::Dynamo => &["components/src/dynamo", "dynamo"],
-        }
-    }
-}
+use crate::profiles::EngineProfile;
 
 /// Find the package root; `override_root` (from `--sglang-root`/`--dynamo-root`) wins.
-pub fn discover_package_root(tree: &dyn Tree, engine: Engine, override_root: Option<&str>) -> Result<String, SourceError> {
+pub fn discover_package_root(tree: &dyn Tree, engine: &EngineProfile, override_root: Option<&str>) -> Result<String, SourceError> {
     let wanted: Vec<String> = match override_root {
         Some(r) => vec![r.trim_matches('/').to_string()],
-        None => engine.candidates().iter().map(|s| s.to_string()).collect(),
+        None => engine.package_roots.iter().map(|s| s.to_string()).collect(),
     };
     for root in &wanted {
         if tree.contains(&format!("{root}/__init__.py")) {
@@ -40,5 +19,5 @@ pub fn discover_package_root(tree: &dyn Tree, engine: Engine, override_root: Opt
             return Ok(root.clone());
         }
     }
-    Err(SourceError::NoPackage { engine: engine.name().to_string(), tree: tree.describe(), looked_for: wanted.join(", ") })
+    Err(SourceError::NoPackage { engine: engine.id.to_string(), tree: tree.describe(), looked_for: wanted.join(", ") })
 }

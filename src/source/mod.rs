@@ -13,7 +13,7 @@ mod redact;
 mod resolve;
 
 pub use dir::DirTree;
-pub use discover::{discover_package_root, Engine};
+pub use discover::discover_package_root;
 pub use git::{default_cache_root, is_url, EngineRepo, GitTree, OpenOptions};
 pub use mem::MemTree;
 pub use open::EngineSource;

@@ -1,4 +1,4 @@
-//! The options of SGLang's `launch_server` parser, as argparse builds them.
+//! The options of an engine's server parser, as argparse builds them.
 //!
 //! Reading starts at `ServerArgs.add_cli_args(parser)` in `sglang.srt.server_args`
 //! and walks its body in order: `parser.add_argument(...)` calls (also on
@@ -23,20 +23,20 @@ use super::consts::{
 };
 use super::package::Package;
 use super::python::{named_children, PyFile};
+use crate::profiles::FlagsStrategy;
 use crate::surface::{Evidence, ExtractWarning, Flag, Known, PyValue};
 
-/// Where the launch parser's options are registered, below the package name.
-const ENTRY_MODULE: &str = "srt.server_args";
-const ENTRY_CLASS: &str = "ServerArgs";
-const ENTRY_METHOD: &str = "add_cli_args";
 /// How deep calls that pass the parser on are followed.
 const MAX_CALL_DEPTH: usize = 12;
 
-/// Every option of the engine's server parser, in registration order, starting
-/// with argparse's own `-h/--help`.
-pub fn extract_flags(pkg: &Package, warnings: &mut Vec<ExtractWarning>) -> Vec<Flag> {
-    let module = format!("{}.{}", pkg.name, ENTRY_MODULE);
-    extract_flags_from(pkg, &module, ENTRY_CLASS, ENTRY_METHOD, warnings)
+/// Every option of the engine's server parser, as `strategy` says it is built,
+/// in registration order, starting with argparse's own `-h/--help`.
+pub fn extract_flags(pkg: &Package, strategy: &FlagsStrategy, warnings: &mut Vec<ExtractWarning>) -> Vec<Flag> {
+    match strategy {
+        FlagsStrategy::ArgparseMethod { module, class, method } => {
+            extract_flags_from(pkg, &format!("{}.{module}", pkg.name), class, method, warnings)
+        }
+    }
 }
 
 /// Flags registered by `module.class_name.method(parser)` (or a module-level

@@ -14,7 +14,7 @@ fn fixture_flags(name: &str, package: &str) -> (Vec<Flag>, Vec<ExtractWarning>) 
     let tree = DirTree::open(&root).expect("fixture exists");
     let pkg = Package::new(&tree, package);
     let mut warnings = Vec::new();
-    let flags = extract_flags(&pkg, &mut warnings);
+    let flags = extract_flags(&pkg, &crate::profiles::SGLANG.server.as_ref().unwrap().flags, &mut warnings);
     (flags, warnings)
 }
 
@@ -166,13 +166,13 @@ fn broken_engine_source_gives_warnings_not_panics() {
     tree.insert("python/eng/srt/consts.py", vec![0xff, 0xfe, b'\n']);
     let pkg = Package::new(&tree, "python/eng");
     let mut warnings = Vec::new();
-    let flags = extract_flags(&pkg, &mut warnings);
+    let flags = extract_flags(&pkg, &crate::profiles::SGLANG.server.as_ref().unwrap().flags, &mut warnings);
     let a = by_name(&flags, "--a");
     assert_eq!(a.choices, Some(Known::dynamic("CHOICES")));
     assert!(warnings.iter().any(|w| w.path == "python/eng/srt/consts.py" && w.message.contains("UTF-8")), "{warnings:?}");
     assert!(warnings.iter().any(|w| w.path == "python/eng/srt/server_args.py"), "{warnings:?}");
     let empty = MemTree::from_files("empty", []);
     let mut w = Vec::new();
-    assert!(extract_flags(&Package::new(&empty, "python/eng"), &mut w).is_empty());
+    assert!(extract_flags(&Package::new(&empty, "python/eng"), &crate::profiles::SGLANG.server.as_ref().unwrap().flags, &mut w).is_empty());
     assert_eq!(w.len(), 1, "a missing entry point is said once: {w:?}");
 }

@@ -26,9 +26,6 @@ use crate::surface::{EnvDeprecation, EnvDeprecationKind, EnvVar, ExtractWarning,
 use deprecations::DeprecationEntry;
 use syntax::FileIndex;
 
-/// Where the registry lives, relative to the package root, most specific first.
-const REGISTRY_FILES: &[&str] = &["srt/environ.py", "environ.py"];
-
 /// Everything the registry file declares.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EnvRegistry {
@@ -44,21 +41,22 @@ impl EnvRegistry {
     }
 }
 
-/// The registry file of the package, if it has one.
-pub fn registry_path(pkg: &Package) -> Option<String> {
-    REGISTRY_FILES.iter().map(|rel| format!("{}/{rel}", pkg.root)).find(|path| pkg.tree.contains(path))
+/// The registry file of the package, if it has one: the first of `files`
+/// (below the package root, most specific first) that the tree holds.
+pub fn registry_path(pkg: &Package, files: &[&str]) -> Option<String> {
+    files.iter().map(|rel| format!("{}/{rel}", pkg.root)).find(|path| pkg.tree.contains(path))
 }
 
 /// Extract the env registry. A package without a registry file yields an empty
 /// registry (Dynamo has none); an unreadable one yields a warning.
-pub fn extract_env(pkg: &Package, warnings: &mut Vec<ExtractWarning>) -> EnvRegistry {
-    extract_env_and_instances(pkg, warnings).0
+pub fn extract_env(pkg: &Package, files: &[&str], warnings: &mut Vec<ExtractWarning>) -> EnvRegistry {
+    extract_env_and_instances(pkg, files, warnings).0
 }
 
 /// The registry and the names its object is bound to (see [`registry_instances`]),
 /// from one parse of the registry file.
-pub fn extract_env_and_instances(pkg: &Package, warnings: &mut Vec<ExtractWarning>) -> (EnvRegistry, Vec<String>) {
-    let Some(path) = registry_path(pkg) else {
+pub fn extract_env_and_instances(pkg: &Package, files: &[&str], warnings: &mut Vec<ExtractWarning>) -> (EnvRegistry, Vec<String>) {
+    let Some(path) = registry_path(pkg, files) else {
         return Default::default();
     };
     let Some(file) = parse_module_file(pkg, &path, warnings) else {
@@ -90,8 +88,8 @@ fn registry_of(file: &crate::extract::python::PyFile, index: &FileIndex, path: &
 
 /// Names the registry object is bound to in its module (`envs = Envs()`), for
 /// recognising `envs.X.get()` reads elsewhere.
-pub fn registry_instances(pkg: &Package, warnings: &mut Vec<ExtractWarning>) -> Vec<String> {
-    let Some(path) = registry_path(pkg) else {
+pub fn registry_instances(pkg: &Package, files: &[&str], warnings: &mut Vec<ExtractWarning>) -> Vec<String> {
+    let Some(path) = registry_path(pkg, files) else {
         return Vec::new();
     };
     let Some(file) = parse_module_file(pkg, &path, warnings) else {

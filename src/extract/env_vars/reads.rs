@@ -125,21 +125,33 @@ fn is_write_target(subscript: Node) -> bool {
 }
 
 /// Every read of the given names in the package, sorted by name then place.
-pub fn find_env_reads(pkg: &Package, names: &[String], warnings: &mut Vec<ExtractWarning>) -> Vec<EnvRead> {
+pub fn find_env_reads(pkg: &Package, registry_files: &[&str], names: &[String], warnings: &mut Vec<ExtractWarning>) -> Vec<EnvRead> {
     let needles: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
     let wanted = |name: &str| names.iter().any(|n| n == name);
-    scan(pkg, &needles, &wanted, warnings)
+    scan(pkg, registry_files, &needles, &wanted, warnings)
 }
 
 /// Every read of a variable whose literal name starts with one of `prefixes`
 /// (`SGLANG_`, `SGL_`): the surface-wide variant.
-pub fn find_prefixed_env_reads(pkg: &Package, prefixes: &[&str], warnings: &mut Vec<ExtractWarning>) -> Vec<EnvRead> {
+pub fn find_prefixed_env_reads(
+    pkg: &Package,
+    registry_files: &[&str],
+    prefixes: &[&str],
+    warnings: &mut Vec<ExtractWarning>,
+) -> Vec<EnvRead> {
     let needles: Vec<&[u8]> = prefixes.iter().map(|p| p.as_bytes()).collect();
     let wanted = |name: &str| prefixes.iter().any(|p| name.starts_with(p));
-    scan(pkg, &needles, &wanted, warnings)
+    scan(pkg, registry_files, &needles, &wanted, warnings)
 }
 
-fn scan(pkg: &Package, needles: &[&[u8]], wanted: &(dyn Fn(&str) -> bool + Sync), warnings: &mut Vec<ExtractWarning>) -> Vec<EnvRead> {
+/// `registry_files`: where the registry may be (its object's names are read forms too).
+fn scan(
+    pkg: &Package,
+    registry_files: &[&str],
+    needles: &[&[u8]],
+    wanted: &(dyn Fn(&str) -> bool + Sync),
+    warnings: &mut Vec<ExtractWarning>,
+) -> Vec<EnvRead> {
     if needles.is_empty() {
         return Vec::new();
     }
@@ -148,7 +160,7 @@ fn scan(pkg: &Package, needles: &[&[u8]], wanted: &(dyn Fn(&str) -> bool + Sync)
     let Ok(prefilter) = AhoCorasick::new(needles) else {
         return Vec::new();
     };
-    let instances = registry_instances(pkg, warnings);
+    let instances = registry_instances(pkg, registry_files, warnings);
     let paths: Vec<String> = pkg.modules().into_iter().map(|m| m.path).collect();
     let per_file: Vec<(Vec<EnvRead>, Vec<ExtractWarning>)> = paths
         .par_iter()

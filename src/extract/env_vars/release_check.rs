@@ -13,6 +13,9 @@ use crate::extract::{pins, symbols, Package};
 use crate::source::DirTree;
 use crate::surface::{EnvDeprecationKind, Known};
 
+/// SGLang's registry files (the profile's, spelled out for the fixtures).
+const SGLANG_ENV_FILES: &[&str] = &["srt/environ.py", "environ.py"];
+
 fn source_root() -> Option<PathBuf> {
     match std::env::var_os("ENGINE_AUDIT_SRC") {
         Some(root) => Some(PathBuf::from(root)),
@@ -165,14 +168,14 @@ fn sglang_releases_match_the_oracle_and_must_hold_facts() {
         let pkg = Package::new(&tree, "python/sglang");
         let mut warnings = Vec::new();
         let started = std::time::Instant::now();
-        let registry = extract_env(&pkg, &mut warnings);
+        let registry = extract_env(&pkg, SGLANG_ENV_FILES, &mut warnings);
         eprintln!("{tag}: {} vars in {:?}, warnings {:?}", registry.vars.len(), started.elapsed(), warnings);
         assert_eq!(registry.prefix_rewrites, [("SGL_".to_string(), "SGLANG_".to_string())]);
         compare_with_oracle(version, &registry);
 
         let names = vec!["SGLANG_ENABLE_SPEC_V2".to_string()];
         let started = std::time::Instant::now();
-        let reads = find_env_reads(&pkg, &names, &mut warnings);
+        let reads = find_env_reads(&pkg, SGLANG_ENV_FILES, &names, &mut warnings);
         eprintln!("{tag}: {} reads of SGLANG_ENABLE_SPEC_V2 in {:?}", reads.len(), started.elapsed());
         let spec_v2 = registry.var("SGLANG_ENABLE_SPEC_V2");
         if version == "0.5.12.post1" {
@@ -182,7 +185,7 @@ fn sglang_releases_match_the_oracle_and_must_hold_facts() {
             assert!(spec_v2.is_none(), "gone from the registry at {tag}");
             // The surface-wide scan finds the same notice.
             let started = std::time::Instant::now();
-            let all_reads = super::find_prefixed_env_reads(&pkg, &["SGLANG_", "SGL_"], &mut warnings);
+            let all_reads = super::find_prefixed_env_reads(&pkg, SGLANG_ENV_FILES, &["SGLANG_", "SGL_"], &mut warnings);
             let unregistered = unregistered_vars(&registry, &all_reads);
             let notices: Vec<&str> = unregistered
                 .iter()

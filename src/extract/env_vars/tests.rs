@@ -9,6 +9,9 @@ use super::*;
 use crate::source::{DirTree, MemTree};
 use crate::surface::{EnvDeprecation, EnvDeprecationKind as Kind};
 
+/// SGLang's registry files (the profile's, spelled out for the fixtures).
+const SGLANG_ENV_FILES: &[&str] = &["srt/environ.py", "environ.py"];
+
 fn fixture(name: &str) -> DirTree {
     DirTree::open(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/env").join(name)).expect("fixture exists")
 }
@@ -16,7 +19,7 @@ fn fixture(name: &str) -> DirTree {
 fn registry_of(tree: &DirTree) -> (EnvRegistry, Vec<ExtractWarning>) {
     let pkg = Package::new(tree, "python/sglang");
     let mut warnings = Vec::new();
-    (extract_env(&pkg, &mut warnings), warnings)
+    (extract_env(&pkg, SGLANG_ENV_FILES, &mut warnings), warnings)
 }
 
 fn deprecation(kind: Kind, replacement: Option<&str>, transform: Option<&str>, message: Option<&str>) -> Option<EnvDeprecation> {
@@ -103,7 +106,7 @@ fn old_style_helper_calls_and_literal_dict_loop() {
     assert_eq!(registry.prefix_rewrites, [("TY_".to_string(), "TOY_".to_string())]);
     assert_eq!(deprecated("TOY_ENABLE_V1"), None);
     let pkg = Package::new(&tree, "python/sglang");
-    assert_eq!(registry_instances(&pkg, &mut Vec::new()), ["envs"]);
+    assert_eq!(registry_instances(&pkg, SGLANG_ENV_FILES, &mut Vec::new()), ["envs"]);
 }
 
 #[test]
@@ -130,7 +133,7 @@ fn reads_notices_and_writes() {
     ]
     .map(String::from)
     .to_vec();
-    let reads = find_env_reads(&pkg, &names, &mut warnings);
+    let reads = find_env_reads(&pkg, SGLANG_ENV_FILES, &names, &mut warnings);
     assert!(warnings.is_empty(), "{warnings:?}");
     let of = |name: &str| reads.iter().filter(|r| r.name == name).collect::<Vec<_>>();
 
@@ -180,7 +183,7 @@ fn reads_notices_and_writes() {
 fn prefix_scan_finds_literal_names_only() {
     let tree = fixture("new_style");
     let pkg = Package::new(&tree, "python/sglang");
-    let reads = find_prefixed_env_reads(&pkg, &["TOY_"], &mut Vec::new());
+    let reads = find_prefixed_env_reads(&pkg, SGLANG_ENV_FILES, &["TOY_"], &mut Vec::new());
     let mut names: Vec<&str> = reads.iter().map(|r| r.name.as_str()).collect();
     names.dedup();
     assert_eq!(
@@ -226,12 +229,12 @@ fn bad_input_gives_partial_facts_and_named_warnings() {
 
     let pkg = Package::new(&tree, "pkg");
     let mut warnings = Vec::new();
-    let registry = extract_env(&pkg, &mut warnings);
+    let registry = extract_env(&pkg, SGLANG_ENV_FILES, &mut warnings);
     assert!(registry.var("GOOD_ONE").is_some(), "facts before the error survive: {:?}", registry.vars);
     assert!(warnings.iter().any(|w| w.path == "pkg/srt/environ.py" && w.message.contains("syntax error")));
 
     let mut warnings = Vec::new();
-    let reads = find_env_reads(&pkg, &["GOOD_ONE".to_string()], &mut warnings);
+    let reads = find_env_reads(&pkg, SGLANG_ENV_FILES, &["GOOD_ONE".to_string()], &mut warnings);
     assert_eq!(
         reads.iter().map(|r| r.evidence.path.as_str()).collect::<Vec<_>>(),
         // A latin-1 comment costs no facts: the file is read with replacement characters.
@@ -245,7 +248,7 @@ fn bad_input_gives_partial_facts_and_named_warnings() {
 fn package_without_registry_is_empty_not_an_error() {
     let tree = MemTree::from_files("dyn", [("dynamo/__init__.py", "import os\n")]);
     let mut warnings = Vec::new();
-    let registry = extract_env(&Package::new(&tree, "dynamo"), &mut warnings);
+    let registry = extract_env(&Package::new(&tree, "dynamo"), SGLANG_ENV_FILES, &mut warnings);
     assert_eq!(registry, EnvRegistry::default());
     assert!(warnings.is_empty());
 }

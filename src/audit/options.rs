@@ -1,0 +1,88 @@
+//! What an audit is asked to do: the engine sources, the refs named on the
+//! command line, the rules, and (for `pr`) each recipe's version before the
+//! change. Keyed by engine profile id: no engine is named here.
+
+use crate::profiles::{Engine, EngineProfile};
+use crate::recipe::Deployment;
+use crate::source::OpenOptions;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default)]
+pub struct AuditOptions {
+    /// Each engine's source, by profile id.
+    pub sources: BTreeMap<&'static str, EngineSpec>,
+    /// Refs named on the command line, by profile id: they win over every recipe's.
+    pub refs: BTreeMap<&'static str, RefFlags>,
+    pub open: OpenOptions,
+    /// Only this master-config key's links are checked (EA301/EA302).
+    pub master_key: Option<String>,
+    /// Risk rules to apply (built-in plus `--rules DIR`).
+    pub rules: Vec<crate::rules::Rule>,
+    /// For `pr`: each recipe's deployments as they were before the change, by recipe
+    /// path. A deployment found here (same name and variant) is audited from the
+    /// engine refs of its old version to those of its own image and consumer spec;
+    /// refs named on the command line still win.
+    pub baseline: BTreeMap<String, Vec<Deployment>>,
+}
+
+/// One engine's source as given: a path or URL, and the package folder inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineSpec {
+    pub spec: String,
+    pub root: Option<String>,
+}
+
+/// The refs of one engine named on the command line, and the flags that named
+/// them (reports say how each ref was chosen).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RefFlags {
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub from_flag: String,
+    pub to_flag: String,
+}
+
+impl RefFlags {
+    /// The refs of `engine` as its flags name them: `--from`/`--to` for an
+    /// engine recipes start, `--<id>-from`/`--<id>-to` for a consumer.
+    pub fn named(engine: &EngineProfile, from: Option<String>, to: Option<String>) -> RefFlags {
+        let (from_flag, to_flag) = match engine.server {
+            Some(_) => ("--from".to_string(), "--to".to_string()),
+            None => (format!("--{}-from", engine.id), format!("--{}-to", engine.id)),
+        };
+        RefFlags { from, to, from_flag, to_flag }
+    }
+}
+
+impl AuditOptions {
+    /// `engine`'s source, when one was given.
+    pub fn source(&self, engine: Engine) -> Option<&EngineSpec> {
+        self.sources.get(engine.id)
+    }
+
+    /// Give `engine`'s source (a path or URL, and an optional package folder).
+    pub fn with_source(mut self, engine: Engine, spec: Option<String>, root: Option<String>) -> AuditOptions {
+        if let Some(spec) = spec {
+            self.sources.insert(engine.id, EngineSpec { spec, root });
+        }
+        self
+    }
+
+    /// Name `engine`'s refs, as its flags would.
+    pub fn with_refs(mut self, engine: Engine, from: Option<String>, to: Option<String>) -> AuditOptions {
+        if from.is_some() || to.is_some() {
+            self.refs.insert(engine.id, RefFlags::named(engine, from, to));
+        }
+        self
+    }
+
+    /// The refs named for `engine`, if any.
+    pub fn refs_of(&self, engine: Engine) -> RefFlags {
+        self.refs.get(engine.id).cloned().unwrap_or_else(|| RefFlags::named(engine, None, None))
+    }
+
+    /// Whether any engine source was given.
+    pub fn has_sources(&self) -> bool {
+        !self.sources.is_empty()
+    }
+}

@@ -1,0 +1,130 @@
+//! What the tool knows of each engine, as data: one [`EngineProfile`] per engine
+//! (where its package sits, how its server parser and env registry are built,
+//! how recipes start it and name it) and one [`ConsumerLink`] per component of
+//! a consumer (Dynamo's `components/src/dynamo/<engine>`) that uses an engine.
+//!
+//! Nothing above `extract/` names an engine: the audit, the checks and the
+//! reports read these entries. A new engine is a profile here, the extractor
+//! strategies its source needs, a consumer link, fixtures and docs.
+
+/// A profile, as the rest of the crate passes it around.
+pub type Engine = &'static EngineProfile;
+
+/// An engine (or a consumer of engines) the tool reads.
+#[derive(Debug)]
+pub struct EngineProfile {
+    /// `sglang`: flags, config keys, cache keys, JSON.
+    pub id: &'static str,
+    /// `SGLang`: what reports call it.
+    pub display: &'static str,
+    /// Package folders to try, upstream repo layout first, then wheel layout.
+    pub package_roots: &'static [&'static str],
+    /// The server it runs, for engines recipes start (a consumer has none).
+    pub server: Option<ServerProfile>,
+}
+
+/// How an engine's server is configured: the surface recipes are checked against.
+#[derive(Debug)]
+pub struct ServerProfile {
+    /// Where its command-line parser is built.
+    pub flags: FlagsStrategy,
+    /// Where its environment registry is.
+    pub env: EnvStrategy,
+    /// The env var prefixes that belong to the engine (`SGLANG_`, `SGL_`).
+    pub env_prefixes: &'static [&'static str],
+    /// The configuration class consumers read: (dotted module, class).
+    pub config_class: (&'static str, &'static str),
+}
+
+/// How the engine's server parser is built, and so how it is read.
+#[derive(Debug)]
+pub enum FlagsStrategy {
+    /// `module.class.method(parser)` registers every option with argparse
+    /// (SGLang's `ServerArgs.add_cli_args`); `module` is below the package.
+    ArgparseMethod { module: &'static str, class: &'static str, method: &'static str },
+}
+
+/// Where the engine's typed env registry is.
+#[derive(Debug)]
+pub enum EnvStrategy {
+    /// A registry class of typed fields in one of `files` (below the package
+    /// root, most specific first): SGLang's `Envs` in `srt/environ.py`.
+    TypedRegistry { files: &'static [&'static str] },
+    /// The engine has none.
+    None,
+}
+
+/// A consumer component that uses an engine: Dynamo's SGLang worker.
+#[derive(Debug)]
+pub struct ConsumerLink {
+    /// The consumer's profile id (`dynamo`).
+    pub consumer: &'static str,
+    /// The engine's profile id (`sglang`).
+    pub engine: &'static str,
+    /// The consumer's component package that uses the engine (`dynamo.sglang`).
+    pub component: &'static str,
+    /// The distribution name the consumer pins the engine by (`sglang`).
+    pub pin: &'static str,
+}
+
+pub static SGLANG: EngineProfile = EngineProfile {
+    id: "sglang",
+    display: "SGLang",
+    package_roots: &["python/sglang", "sglang"],
+    server: Some(ServerProfile {
+        flags: FlagsStrategy::ArgparseMethod { module: "srt.server_args", class: "ServerArgs", method: "add_cli_args" },
+        env: EnvStrategy::TypedRegistry { files: &["srt/environ.py", "environ.py"] },
+        env_prefixes: &["SGLANG_", "SGL_"],
+        config_class: ("sglang.srt.server_args", "ServerArgs"),
+    }),
+};
+
+pub static DYNAMO: EngineProfile =
+    EngineProfile { id: "dynamo", display: "Dynamo", package_roots: &["components/src/dynamo", "dynamo"], server: None };
+
+/// Every profile, engines first.
+pub static PROFILES: &[&EngineProfile] = &[&SGLANG, &DYNAMO];
+
+/// Every consumer component and the engine it uses.
+pub static CONSUMER_LINKS: &[ConsumerLink] =
+    &[ConsumerLink { consumer: "dynamo", engine: "sglang", component: "dynamo.sglang", pin: "sglang" }];
+
+/// The profile of `id`.
+pub fn by_id(id: &str) -> Option<&'static EngineProfile> {
+    PROFILES.iter().copied().find(|p| p.id == id)
+}
+
+impl EngineProfile {
+    /// Whether `name` is an env var of this engine (by its prefixes).
+    pub fn owns_env(&self, name: &str) -> bool {
+        self.server.as_ref().is_some_and(|s| s.env_prefixes.iter().any(|p| name.starts_with(p)))
+    }
+
+    /// The configuration class consumers read, as (dotted module, class).
+    pub fn config_class(&self) -> Option<(String, String)> {
+        self.server.as_ref().map(|s| (s.config_class.0.to_string(), s.config_class.1.to_string()))
+    }
+}
+
+/// The consumer links whose consumer is `consumer`.
+pub fn links_of(consumer: &str) -> impl Iterator<Item = &'static ConsumerLink> + '_ {
+    CONSUMER_LINKS.iter().filter(move |l| l.consumer == consumer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_links_name_known_profiles() {
+        let mut ids: Vec<&str> = PROFILES.iter().map(|p| p.id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), PROFILES.len());
+        for link in CONSUMER_LINKS {
+            assert!(by_id(link.consumer).is_some_and(|p| p.server.is_none()), "{link:?}: the consumer is a profile without a server");
+            assert!(by_id(link.engine).is_some_and(|p| p.server.is_some()), "{link:?}: the engine is a profile with a server");
+        }
+        assert!(SGLANG.owns_env("SGL_X") && !SGLANG.owns_env("NCCL_X") && !DYNAMO.owns_env("SGLANG_X"));
+    }
+}
