@@ -192,7 +192,7 @@ impl<'a> Run<'a> {
                 let bump = c.as_ref()?.bump();
                 let mut found = Vec::new();
                 check::flags::check_deployment(p.file, p.dep, bump, &mut found);
-                check::env::check_deployment(p.file, p.dep, bump, seen, &mut found);
+                check::env::check_deployment(p.engine, p.file, p.dep, bump, seen, &mut found);
                 let pair = pair_key(&bump).and_then(|k| pair_defaults.get(&k)).map_or(&[][..], Vec::as_slice);
                 Some((found, check::flags::changed_defaults(p.dep, bump, pair)))
             })
@@ -301,7 +301,7 @@ fn check_consumer(report: &mut AuditReport, handle: &mut EngineHandle, link: &Co
     check::pins::check(&surface, link.pin, bump.to, &mut report.findings);
     tag_engine(&mut report.findings, first, link.consumer);
     if let Ok(uses) = handle.consumer_uses(wanted, link) {
-        let consumer = Consumer { uses, dynamo_ref: &surface.ref_name };
+        let consumer = Consumer { link, uses, consumer_ref: &surface.ref_name };
         check::consumer::check(&consumer, bump, &mut report.findings);
     }
 }
@@ -479,7 +479,7 @@ fn apply_rules(
     let is_switch = |name: &str| bump.to.flag(&check::flags::option_of(name)).is_some_and(|f| f.is_switch());
     let facts = check::rules::deployment_facts(dep, &is_switch);
     let version = check::pins::surface_version(bump.to);
-    for rule in rules {
+    for rule in rules.iter().filter(|r| r.spec.engine == dep.engine) {
         for hit in crate::rules::evaluate_with(rule, &facts, index, ref_name, version.as_ref()) {
             out.push(check::rules::to_finding(hit, file, dep));
         }

@@ -60,7 +60,7 @@ fn image_candidates(image: &ImageTag) -> Vec<String> {
 pub fn dynamo_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
     let Some(spec) = &dep.dynamo else { return Ok(None) };
     let unresolved = |detail: String| Unresolved {
-        engine: "Dynamo",
+        engine: crate::profiles::DYNAMO.display,
         what: spec.raw.value.clone(),
         message: format!("dynamo {} `{}` maps to no Dynamo ref in {}: {detail}", spec.field, spec.raw.value, repo.spec),
     };

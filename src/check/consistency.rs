@@ -56,6 +56,7 @@ pub fn check_entry(master: &RecipeFile, entry: &MasterEntry, recipe: &RecipeFile
             };
             if !same_dynamo(&master_ref, recipe_ref) {
                 let kind = FindingKind::EngineRefMismatch {
+                    consumer: crate::profiles::DYNAMO.display.into(),
                     recipe_ref: spec.raw.value.clone(),
                     key: key.clone(),
                     router_version: version.value.clone(),

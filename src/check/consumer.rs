@@ -7,31 +7,31 @@
 use super::Bump;
 use crate::extract::consumer::{ConsumerUse, GuardKind, UseKind};
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location, Missing};
+use crate::profiles::ConsumerLink;
 use crate::surface::{EngineSurface, Module};
 use crate::surface_diff::{added_modules, relocation};
 
-/// Evidence read in SGLang's source (the rest is Dynamo's use site).
-const SGLANG: &str = "sglang";
-
-/// Where the uses were read: Dynamo at `dynamo_ref`.
+/// Where the uses were read: the consumer component of `link` at `consumer_ref`.
 pub struct Consumer<'a> {
+    pub link: &'a ConsumerLink,
     pub uses: &'a [ConsumerUse],
-    pub dynamo_ref: &'a str,
+    pub consumer_ref: &'a str,
 }
 
 pub fn check(consumer: &Consumer, sglang: Bump, out: &mut Vec<Finding>) {
+    let engine = consumer.link.engine;
     let new_modules = NewModules { bump: sglang, found: std::cell::OnceCell::new() };
     for u in consumer.uses.iter().filter(|u| !u.type_only) {
         if handler_never_runs(u, consumer.uses, sglang.to) {
             continue;
         }
         let failure = match &u.kind {
-            UseKind::Import { module, name, .. } => import_failure(module, name.as_deref(), &new_modules),
-            UseKind::Attribute { class, attribute, write, .. } if !*write => attribute_failure(class, attribute, sglang),
+            UseKind::Import { module, name, .. } => import_failure(engine, module, name.as_deref(), &new_modules),
+            UseKind::Attribute { class, attribute, write, .. } if !*write => attribute_failure(engine, class, attribute, sglang),
             UseKind::Attribute { .. } => None,
         };
         if let Some(f) = failure {
-            out.push(finish(f, u, consumer.dynamo_ref));
+            out.push(finish(f, u, consumer));
         }
     }
 }
@@ -51,7 +51,9 @@ fn is_namespace_package(to: &EngineSurface, module: &str) -> bool {
     to.modules.get(start).is_some_and(|m| m.name.starts_with(&prefix))
 }
 
-fn import_failure(module: &str, name: Option<&str>, new_modules: &NewModules) -> Option<Failure> {
+/// Evidence is read in the engine's source (`engine` is its profile id; the
+/// rest is the consumer's use site).
+fn import_failure(engine: &str, module: &str, name: Option<&str>, new_modules: &NewModules) -> Option<Failure> {
     let to = new_modules.bump.to;
     let target = to.module(module);
     if target.is_none() && !is_namespace_package(to, module) {
@@ -67,7 +69,7 @@ fn import_failure(module: &str, name: Option<&str>, new_modules: &NewModules) ->
                     line: 1,
                     ref_name: to.ref_name.clone(),
                     note: Some(format!("{} is here now", m.name)),
-                    engine: Some(SGLANG.into()),
+                    engine: Some(engine.into()),
                 })
                 .into_iter()
                 .collect(),
@@ -99,7 +101,7 @@ fn import_failure(module: &str, name: Option<&str>, new_modules: &NewModules) ->
                 line: 1,
                 ref_name: to.ref_name.clone(),
                 note: Some(format!("{module} at {}", to.ref_name)),
-                engine: Some(SGLANG.into()),
+                engine: Some(engine.into()),
             })
             .into_iter()
             .collect(),
@@ -134,7 +136,7 @@ fn moved_to(module: &str, new_modules: &NewModules) -> Option<String> {
     relocation(&old, new_modules.get())
 }
 
-fn attribute_failure(class: &str, attribute: &str, sglang: Bump) -> Option<Failure> {
+fn attribute_failure(engine: &str, class: &str, attribute: &str, sglang: Bump) -> Option<Failure> {
     let info = sglang.to.classes.get(class)?;
     if info.members.iter().any(|m| m.name == attribute) {
         return None;
@@ -153,13 +155,13 @@ fn attribute_failure(class: &str, attribute: &str, sglang: Bump) -> Option<Failu
             .map(|m| {
                 EvidenceRef::new(&m.evidence, sglang.from_ref().unwrap_or_default())
                     .with_note(format!("{class}.{attribute} defined here before"))
-                    .engine(SGLANG)
+                    .engine(engine)
             })
             .into_iter()
             .chain(std::iter::once(
                 EvidenceRef::new(&info.evidence, &sglang.to.ref_name)
                     .with_note(format!("{class} at {} has no {attribute}", sglang.to.ref_name))
-                    .engine(SGLANG),
+                    .engine(engine),
             ))
             .collect(),
     })
@@ -184,26 +186,32 @@ fn handler_never_runs(u: &ConsumerUse, all: &[ConsumerUse], to: &EngineSurface) 
         })
 }
 
-fn finish(f: Failure, u: &ConsumerUse, dynamo_ref: &str) -> Finding {
+fn finish(f: Failure, u: &ConsumerUse, c: &Consumer) -> Finding {
     let at = Location::from_evidence(&u.evidence);
-    let (consumer_ref, snippet, moved_to) = (dynamo_ref.to_string(), u.snippet.clone(), f.hint.clone());
+    let display = |id: &str| crate::profiles::by_id(id).map_or(id.to_string(), |p| p.display.to_string());
+    let (engine, consumer) = (display(c.link.engine), display(c.link.consumer));
+    let (consumer_ref, snippet, moved_to) = (c.consumer_ref.to_string(), u.snippet.clone(), f.hint.clone());
     let kind = match &u.guard {
         Some(g) => FindingKind::ConsumerFallback {
             missing: f.missing,
+            engine,
+            consumer,
             consumer_ref,
             snippet,
             guard: guard_words(&g.kind),
             fallback: g.fallback.clone(),
             moved_to,
         },
-        None => FindingKind::ConsumerMissing { missing: f.missing, consumer_ref, snippet, at_start: u.top_level, moved_to },
+        None => {
+            FindingKind::ConsumerMissing { missing: f.missing, engine, consumer, consumer_ref, snippet, at_start: u.top_level, moved_to }
+        }
     };
     let mut finding = Finding::new(kind, at, f.subject).evidence(EvidenceRef {
         path: u.evidence.path.clone(),
         line: u.evidence.line,
-        ref_name: dynamo_ref.to_string(),
+        ref_name: c.consumer_ref.to_string(),
         note: Some(u.snippet.clone()),
-        engine: Some("dynamo".into()),
+        engine: Some(c.link.consumer.into()),
     });
     for e in f.evidence {
         finding = finding.evidence(e);

@@ -1,18 +1,15 @@
 //! Recipe env vars against the engine's registry: EA101–EA105.
 //!
-//! Only the engine's own prefixes are judged (`SGLANG_`, `SGL_` against SGLang;
-//! `DYN_` against Dynamo's Python reads). NCCL_, UCX_, ... belong to other software.
+//! Only the engine's own prefixes are judged (its profile's `env_prefixes`:
+//! `SGLANG_`, `SGL_` for SGLang). NCCL_, UCX_, ... belong to other software.
 
 use super::edits::replace_in_span;
 use super::Bump;
 use crate::finding::{EnvRename, EvidenceRef, Finding, FindingKind, Fix, FixAction, Location};
+use crate::profiles::Engine;
 use crate::recipe::{Deployment, EnvUse, RecipeFile};
 use crate::surface::{EngineSurface, EnvDeprecationKind, EnvVar, Known};
 use std::collections::HashSet;
-
-pub fn is_sglang_env(name: &str) -> bool {
-    name.starts_with("SGLANG_") || name.starts_with("SGL_")
-}
 
 /// Every env var a deployment sets, with the role it is scoped to (`None` = all roles).
 pub fn env_uses(dep: &Deployment) -> Vec<(Option<&str>, &EnvUse)> {
@@ -25,12 +22,19 @@ pub fn env_uses(dep: &Deployment) -> Vec<(Option<&str>, &EnvUse)> {
 
 /// The env checks of one deployment; common env whose name offset is in
 /// `already_checked` was reported with an earlier deployment sharing it.
-pub fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, already_checked: &HashSet<usize>, out: &mut Vec<Finding>) {
+pub fn check_deployment(
+    engine: Engine,
+    file: &RecipeFile,
+    dep: &Deployment,
+    bump: Bump,
+    already_checked: &HashSet<usize>,
+    out: &mut Vec<Finding>,
+) {
     if bump.to.env.is_empty() {
         return;
     }
     for (role, use_) in env_uses(dep) {
-        if !is_sglang_env(&use_.name) || (role.is_none() && already_checked.contains(&use_.name_span.offset)) {
+        if !engine.owns_env(&use_.name) || (role.is_none() && already_checked.contains(&use_.name_span.offset)) {
             continue;
         }
         if let Some(f) = check_use(file, use_, bump) {
@@ -41,14 +45,17 @@ pub fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, already
 
 /// The registry entry that governs `name` at a release, following the `SGL_` →
 /// `SGLANG_` rewrite when the name itself is not registered.
-fn lookup<'a>(surface: &'a EngineSurface, name: &str) -> Option<(&'a EnvVar, Option<String>)> {
+/// With a rewrite: the name it is read as, and the (old, new) prefixes.
+type Rewritten = (String, (String, String));
+
+fn lookup<'a>(surface: &'a EngineSurface, name: &str) -> Option<(&'a EnvVar, Option<Rewritten>)> {
     if let Some(var) = surface.env_var(name) {
         return Some((var, None));
     }
     surface.env_prefix_rewrites.iter().find_map(|(old, new)| {
         let rest = name.strip_prefix(old.as_str())?;
         let rewritten = format!("{new}{rest}");
-        surface.env_var(&rewritten).map(|v| (v, Some(rewritten)))
+        surface.env_var(&rewritten).map(|v| (v, Some((rewritten, (old.clone(), new.clone())))))
     })
 }
 
@@ -59,14 +66,14 @@ fn check_use(file: &RecipeFile, u: &EnvUse, bump: Bump) -> Option<Finding> {
         return Some(missing(u, bump));
     };
     let ev = EvidenceRef::new(&var.evidence, to_ref);
-    if let Some(new_name) = rewritten {
+    if let Some((new_name, rewrite)) = rewritten {
         // The rewritten name may itself be retired: then the value arrives nowhere it means anything.
         let retired_for = var.deprecated.as_ref().and_then(|d| d.replacement.clone().map(|r| (r, d.transform.clone())));
         let (target, transform) = match &var.deprecated {
             Some(d) if d.replacement.is_some() => (d.replacement.clone().unwrap_or_default(), d.transform.as_deref()),
             _ => (new_name.clone(), None),
         };
-        let how = EnvRename::PrefixRewrite { read_as: new_name.clone(), retired_for };
+        let how = EnvRename::PrefixRewrite { rewrite, read_as: new_name.clone(), retired_for };
         return Some(
             Finding::new(FindingKind::EnvRenamed { name: u.name.clone(), target: to_ref.to_string(), how }, at, &u.name)
                 .evidence(ev)
@@ -98,7 +105,11 @@ fn missing(u: &EnvUse, bump: Bump) -> Finding {
         Some((old, _)) => Finding::new(FindingKind::EnvRemoved { name: u.name.clone(), target: bump.to_ref().to_string() }, at, &u.name)
             .evidence(EvidenceRef::new(&old.evidence, bump.from_ref().unwrap_or_default()).with_note("registered here before"))
             .fix(Some(remove(u))),
-        None => Finding::new(FindingKind::EnvUnknown { name: u.name.clone(), bump: bump.label() }, at, &u.name),
+        None => Finding::new(
+            FindingKind::EnvUnknown { name: u.name.clone(), engine: bump.engine_display().to_string(), bump: bump.label() },
+            at,
+            &u.name,
+        ),
     }
 }
 

@@ -31,6 +31,10 @@ impl<'a> Bump<'a> {
     pub fn from_ref(&self) -> Option<&str> {
         self.from.map(|s| s.ref_name.as_str())
     }
+    /// The engine this bump is of, as reports name it (`SGLang`).
+    pub fn engine_display(&self) -> &'static str {
+        crate::profiles::by_id(&self.to.engine).map_or("the engine", |p| p.display)
+    }
     /// "v0.5.12.post1 → v0.5.19", or "v0.5.19" alone.
     pub fn label(&self) -> String {
         match self.from {

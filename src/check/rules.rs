@@ -88,7 +88,7 @@ pub fn to_finding(hit: RuleHit, file: &RecipeFile, dep: &Deployment) -> Finding 
                 line: c.line,
                 ref_name: c.ref_name,
                 note: Some(c.note).filter(|n| !n.is_empty()),
-                engine: Some("sglang".into()),
+                engine: Some(dep.engine.into()),
             })
             .collect(),
         fix,

@@ -30,20 +30,38 @@ pub enum FindingKind {
     EnvRenamed { name: String, target: String, how: EnvRename },
     /// EA103.
     EnvRemovalNotice { name: String, target: String, upstream: Option<String> },
-    /// EA104.
-    EnvUnknown { name: String, bump: String },
+    /// EA104. `engine` as shown (`SGLang`).
+    EnvUnknown { name: String, engine: String, bump: String },
     /// EA105. Defaults as the registry writes them.
     EnvDefaultChanged { name: String, bump: String, old: String, new: String },
     /// EA201–EA203: what the consumer uses is missing and nothing catches it.
-    ConsumerMissing { missing: Missing, consumer_ref: String, snippet: String, at_start: bool, moved_to: Option<String> },
+    /// `engine` and `consumer` as shown (`SGLang`, `Dynamo`).
+    ConsumerMissing {
+        missing: Missing,
+        engine: String,
+        consumer: String,
+        consumer_ref: String,
+        snippet: String,
+        at_start: bool,
+        moved_to: Option<String>,
+    },
     /// EA204: missing, but the use is guarded and falls back.
-    ConsumerFallback { missing: Missing, consumer_ref: String, snippet: String, guard: String, fallback: String, moved_to: Option<String> },
+    ConsumerFallback {
+        missing: Missing,
+        engine: String,
+        consumer: String,
+        consumer_ref: String,
+        snippet: String,
+        guard: String,
+        fallback: String,
+        moved_to: Option<String>,
+    },
     /// EA205. `extra`: the optional-dependency group the requirement sits in.
-    PinMismatch { consumer_ref: String, requirement: String, extra: Option<String>, target: String },
+    PinMismatch { engine: String, consumer: String, consumer_ref: String, requirement: String, extra: Option<String>, target: String },
     /// EA301.
     ImageMismatch { recipe_image: String, key: String, master_image: String },
-    /// EA302.
-    EngineRefMismatch { recipe_ref: String, key: String, router_version: String },
+    /// EA302. `consumer` as shown (`Dynamo`): the build the router runs.
+    EngineRefMismatch { consumer: String, recipe_ref: String, key: String, router_version: String },
     /// EA303. `engine` as shown (`SGLang`, `Dynamo`); `detail` says what was tried.
     UnresolvedRef { engine: String, value: String, detail: String },
     /// EA304.
@@ -89,9 +107,9 @@ pub struct SemanticChange {
 pub enum EnvRename {
     /// The registry forwards it to `new`, through `transform` when named.
     Forwarded { new: String, transform: Option<String>, upstream: Option<String> },
-    /// Only the legacy `SGL_` → `SGLANG_` prefix rewrite reads it, as `read_as`;
-    /// `retired_for` when that name is itself deprecated (with its transform).
-    PrefixRewrite { read_as: String, retired_for: Option<(String, Option<String>)> },
+    /// Only a legacy prefix rewrite (`rewrite`: `SGL_` → `SGLANG_`) reads it, as
+    /// `read_as`; `retired_for` when that name is itself deprecated (with its transform).
+    PrefixRewrite { rewrite: (String, String), read_as: String, retired_for: Option<(String, Option<String>)> },
 }
 
 /// What a consumer uses that the engine target lacks (EA201–EA204).
@@ -119,11 +137,12 @@ impl Missing {
         }
     }
 
-    fn what(&self) -> String {
+    /// What is missing, at `engine`'s target.
+    fn what(&self, engine: &str) -> String {
         match self {
-            Missing::Module { module, target } => format!("module `{module}` does not exist at SGLang {target}"),
-            Missing::Symbol { module, name, target } => format!("`{module}` defines no `{name}` at SGLang {target}"),
-            Missing::Attribute { class, attribute, target } => format!("`{class}.{attribute}` does not exist at SGLang {target}"),
+            Missing::Module { module, target } => format!("module `{module}` does not exist at {engine} {target}"),
+            Missing::Symbol { module, name, target } => format!("`{module}` defines no `{name}` at {engine} {target}"),
+            Missing::Attribute { class, attribute, target } => format!("`{class}.{attribute}` does not exist at {engine} {target}"),
         }
     }
 }
@@ -264,47 +283,47 @@ impl FindingKind {
                     };
                     format!("`{name}` is deprecated at {target}: its value is forwarded to `{new}`{how}.{}", upstream_says(upstream))
                 }
-                EnvRename::PrefixRewrite { read_as, retired_for: Some((final_name, transform)) } => format!(
-                    "`{name}` is only read at {target} through the legacy `SGL_` → `SGLANG_` prefix rewrite, as `{read_as}`, which is itself deprecated in favour of `{final_name}`: set `{final_name}` instead."
+                EnvRename::PrefixRewrite { rewrite: (old, new), read_as, retired_for: Some((final_name, transform)) } => format!(
+                    "`{name}` is only read at {target} through the legacy `{old}` → `{new}` prefix rewrite, as `{read_as}`, which is itself deprecated in favour of `{final_name}`: set `{final_name}` instead."
                 ) + &transform.as_deref().map(|t| format!(" Its value is transformed by `{t}`.")).unwrap_or_default(),
-                EnvRename::PrefixRewrite { read_as, retired_for: None } => {
-                    format!("`{name}` is read at {target} only through the legacy `SGL_` → `SGLANG_` prefix rewrite, as `{read_as}`.")
+                EnvRename::PrefixRewrite { rewrite: (old, new), read_as, retired_for: None } => {
+                    format!("`{name}` is read at {target} only through the legacy `{old}` → `{new}` prefix rewrite, as `{read_as}`.")
                 }
             },
             FindingKind::EnvRemovalNotice { name, target, upstream } => format!(
                 "`{name}` no longer does anything at {target}: the engine only reads it to log that it was removed.{}",
                 upstream_says(upstream)
             ),
-            FindingKind::EnvUnknown { name, bump } => format!(
-                "`{name}` is not known to SGLang {bump} (typo?): not in the env registry and not read anywhere in the Python package; compiled extensions are not searched."
+            FindingKind::EnvUnknown { name, engine, bump } => format!(
+                "`{name}` is not known to {engine} {bump} (typo?): not in the env registry and not read anywhere in the Python package; compiled extensions are not searched."
             ),
             FindingKind::EnvDefaultChanged { name, bump, old, new } => {
                 format!("the default of `{name}` changed from {old} to {new} ({bump}); the recipe sets it explicitly.")
             }
-            FindingKind::ConsumerMissing { missing, consumer_ref, snippet, at_start, moved_to } => {
+            FindingKind::ConsumerMissing { missing, engine, consumer, consumer_ref, snippet, at_start, moved_to } => {
                 let consequence = if *at_start {
-                    "It runs at module import, so the Dynamo worker crashes at start."
+                    format!("It runs at module import, so the {consumer} worker crashes at start.")
                 } else {
-                    "The code path that reaches it fails when it runs."
+                    "The code path that reaches it fails when it runs.".to_string()
                 };
-                format!("{} (Dynamo {consumer_ref}, `{snippet}`). {consequence}{}", missing.what(), moved(moved_to))
+                format!("{} ({consumer} {consumer_ref}, `{snippet}`). {consequence}{}", missing.what(engine), moved(moved_to))
             }
-            FindingKind::ConsumerFallback { missing, consumer_ref, snippet, guard, fallback, moved_to } => format!(
-                "{} (Dynamo {consumer_ref}, `{snippet}`), but the use is guarded ({guard}); instead it falls back to `{fallback}`.{}",
-                missing.what(),
+            FindingKind::ConsumerFallback { missing, engine, consumer, consumer_ref, snippet, guard, fallback, moved_to } => format!(
+                "{} ({consumer} {consumer_ref}, `{snippet}`), but the use is guarded ({guard}); instead it falls back to `{fallback}`.{}",
+                missing.what(engine),
                 moved(moved_to)
             ),
-            FindingKind::PinMismatch { consumer_ref, requirement, extra, target } => {
+            FindingKind::PinMismatch { engine, consumer, consumer_ref, requirement, extra, target } => {
                 let group = extra.as_deref().map(|g| format!(" (extra `{g}`)")).unwrap_or_default();
                 format!(
-                    "Dynamo {consumer_ref} requires `{requirement}`{group}, which excludes the SGLang target {target}: installing Dynamo with that extra pulls a different SGLang, or the resolver refuses."
+                    "{consumer} {consumer_ref} requires `{requirement}`{group}, which excludes the {engine} target {target}: installing {consumer} with that extra pulls a different {engine}, or the resolver refuses."
                 )
             }
             FindingKind::ImageMismatch { recipe_image, key, master_image } => format!(
                 "the recipe runs `{recipe_image}` but master config key `{key}` says `{master_image}`: the benchmark and the recipe disagree on the engine build."
             ),
-            FindingKind::EngineRefMismatch { recipe_ref, key, router_version } => {
-                format!("the recipe installs Dynamo `{recipe_ref}` but master config key `{key}` routes with version `{router_version}`.")
+            FindingKind::EngineRefMismatch { consumer, recipe_ref, key, router_version } => {
+                format!("the recipe installs {consumer} `{recipe_ref}` but master config key `{key}` routes with version `{router_version}`.")
             }
             FindingKind::UnresolvedRef { detail, .. } => detail.clone(),
             FindingKind::DuplicateKey { key, dead_line, kept_line } => {

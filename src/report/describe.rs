@@ -14,9 +14,27 @@ pub fn option(subject: &str) -> String {
     }
 }
 
-/// The Dynamo ref of a Dynamo-side finding: the ref of its Dynamo evidence.
-pub fn dynamo_ref(f: &Finding) -> Option<&str> {
-    f.evidence.iter().find(|e| e.engine.as_deref() == Some("dynamo")).map(|e| e.ref_name.as_str())
+/// The consumer whose source a consumer-side finding's evidence is read in.
+fn consumer_of(f: &Finding) -> Option<(&'static crate::profiles::EngineProfile, &str)> {
+    f.evidence.iter().find_map(|e| {
+        let profile = crate::profiles::by_id(e.engine.as_deref()?).filter(|p| p.server.is_none())?;
+        Some((profile, e.ref_name.as_str()))
+    })
+}
+
+/// The consumer build of a consumer-side finding: its ref (`0.1.0`).
+pub fn consumer_ref(f: &Finding) -> Option<&str> {
+    consumer_of(f).map(|(_, r)| r)
+}
+
+/// The consumer a consumer-side finding is about, as reports name it (`Dynamo`).
+pub fn consumer_display(f: &Finding) -> Option<&'static str> {
+    consumer_of(f).map(|(p, _)| p.display)
+}
+
+/// The consumer build of a consumer-side finding, named: `Dynamo 0.1.0`.
+pub fn consumer_build(f: &Finding) -> Option<String> {
+    consumer_of(f).map(|(p, r)| format!("{} {r}", p.display))
 }
 
 /// What the finding says, in one phrase without a final full stop. Code spans are
@@ -65,11 +83,11 @@ pub fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
         }
         FindingKind::EnvRemoved { .. } if zh => format!("`{sub}` 已被移除，不再被读取"),
         FindingKind::EnvRemoved { .. } => format!("`{sub}` was removed and is no longer read"),
-        FindingKind::EnvRenamed { how: EnvRename::PrefixRewrite { read_as, .. }, .. } if zh => {
-            format!("`{sub}` 仅经由旧的 `SGL_` → `SGLANG_` 前缀改写，以 `{read_as}` 的名义被读取")
+        FindingKind::EnvRenamed { how: EnvRename::PrefixRewrite { rewrite: (old, new), read_as, .. }, .. } if zh => {
+            format!("`{sub}` 仅经由旧的 `{old}` → `{new}` 前缀改写，以 `{read_as}` 的名义被读取")
         }
-        FindingKind::EnvRenamed { how: EnvRename::PrefixRewrite { read_as, .. }, .. } => {
-            format!("`{sub}` is only read through the legacy `SGL_` → `SGLANG_` prefix rewrite, as `{read_as}`")
+        FindingKind::EnvRenamed { how: EnvRename::PrefixRewrite { rewrite: (old, new), read_as, .. }, .. } => {
+            format!("`{sub}` is only read through the legacy `{old}` → `{new}` prefix rewrite, as `{read_as}`")
         }
         FindingKind::EnvRenamed { how: EnvRename::Forwarded { new, transform, .. }, .. } => {
             let how = match (transform.as_deref(), zh) {
@@ -95,13 +113,13 @@ pub fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
         FindingKind::EnvDefaultChanged { old, new, .. } => {
             format!("the default of `{sub}` changed from `{old}` to `{new}`; the recipe sets it")
         }
-        FindingKind::ConsumerMissing { missing, at_start, moved_to, .. } => {
+        FindingKind::ConsumerMissing { missing, engine, consumer, at_start, moved_to, .. } => {
             let at = missing.target();
             let what = match (missing, zh) {
-                (Missing::Symbol { module, name, .. }, false) => format!("`{module}` does not define `{name}` at SGLang {at}"),
-                (Missing::Symbol { module, name, .. }, true) => format!("SGLang {at} 的 `{module}` 中没有 `{name}`"),
-                (_, false) => format!("`{sub}` does not exist at SGLang {at}"),
-                (_, true) => format!("`{sub}` 在 SGLang {at} 中不存在"),
+                (Missing::Symbol { module, name, .. }, false) => format!("`{module}` does not define `{name}` at {engine} {at}"),
+                (Missing::Symbol { module, name, .. }, true) => format!("{engine} {at} 的 `{module}` 中没有 `{name}`"),
+                (_, false) => format!("`{sub}` does not exist at {engine} {at}"),
+                (_, true) => format!("`{sub}` 在 {engine} {at} 中不存在"),
             };
             let moved = match (zh, moved_to) {
                 (false, Some(m)) => format!(" (moved to `{m}`)"),
@@ -109,25 +127,24 @@ pub fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
                 (_, None) => String::new(),
             };
             let then = match (zh, at_start) {
-                (false, true) => ", so the Dynamo worker crashes at start",
-                (false, false) => ", so the Dynamo code path using it fails",
-                (true, true) => "，Dynamo worker 启动即崩溃",
-                (true, false) => "，Dynamo 中用到它的代码路径会失败",
+                (false, true) => format!(", so the {consumer} worker crashes at start"),
+                (false, false) => format!(", so the {consumer} code path using it fails"),
+                (true, true) => format!("，{consumer} worker 启动即崩溃"),
+                (true, false) => format!("，{consumer} 中用到它的代码路径会失败"),
             };
             format!("{what}{moved}{then}")
         }
-        FindingKind::ConsumerFallback { missing, .. } if zh => {
-            format!("`{sub}` 在 SGLang {} 中不存在，但调用处有保护，会退回备用逻辑", missing.target())
+        FindingKind::ConsumerFallback { missing, engine, .. } if zh => {
+            format!("`{sub}` 在 {engine} {} 中不存在，但调用处有保护，会退回备用逻辑", missing.target())
         }
-        FindingKind::ConsumerFallback { missing, .. } => {
-            format!("`{sub}` is missing at SGLang {}, but the use is guarded and falls back", missing.target())
+        FindingKind::ConsumerFallback { missing, engine, .. } => {
+            format!("`{sub}` is missing at {engine} {}, but the use is guarded and falls back", missing.target())
         }
-        FindingKind::PinMismatch { requirement, target, .. } => {
-            let dynamo = dynamo_ref(f).map(|r| format!(" {r}")).unwrap_or_default();
+        FindingKind::PinMismatch { engine, consumer, consumer_ref, requirement, target, .. } => {
             if zh {
-                format!("Dynamo{dynamo} 依赖 `{requirement}`，不包含 SGLang 目标版本 {target}")
+                format!("{consumer} {consumer_ref} 依赖 `{requirement}`，不包含 {engine} 目标版本 {target}")
             } else {
-                format!("Dynamo{dynamo} pins `{requirement}`, which excludes SGLang {target}")
+                format!("{consumer} {consumer_ref} pins `{requirement}`, which excludes {engine} {target}")
             }
         }
         FindingKind::ImageMismatch { recipe_image, key, master_image } if zh => {
@@ -136,11 +153,11 @@ pub fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
         FindingKind::ImageMismatch { recipe_image, key, master_image } => {
             format!("the recipe runs `{recipe_image}`, master config `{key}` says `{master_image}`")
         }
-        FindingKind::EngineRefMismatch { recipe_ref, key, router_version } if zh => {
-            format!("配方安装 Dynamo `{recipe_ref}`，主配置 `{key}` 的路由版本却是 `{router_version}`")
+        FindingKind::EngineRefMismatch { consumer, recipe_ref, key, router_version } if zh => {
+            format!("配方安装 {consumer} `{recipe_ref}`，主配置 `{key}` 的路由版本却是 `{router_version}`")
         }
-        FindingKind::EngineRefMismatch { recipe_ref, key, router_version } => {
-            format!("the recipe installs Dynamo `{recipe_ref}`, master config `{key}` routes with `{router_version}`")
+        FindingKind::EngineRefMismatch { consumer, recipe_ref, key, router_version } => {
+            format!("the recipe installs {consumer} `{recipe_ref}`, master config `{key}` routes with `{router_version}`")
         }
         FindingKind::UnresolvedRef { engine, value, .. } if zh => format!("`{value}` 对应不到任何 {engine} 版本（tag 或提交）"),
         FindingKind::UnresolvedRef { engine, value, .. } => format!("`{value}` maps to no {engine} ref"),

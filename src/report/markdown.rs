@@ -49,7 +49,7 @@ impl<'a> Group<'a> {
 enum Section {
     Flags,
     Env,
-    Dynamo,
+    Consumers,
     Rules,
     Consistency,
 }
@@ -59,23 +59,29 @@ impl Section {
         match area_of(code) {
             Area::Flags => Section::Flags,
             Area::Env => Section::Env,
-            Area::Consumer => Section::Dynamo,
+            Area::Consumer => Section::Consumers,
             Area::Recipes => Section::Consistency,
             Area::Rules => Section::Rules,
         }
     }
-    fn title(self, lang: Lang) -> &'static str {
+    fn title(self, lang: Lang) -> String {
+        let consumers = || {
+            let mut names: Vec<&str> =
+                crate::profiles::CONSUMER_LINKS.iter().filter_map(|l| crate::profiles::by_id(l.consumer)).map(|p| p.display).collect();
+            names.dedup();
+            names.join(" / ")
+        };
         match (self, lang == Lang::Zh) {
-            (Section::Flags, false) => "Flags",
-            (Section::Flags, true) => "参数",
-            (Section::Env, false) => "Env vars",
-            (Section::Env, true) => "环境变量",
-            (Section::Dynamo, false) => "Dynamo compatibility",
-            (Section::Dynamo, true) => "Dynamo 兼容性",
-            (Section::Rules, false) => "Risk rules",
-            (Section::Rules, true) => "风险规则",
-            (Section::Consistency, false) => "Recipes and master config",
-            (Section::Consistency, true) => "配方与主配置",
+            (Section::Flags, false) => "Flags".into(),
+            (Section::Flags, true) => "参数".into(),
+            (Section::Env, false) => "Env vars".into(),
+            (Section::Env, true) => "环境变量".into(),
+            (Section::Consumers, false) => format!("{} compatibility", consumers()),
+            (Section::Consumers, true) => format!("{} 兼容性", consumers()),
+            (Section::Rules, false) => "Risk rules".into(),
+            (Section::Rules, true) => "风险规则".into(),
+            (Section::Consistency, false) => "Recipes and master config".into(),
+            (Section::Consistency, true) => "配方与主配置".into(),
         }
     }
 }
@@ -143,6 +149,15 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// The engines the recipes start that the report has bumps of, in profile order.
+fn servers(report: &AuditReport) -> Vec<crate::profiles::Engine> {
+    crate::profiles::PROFILES.iter().copied().filter(|e| e.server.is_some() && report.bumps.iter().any(|b| b.engine == e.id)).collect()
+}
+
+fn is_server(id: &str) -> bool {
+    crate::profiles::by_id(id).is_some_and(|p| p.server.is_some())
+}
+
 /// The lead paragraph.
 pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
     let zh = lang == Lang::Zh;
@@ -150,10 +165,20 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
     // Sentences, written with a leading space that Chinese drops.
     let mut out = String::new();
 
-    let labels = bump_labels(report, "sglang");
-    let title = match (zh, labels.is_empty()) {
-        (false, false) => format!("SGLang flag audit ({})", labels.join("; ")),
-        (true, false) => format!("SGLang 参数审计 ({})", labels.join("；")),
+    // One title part per engine the recipes start (its bumps), in profile order.
+    let titles: Vec<String> = servers(report)
+        .into_iter()
+        .map(|e| {
+            let labels = bump_labels(report, e.id);
+            if zh {
+                format!("{} 参数审计 ({})", e.display, labels.join("；"))
+            } else {
+                format!("{} flag audit ({})", e.display, labels.join("; "))
+            }
+        })
+        .collect();
+    let title = match (zh, titles.is_empty()) {
+        (_, false) => titles.join(if zh { "；" } else { "; " }),
         (false, true) => "Engine audit".to_string(),
         (true, true) => "引擎审计".to_string(),
     };
@@ -207,7 +232,7 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
 
         // Defaults of flags the recipes leave unset.
         let defaults = of(groups, |c| area_of(c) == Area::Flags && impact_of(c) == Some(Impact::Informs));
-        let every_start_known = report.bumps.iter().filter(|b| b.engine == "sglang").all(|b| b.from.is_some());
+        let every_start_known = report.bumps.iter().filter(|b| is_server(&b.engine)).all(|b| b.from.is_some());
         match defaults.len() {
             0 if every_start_known && !report.bumps.is_empty() => {
                 let _ = write!(
@@ -237,39 +262,45 @@ pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
         // Env vars.
         let env = of(groups, |c| area_of(c) == Area::Env);
         if env.is_empty() {
-            let _ = write!(
-                out,
-                " {}",
-                if zh {
-                    "配方设置的 `SGLANG_*` 环境变量均不受影响。"
-                } else {
-                    "No `SGLANG_*` env var the recipes set is affected."
-                }
-            );
+            let prefixes: Vec<String> =
+                servers(report).iter().filter_map(|e| e.server.as_ref()?.env_prefixes.first().map(|p| format!("`{p}*`"))).collect();
+            let prefixes = prefixes.join(if zh { "、" } else { ", " });
+            let _ = if zh {
+                write!(out, " 配方设置的 {prefixes} 环境变量均不受影响。")
+            } else {
+                write!(out, " No {prefixes} env var the recipes set is affected.")
+            };
         } else {
             let items = env.iter().map(|g| brief(report, g, lang)).collect();
             let _ = write!(out, " {}{stop}", sentence(&list(items, lang)));
         }
     }
 
-    // Dynamo.
-    let dynamo = of(groups, |c| area_of(c) == Area::Consumer);
-    let dynamo_labels = bump_labels(report, "dynamo");
-    if !dynamo.is_empty() {
-        let refs: BTreeSet<&str> = dynamo.iter().flat_map(|g| g.findings.iter().filter_map(|f| describe::dynamo_ref(f))).collect();
-        let who = match refs.len() {
-            1 => format!("Dynamo {}", refs.iter().next().unwrap_or(&"")),
-            _ => "Dynamo".to_string(),
-        };
-        let items = dynamo.iter().map(|g| brief(report, g, lang)).collect();
-        let _ = write!(out, " {who}{}{}{stop}", if zh { "：" } else { ": " }, list(items, lang));
-    } else if !dynamo_labels.is_empty() && !report.problems.iter().any(|p| p.path.starts_with("dynamo@")) {
-        let refs = dynamo_labels.join(", ");
-        let _ = if zh {
-            write!(out, " Dynamo {refs}：对 SGLang 目标版本的导入、属性访问和版本约束均未发现问题。")
-        } else {
-            write!(out, " Dynamo {refs}: no import, attribute or pin problem against the SGLang target.")
-        };
+    // Consumers of the engines (Dynamo's workers).
+    let consumers = of(groups, |c| area_of(c) == Area::Consumer);
+    for link in crate::profiles::CONSUMER_LINKS {
+        let (Some(consumer), Some(engine)) = (crate::profiles::by_id(link.consumer), crate::profiles::by_id(link.engine)) else { continue };
+        let mine: Vec<&&Group> = consumers
+            .iter()
+            .filter(|g| g.findings.iter().any(|f| describe::consumer_build(f).is_some_and(|b| b.starts_with(consumer.display))))
+            .collect();
+        let labels = bump_labels(report, consumer.id);
+        if !mine.is_empty() {
+            let refs: BTreeSet<&str> = mine.iter().flat_map(|g| g.findings.iter().filter_map(|f| describe::consumer_ref(f))).collect();
+            let who = match refs.len() {
+                1 => format!("{} {}", consumer.display, refs.iter().next().unwrap_or(&"")),
+                _ => consumer.display.to_string(),
+            };
+            let items = mine.iter().map(|g| brief(report, g, lang)).collect();
+            let _ = write!(out, " {who}{}{}{stop}", if zh { "：" } else { ": " }, list(items, lang));
+        } else if !labels.is_empty() && !report.problems.iter().any(|p| p.path.starts_with(&format!("{}@", consumer.id))) {
+            let (refs, target) = (labels.join(", "), engine.display);
+            let _ = if zh {
+                write!(out, " {} {refs}：对 {target} 目标版本的导入、属性访问和版本约束均未发现问题。", consumer.display)
+            } else {
+                write!(out, " {} {refs}: no import, attribute or pin problem against the {target} target.", consumer.display)
+            };
+        }
     }
 
     // Risk rules.
@@ -416,21 +447,21 @@ fn recipes_cell(g: &Group, lang: Lang) -> String {
     if paths.len() > SHOWN {
         shown.push_str(&if zh { format!(" 等 {} 个", paths.len()) } else { format!(", +{} more", paths.len() - SHOWN) });
     }
-    let dynamo: Vec<&str> = g
+    let builds: Vec<String> = g
         .findings
         .iter()
         .filter(|f| in_engine_source(f))
-        .filter_map(|f| describe::dynamo_ref(f))
+        .filter_map(|f| describe::consumer_build(f))
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let refs = dynamo.join(", ");
-    match (paths.len(), dynamo.is_empty()) {
+    let builds = builds.join(", ");
+    match (paths.len(), builds.is_empty()) {
         (0, true) => "—".into(),
-        (0, false) => format!("Dynamo {refs}"),
+        (0, false) => builds,
         (n, true) => format!("**{n}** · {shown}"),
-        (n, false) if zh => format!("**{n}** · {shown}（经 Dynamo {refs}）"),
-        (n, false) => format!("**{n}** · {shown} (via Dynamo {refs})"),
+        (n, false) if zh => format!("**{n}** · {shown}（经 {builds}）"),
+        (n, false) => format!("**{n}** · {shown} (via {builds})"),
     }
 }
 

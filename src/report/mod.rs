@@ -173,10 +173,10 @@ pub fn in_engine_source(f: &Finding) -> bool {
     f.location.offset.is_none() && crate::codes::in_consumer_source(f.code())
 }
 
-/// What an engine-side finding says when it is shown on a recipe's `dynamo:` line:
+/// What a consumer-side finding says when it is shown on the recipe line that installs it:
 /// `Dynamo 0.1.0 (installed here), components/src/dynamo/sglang/args.py:3: `.
 pub fn installed_here(f: &Finding) -> String {
-    let build = describe::dynamo_ref(f).map(|r| format!("Dynamo {r}")).unwrap_or_else(|| "The Dynamo build".into());
+    let build = describe::consumer_build(f).unwrap_or_else(|| "The consumer build".into());
     format!("{build} (installed here), {}:{}: ", f.location.path, f.location.line)
 }
 

@@ -246,7 +246,7 @@ fn render(report: &AuditReport, opts: &RenderOptions) -> String {
     let index = |code: &str| ids.iter().position(|id| id == code);
     let results = results(report, &index, opts);
     let mut base_ids = Map::new();
-    for engine in ["sglang", "dynamo"] {
+    for engine in crate::profiles::PROFILES.iter().map(|p| p.id) {
         // No `uri`: each location names its own ref (and carries a blob URL when known).
         let description = json!({ "text": format!("the {engine} repository, at the ref each location's message names") });
         base_ids.insert(engine.to_ascii_uppercase(), json!({ "description": description }));

@@ -108,8 +108,9 @@ fn trailer(f: &Finding, opts: &RenderOptions) -> String {
         let _ = writeln!(out, "  {} {}{note}", label("evidence:"), evidence_plain(e));
     }
     const SHOWN: usize = 5;
+    let consumer = describe::consumer_display(f).unwrap_or("build");
     for a in f.affects.iter().take(SHOWN) {
-        let _ = writeln!(out, "  {} {}:{}:{} installs this Dynamo", label("affects:"), a.path, a.line, a.column);
+        let _ = writeln!(out, "  {} {}:{}:{} installs this {consumer}", label("affects:"), a.path, a.line, a.column);
     }
     if f.affects.len() > SHOWN {
         let _ = writeln!(out, "  {} {} more recipe places install it", label("affects:"), f.affects.len() - SHOWN);
@@ -163,8 +164,8 @@ fn render(report: &AuditReport, opts: &RenderOptions) -> String {
         if current != Some(&f.location.path) {
             let title = match f.location.path.as_str() {
                 "" => "(no file)".to_string(),
-                p if in_engine_source(f) => match describe::dynamo_ref(f) {
-                    Some(r) => format!("{p} (Dynamo {r} source)"),
+                p if in_engine_source(f) => match describe::consumer_build(f) {
+                    Some(build) => format!("{p} ({build} source)"),
                     None => format!("{p} (engine source)"),
                 },
                 p => p.to_string(),
@@ -205,7 +206,7 @@ fn blank_line(out: &mut String) {
 /// `3 errors, 10 warnings, 1 info in 2 deployments of 3 recipe files; sglang v1.0.0 → v1.1.0; dynamo 0.1.0`
 pub fn summary_line(report: &AuditReport) -> String {
     let mut refs = Vec::new();
-    for engine in ["sglang", "dynamo"] {
+    for engine in crate::profiles::PROFILES.iter().map(|p| p.id) {
         let labels = super::bump_labels(report, engine);
         if !labels.is_empty() {
             refs.push(format!("{engine} {}", labels.join(", ")));

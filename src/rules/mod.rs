@@ -160,7 +160,7 @@ fn placeholder_spec() -> RuleSpec {
         name: String::new(),
         title: String::new(),
         severity: Severity::Info,
-        engine: model::EngineKind::Sglang,
+        engine: String::new(),
         versions: None,
         when: When::All(Vec::new()),
         evidence: Vec::new(),
@@ -196,6 +196,10 @@ fn validate(spec: &RuleSpec) -> Result<(), Invalid> {
         && !spec.name.ends_with('-');
     if !name_ok {
         return Err(invalid("name", format!("`{}` is not kebab-case", spec.name)));
+    }
+    if crate::profiles::by_id(&spec.engine).is_none_or(|p| p.server.is_none()) {
+        let known: Vec<&str> = crate::profiles::PROFILES.iter().filter(|p| p.server.is_some()).map(|p| p.id).collect();
+        return Err(invalid("engine", format!("`{}` is not an engine the tool knows ({})", spec.engine, known.join(", "))));
     }
     validate_when(&spec.when, "when")?;
     if spec.evidence.is_empty() {

@@ -12,12 +12,6 @@ use std::sync::Arc;
 /// Rules share the finding codes' severities.
 pub use crate::codes::Severity;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EngineKind {
-    Sglang,
-}
-
 /// One rule file as written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -28,7 +22,9 @@ pub struct RuleSpec {
     pub name: String,
     pub title: String,
     pub severity: Severity,
-    pub engine: EngineKind,
+    /// The engine profile id the rule is about (`sglang`): it applies only to
+    /// deployments of that engine, against that engine's source.
+    pub engine: String,
     /// PEP 440 specifiers on the target version (`>=0.5.16`). When the target's
     /// version is unknown (a branch, a sha) the evidence alone decides.
     #[serde(default)]
