@@ -1,7 +1,10 @@
 //! What changed between two releases of one engine: the changelog a bump reviewer
-//! reads, and the facts `check` uses for relocation hints and changed defaults.
+//! reads (`engine-audit diff`), and the same facts the checks read: changed
+//! defaults (EA007), changed flag semantics (EA008), changed env defaults
+//! (EA105), relocations (EA201). Each comparison is decided here once, so the
+//! changelog and the findings cannot disagree.
 
-use crate::surface::{EngineSurface, EnvDeprecation, Evidence, Flag, FlagDeprecation, Known, PyValue};
+use crate::surface::{EngineSurface, EnvDeprecation, EnvVar, Evidence, Flag, FlagDeprecation, Known, PyValue};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, Default)]
@@ -95,6 +98,73 @@ fn counterpart<'a>(to: &'a EngineSurface, flag: &Flag) -> Option<&'a Flag> {
     to.flag(flag.canonical()).or_else(|| flag.names.iter().find_map(|n| to.flag(n)))
 }
 
+/// A default that changed between two releases: both known, and different.
+#[derive(Debug, Clone)]
+pub struct DefaultChange<'a> {
+    /// The flag at the target.
+    pub flag: &'a Flag,
+    pub from: &'a Known<serde_json::Value>,
+    pub to: &'a Known<serde_json::Value>,
+}
+
+/// Every flag of `to` whose known default differs from its known default at
+/// `from`, neither side deprecated (a deprecated flag's default is not what
+/// runs), and not argparse's `--help`.
+pub fn default_changes<'a>(from: &'a EngineSurface, to: &'a EngineSurface) -> Vec<DefaultChange<'a>> {
+    let mut out = Vec::new();
+    for new in &to.flags {
+        if new.deprecated.is_some() || new.action == "help" || new.dest == "help" {
+            continue;
+        }
+        let Some(old) = from.flag(new.canonical()).filter(|o| o.deprecated.is_none()) else { continue };
+        if let (Known::Value(a), Known::Value(b)) = (&old.default, &new.default) {
+            if a != b {
+                out.push(DefaultChange { flag: new, from: &old.default, to: &new.default });
+            }
+        }
+    }
+    out
+}
+
+/// One argparse field of a flag that changed: `type`, `nargs` or `action`,
+/// with both values as a reader writes them (`str` for no type, `one` for no nargs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldChange {
+    pub field: &'static str,
+    pub old: String,
+    pub new: String,
+}
+
+/// How a flag's meaning changed between two releases (empty when it did not,
+/// or when either side is deprecated: a deprecation is its own change).
+pub fn semantic_changes(old: &Flag, new: &Flag) -> Vec<FieldChange> {
+    if old.deprecated.is_some() || new.deprecated.is_some() {
+        return Vec::new();
+    }
+    let mut changes = Vec::new();
+    if old.type_name != new.type_name {
+        let show = |t: &Option<String>| t.clone().unwrap_or_else(|| "str".into());
+        changes.push(FieldChange { field: "type", old: show(&old.type_name), new: show(&new.type_name) });
+    }
+    if old.nargs != new.nargs {
+        let show = |n: &Option<serde_json::Value>| n.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "one".into());
+        changes.push(FieldChange { field: "nargs", old: show(&old.nargs), new: show(&new.nargs) });
+    }
+    if old.action != new.action {
+        changes.push(FieldChange { field: "action", old: old.action.clone(), new: new.action.clone() });
+    }
+    changes
+}
+
+/// An env var's default that changed: both known and different, the var not
+/// deprecated at the target.
+pub fn env_default_change<'a>(old: &'a EnvVar, new: &'a EnvVar) -> Option<(&'a serde_json::Value, &'a serde_json::Value)> {
+    match (&old.default, &new.default) {
+        (Known::Value(a), Known::Value(b)) if a != b && new.deprecated.is_none() => Some((a, b)),
+        _ => None,
+    }
+}
+
 pub fn diff(from: &EngineSurface, to: &EngineSurface) -> SurfaceDiff {
     let mut d = SurfaceDiff { engine: to.engine.clone(), from: from.ref_name.clone(), to: to.ref_name.clone(), ..Default::default() };
     diff_flags(from, to, &mut d);
@@ -133,30 +203,24 @@ fn diff_flags(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
                 d.choices_changed.push(ChoicesChanged { flag: name.to_string(), added, removed, evidence: new.evidence.clone() });
             }
         }
-        if old.default != new.default {
-            d.defaults_changed.push(ValueChanged {
+        for c in semantic_changes(old, new) {
+            d.semantics_changed.push(ValueChanged {
                 subject: name.to_string(),
-                what: "default".into(),
-                from: to_json(&old.default),
-                to: to_json(&new.default),
+                what: c.field.into(),
+                from: serde_json::Value::String(c.old),
+                to: serde_json::Value::String(c.new),
                 evidence: new.evidence.clone(),
             });
         }
-        for (what, a, b) in [
-            ("type", to_json(&old.type_name), to_json(&new.type_name)),
-            ("nargs", to_json(&old.nargs), to_json(&new.nargs)),
-            ("action", to_json(&old.action), to_json(&new.action)),
-        ] {
-            if a != b {
-                d.semantics_changed.push(ValueChanged {
-                    subject: name.to_string(),
-                    what: what.into(),
-                    from: a,
-                    to: b,
-                    evidence: new.evidence.clone(),
-                });
-            }
-        }
+    }
+    for c in default_changes(from, to) {
+        d.defaults_changed.push(ValueChanged {
+            subject: c.flag.canonical().to_string(),
+            what: "default".into(),
+            from: to_json(c.from),
+            to: to_json(c.to),
+            evidence: c.flag.evidence.clone(),
+        });
     }
     for new in &to.flags {
         if new.deprecated.is_none() && !new.names.iter().any(|n| from.flag(n).is_some()) {
@@ -180,12 +244,12 @@ fn diff_env(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
                         continue;
                     }
                 }
-                if old.default != new.default && new.deprecated.is_none() {
+                if let Some((a, b)) = env_default_change(old, new) {
                     d.env_defaults_changed.push(ValueChanged {
                         subject: old.name.clone(),
                         what: "default".into(),
-                        from: to_json(&old.default),
-                        to: to_json(&new.default),
+                        from: a.clone(),
+                        to: b.clone(),
                         evidence: new.evidence.clone(),
                     });
                 }

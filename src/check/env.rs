@@ -122,10 +122,7 @@ fn remove(u: &EnvUse) -> Fix {
 /// redundant, or no longer the deviation it was meant to be).
 fn default_changed(u: &EnvUse, var: &EnvVar, bump: Bump) -> Option<Finding> {
     let old = bump.from?.env_var(&u.name)?;
-    let (Known::Value(a), Known::Value(b)) = (&old.default, &var.default) else { return None };
-    if a == b {
-        return None;
-    }
+    let (a, b) = crate::surface_diff::env_default_change(old, var)?;
     let kind = FindingKind::EnvDefaultChanged { name: u.name.clone(), bump: bump.label(), old: a.to_string(), new: b.to_string() };
     Some(Finding::new(kind, Location::from_span(&u.name_span), &u.name).evidence(EvidenceRef::new(&var.evidence, bump.to_ref())))
 }

@@ -6,7 +6,7 @@ use super::values::{arity, known_choices, render_choices, type_error, value_matc
 use super::Bump;
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location, SemanticChange, ValueProblem};
 use crate::recipe::{Deployment, FlagUse, FlagValue, RecipeFile, RecipeKind};
-use crate::surface::{EngineSurface, Flag, FlagDeprecationKind, Known};
+use crate::surface::{Flag, FlagDeprecationKind};
 
 /// The option string a recipe key stands for (`cuda-graph-max-bs` → `--cuda-graph-max-bs`).
 pub fn option_of(name: &str) -> String {
@@ -148,22 +148,10 @@ fn semantics_changed(u: &FlagUse, bump: Bump) -> Option<Finding> {
     }
     let option = option_of(&u.name);
     let (old, new) = (bump.from?.flag(&option)?, bump.to.flag(&option)?);
-    if old.deprecated.is_some() || new.deprecated.is_some() {
-        return None;
-    }
-    let change = |field: &str, old: String, new: String| SemanticChange { field: field.into(), old, new };
-    let mut changes = Vec::new();
-    if old.type_name != new.type_name {
-        let show = |t: &Option<String>| t.clone().unwrap_or_else(|| "str".into());
-        changes.push(change("type", show(&old.type_name), show(&new.type_name)));
-    }
-    if old.nargs != new.nargs {
-        let show = |n: &Option<serde_json::Value>| n.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "one".into());
-        changes.push(change("nargs", show(&old.nargs), show(&new.nargs)));
-    }
-    if old.action != new.action {
-        changes.push(change("action", old.action.clone(), new.action.clone()));
-    }
+    let changes: Vec<SemanticChange> = crate::surface_diff::semantic_changes(old, new)
+        .into_iter()
+        .map(|c| SemanticChange { field: c.field.into(), old: c.old, new: c.new })
+        .collect();
     if changes.is_empty() {
         return None;
     }
@@ -215,32 +203,7 @@ fn remove_fix(file: &RecipeFile, u: &FlagUse) -> Fix {
     }
 }
 
-/// A default that changed for a flag the deployment leaves unset.
-#[derive(Debug, Clone)]
-pub struct DefaultChange<'a> {
-    pub flag: &'a Flag,
-    pub from: &'a Known<serde_json::Value>,
-    pub to: &'a Known<serde_json::Value>,
-}
-
-/// Every non-deprecated flag whose known default differs between the two
-/// releases: the part of [`changed_defaults`] that is the same for every
-/// deployment of a bump, computed once per pair of releases.
-pub fn default_changes<'a>(from: &'a EngineSurface, to: &'a EngineSurface) -> Vec<DefaultChange<'a>> {
-    let mut out = Vec::new();
-    for new in &to.flags {
-        if new.deprecated.is_some() || new.action == "help" || new.dest == "help" {
-            continue;
-        }
-        let Some(old) = from.flag(new.canonical()).filter(|o| o.deprecated.is_none()) else { continue };
-        if let (Known::Value(a), Known::Value(b)) = (&old.default, &new.default) {
-            if a != b {
-                out.push(DefaultChange { flag: new, from: &old.default, to: &new.default });
-            }
-        }
-    }
-    out
-}
+pub use crate::surface_diff::{default_changes, DefaultChange};
 
 /// EA007 inputs: the pair's [`default_changes`] that no role of the deployment
 /// sets.
