@@ -180,7 +180,8 @@ impl EngineHandle {
 
     /// Store the results of this run, when they add to what was loaded.
     pub fn store_rule_memo(&self, tree: &RefTree, loaded: usize, memo: &EvidenceMemo) {
-        if memo.len() > loaded {
+        // Results found in a tree where a read failed may lack that file.
+        if memo.len() > loaded && tree.tree.failed_reads() == 0 {
             self.cache.put(RULE_MEMO, &rule_memo_key(tree), Default::default(), memo);
         }
     }

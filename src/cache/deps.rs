@@ -61,11 +61,19 @@ pub struct RecordingTree<'t> {
     inner: &'t dyn Tree,
     seen: Mutex<BTreeMap<String, Option<BlobId>>>,
     listed: AtomicBool,
+    /// The inner tree's failed reads when recording began.
+    failed_before: u64,
 }
 
 impl<'t> RecordingTree<'t> {
     pub fn new(inner: &'t dyn Tree) -> Self {
-        RecordingTree { inner, seen: Mutex::new(BTreeMap::new()), listed: AtomicBool::new(false) }
+        RecordingTree { inner, seen: Mutex::new(BTreeMap::new()), listed: AtomicBool::new(false), failed_before: inner.failed_reads() }
+    }
+
+    /// Whether a read of the tree failed while recording: what was computed
+    /// may lack that file and must not be kept.
+    pub fn saw_failed_read(&self) -> bool {
+        self.inner.failed_reads() > self.failed_before
     }
 
     /// Everything recorded so far.
@@ -119,6 +127,10 @@ impl Tree for RecordingTree<'_> {
 
     fn commit(&self) -> Option<String> {
         self.inner.commit()
+    }
+
+    fn failed_reads(&self) -> u64 {
+        self.inner.failed_reads()
     }
 }
 

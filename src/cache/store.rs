@@ -163,8 +163,6 @@ impl FactCache {
 
     /// Store a value computed from `deps`, in front of the variants already there.
     /// Errors (read-only folder, full disk) only cost a future recomputation.
-    /// Nothing is stored once an object read failed in this process (see
-    /// [`writable`](Inner::writable)).
     pub fn put<T: Serialize>(&self, kind: &str, key: &str, deps: Deps, value: &T) {
         let Some(inner) = self.inner.as_ref().filter(|i| i.writable()) else { return };
         let path = inner.path(kind, key);
@@ -217,17 +215,10 @@ impl FactCache {
 }
 
 impl Inner {
-    /// Whether writes may go ahead. Not in a folder holding files the cache did
-    /// not write (said once), and not after an object read failed anywhere in
-    /// this process: a fact computed without a file that could not be read is
-    /// wrong, and kept by blob id it would outlive the repository's repair.
-    /// Process-wide rather than per unit, because parses are shared across
-    /// units and trees by blob id (`extract::parsed`): a unit may reuse a
-    /// failed read without reading anything itself.
+    /// Whether writes may go ahead: not in a folder holding files the cache did
+    /// not write (said once). Facts computed while a read failed are never
+    /// offered (see `extract::units`, `Tree::failed_reads`).
     fn writable(&self) -> bool {
-        if crate::source::object_reads_failed() {
-            return false;
-        }
         *self.claimed.get_or_init(|| match folder::claim(&self.dir) {
             Ok(()) => true,
             Err(CacheError::NotACache { dir }) => {

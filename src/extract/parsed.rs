@@ -34,6 +34,9 @@ const MEMO_SOURCE_BYTES: usize = 4 << 20;
 pub struct Parsed {
     pub file: Option<Arc<PyFile>>,
     pub warnings: Vec<ExtractWarning>,
+    /// The read failed (a damaged object), rather than the file being absent,
+    /// too large or unparsable: another tree asking must read it itself.
+    pub read_failed: bool,
 }
 
 /// Read and parse `path` of `tree`, or reuse the parse of the same content.
@@ -43,6 +46,9 @@ pub fn parse_file(tree: &dyn Tree, path: &str) -> Parsed {
     let Some(entry) = tree.entry(path) else {
         return read_and_parse(tree, path);
     };
+    // A read that fails is not shared: each tree (and each cached unit) that
+    // asks must see its own failure, so none keeps a fact computed without it.
+    let failed_before = tree.failed_reads();
     let key = (path.to_string(), entry.id.clone());
     let slot = memo().lock().unwrap_or_else(|p| p.into_inner()).slot(&key);
     let mut fresh = false;
@@ -52,9 +58,17 @@ pub fn parse_file(tree: &dyn Tree, path: &str) -> Parsed {
             read_and_parse(tree, path)
         })
         .clone();
+    if parsed.read_failed && !fresh {
+        // Another tree's read of this blob failed: this tree reads for itself.
+        return read_and_parse(tree, path);
+    }
     if fresh {
-        let bytes = parsed.file.as_ref().map_or(0, |f| f.source.len());
-        memo().lock().unwrap_or_else(|p| p.into_inner()).account(key, bytes);
+        let mut memo = memo().lock().unwrap_or_else(|p| p.into_inner());
+        if tree.failed_reads() > failed_before {
+            memo.forget(&key);
+        } else {
+            memo.account(key, parsed.file.as_ref().map_or(0, |f| f.source.len()));
+        }
     }
     parsed
 }
@@ -86,7 +100,7 @@ pub fn parse_outline(tree: &dyn Tree, path: &str) -> Parsed {
 /// A parsed file and its read warnings, plus the one for statements nested too deep.
 fn with_depth_warning(file: Option<Arc<PyFile>>, mut warnings: Vec<ExtractWarning>) -> Parsed {
     warnings.extend(file.as_ref().and_then(|f| f.depth_warning()));
-    Parsed { file, warnings }
+    Parsed { file, warnings, read_failed: false }
 }
 
 /// Parse bytes already read (the env-read scan reads every file itself to
@@ -126,12 +140,16 @@ fn read_and_parse(tree: &dyn Tree, path: &str) -> Parsed {
 pub fn read_bytes(tree: &dyn Tree, path: &str) -> Result<Vec<u8>, Parsed> {
     tree.read_limited(path, MAX_SOURCE_BYTES).map_err(|e| match e {
         SourceError::TooLarge { size, .. } => skipped(path, size),
-        e => Parsed { file: None, warnings: vec![warning(path, format!("not parsed: {e}"))] },
+        e => Parsed { file: None, read_failed: e.is_read_failure(), warnings: vec![warning(path, format!("not parsed: {e}"))] },
     })
 }
 
 fn skipped(path: &str, size: u64) -> Parsed {
-    Parsed { file: None, warnings: vec![warning(path, format!("skipped: {size} bytes is over the {MAX_SOURCE_BYTES}-byte limit"))] }
+    Parsed {
+        file: None,
+        warnings: vec![warning(path, format!("skipped: {size} bytes is over the {MAX_SOURCE_BYTES}-byte limit"))],
+        read_failed: false,
+    }
 }
 
 fn warning(path: &str, message: String) -> ExtractWarning {
@@ -162,6 +180,11 @@ impl Memo {
     /// The parse of `key` if one is done (never waits for one in progress).
     fn parsed(&self, key: &Key) -> Option<Parsed> {
         self.slots.get(key).and_then(|slot| slot.get().cloned())
+    }
+
+    /// Drop `key`'s slot (a parse whose read failed is not shared).
+    fn forget(&mut self, key: &Key) {
+        self.slots.remove(key);
     }
 
     fn account(&mut self, key: Key, bytes: usize) {

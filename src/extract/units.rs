@@ -46,7 +46,11 @@ impl<'a> Units<'a> {
         }
         let recording = RecordingTree::new(self.tree);
         let value = compute(&Package::new(&recording, self.root));
-        self.cache.put(kind, &key, recording.deps(), &value);
+        // A fact computed without a file that could not be read is wrong, and
+        // kept by blob id it would outlive the repository's repair.
+        if !recording.saw_failed_read() {
+            self.cache.put(kind, &key, recording.deps(), &value);
+        }
         value
     }
 
@@ -74,6 +78,7 @@ impl<'a> Units<'a> {
         // which can only find more reads, never claim fewer.
         let files: Vec<(String, String)> = pkg.module_entries().map(|e| (e.path.clone(), e.id.clone())).collect();
         let known: FileTable = self.load_table(&key);
+        let failed_before = self.tree.failed_reads();
         let wanted = |name: &str| scan.wants(name);
         let per_file: Vec<(String, FileReads)> = files
             .par_iter()
@@ -93,6 +98,10 @@ impl<'a> Units<'a> {
             out.1.extend(f.warnings.iter().cloned());
         }
         out.0.sort_by(|a, b| (&a.name, &a.evidence).cmp(&(&b.name, &b.evidence)));
+        // Nothing scanned while a read failed is kept (see `unit`).
+        if self.tree.failed_reads() > failed_before {
+            return out;
+        }
         if per_file.iter().any(|(_, f)| f.fresh) {
             self.store_table(&key, per_file);
         }

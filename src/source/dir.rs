@@ -11,6 +11,8 @@ pub struct DirTree {
     symlinks: Vec<String>,
     /// Files whose relative path is not one a tree may hold (not UTF-8, `\\`).
     unsafe_paths: Vec<String>,
+    /// Reads of listed files that failed (see [`Tree::failed_reads`]).
+    failed_reads: std::sync::atomic::AtomicU64,
 }
 
 /// Content id for files outside git: git's own blob hashing would need SHA-1;
@@ -70,7 +72,7 @@ impl DirTree {
         entries.sort_by(|a, b| a.path.cmp(&b.path));
         symlinks.sort();
         unsafe_paths.sort();
-        Ok(DirTree { root: root.to_path_buf(), entries, symlinks, unsafe_paths })
+        Ok(DirTree { root: root.to_path_buf(), entries, symlinks, unsafe_paths, failed_reads: Default::default() })
     }
 }
 
@@ -110,6 +112,9 @@ impl Tree for DirTree {
     fn unsafe_paths(&self) -> &[String] {
         &self.unsafe_paths
     }
+    fn failed_reads(&self) -> u64 {
+        self.failed_reads.load(std::sync::atomic::Ordering::Relaxed)
+    }
     fn read(&self, path: &str) -> Result<Vec<u8>, SourceError> {
         if !is_safe_tree_path(path) {
             return Err(SourceError::UnsafePath { path: path.into() });
@@ -118,8 +123,8 @@ impl Tree for DirTree {
             return Err(SourceError::MissingFile { path: path.into(), tree: self.describe() });
         }
         let read = std::fs::read(self.root.join(path)).map_err(|e| SourceError::Io { path: path.into(), message: e.to_string() });
-        if let Err(e) = &read {
-            super::note_read_error(e);
+        if read.as_ref().is_err_and(SourceError::is_read_failure) {
+            self.failed_reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         read
     }

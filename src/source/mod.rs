@@ -20,7 +20,6 @@ pub use open::EngineSource;
 pub use resolve::{parse_version_ref, ResolvedRef};
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Every regular file of one commit's tree, sorted by path, and the paths
 /// skipped: those that could leave the tree, and symbolic links (never
@@ -30,26 +29,6 @@ pub struct Listing {
     pub entries: Vec<Entry>,
     pub unsafe_paths: Vec<String>,
     pub symlinks: Vec<String>,
-}
-
-/// Set by the first read of a listed file that fails in this process (a
-/// damaged or missing object, an I/O error); never cleared.
-static OBJECT_READ_FAILED: AtomicBool = AtomicBool::new(false);
-
-/// Whether any read of a listed file failed in this process. What was computed
-/// since may lack that file, so the fact cache keeps nothing more: a
-/// process-wide flag because parses are shared across trees by blob id.
-pub fn object_reads_failed() -> bool {
-    OBJECT_READ_FAILED.load(Ordering::Relaxed)
-}
-
-/// Record `error` if it is a failed read rather than an answer about the tree.
-fn note_read_error(error: &SourceError) -> bool {
-    let failed = error.is_read_failure();
-    if failed {
-        OBJECT_READ_FAILED.store(true, Ordering::Relaxed);
-    }
-    failed
 }
 
 /// Where listings of commits are kept between runs. A store may forget; what it
@@ -102,6 +81,12 @@ pub trait Tree: Send + Sync {
             return Err(SourceError::TooLarge { path: path.to_string(), size: bytes.len() as u64, limit });
         }
         Ok(bytes)
+    }
+    /// How many reads of listed files failed so far (a damaged or missing
+    /// object, an I/O error; not "no such file" or "too large"). Facts computed
+    /// while one failed may lack that file: the fact cache keeps none of them.
+    fn failed_reads(&self) -> u64 {
+        0
     }
     /// What this tree is, for messages: `sglang.git@v0.5.19 (3c1f2a…)`.
     fn describe(&self) -> String;

@@ -389,18 +389,10 @@ pub struct GitTree {
 }
 
 impl GitTree {
-    /// How many reads of listed files failed (not "no such file" or "too
-    /// large"): facts computed from this tree since may lack a file.
-    pub fn failed_reads(&self) -> u64 {
-        self.failed_reads.load(Ordering::Relaxed)
-    }
-
-    /// Count `result`'s error if it is a failed read (see [`super::object_reads_failed`]).
+    /// Count `result`'s error if it is a failed read (see [`Tree::failed_reads`]).
     fn noted<T>(&self, result: Result<T, SourceError>) -> Result<T, SourceError> {
-        if let Err(e) = &result {
-            if super::note_read_error(e) {
-                self.failed_reads.fetch_add(1, Ordering::Relaxed);
-            }
+        if result.as_ref().is_err_and(SourceError::is_read_failure) {
+            self.failed_reads.fetch_add(1, Ordering::Relaxed);
         }
         result
     }
@@ -437,6 +429,10 @@ impl GitTree {
 impl Tree for GitTree {
     fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    fn failed_reads(&self) -> u64 {
+        self.failed_reads.load(Ordering::Relaxed)
     }
 
     fn symlinks(&self) -> &[String] {

@@ -8,10 +8,8 @@ use engine_audit::source::{EngineRepo, OpenOptions, SourceError, Tree};
 use git2::{Signature, Time};
 use std::path::Path;
 
-#[path = "support/git_repo.rs"]
-mod git_repo;
-#[path = "support/http_server.rs"]
-mod http_server;
+use crate::git_repo;
+use crate::http_server;
 use git_repo::commit;
 use http_server::{git_backend, serve, upstream, Response};
 

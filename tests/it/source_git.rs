@@ -4,8 +4,7 @@
 use engine_audit::source::{discover_package_root, EngineRepo, OpenOptions, SourceError, Tree};
 use git2::{Repository, Signature, Time};
 
-#[path = "support/git_repo.rs"]
-mod git_repo;
+use crate::git_repo;
 use git_repo::{build_repo, commit};
 
 #[test]

@@ -104,12 +104,14 @@ fn facts_computed_while_an_object_read_failed_are_not_kept() {
     assert!(repaired == clean, "facts from the damaged run were reused; problems: {}", problems(&repaired));
 }
 
-/// In process, the mechanism behind the test above. This binary's other tests
-/// run audits as child processes, so the process-wide flag set here reaches
-/// none of them.
+/// In process, the mechanism behind the test above: a unit computed while a
+/// read of its tree failed is not kept; one computed from a sound tree is.
+/// Scoped to the computation, not the process: other tests here run audits
+/// in the same binary.
 #[test]
-fn a_failed_object_read_is_counted_and_stops_the_cache_for_the_run() {
-    use engine_audit::cache::{Deps, FactCache};
+fn a_unit_computed_while_a_read_failed_is_not_kept() {
+    use engine_audit::cache::{FactCache, RecordingTree};
+    use engine_audit::extract::units::Units;
     use engine_audit::source::{EngineRepo, OpenOptions, SourceError, Tree};
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("demo");
@@ -118,13 +120,14 @@ fn a_failed_object_read_is_counted_and_stops_the_cache_for_the_run() {
     let repo = EngineRepo::open(git_dir.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
     let tree = repo.tree_at(&repo.resolve("v1.1.0").unwrap()).unwrap();
     let cache = FactCache::at(tmp.path().join("facts"));
-    let empty = engine_audit::source::MemTree::new("t");
-    cache.put("k", "before", Deps::default(), &1u32);
-    assert_eq!(cache.get::<u32>("k", "before", &empty), Some(1));
+    let units = Units { tree: &tree, root: "python/sglang", cache: &cache };
+    let read =
+        |path: &'static str| move |pkg: &engine_audit::extract::Package| (pkg.tree.read(path).map(|b| b.len()).unwrap_or(0), Vec::new());
 
     assert!(matches!(tree.read("no/such/file.py"), Err(SourceError::MissingFile { .. })));
     assert_eq!(tree.failed_reads(), 0, "a file not in the tree is an answer, not a failure");
-    assert!(!engine_audit::source::object_reads_failed());
+    let sound = units.unit("probe", "sound", None, read("python/sglang/__init__.py"));
+    assert_eq!(units.unit("probe", "sound", None, |_| (999, Vec::new())), sound, "a sound unit is kept and reused");
 
     let object = loose_blob(&git_dir, "v1.1.0", "python/sglang/srt/server_args.py");
     let mut perms = std::fs::metadata(&object).unwrap().permissions();
@@ -132,9 +135,12 @@ fn a_failed_object_read_is_counted_and_stops_the_cache_for_the_run() {
     perms.set_readonly(false);
     std::fs::set_permissions(&object, perms).unwrap();
     std::fs::write(&object, b"this is not a zlib stream").unwrap();
-    assert!(tree.read("python/sglang/srt/server_args.py").is_err());
+    let recording = RecordingTree::new(&tree);
+    assert!(recording.read("python/sglang/srt/server_args.py").is_err());
+    assert!(recording.saw_failed_read());
     assert_eq!(tree.failed_reads(), 1);
-    assert!(engine_audit::source::object_reads_failed());
-    cache.put("k", "after", Deps::default(), &2u32);
-    assert_eq!(cache.get::<u32>("k", "after", &empty), None, "nothing is kept once a read failed");
+
+    let damaged = units.unit("probe", "damaged", None, read("python/sglang/srt/server_args.py"));
+    assert_eq!(damaged.0, 0);
+    assert_eq!(units.unit("probe", "damaged", None, |_| (7, Vec::new())).0, 7, "nothing computed while a read failed is kept");
 }

@@ -7,8 +7,7 @@
 //! `sglang-<V>.json` found there is compared: no release is special-cased.
 //! Without `ENGINE_AUDIT_SRC` the tests print a note and pass.
 
-#[path = "support/oracle.rs"]
-mod oracle;
+use crate::oracle_support as oracle;
 
 use std::path::{Path, PathBuf};
 

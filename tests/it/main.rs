@@ -1,0 +1,24 @@
+//! The integration tests, as one binary: one link of the crate for all of them.
+//! `tests/fetch_limits.rs` and `tests/smart_http_proxy.rs` stay binaries of
+//! their own: they set process-wide environment variables.
+
+mod cache_folder;
+mod corpus_acceptance;
+mod demo_audit;
+mod fact_cache;
+mod fix;
+mod oracle;
+mod pr;
+mod reports;
+mod robustness;
+mod smart_http;
+mod source_dir;
+mod source_git;
+
+// Helpers shared by several test modules.
+#[path = "../support/git_repo.rs"]
+mod git_repo;
+#[path = "../support/http_server.rs"]
+mod http_server;
+#[path = "../support/oracle.rs"]
+mod oracle_support;
