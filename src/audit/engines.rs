@@ -160,7 +160,7 @@ impl EngineHandle {
             let _span = crate::trace::span(|| format!("{} consumer uses {wanted}", self.engine.id));
             let cache = self.cache.clone();
             let result = self.tree(wanted).map(|t| {
-                let units = Units { tree: t.tree.as_ref(), root: &t.package_root, cache: &cache };
+                let units = Units { engine: link.consumer, tree: t.tree.as_ref(), root: &t.package_root, cache: &cache };
                 // Reads every module of the component: cached against the whole listing.
                 units.unit("consumer-uses", &format!("{}\0{}", link.engine, link.component), None, |pkg| {
                     let mut warnings = Vec::new();

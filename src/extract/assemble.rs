@@ -70,7 +70,7 @@ pub fn extract_surface_with(
     demand: &Demand,
     cache: &FactCache,
 ) -> EngineSurface {
-    let units = Units { tree, root: package_root, cache };
+    let units = Units { engine: engine.id, tree, root: package_root, cache };
     let pkg = Package::new(tree, package_root);
     let flags_of = || {
         let _span = crate::trace::span(|| format!("  flags {ref_name}"));

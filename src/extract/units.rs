@@ -20,6 +20,8 @@ pub type WithWarnings<T> = (T, Vec<ExtractWarning>);
 
 /// One package of one tree, and where its facts are cached.
 pub struct Units<'a> {
+    /// The engine profile id: facts of two engines never share an entry.
+    pub engine: &'a str,
     pub tree: &'a dyn Tree,
     pub root: &'a str,
     pub cache: &'a FactCache,
@@ -40,7 +42,7 @@ impl<'a> Units<'a> {
             return compute(&Package::new(self.tree, self.root));
         }
         let primary_id = primary.and_then(|p| self.tree.entry(p)).map(|e| e.id.as_str()).unwrap_or("-");
-        let key = format!("{}\0{params}\0{}\0{primary_id}", self.root, primary.unwrap_or("-"));
+        let key = format!("{}\0{}\0{params}\0{}\0{primary_id}", self.engine, self.root, primary.unwrap_or("-"));
         if let Some(hit) = self.cache.get(kind, &key, self.tree) {
             return hit;
         }
@@ -65,7 +67,7 @@ impl<'a> Units<'a> {
             return Default::default();
         };
         let pkg = Package::new(self.tree, self.root);
-        let key = format!("{}\0{scan:?}\0{}", self.root, instances.join(","));
+        let key = format!("{}\0{}\0{scan:?}\0{}", self.engine, self.root, instances.join(","));
         // The answer for exactly these files: a warm run of the same refs loads a
         // few reads instead of the table of every file (hundreds of KB of JSON).
         let result_key = self.cache.is_enabled().then(|| {

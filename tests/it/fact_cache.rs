@@ -120,7 +120,7 @@ fn a_unit_computed_while_a_read_failed_is_not_kept() {
     let repo = EngineRepo::open(git_dir.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
     let tree = repo.tree_at(&repo.resolve("v1.1.0").unwrap()).unwrap();
     let cache = FactCache::at(tmp.path().join("facts"));
-    let units = Units { tree: &tree, root: "python/sglang", cache: &cache };
+    let units = Units { engine: "sglang", tree: &tree, root: "python/sglang", cache: &cache };
     let read =
         |path: &'static str| move |pkg: &engine_audit::extract::Package| (pkg.tree.read(path).map(|b| b.len()).unwrap_or(0), Vec::new());
 
