@@ -3,6 +3,7 @@
 //! their own: they set process-wide environment variables.
 
 mod cache_folder;
+mod codes;
 mod corpus_acceptance;
 mod demo_audit;
 mod fact_cache;
