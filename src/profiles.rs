@@ -34,6 +34,36 @@ pub struct ServerProfile {
     pub env_prefixes: &'static [&'static str],
     /// The configuration class consumers read: (dotted module, class).
     pub config_class: (&'static str, &'static str),
+    /// The commands scripts start its server with.
+    pub launchers: &'static [Launcher],
+}
+
+/// One command that starts an engine's server from a shell script; the server's
+/// own arguments follow it.
+#[derive(Debug)]
+pub struct Launcher {
+    /// What deployments started this way are called (`launch_server@12`).
+    pub role: &'static str,
+    pub form: LaunchForm,
+}
+
+#[derive(Debug)]
+pub enum LaunchForm {
+    /// `python[3[.N]] -m <module>`.
+    PythonModule(&'static str),
+    /// `<program> <subcommand>` (an installed entry point, found by its base name).
+    Program { program: &'static str, subcommand: &'static str },
+}
+
+impl Launcher {
+    /// The launcher as it reads in a script, for spotting it inside text that is
+    /// not parsed as a command (`CMD="python3 -m sglang.launch_server ..."`).
+    pub fn text(&self) -> String {
+        match self.form {
+            LaunchForm::PythonModule(module) => module.to_string(),
+            LaunchForm::Program { program, subcommand } => format!("{program} {subcommand}"),
+        }
+    }
 }
 
 /// How the engine's server parser is built, and so how it is read.
@@ -76,6 +106,10 @@ pub static SGLANG: EngineProfile = EngineProfile {
         env: EnvStrategy::TypedRegistry { files: &["srt/environ.py", "environ.py"] },
         env_prefixes: &["SGLANG_", "SGL_"],
         config_class: ("sglang.srt.server_args", "ServerArgs"),
+        launchers: &[
+            Launcher { role: "launch_server", form: LaunchForm::PythonModule("sglang.launch_server") },
+            Launcher { role: "serve", form: LaunchForm::Program { program: "sglang", subcommand: "serve" } },
+        ],
     }),
 };
 
@@ -104,6 +138,11 @@ impl EngineProfile {
     pub fn config_class(&self) -> Option<(String, String)> {
         self.server.as_ref().map(|s| (s.config_class.0.to_string(), s.config_class.1.to_string()))
     }
+}
+
+/// Every engine with a server, and its launchers.
+pub fn servers() -> impl Iterator<Item = (Engine, &'static ServerProfile)> {
+    PROFILES.iter().filter_map(|p| p.server.as_ref().map(|s| (*p, s)))
 }
 
 /// The consumer links whose consumer is `consumer`.

@@ -3,9 +3,9 @@
 //! does nothing. The recipe is audited with the value that wins; this finding
 //! names the dead entry and deletes it as a fix.
 
-use crate::finding::{Edit, Finding, FindingKind, Fix, FixAction, Location};
+use crate::finding::{Finding, FindingKind, Fix, FixAction, Location};
 use crate::recipe::yaml::DuplicateKey;
-use crate::recipe::{RecipeFile, Span};
+use crate::recipe::{EditIntent, RecipeFile};
 
 pub fn findings(file: &RecipeFile) -> Vec<Finding> {
     file.duplicates.iter().map(|d| finding(file, d)).collect()
@@ -15,27 +15,10 @@ fn finding(file: &RecipeFile, d: &DuplicateKey) -> Finding {
     let (dead_line, kept_line) = (d.dead_key.line, d.kept_key.line);
     let fix = Fix {
         actions: vec![FixAction::DeleteDuplicate { dead_line, kept_line }],
-        edits: delete_entry(file, &d.dead_key, &d.dead_value).into_iter().collect(),
+        edits: file.edit(EditIntent::Delete { key: &d.dead_key, value: &d.dead_value }),
     };
     Finding::new(FindingKind::DuplicateKey { key: d.key.clone(), dead_line, kept_line }, Location::from_span(&d.dead_key), d.key.clone())
         .fix(Some(fix))
-}
-
-/// The lines of a block entry (`key: value`, or a key and its nested block),
-/// when nothing else shares them; else no edit (a flow mapping is left to the user).
-fn delete_entry(file: &RecipeFile, key: &Span, value: &Span) -> Option<Edit> {
-    let text = &file.text;
-    let start = text[..key.offset].rfind('\n').map_or(0, |i| i + 1);
-    if !text[start..key.offset].trim().is_empty() {
-        return None;
-    }
-    let end = key.end().max(value.end());
-    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
-    let rest = text[end..line_end].trim();
-    if !(rest.is_empty() || rest.starts_with('#')) {
-        return None;
-    }
-    Some(Edit { path: file.path.clone(), offset: start, len: line_end - start, replacement: String::new() })
 }
 
 #[cfg(test)]

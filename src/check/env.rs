@@ -3,11 +3,10 @@
 //! Only the engine's own prefixes are judged (its profile's `env_prefixes`:
 //! `SGLANG_`, `SGL_` for SGLang). NCCL_, UCX_, ... belong to other software.
 
-use super::edits::replace_in_span;
 use super::Bump;
 use crate::finding::{EnvRename, EvidenceRef, Finding, FindingKind, Fix, FixAction, Location};
 use crate::profiles::Engine;
-use crate::recipe::{Deployment, EnvUse, RecipeFile};
+use crate::recipe::{Deployment, EditIntent, EnvUse, RecipeFile};
 use crate::surface::{EngineSurface, EnvDeprecationKind, EnvVar, Known};
 use std::collections::HashSet;
 
@@ -143,9 +142,9 @@ fn rename_fix(file: &RecipeFile, u: &EnvUse, new_name: &str, transform: Option<&
         (Some(t), None) => return advice(t),
     };
     let mut edits = Vec::new();
-    edits.extend(replace_in_span(file, &u.name_span, &u.name, new_name));
+    edits.extend(file.edit(EditIntent::Rename { span: &u.name_span, old: &u.name, new: new_name }));
     if let (Some(new_value), Some(old_value)) = (&converted, value) {
-        edits.extend(replace_in_span(file, &u.value_span, old_value, new_value));
+        edits.extend(file.edit(EditIntent::Rename { span: &u.value_span, old: old_value, new: new_value }));
     }
     Fix { actions: vec![FixAction::Rename { old: u.name.clone(), new: new_name.to_string(), set: converted }], edits }
 }

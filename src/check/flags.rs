@@ -1,11 +1,10 @@
 //! Recipe flags against the target engine's parser: EA001–EA006, EA008, and the
 //! changed defaults of flags a recipe leaves unset (EA007).
 
-use super::edits::{delete_yaml_line, replace_in_span, replace_value};
 use super::values::{arity, known_choices, render_choices, type_error, value_matches_choice};
 use super::Bump;
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location, SemanticChange, ValueProblem};
-use crate::recipe::{Deployment, FlagUse, FlagValue, RecipeFile, RecipeKind};
+use crate::recipe::{Deployment, EditIntent, FlagUse, FlagValue, RecipeFile};
 use crate::surface::{Flag, FlagDeprecationKind};
 
 /// The option string a recipe key stands for (`cuda-graph-max-bs` → `--cuda-graph-max-bs`).
@@ -176,30 +175,19 @@ fn rename_fix(file: &RecipeFile, u: &FlagUse, replacement: &str) -> Fix {
         return Fix { actions, edits: vec![] };
     }
     let new_name = if u.name.starts_with('-') { new_flag.to_string() } else { new_flag.trim_start_matches("--").to_string() };
-    let mut edits = Vec::new();
-    if let Some(edit) = replace_in_span(file, &u.key_span, &u.name, &new_name) {
-        edits.push(edit);
-    }
-    if let Some(value) = new_value {
-        match (&u.value, &file.kind) {
-            (FlagValue::Switch { on: true }, RecipeKind::SrtSlurm) => edits.extend(replace_value(file, &u.value_span, value)),
-            (FlagValue::Switch { on: true }, RecipeKind::LaunchScript) => {
-                if let Some(last) = edits.last_mut() {
-                    last.replacement.push('=');
-                    last.replacement.push_str(value);
-                }
-            }
-            _ => return Fix { actions, edits: vec![] },
-        }
-    }
+    let edits = match (new_value, &u.value) {
+        (None, _) => file.edit(EditIntent::Rename { span: &u.key_span, old: &u.name, new: &new_name }),
+        (Some(value), FlagValue::Switch { on: true }) => file.edit(EditIntent::RenameSwitch { flag: u, new_name: &new_name, value }),
+        (Some(_), _) => Vec::new(),
+    };
     Fix { actions, edits }
 }
 
-/// Delete a `key: value` line of a YAML recipe (only when the entry is alone on its line).
+/// Delete the flag's entry, where the recipe's format can.
 fn remove_fix(file: &RecipeFile, u: &FlagUse) -> Fix {
     Fix {
         actions: vec![FixAction::Remove { name: u.name.clone(), use_instead: None }],
-        edits: delete_yaml_line(file, &u.key_span, &u.value_span).into_iter().collect(),
+        edits: file.edit(EditIntent::Delete { key: &u.key_span, value: &u.value_span }),
     }
 }
 

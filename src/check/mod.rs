@@ -5,7 +5,6 @@ pub mod consistency;
 pub mod consumer;
 pub mod defaults;
 pub mod duplicates;
-pub mod edits;
 pub mod env;
 pub mod flags;
 pub mod pins;

@@ -1,9 +1,8 @@
 //! Between the recipe model and the rules: what a rule's `when` reads from a
 //! deployment, and a rule hit turned into a finding with its mechanical fix.
 
-use super::edits::{delete_yaml_line, replace_in_span, replace_value};
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location};
-use crate::recipe::{Deployment, EnvUse, FlagValue, RecipeFile, RoleConfig, Span};
+use crate::recipe::{Deployment, EditIntent, EnvUse, FlagValue, RecipeFile, RoleConfig, Span};
 use crate::rules::model::FixSpec;
 use crate::rules::{DeploymentFacts, Fact, FactValue, RoleFacts, RuleHit, SpanRef};
 use crate::surface::Known;
@@ -113,25 +112,25 @@ fn fix_of(hit: &RuleHit, file: &RecipeFile, dep: &Deployment) -> Option<Fix> {
             FixSpec::SetFlag { name, value } => {
                 actions.push(FixAction::Set { assignment: format!("{name}: {value}") });
                 if let Some(f) = flag(name) {
-                    edits.extend(replace_value(file, &f.value_span, value));
+                    edits.extend(file.edit(EditIntent::SetValue { span: &f.value_span, value }));
                 }
             }
             FixSpec::RemoveFlag { name } => {
                 actions.push(FixAction::Remove { name: name.clone(), use_instead: None });
                 if let Some(f) = flag(name) {
-                    edits.extend(delete_yaml_line(file, &f.key_span, &f.value_span));
+                    edits.extend(file.edit(EditIntent::Delete { key: &f.key_span, value: &f.value_span }));
                 }
             }
             FixSpec::RenameEnv { from, to } => {
                 actions.push(FixAction::Rename { old: from.clone(), new: to.clone(), set: None });
                 if let Some(e) = env(from) {
-                    edits.extend(replace_in_span(file, &e.name_span, from, to));
+                    edits.extend(file.edit(EditIntent::Rename { span: &e.name_span, old: from, new: to }));
                 }
             }
             FixSpec::RemoveEnv { name } => {
                 actions.push(FixAction::Remove { name: name.clone(), use_instead: None });
                 if let Some(e) = env(name) {
-                    edits.extend(delete_yaml_line(file, &e.name_span, &e.value_span));
+                    edits.extend(file.edit(EditIntent::Delete { key: &e.name_span, value: &e.value_span }));
                 }
             }
         }

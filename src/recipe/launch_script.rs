@@ -1,5 +1,6 @@
-//! Shell launch scripts: `python3 -m sglang.launch_server ...` and `sglang serve ...`
-//! command lines, read with tree-sitter-bash.
+//! Shell launch scripts: the command lines that start an engine's server (its
+//! profile's launchers: `python3 -m sglang.launch_server ...`, `sglang serve ...`),
+//! read with tree-sitter-bash.
 //!
 //! Words are evaluated the way the shell would, as far as that is knowable: quotes
 //! are removed, `$VAR` / `${VAR:-default}` are substituted when `VAR` is assigned a
@@ -12,10 +13,15 @@
 //! module does not know: the raw tokens are kept and [`bind`] pairs them once the
 //! caller can say which flags are switches.
 
+use super::format::{self, EditIntent, Loaded, RecipeFormat, Syntax};
+use super::master_config::LinkMapping;
 use super::span::{SourceText, Span};
+use super::yaml::Node as YamlNode;
 use super::yaml::ScalarType;
-use super::{Deployment, EnvUse, FlagUse, FlagValue, Note, RecipeError, RoleConfig, Spanned};
+use super::{Deployment, EnvUse, FlagUse, FlagValue, Note, RecipeError, RecipeFile, RecipeKind, RoleConfig, Spanned};
 use crate::bounded_parse::{parse_bounded, parse_deadline, Bounded, Skipped, StatementSyntax, WhyNot, MAX_SYNTAX_DEPTH};
+use crate::finding::Edit;
+use crate::profiles::{Engine, LaunchForm, Launcher};
 use crate::surface::Known;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -164,6 +170,44 @@ fn split_span(token: &ArgToken, name_len: usize) -> (Span, Span) {
     split_span_raw(token, name_len)
 }
 
+// ---- the format ----------------------------------------------------------------
+
+/// Shell launch scripts as a [`RecipeFormat`].
+pub struct LaunchScript;
+
+impl RecipeFormat for LaunchScript {
+    fn kind(&self) -> RecipeKind {
+        RecipeKind::LaunchScript
+    }
+    fn syntax(&self) -> Syntax {
+        Syntax::Shell
+    }
+    /// A `.sh`/`.bash` file, or one whose `#!` line names a shell.
+    fn detect(&self, path: &str, text: &str, _: Option<&YamlNode>) -> bool {
+        let ext = std::path::Path::new(path).extension().and_then(|e| e.to_str()).unwrap_or("");
+        if matches!(ext, "sh" | "bash") {
+            return true;
+        }
+        let first = text.trim_start_matches('\u{feff}').lines().next().unwrap_or("");
+        first.starts_with("#!") && (first.contains("sh") && !first.contains("python"))
+    }
+    fn read(&self, src: &SourceText, _: Option<&YamlNode>, _: &LinkMapping) -> Result<Loaded, RecipeError> {
+        let (deployments, notes) = read(src)?;
+        Ok(Loaded { deployments, notes, ..Loaded::default() })
+    }
+    /// A switch becomes `--new=value` in place; a word of a command line is not
+    /// deleted (what follows it may be its value, or the next command).
+    fn edit(&self, file: &RecipeFile, intent: EditIntent) -> Vec<Edit> {
+        match intent {
+            EditIntent::RenameSwitch { flag, new_name, value } => {
+                format::replace_in_span(file, &flag.key_span, &flag.name, &format!("{new_name}={value}")).into_iter().collect()
+            }
+            EditIntent::Delete { .. } => Vec::new(),
+            other => format::edit_in_place(file, other),
+        }
+    }
+}
+
 // ---- reading a script ----------------------------------------------------------
 
 /// A script that cannot be parsed at all (nested too deep throughout, or
@@ -202,15 +246,14 @@ pub fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), RecipeErro
     let exports = script.exports(tree.root_node(), &mut notes);
     let mut deployments = Vec::new();
     for command in commands {
-        if let Some(mut role) = script.launch(command, &mut notes) {
+        if let Some((engine, mut role)) = script.launch(command, &mut notes) {
             let offset = command.start_byte();
             let line = command.start_position().row + 1;
             let common_env = exports.iter().filter(|e| e.name_span.offset < offset).cloned().collect();
             let name = format!("{}@{line}", role.role);
             role.span = Some(src.span(command.start_byte(), command.end_byte()));
             deployments.push(Deployment {
-                // The launchers recognised are SGLang's (see `launcher_end`).
-                engine: crate::profiles::SGLANG.id,
+                engine: engine.id,
                 name,
                 name_span: None,
                 variant: None,
@@ -317,26 +360,29 @@ impl Script<'_> {
         self.src.span(node.start_byte(), node.end_byte())
     }
 
-    /// The role for a command that starts the SGLang server, if it is one.
-    fn launch(&self, command: Node, notes: &mut Vec<Note>) -> Option<RoleConfig> {
+    /// The engine and role of a command that starts an engine's server, if it is one.
+    fn launch(&self, command: Node, notes: &mut Vec<Note>) -> Option<(Engine, RoleConfig)> {
         let mut cursor = command.walk();
         let parts: Vec<Node> = command.named_children(&mut cursor).collect();
         let name_node = command.child_by_field_name("name")?;
         let command_name = self.text(name_node);
         if matches!(command_name, "eval" | "bash" | "sh") {
-            if self.mentions_launcher(command) {
+            if let Some((engine, launcher)) = self.mentioned_launcher(command) {
                 notes.push(Note::warning(
-                    format!("SGLang launch built with `{command_name}`: its arguments cannot be known statically"),
+                    format!("{} launch built with `{command_name}`: its arguments cannot be known statically", engine.display),
                     Some(self.span(command)),
                 ));
-                return Some(RoleConfig {
-                    role: "launch_server".into(),
-                    span: None,
-                    flags: Vec::new(),
-                    env: Vec::new(),
-                    argv: None,
-                    dynamic: Some(format!("command line built with `{command_name}`")),
-                });
+                return Some((
+                    engine,
+                    RoleConfig {
+                        role: launcher.role.into(),
+                        span: None,
+                        flags: Vec::new(),
+                        env: Vec::new(),
+                        argv: None,
+                        dynamic: Some(format!("command line built with `{command_name}`")),
+                    },
+                ));
             }
             return None;
         }
@@ -350,7 +396,7 @@ impl Script<'_> {
                 _ => words.extend(self.words(part)),
             }
         }
-        let (role, start) = find_launcher(&words)?;
+        let (engine, launcher, start) = find_launcher(&words)?;
         // `env A=1 python3 -m ...`: assignments handed to `env` are the server's env.
         for token in &words[..start] {
             if let Some((name, value)) = token.value.value().and_then(|w| w.split_once('=')) {
@@ -372,28 +418,36 @@ impl Script<'_> {
             ));
         }
         let in_loop = ancestors(command).find(|a| matches!(a.kind(), "for_statement" | "c_style_for_statement" | "while_statement"));
-        Some(RoleConfig {
-            role: role.into(),
-            span: None,
-            flags: Vec::new(),
-            env,
-            argv: Some(argv),
-            dynamic: in_loop
-                .map(|l| format!("launched inside a loop (line {}): may run with other arguments each time", l.start_position().row + 1)),
-        })
+        Some((
+            engine,
+            RoleConfig {
+                role: launcher.role.into(),
+                span: None,
+                flags: Vec::new(),
+                env,
+                argv: Some(argv),
+                dynamic: in_loop.map(|l| {
+                    format!("launched inside a loop (line {}): may run with other arguments each time", l.start_position().row + 1)
+                }),
+            },
+        ))
     }
 
-    /// Whether a command's text, or the text assigned to any variable it expands,
-    /// names the SGLang launcher (`eval "$CMD"` with `CMD="python3 -m sglang..."`).
-    fn mentions_launcher(&self, command: Node) -> bool {
-        let names = |t: &str| t.contains("sglang.launch_server") || t.contains("sglang serve");
-        if names(self.text(command)) {
-            return true;
+    /// The launcher a command's text, or the text assigned to any variable it
+    /// expands, names (`eval "$CMD"` with `CMD="python3 -m sglang..."`).
+    fn mentioned_launcher(&self, command: Node) -> Option<(Engine, &'static Launcher)> {
+        let named_in = |t: &str| {
+            crate::profiles::servers()
+                .flat_map(|(engine, server)| server.launchers.iter().map(move |l| (engine, l)))
+                .find(|(_, l)| t.contains(&l.text()))
+        };
+        if let Some(found) = named_in(self.text(command)) {
+            return Some(found);
         }
         let mut expansions = Vec::new();
         collect_kind(command, "simple_expansion", &mut expansions);
         collect_kind(command, "expansion", &mut expansions);
-        expansions.iter().any(|e| {
+        expansions.iter().find_map(|e| {
             let raw = self.text(*e);
             let name: String = raw.trim_start_matches(['$', '{']).chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
             self.vars
@@ -401,7 +455,7 @@ impl Script<'_> {
                 .get(&name)
                 .into_iter()
                 .flatten()
-                .any(|site| site.value.is_some_and(|(start, end)| names(&self.src.text[start..end])))
+                .find_map(|site| site.value.and_then(|(start, end)| named_in(&self.src.text[start..end])))
         })
     }
 
@@ -550,9 +604,10 @@ fn is_env_name(name: &str) -> bool {
     !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.starts_with(|c: char| c.is_ascii_digit())
 }
 
-/// Where the server's own arguments start: after `python[3[.N]] -m sglang.launch_server`
-/// or `sglang serve`, behind any wrapper (`srun ...`, `nohup`, `exec`, `env A=1`).
-fn find_launcher(words: &[ArgToken]) -> Option<(&'static str, usize)> {
+/// Which engine the command starts and where the server's own arguments start:
+/// after one of the engines' launchers (`python[3[.N]] -m sglang.launch_server`,
+/// `sglang serve`), behind any wrapper (`srun ...`, `nohup`, `exec`, `env A=1`).
+fn find_launcher(words: &[ArgToken]) -> Option<(Engine, &'static Launcher, usize)> {
     let word = |i: usize| words.get(i).and_then(|t| t.value.value()).map(String::as_str);
     let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
     for i in 0..words.len() {
@@ -562,11 +617,15 @@ fn find_launcher(words: &[ArgToken]) -> Option<(&'static str, usize)> {
             || program
                 .strip_prefix("python3")
                 .is_some_and(|rest| rest.is_empty() || (rest.starts_with('.') && rest[1..].chars().all(|c| c.is_ascii_digit())));
-        if is_python && word(i + 1) == Some("-m") && word(i + 2) == Some("sglang.launch_server") {
-            return Some(("launch_server", i + 3));
-        }
-        if program == "sglang" && word(i + 1) == Some("serve") {
-            return Some(("serve", i + 2));
+        for (engine, server) in crate::profiles::servers() {
+            for launcher in server.launchers {
+                let args = match launcher.form {
+                    LaunchForm::PythonModule(module) if is_python && word(i + 1) == Some("-m") && word(i + 2) == Some(module) => i + 3,
+                    LaunchForm::Program { program: p, subcommand } if program == p && word(i + 1) == Some(subcommand) => i + 2,
+                    _ => continue,
+                };
+                return Some((engine, launcher, args));
+            }
         }
     }
     None

@@ -6,9 +6,11 @@
 //! lists, but they are found anywhere under the key so a reshuffle of the scenario
 //! layout does not silently drop them.
 
+use super::format::{self, EditIntent, Loaded, RecipeFormat, Syntax};
 use super::span::{SourceText, Span, Spanned};
 use super::yaml::{Node, NodeKind};
-use super::Note;
+use super::{Note, RecipeError, RecipeFile, RecipeKind};
+use crate::finding::Edit;
 use serde::Serialize;
 
 /// How a link in the master config names a recipe file.
@@ -92,6 +94,33 @@ pub struct RecipeLink {
     pub recipe: Option<String>,
     /// Span of the path text (after `=`), inside the quoted setting.
     pub span: Span,
+}
+
+/// The InferenceX master config as a [`RecipeFormat`]: it starts no server
+/// itself; the audit follows its entries to the recipes and scripts they name.
+pub struct MasterConfigFormat;
+
+impl RecipeFormat for MasterConfigFormat {
+    fn kind(&self) -> RecipeKind {
+        RecipeKind::MasterConfig
+    }
+    fn syntax(&self) -> Syntax {
+        Syntax::Yaml
+    }
+    fn detect(&self, _: &str, _: &str, root: Option<&Node>) -> bool {
+        root.is_some_and(looks_like)
+    }
+    fn read(&self, src: &SourceText, root: Option<&Node>, links: &LinkMapping) -> Result<Loaded, RecipeError> {
+        let Some(root) = root else { return Ok(Loaded::default()) };
+        let (master, notes) = read(src, root, links);
+        Ok(Loaded { master: Some(master), notes, ..Loaded::default() })
+    }
+    fn edit(&self, file: &RecipeFile, intent: EditIntent) -> Vec<Edit> {
+        match intent {
+            EditIntent::Delete { key, value } => format::delete_yaml_entry(file, key, value).into_iter().collect(),
+            other => format::edit_in_place(file, other),
+        }
+    }
 }
 
 /// A master config maps keys to entries that name an `image` and a `framework`.

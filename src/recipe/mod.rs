@@ -9,6 +9,7 @@
 //! (and what cannot be known statically, as `Dynamic`), never whether it is valid.
 
 mod files;
+pub mod format;
 pub mod image;
 pub mod launch_script;
 pub mod master_config;
@@ -17,6 +18,7 @@ pub mod srt_slurm;
 pub mod yaml;
 
 pub use files::{collect, collect_with, load_path, load_path_with, read_confined, MAX_RECIPE_BYTES};
+pub use format::{EditIntent, RecipeFormat, Syntax};
 pub use image::{parse_image, DynamoRef, ImageTag};
 pub use launch_script::{bind, ArgToken, Binding};
 pub use master_config::{LinkMapping, MasterConfig, MasterEntry, RecipeLink, Router};
@@ -24,7 +26,7 @@ pub use span::{SourceText, Span, Spanned};
 
 use crate::surface::Known;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// One file read from a recipes tree.
 #[derive(Debug, Clone, Serialize)]
@@ -294,54 +296,17 @@ pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<Recipe
         return Err(RecipeError::NotText { path: path.to_string(), offset });
     }
     let src = SourceText::new(path, text);
-    let mut file = RecipeFile {
+    let (kind, loaded, duplicates) = format::read(&src, links)?;
+    Ok(RecipeFile {
         path: path.to_string(),
         disk_path: None,
-        kind: RecipeKind::Other { backend: None },
-        text: String::new(),
-        deployments: Vec::new(),
-        master: None,
-        notes: Vec::new(),
-        duplicates: Vec::new(),
-    };
-    if is_shell_script(path, &src.text) {
-        file.kind = RecipeKind::LaunchScript;
-        let (deployments, notes) = launch_script::read(&src)?;
-        file.deployments = deployments;
-        file.notes = notes;
-    } else {
-        let (root, duplicates) = yaml::parse_last_wins(&src)?;
-        file.duplicates = duplicates;
-        match root {
-            None => file.notes.push(Note::info("empty file: no YAML document", None)),
-            Some(root) if master_config::looks_like(&root) => {
-                file.kind = RecipeKind::MasterConfig;
-                let (master, notes) = master_config::read(&src, &root, links);
-                file.master = Some(master);
-                file.notes = notes;
-            }
-            Some(root) if srt_slurm::looks_like(&root) => {
-                let recipe = srt_slurm::read(&src, &root)?;
-                file.kind = recipe.kind;
-                file.deployments = recipe.deployments;
-                file.notes = recipe.notes;
-            }
-            Some(root) => file
-                .notes
-                .push(Note::info("not a recognised recipe (no `backend`, `base` or master-config entries); skipped", Some(root.span))),
-        }
-    }
-    file.text = src.text;
-    Ok(file)
-}
-
-fn is_shell_script(path: &str, text: &str) -> bool {
-    let ext = Path::new(path).extension().and_then(|e| e.to_str()).unwrap_or("");
-    if matches!(ext, "sh" | "bash") {
-        return true;
-    }
-    let first = text.trim_start_matches('\u{feff}').lines().next().unwrap_or("");
-    first.starts_with("#!") && (first.contains("sh") && !first.contains("python"))
+        kind,
+        text: src.text,
+        deployments: loaded.deployments,
+        master: loaded.master,
+        notes: loaded.notes,
+        duplicates,
+    })
 }
 
 #[cfg(test)]

@@ -14,11 +14,51 @@
 //! `-`; `true` → bare `--flag`; `false` and `null` → not passed; a list → `--flag a b`;
 //! anything else → `--flag str(value)`.
 
+use super::format::{self, EditIntent, Loaded, RecipeFormat, Syntax};
 use super::image::{parse_image, DynamoRef};
+use super::master_config::LinkMapping;
 use super::span::{SourceText, Spanned};
 use super::yaml::{Entry, Node, NodeKind, ScalarType};
-use super::{Deployment, DynamoSpec, EnvUse, FlagUse, FlagValue, Note, RecipeError, RecipeKind, RoleConfig};
+use super::{Deployment, DynamoSpec, EnvUse, FlagUse, FlagValue, Note, RecipeError, RecipeFile, RecipeKind, RoleConfig};
+use crate::finding::Edit;
 use crate::surface::Known;
+
+/// srt-slurm recipe YAML as a [`RecipeFormat`].
+pub struct SrtSlurm;
+
+impl RecipeFormat for SrtSlurm {
+    fn kind(&self) -> RecipeKind {
+        RecipeKind::SrtSlurm
+    }
+    fn syntax(&self) -> Syntax {
+        Syntax::Yaml
+    }
+    fn detect(&self, _: &str, _: &str, root: Option<&Node>) -> bool {
+        root.is_some_and(looks_like)
+    }
+    fn read(&self, src: &SourceText, root: Option<&Node>, _: &LinkMapping) -> Result<Loaded, RecipeError> {
+        let Some(root) = root else { return Ok(Loaded::default()) };
+        let recipe = read(src, root)?;
+        Ok(Loaded { kind: Some(recipe.kind), deployments: recipe.deployments, notes: recipe.notes, master: None })
+    }
+    /// A switch is `key: true`: the key is renamed and `true` becomes the
+    /// value; an entry is deleted with its line.
+    fn edit(&self, file: &RecipeFile, intent: EditIntent) -> Vec<Edit> {
+        match intent {
+            EditIntent::RenameSwitch { flag, new_name, value } => {
+                let rename = format::replace_in_span(file, &flag.key_span, &flag.name, new_name);
+                let set = format::replace_value(file, &flag.value_span, value);
+                rename.into_iter().chain(set).collect()
+            }
+            EditIntent::Delete { key, value } => format::delete_yaml_entry(file, key, value).into_iter().collect(),
+            other => format::edit_in_place(file, other),
+        }
+    }
+    /// A recipe for a backend without a server profile is still this format.
+    fn owns(&self, kind: &RecipeKind) -> bool {
+        matches!(kind, RecipeKind::SrtSlurm | RecipeKind::Other { backend: Some(_) })
+    }
+}
 
 /// What one srt-slurm file yields.
 pub struct SrtRecipe {

@@ -1,0 +1,247 @@
+//! Recipe formats behind one trait, as ast-grep puts languages: each format
+//! says whether a file is its kind ([`RecipeFormat::detect`]), reads it into
+//! deployments ([`RecipeFormat::read`]) and turns what a check wants done to a
+//! recipe (an [`EditIntent`]: rename, set a value, delete) into byte edits in its
+//! own syntax ([`RecipeFormat::edit`]). Checks state intents; they never ask which
+//! format a file is.
+//!
+//! A new format is one implementation in its own file and one line in
+//! [`FORMATS`].
+
+use super::master_config::{LinkMapping, MasterConfig};
+use super::span::{SourceText, Span};
+use super::yaml::Node;
+use super::{Deployment, FlagUse, Note, RecipeError, RecipeFile, RecipeKind};
+use crate::finding::Edit;
+
+/// The syntax a format is written in: YAML files are parsed once, before the
+/// YAML formats look at the document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    Shell,
+    Yaml,
+}
+
+/// What reading one file yields.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// `None`: the format's own kind.
+    pub kind: Option<RecipeKind>,
+    pub deployments: Vec<Deployment>,
+    pub master: Option<MasterConfig>,
+    pub notes: Vec<Note>,
+}
+
+/// A change a check wants made to a recipe, in terms of what it read.
+#[derive(Debug, Clone, Copy)]
+pub enum EditIntent<'a> {
+    /// Replace the first `old` inside `span` (a flag key, an env name or value),
+    /// keeping the dashes and quotes around it.
+    Rename { span: &'a Span, old: &'a str, new: &'a str },
+    /// Replace a single value, keeping its quotes.
+    SetValue { span: &'a Span, value: &'a str },
+    /// Rename a switch that is on (`--old`, `old: true`) to `new_name`, a flag
+    /// that takes `value`.
+    RenameSwitch { flag: &'a FlagUse, new_name: &'a str, value: &'a str },
+    /// Remove a `key: value` entry (`key`'s span, `value`'s span).
+    Delete { key: &'a Span, value: &'a Span },
+}
+
+/// One recipe format.
+pub trait RecipeFormat: Sync {
+    /// The kind files of this format are given (a reader may refine it).
+    fn kind(&self) -> RecipeKind;
+    fn syntax(&self) -> Syntax;
+    /// Whether a file is of this format: told by its path and text for shell
+    /// formats, by its parsed document (`root`) for YAML formats.
+    fn detect(&self, path: &str, text: &str, root: Option<&Node>) -> bool;
+    /// Read the file (`root` is its document, for YAML formats).
+    fn read(&self, src: &SourceText, root: Option<&Node>, links: &LinkMapping) -> Result<Loaded, RecipeError>;
+    /// The edits that carry out `intent` in this format; empty when it cannot
+    /// be done mechanically (the finding then gives advice only).
+    fn edit(&self, file: &RecipeFile, intent: EditIntent) -> Vec<Edit>;
+    /// Whether files of `kind` are of this format.
+    fn owns(&self, kind: &RecipeKind) -> bool {
+        *kind == self.kind()
+    }
+}
+
+/// Every format, in the order detection tries them.
+pub static FORMATS: &[&dyn RecipeFormat] =
+    &[&super::launch_script::LaunchScript, &super::master_config::MasterConfigFormat, &super::srt_slurm::SrtSlurm, &Unrecognised];
+
+/// The format of a file already read.
+pub fn of(kind: &RecipeKind) -> &'static dyn RecipeFormat {
+    FORMATS.iter().copied().find(|f| f.owns(kind)).unwrap_or(&Unrecognised)
+}
+
+/// Read a file with the first format that detects it: its kind, what it read
+/// and (for YAML) the keys written twice.
+pub(super) fn read(src: &SourceText, links: &LinkMapping) -> Result<(RecipeKind, Loaded, Vec<super::yaml::DuplicateKey>), RecipeError> {
+    let (path, text) = (src.path.as_str(), src.text.as_str());
+    if let Some(format) = FORMATS.iter().find(|f| f.syntax() == Syntax::Shell && f.detect(path, text, None)) {
+        let loaded = format.read(src, None, links)?;
+        return Ok((loaded.kind.clone().unwrap_or_else(|| format.kind()), loaded, Vec::new()));
+    }
+    let (root, duplicates) = super::yaml::parse_last_wins(src)?;
+    let Some(root) = root else {
+        let notes = vec![Note::info("empty file: no YAML document", None)];
+        return Ok((Unrecognised.kind(), Loaded { notes, ..Loaded::default() }, duplicates));
+    };
+    let format = FORMATS.iter().find(|f| f.syntax() == Syntax::Yaml && f.detect(path, text, Some(&root))).copied().unwrap_or(&Unrecognised);
+    let loaded = format.read(src, Some(&root), links)?;
+    Ok((loaded.kind.clone().unwrap_or_else(|| format.kind()), loaded, duplicates))
+}
+
+/// Renames and value changes read the same in every format: text inside a
+/// span that holds exactly what was read.
+pub(super) fn edit_in_place(file: &RecipeFile, intent: EditIntent) -> Vec<Edit> {
+    match intent {
+        EditIntent::Rename { span, old, new } => replace_in_span(file, span, old, new).into_iter().collect(),
+        EditIntent::SetValue { span, value } => replace_value(file, span, value).into_iter().collect(),
+        EditIntent::RenameSwitch { .. } | EditIntent::Delete { .. } => Vec::new(),
+    }
+}
+
+/// Replace the first `old` inside the span's text (keeps dashes and quotes around it).
+pub(super) fn replace_in_span(file: &RecipeFile, span: &Span, old: &str, new: &str) -> Option<Edit> {
+    let text = file.text.get(span.offset..span.end())?;
+    let at = text.find(old)?;
+    Some(Edit { path: file.path.clone(), offset: span.offset + at, len: old.len(), replacement: new.to_string() })
+}
+
+/// Replace a scalar value, keeping its quotes when it is quoted.
+pub(super) fn replace_value(file: &RecipeFile, span: &Span, new: &str) -> Option<Edit> {
+    let text = file.text.get(span.offset..span.end())?;
+    let quoted = text.len() >= 2 && (text.starts_with('"') && text.ends_with('"') || text.starts_with('\'') && text.ends_with('\''));
+    let (offset, len) = if quoted { (span.offset + 1, span.len - 2) } else { (span.offset, span.len) };
+    Some(Edit { path: file.path.clone(), offset, len, replacement: new.to_string() })
+}
+
+/// Delete the lines of a YAML block entry (`key: value`, or a key and its nested
+/// block), when nothing but a comment shares them; else no edit (an entry of a
+/// flow mapping is left to the user).
+pub(super) fn delete_yaml_entry(file: &RecipeFile, key: &Span, value: &Span) -> Option<Edit> {
+    let text = &file.text;
+    let start = text.get(..key.offset)?.rfind('\n').map_or(0, |i| i + 1);
+    if !text[start..key.offset].trim().is_empty() {
+        return None;
+    }
+    let end = key.end().max(value.end());
+    let line_end = text.get(end..)?.find('\n').map_or(text.len(), |i| end + i + 1);
+    let rest = text[end..line_end].trim();
+    if !(rest.is_empty() || rest.starts_with('#')) {
+        return None;
+    }
+    Some(Edit { path: file.path.clone(), offset: start, len: line_end - start, replacement: String::new() })
+}
+
+/// A YAML file no format recognises (or an empty one): kept, with a note, so
+/// the report says it was looked at and skipped.
+pub struct Unrecognised;
+
+impl RecipeFormat for Unrecognised {
+    fn kind(&self) -> RecipeKind {
+        RecipeKind::Other { backend: None }
+    }
+    fn syntax(&self) -> Syntax {
+        Syntax::Yaml
+    }
+    fn detect(&self, _: &str, _: &str, _: Option<&Node>) -> bool {
+        true
+    }
+    fn read(&self, _: &SourceText, root: Option<&Node>, _: &LinkMapping) -> Result<Loaded, RecipeError> {
+        let note =
+            Note::info("not a recognised recipe (no `backend`, `base` or master-config entries); skipped", root.map(|r| r.span.clone()));
+        Ok(Loaded { notes: vec![note], ..Loaded::default() })
+    }
+    fn edit(&self, _: &RecipeFile, _: EditIntent) -> Vec<Edit> {
+        Vec::new()
+    }
+}
+
+impl RecipeFile {
+    /// The format this file was read as.
+    pub fn format(&self) -> &'static dyn RecipeFormat {
+        of(&self.kind)
+    }
+
+    /// The edits that carry out `intent` in this file's format.
+    pub fn edit(&self, intent: EditIntent) -> Vec<Edit> {
+        self.format().edit(self, intent)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recipe::{load_text, FlagValue};
+
+    fn load(path: &str, text: &str) -> RecipeFile {
+        load_text(path, text.to_string(), &LinkMapping::default()).unwrap()
+    }
+
+    fn apply(file: &RecipeFile, edits: &[Edit]) -> String {
+        let mut text = file.text.clone();
+        for e in edits.iter().rev() {
+            text.replace_range(e.offset..e.offset + e.len, &e.replacement);
+        }
+        text
+    }
+
+    const SRT: &str = "name: r\nbackend:\n  type: sglang\n  sglang_config:\n    decode:\n      enable-dp: true  # on\n      mem-fraction: '0.8'\n      cuda-graph-bs:\n        - 1\n        - 2\n      tp: 4\n";
+    const SCRIPT: &str = "#!/bin/bash\npython3 -m sglang.launch_server --enable-dp --mem-fraction 0.8 --tp 4\n";
+
+    #[test]
+    fn each_file_is_read_by_the_first_format_that_detects_it() {
+        assert_eq!(load("a.yaml", SRT).kind, RecipeKind::SrtSlurm);
+        assert_eq!(load("run", SCRIPT).kind, RecipeKind::LaunchScript, "told by the #! line");
+        assert_eq!(load("m.yaml", "a:\n  image: x\n  framework: sglang\n").kind, RecipeKind::MasterConfig);
+        let other = load("o.yaml", "just: data\n");
+        assert_eq!(other.kind, RecipeKind::Other { backend: None });
+        assert!(other.notes[0].message.contains("not a recognised recipe"));
+        assert_eq!(load("e.yaml", "").notes[0].message, "empty file: no YAML document");
+        let vllm = load("v.yaml", "backend:\n  type: vllm\n");
+        assert_eq!(vllm.kind, RecipeKind::Other { backend: Some("vllm".into()) });
+        assert!(vllm.format().owns(&RecipeKind::SrtSlurm), "a recipe for another backend is still srt-slurm");
+    }
+
+    fn srt_flag<'f>(file: &'f RecipeFile, name: &str) -> &'f FlagUse {
+        file.deployments[0].roles[0].flags.iter().find(|f| f.name == name).unwrap()
+    }
+
+    #[test]
+    fn srt_slurm_turns_intents_into_yaml_edits() {
+        let file = load("a.yaml", SRT);
+        let dp = srt_flag(&file, "enable-dp");
+        assert!(matches!(dp.value, FlagValue::Switch { on: true }));
+        let edits = file.edit(EditIntent::RenameSwitch { flag: dp, new_name: "dp-mode", value: "on" });
+        assert!(apply(&file, &edits).contains("      dp-mode: on  # on\n"), "{}", apply(&file, &edits));
+        let mem = srt_flag(&file, "mem-fraction");
+        let edits = file.edit(EditIntent::SetValue { span: &mem.value_span, value: "0.9" });
+        assert!(apply(&file, &edits).contains("mem-fraction: '0.9'"), "quotes are kept");
+        let bs = srt_flag(&file, "cuda-graph-bs");
+        let deleted = apply(&file, &file.edit(EditIntent::Delete { key: &bs.key_span, value: &bs.value_span }));
+        assert!(deleted.ends_with("      mem-fraction: '0.8'\n      tp: 4\n"), "the key and its block list go: {deleted}");
+    }
+
+    #[test]
+    fn launch_scripts_rename_in_place_and_never_delete_words() {
+        let file = load("run.sh", SCRIPT);
+        let argv = file.deployments[0].roles[0].flag_uses(|n| n == "enable-dp");
+        let dp = argv.iter().find(|f| f.name == "enable-dp").unwrap();
+        let edits = file.edit(EditIntent::RenameSwitch { flag: dp, new_name: "dp-mode", value: "on" });
+        assert!(apply(&file, &edits).contains("launch_server --dp-mode=on --mem-fraction"), "{}", apply(&file, &edits));
+        let tp = argv.iter().find(|f| f.name == "tp").unwrap();
+        assert!(file.edit(EditIntent::Delete { key: &tp.key_span, value: &tp.value_span }).is_empty());
+        let edits = file.edit(EditIntent::Rename { span: &tp.key_span, old: "tp", new: "tensor-parallel-size" });
+        assert!(apply(&file, &edits).ends_with("--tensor-parallel-size 4\n"));
+    }
+
+    #[test]
+    fn a_flow_mapping_entry_is_left_to_the_user() {
+        let file = load("a.yaml", "name: r\nbackend:\n  type: sglang\n  sglang_config:\n    decode: {tp: 4, dp: 2}\n");
+        let tp = srt_flag(&file, "tp");
+        assert!(file.edit(EditIntent::Delete { key: &tp.key_span, value: &tp.value_span }).is_empty());
+    }
+}
