@@ -89,6 +89,18 @@ pub enum Located {
     ConsumerSource,
 }
 
+/// What a code is about, and so when it can fire (cargo-semver-checks' guard:
+/// a release audited against itself gives no `Bump` finding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// A difference between the current and the target release: a default,
+    /// a flag's type, an env var that was registered before.
+    Bump,
+    /// The recipe against the target release alone (or recipe files against
+    /// each other): fires on a release audited against itself too.
+    Target,
+}
+
 pub struct CodeInfo {
     pub code: Code,
     /// `EA003`: the code as written.
@@ -98,11 +110,12 @@ pub struct CodeInfo {
     pub severity: Severity,
     pub impact: Impact,
     pub located: Located,
+    pub scope: Scope,
     pub summary: &'static str,
 }
 
 macro_rules! catalog {
-    ($($code:ident $name:literal $area:ident $sev:ident $impact:ident $located:ident $summary:literal;)*) => {
+    ($($code:ident $name:literal $area:ident $sev:ident $impact:ident $located:ident $scope:ident $summary:literal;)*) => {
         pub const CATALOG: &[CodeInfo] = &[
             $(CodeInfo {
                 code: Code::$code,
@@ -112,37 +125,39 @@ macro_rules! catalog {
                 severity: Severity::$sev,
                 impact: Impact::$impact,
                 located: Located::$located,
+                scope: Scope::$scope,
                 summary: $summary,
             },)*
         ];
     };
 }
 
-// One line per code: id, name, area, default severity, impact, where it points, summary.
+// One line per code: id, name, area, default severity, impact, where it points,
+// what it needs (a bump or only the target), summary.
 catalog! {
-    EA001 "unknown-flag" Flags Error Breaks Recipe "the target engine's parser rejects this flag";
-    EA002 "removed-flag" Flags Error Breaks Recipe "the flag is still parsed but makes the server refuse to start";
-    EA003 "deprecated-alias" Flags Warning Degrades Recipe "the flag is a deprecated alias that forwards to a new flag";
-    EA004 "deprecated-noop" Flags Warning Degrades Recipe "the flag is accepted, only warns, and does nothing";
-    EA005 "invalid-choice" Flags Error Breaks Recipe "the value is not among the flag's choices at the target";
-    EA006 "invalid-value" Flags Error Breaks Recipe "the value has the wrong type or arity for the flag";
-    EA007 "default-changed" Flags Info Informs Recipe "a flag the recipe does not set changed its default";
-    EA008 "flag-semantics-changed" Flags Warning Degrades Recipe "the flag's type, nargs or action changed";
-    EA101 "env-removed" Env Warning Degrades Recipe "the env var is gone from the registry and no longer read";
-    EA102 "env-renamed" Env Warning Degrades Recipe "the env var is deprecated and forwarded to a replacement";
-    EA103 "env-removal-notice" Env Warning Degrades Recipe "the env var is only read to log that it was removed";
-    EA104 "env-unknown" Env Info Informs Recipe "the env var is known to neither release (typo?)";
-    EA105 "env-default-changed" Env Info Informs Recipe "an env var's default changed";
-    EA201 "module-missing" Consumer Error Breaks ConsumerSource "an imported engine module is absent at the target";
-    EA202 "symbol-missing" Consumer Error Breaks ConsumerSource "an imported name is not defined in that module at the target";
-    EA203 "attribute-missing" Consumer Error Breaks ConsumerSource "a ServerArgs (or other engine class) member used is absent";
-    EA204 "guarded-fallback" Consumer Warning Degrades ConsumerSource "missing at the target, but the use is guarded and falls back";
-    EA205 "pin-mismatch" Consumer Warning Degrades ConsumerSource "the consumer's requirement on the engine excludes the target";
-    EA301 "image-mismatch" Recipes Error Breaks Recipe "the master config image differs from the recipe's container";
-    EA302 "engine-ref-mismatch" Recipes Error Breaks Recipe "the master router version differs from the recipe's dynamo ref";
-    EA303 "unresolved-ref" Recipes Error InputProblem Recipe "an image tag or wheel version maps to no engine ref";
-    EA304 "duplicate-key" Recipes Warning Degrades Recipe "a recipe sets a key twice in one map; the loader keeps the last";
-    EA305 "unreadable-recipe" Recipes Error InputProblem Recipe "a recipe the audit was given, or a master config links, could not be read";
+    EA001 "unknown-flag" Flags Error Breaks Recipe Target "the target engine's parser rejects this flag";
+    EA002 "removed-flag" Flags Error Breaks Recipe Target "the flag is still parsed but makes the server refuse to start";
+    EA003 "deprecated-alias" Flags Warning Degrades Recipe Target "the flag is a deprecated alias that forwards to a new flag";
+    EA004 "deprecated-noop" Flags Warning Degrades Recipe Target "the flag is accepted, only warns, and does nothing";
+    EA005 "invalid-choice" Flags Error Breaks Recipe Target "the value is not among the flag's choices at the target";
+    EA006 "invalid-value" Flags Error Breaks Recipe Target "the value has the wrong type or arity for the flag";
+    EA007 "default-changed" Flags Info Informs Recipe Bump "a flag the recipe does not set changed its default";
+    EA008 "flag-semantics-changed" Flags Warning Degrades Recipe Bump "the flag's type, nargs or action changed";
+    EA101 "env-removed" Env Warning Degrades Recipe Bump "the env var is gone from the registry and no longer read";
+    EA102 "env-renamed" Env Warning Degrades Recipe Target "the env var is deprecated and forwarded to a replacement";
+    EA103 "env-removal-notice" Env Warning Degrades Recipe Target "the env var is only read to log that it was removed";
+    EA104 "env-unknown" Env Info Informs Recipe Target "the env var is known to neither release (typo?)";
+    EA105 "env-default-changed" Env Info Informs Recipe Bump "an env var's default changed";
+    EA201 "module-missing" Consumer Error Breaks ConsumerSource Target "an imported engine module is absent at the target";
+    EA202 "symbol-missing" Consumer Error Breaks ConsumerSource Target "an imported name is not defined in that module at the target";
+    EA203 "attribute-missing" Consumer Error Breaks ConsumerSource Target "a ServerArgs (or other engine class) member used is absent";
+    EA204 "guarded-fallback" Consumer Warning Degrades ConsumerSource Target "missing at the target, but the use is guarded and falls back";
+    EA205 "pin-mismatch" Consumer Warning Degrades ConsumerSource Target "the consumer's requirement on the engine excludes the target";
+    EA301 "image-mismatch" Recipes Error Breaks Recipe Target "the master config image differs from the recipe's container";
+    EA302 "engine-ref-mismatch" Recipes Error Breaks Recipe Target "the master router version differs from the recipe's dynamo ref";
+    EA303 "unresolved-ref" Recipes Error InputProblem Recipe Target "an image tag or wheel version maps to no engine ref";
+    EA304 "duplicate-key" Recipes Warning Degrades Recipe Target "a recipe sets a key twice in one map; the loader keeps the last";
+    EA305 "unreadable-recipe" Recipes Error InputProblem Recipe Target "a recipe the audit was given, or a master config links, could not be read";
 }
 
 /// A finding's code as written (`EA003`, or a rule id such as `R001`): the
@@ -198,7 +213,7 @@ impl Code {
 /// The table of `docs/codes/README.md`, between its markers: one row per
 /// catalog line, so the docs cannot disagree with the tool.
 pub fn docs_table() -> String {
-    let mut out = String::from("| code | name | area | severity | impact | summary |\n|---|---|---|---|---|---|\n");
+    let mut out = String::from("| code | name | area | severity | impact | fires on | summary |\n|---|---|---|---|---|---|---|\n");
     for c in CATALOG {
         let impact = match c.impact {
             Impact::Breaks => "breaks",
@@ -206,8 +221,12 @@ pub fn docs_table() -> String {
             Impact::Informs => "informs",
             Impact::InputProblem => "input problem",
         };
+        let scope = match c.scope {
+            Scope::Bump => "a change between the releases",
+            Scope::Target => "the target release",
+        };
         out.push_str(&format!(
-            "| [{code}]({code}.md) | {} | {} | {} | {impact} | {} |\n",
+            "| [{code}]({code}.md) | {} | {} | {} | {impact} | {scope} | {} |\n",
             c.name,
             c.area.as_str(),
             c.severity.as_str(),

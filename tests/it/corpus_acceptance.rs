@@ -312,10 +312,7 @@ fn sweep_every_release_and_every_recipe() {
                 pair.elapsed().as_secs_f64()
             );
             assert!(r.deployments_audited > 50, "{from} -> {to}");
-            if from == to {
-                // Recipes audited against the release they name: nothing is deprecated *by the bump*.
-                assert!(r.findings.iter().all(|f| f.code() != "EA007"), "{from}: no default changes without a bump");
-            }
+            // A release against itself: tests/it/semver_guard.rs.
         }
     }
     let peak = peak_rss_mb();

@@ -12,6 +12,7 @@ mod oracle;
 mod pr;
 mod reports;
 mod robustness;
+mod semver_guard;
 mod smart_http;
 mod source_dir;
 mod source_git;

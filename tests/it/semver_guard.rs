@@ -1,0 +1,122 @@
+//! cargo-semver-checks' guard: a release audited against itself finds no
+//! change. Every code the catalog scopes to a bump (`Scope::Bump`: a changed
+//! default, a changed flag type, an env var registered before) must stay
+//! silent, and `engine-audit diff R R` must list nothing, on the demo's mini
+//! releases and, when ENGINE_AUDIT_CORPUS is set, on every corpus release.
+
+use engine_audit::audit::{self, AuditOptions};
+use engine_audit::codes::{Code, Scope, CATALOG};
+use engine_audit::profiles::{DYNAMO, SGLANG};
+use engine_audit::recipe::{LinkMapping, RecipeFile};
+use engine_audit::source::OpenOptions;
+use std::path::{Path, PathBuf};
+
+struct Releases<'a> {
+    sglang: &'a Path,
+    dynamo: &'a Path,
+    sglang_tags: &'a [String],
+    dynamo_tags: &'a [String],
+}
+
+/// Every (SGLang R, Dynamo D) pair audited as R → R with Dynamo D → D: the
+/// bump-scoped codes that fired, as `R/D CODE subject` lines.
+fn bump_findings_without_a_bump(files: &[RecipeFile], rel: &Releases) -> Vec<String> {
+    let rules = engine_audit::rules::load_rules(&[]).unwrap();
+    let mut out = Vec::new();
+    for r in rel.sglang_tags {
+        for d in rel.dynamo_tags {
+            let opts =
+                AuditOptions { open: OpenOptions { offline: true, cache_dir: None }, rules: rules.clone(), ..AuditOptions::default() }
+                    .with_source(&SGLANG, Some(rel.sglang.display().to_string()), None)
+                    .with_source(&DYNAMO, Some(rel.dynamo.display().to_string()), None)
+                    .with_refs(&SGLANG, Some(r.clone()), Some(r.clone()))
+                    .with_refs(&DYNAMO, Some(d.clone()), Some(d.clone()));
+            let report = audit::run(files, &opts).unwrap();
+            assert!(report.deployments_audited > 0, "{r}/{d}: the guard audited nothing");
+            for f in &report.findings {
+                if Code::parse(f.code()).is_some_and(|c| c.info().scope == Scope::Bump) {
+                    out.push(format!("{r}/{d} {} {} at {}:{}", f.code(), f.subject, f.location.path, f.location.line));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `engine-audit diff --from R --to R` for every tag of one engine: the
+/// non-empty lists of its JSON.
+fn diff_against_itself(engine: &str, repo: &Path, tags: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for tag in tags {
+        let o = assert_cmd::Command::cargo_bin("engine-audit")
+            .unwrap()
+            .args(["diff", "--engine", engine, &format!("--{engine}")])
+            .arg(repo)
+            .args(["--from", tag, "--to", tag, "--offline", "--no-cache", "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "diff {engine} {tag}: {}", String::from_utf8_lossy(&o.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let lists: Vec<_> = json.as_object().unwrap().iter().filter_map(|(k, v)| v.as_array().map(|a| (k, a))).collect();
+        assert!(lists.len() >= 10, "{engine} {tag}: the diff's lists are read ({} found)", lists.len());
+        for (key, list) in lists.into_iter().filter(|(_, a)| !a.is_empty()) {
+            out.push(format!("{engine} {tag}: {key}: {list:?}"));
+        }
+    }
+    out
+}
+
+#[test]
+fn bump_codes_exist_and_the_catalog_scopes_them() {
+    let bump: Vec<&str> = CATALOG.iter().filter(|c| c.scope == Scope::Bump).map(|c| c.id).collect();
+    assert_eq!(bump, ["EA007", "EA008", "EA101", "EA105"]);
+}
+
+#[test]
+fn the_demo_releases_audited_against_themselves_find_no_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = engine_audit::demo::build(dir.path()).unwrap();
+    let (files, errors) = engine_audit::recipe::collect_with(std::slice::from_ref(&ws.recipes), &LinkMapping::default());
+    assert!(errors.is_empty());
+    let rel = Releases { sglang: &ws.sglang_repo, dynamo: &ws.dynamo_repo, sglang_tags: &ws.sglang_tags, dynamo_tags: &ws.dynamo_tags };
+    assert!(rel.sglang_tags.len() >= 2 && rel.dynamo_tags.len() >= 2);
+    let found = bump_findings_without_a_bump(&files, &rel);
+    assert!(found.is_empty(), "{found:#?}");
+    let mut diffs = diff_against_itself("sglang", &ws.sglang_repo, &ws.sglang_tags);
+    diffs.extend(diff_against_itself("dynamo", &ws.dynamo_repo, &ws.dynamo_tags));
+    assert!(diffs.is_empty(), "{diffs:#?}");
+    // The guard can fail: between the two demo releases the same codes fire.
+    let bumped = Releases { sglang_tags: &ws.sglang_tags[..1], ..rel };
+    let opts = AuditOptions { open: OpenOptions { offline: true, cache_dir: None }, ..AuditOptions::default() }
+        .with_source(&SGLANG, Some(ws.sglang_repo.display().to_string()), None)
+        .with_source(&DYNAMO, Some(ws.dynamo_repo.display().to_string()), None)
+        .with_refs(&SGLANG, Some(bumped.sglang_tags[0].clone()), ws.sglang_tags.last().cloned());
+    let report = audit::run(&files, &opts).unwrap();
+    for code in ["EA007", "EA008", "EA101", "EA105"] {
+        assert!(report.findings.iter().any(|f| f.code() == code), "{code} fires on the real demo bump");
+    }
+}
+
+#[test]
+fn every_corpus_release_audited_against_itself_finds_no_change() {
+    let Some(corpus) = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from) else {
+        eprintln!("ENGINE_AUDIT_CORPUS is not set: the corpus semver guard is skipped (.ci/run sets it)");
+        return;
+    };
+    let shared = std::env::var_os("ENGINE_AUDIT_SHARED").map(PathBuf::from).unwrap_or_else(|| Path::new("../shared").into());
+    let (files, errors) = engine_audit::recipe::collect(&[shared.join("recipes")]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let open = |name: &str| {
+        let path = corpus.join(name);
+        let repo = engine_audit::source::EngineRepo::open(path.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
+        (path, repo.tags())
+    };
+    let ((sglang, sglang_tags), (dynamo, dynamo_tags)) = (open("sglang.git"), open("dynamo.git"));
+    assert!(sglang_tags.len() >= 4 && dynamo_tags.len() >= 3, "{sglang_tags:?} {dynamo_tags:?}");
+    let rel = Releases { sglang: &sglang, dynamo: &dynamo, sglang_tags: &sglang_tags, dynamo_tags: &dynamo_tags };
+    let found = bump_findings_without_a_bump(&files, &rel);
+    assert!(found.is_empty(), "{} bump findings without a bump: {found:#?}", found.len());
+    let mut diffs = diff_against_itself("sglang", &sglang, &sglang_tags);
+    diffs.extend(diff_against_itself("dynamo", &dynamo, &dynamo_tags));
+    assert!(diffs.is_empty(), "{diffs:#?}");
+}
