@@ -28,7 +28,7 @@ fn files_below(root: &Path) -> Vec<PathBuf> {
 
 fn embed(name: &str, root: &Path, code: &mut String) {
     println!("cargo:rerun-if-changed={}", root.display());
-    let _ = writeln!(code, "pub static {name}: &[(&str, &[u8])] = &[");
+    let _ = writeln!(code, "pub(crate) static {name}: &[(&str, &[u8])] = &[");
     for file in files_below(root) {
         let rel = file.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
         let abs = file.canonicalize().unwrap();

@@ -18,15 +18,15 @@ use tree_sitter::{Node, ParseOptions, Parser, Tree};
 /// Deeper than any real file (SGLang's deepest module is under 60 levels; the
 /// InferenceX scripts under 30) and shallow enough for the recursive walks on a
 /// 2 MiB worker stack.
-pub const MAX_SYNTAX_DEPTH: usize = 400;
+pub(crate) const MAX_SYNTAX_DEPTH: usize = 400;
 
 /// A real file parses in milliseconds (SGLang's largest module, 300 KB, in
 /// about 30 ms): sixty times that on a loaded machine is still far below.
 /// `ENGINE_AUDIT_PARSE_DEADLINE_MS` overrides it (tests lower it).
-pub const PARSE_DEADLINE: Duration = Duration::from_secs(2);
+pub(crate) const PARSE_DEADLINE: Duration = Duration::from_secs(2);
 
 /// [`PARSE_DEADLINE`], or its override from the environment.
-pub fn parse_deadline() -> Duration {
+pub(crate) fn parse_deadline() -> Duration {
     static DEADLINE: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
     *DEADLINE.get_or_init(|| {
         std::env::var("ENGINE_AUDIT_PARSE_DEADLINE_MS").ok().and_then(|v| v.parse().ok()).map_or(PARSE_DEADLINE, Duration::from_millis)
@@ -40,7 +40,7 @@ const NO_OP_DEPTH: usize = 4;
 const MAX_ROUNDS: usize = 4;
 
 /// How one language marks its statements, and the no-op that replaces one.
-pub struct StatementSyntax {
+pub(crate) struct StatementSyntax {
     pub is_statement: fn(&str) -> bool,
     /// Written at the start of a blanked statement (`pass`, `:`).
     pub no_op: &'static str,
@@ -48,7 +48,7 @@ pub struct StatementSyntax {
 
 /// A tree no deeper than [`MAX_SYNTAX_DEPTH`], the text it was parsed from
 /// (same length and line breaks as the input), and what was left out.
-pub struct Bounded {
+pub(crate) struct Bounded {
     pub text: String,
     pub tree: Tree,
     pub skipped: Skipped,
@@ -71,14 +71,14 @@ pub enum WhyNot {
 }
 
 impl Bounded {
-    pub fn skipped_anything(&self) -> bool {
+    pub(crate) fn skipped_anything(&self) -> bool {
         self.skipped != Skipped::Nothing
     }
 }
 
 /// Parse `text` with `parser` (its language set), blanking statements nested
 /// too deep, within [`parse_deadline`] in all.
-pub fn parse_bounded(text: String, syntax: &StatementSyntax, parser: &mut Parser) -> Bounded {
+pub(crate) fn parse_bounded(text: String, syntax: &StatementSyntax, parser: &mut Parser) -> Bounded {
     let deadline = Instant::now() + parse_deadline();
     let mut text = text;
     let mut lines = Vec::new();

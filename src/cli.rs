@@ -10,13 +10,13 @@ use std::path::PathBuf;
     version,
     about = "Before bumping SGLang or Dynamo: what in your deployment recipes will break, silently change, or crash."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Audit recipes against an engine bump: what breaks, silently changes, or crashes.
     Audit(AuditArgs),
     /// Extract one engine release's surface: flags, env vars, modules, classes, pins.
@@ -37,13 +37,13 @@ pub enum Command {
 }
 
 #[derive(Args, Debug)]
-pub struct CacheArgs {
+pub(crate) struct CacheArgs {
     #[command(subcommand)]
     pub action: CacheAction,
 }
 
 #[derive(Subcommand, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CacheAction {
+pub(crate) enum CacheAction {
     /// Where the cache is, how many entries and bytes it holds, and its limit.
     Stats,
     /// Remove every entry.
@@ -52,7 +52,7 @@ pub enum CacheAction {
 
 /// Where engine source comes from.
 #[derive(Args, Debug, Clone, Default)]
-pub struct EngineSources {
+pub(crate) struct EngineSources {
     /// SGLang source: a git clone (bare or not), a plain package folder, or a URL.
     #[arg(long, value_name = "PATH|URL")]
     pub sglang: Option<String>,
@@ -78,7 +78,7 @@ pub struct EngineSources {
 
 impl EngineSources {
     /// The engine sources given as flags, in profile order.
-    pub fn given(&self) -> Vec<(crate::profiles::Engine, crate::audit::EngineSpec)> {
+    pub(crate) fn given(&self) -> Vec<(crate::profiles::Engine, crate::audit::EngineSpec)> {
         let flags =
             [(&crate::profiles::SGLANG, &self.sglang, &self.sglang_root), (&crate::profiles::DYNAMO, &self.dynamo, &self.dynamo_root)];
         flags
@@ -89,13 +89,13 @@ impl EngineSources {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineName {
+pub(crate) enum EngineName {
     Sglang,
     Dynamo,
 }
 
 impl EngineName {
-    pub fn profile(self) -> crate::profiles::Engine {
+    pub(crate) fn profile(self) -> crate::profiles::Engine {
         match self {
             EngineName::Sglang => &crate::profiles::SGLANG,
             EngineName::Dynamo => &crate::profiles::DYNAMO,
@@ -104,13 +104,13 @@ impl EngineName {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SurfaceFormat {
+pub(crate) enum SurfaceFormat {
     Json,
     Text,
 }
 
 #[derive(Args, Debug)]
-pub struct SurfaceArgs {
+pub(crate) struct SurfaceArgs {
     #[command(flatten)]
     pub sources: EngineSources,
     /// Which engine to extract (default: the one whose source is given).
@@ -124,14 +124,14 @@ pub struct SurfaceArgs {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DiffFormat {
+pub(crate) enum DiffFormat {
     Text,
     Markdown,
     Json,
 }
 
 #[derive(Args, Debug)]
-pub struct DiffArgs {
+pub(crate) struct DiffArgs {
     #[command(flatten)]
     pub sources: EngineSources,
     #[arg(long, value_enum)]
@@ -147,7 +147,7 @@ pub struct DiffArgs {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum AuditFormat {
+pub(crate) enum AuditFormat {
     /// Diagnostics with the recipe lines (colour on a terminal unless NO_COLOR is set).
     Text,
     /// The "flag audit" section of a bump PR body (see --lang).
@@ -161,7 +161,7 @@ pub enum AuditFormat {
 }
 
 impl AuditFormat {
-    pub fn report_format(self) -> crate::report::Format {
+    pub(crate) fn report_format(self) -> crate::report::Format {
         use crate::report::Format;
         match self {
             AuditFormat::Text => Format::Text,
@@ -174,7 +174,7 @@ impl AuditFormat {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LangArg {
+pub(crate) enum LangArg {
     En,
     Zh,
     /// English, then Chinese.
@@ -183,7 +183,7 @@ pub enum LangArg {
 }
 
 impl LangArg {
-    pub fn lang(self) -> crate::finding::Lang {
+    pub(crate) fn lang(self) -> crate::finding::Lang {
         match self {
             LangArg::En => crate::finding::Lang::En,
             LangArg::Zh => crate::finding::Lang::Zh,
@@ -194,7 +194,7 @@ impl LangArg {
 
 /// How an audit's reports are written (shared by the commands that audit).
 #[derive(Args, Debug, Clone)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Output format; several (comma-separated or repeated) need --output-dir.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "text")]
     pub format: Vec<AuditFormat>,
@@ -207,10 +207,10 @@ pub struct ReportArgs {
     pub lang: LangArg,
 }
 
-pub use crate::gate::FailOn;
+pub(crate) use crate::gate::FailOn;
 
 #[derive(Args, Debug)]
-pub struct AuditArgs {
+pub(crate) struct AuditArgs {
     /// Recipe files or folders (searched recursively for .yaml, .yml, .sh).
     #[arg(value_name = "PATHS")]
     pub paths: Vec<PathBuf>,
@@ -255,7 +255,7 @@ pub struct AuditArgs {
 
 /// What fails a run and what is not reported; shared by `audit` and `pr`.
 #[derive(Args, Debug, Clone, Default)]
-pub struct GateArgs {
+pub(crate) struct GateArgs {
     /// Lowest severity that makes the exit code 1 [default: the config's `fail_on`, else error].
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOn>,
@@ -268,7 +268,7 @@ pub struct GateArgs {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PrFormat {
+pub(crate) enum PrFormat {
     /// GitHub Actions annotations (workflow commands), one per finding.
     Github,
     Text,
@@ -280,7 +280,7 @@ pub enum PrFormat {
 }
 
 #[derive(Args, Debug)]
-pub struct PrArgs {
+pub(crate) struct PrArgs {
     /// The recipes repository (a git clone; read from git objects, never checked out).
     #[arg(long, value_name = "PATH")]
     pub repo: PathBuf,
@@ -318,13 +318,13 @@ pub struct PrArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct ExplainArgs {
+pub(crate) struct ExplainArgs {
     /// A finding code (`EA003`) or a rule id (`R001`); with none, the list of codes.
     pub code: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum RulesCommand {
+pub(crate) enum RulesCommand {
     /// Every rule: id, severity, name, title.
     List(RulesArgs),
     /// One rule's documentation, conditions and evidence.
@@ -344,7 +344,7 @@ pub enum RulesCommand {
 }
 
 #[derive(Args, Debug)]
-pub struct RulesArgs {
+pub(crate) struct RulesArgs {
     /// Extra rule folders, on top of the built-in rules (repeatable).
     #[arg(long = "rules", value_name = "DIR")]
     pub dirs: Vec<PathBuf>,

@@ -12,7 +12,7 @@ pub enum Severity {
 }
 
 impl Severity {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",
             Severity::Warning => "warning",
@@ -163,22 +163,22 @@ catalog! {
 /// A finding's code as written (`EA003`, or a rule id such as `R001`): the
 /// catalog's facts about it. Rule ids are in the rules area; their severity
 /// and impact come from the rule itself.
-pub fn area_of(code: &str) -> Area {
+pub(crate) fn area_of(code: &str) -> Area {
     Code::parse(code).map_or(Area::Rules, |c| c.info().area)
 }
 
 /// Whether findings of `code` point into the consumer's source.
-pub fn in_consumer_source(code: &str) -> bool {
+pub(crate) fn in_consumer_source(code: &str) -> bool {
     Code::parse(code).is_some_and(|c| c.info().located == Located::ConsumerSource)
 }
 
 /// The impact of a catalog code (`None` for rules).
-pub fn impact_of(code: &str) -> Option<Impact> {
+pub(crate) fn impact_of(code: &str) -> Option<Impact> {
     Code::parse(code).map(|c| c.info().impact)
 }
 
 impl Area {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Area::Flags => "flags",
             Area::Env => "env",
@@ -197,11 +197,11 @@ impl Code {
         self.info().id
     }
     /// Repository-relative doc page.
-    pub fn doc_path(self) -> String {
+    pub(crate) fn doc_path(self) -> String {
         format!("docs/codes/{self:?}.md")
     }
     /// The doc page, as shipped in the binary.
-    pub fn doc_page(self) -> Option<&'static str> {
+    pub(crate) fn doc_page(self) -> Option<&'static str> {
         let name = format!("{self:?}.md");
         crate::embedded::CODE_DOCS.iter().find(|(path, _)| *path == name).and_then(|(_, bytes)| std::str::from_utf8(bytes).ok())
     }
@@ -212,7 +212,8 @@ impl Code {
 
 /// The table of `docs/codes/README.md`, between its markers: one row per
 /// catalog line, so the docs cannot disagree with the tool.
-pub fn docs_table() -> String {
+#[cfg(test)]
+fn docs_table() -> String {
     let mut out = String::from("| code | name | area | severity | impact | fires on | summary |\n|---|---|---|---|---|---|---|\n");
     for c in CATALOG {
         let impact = match c.impact {
@@ -238,8 +239,10 @@ pub fn docs_table() -> String {
 }
 
 /// Markers around the generated table in `docs/codes/README.md`.
-pub const DOCS_TABLE_START: &str = "<!-- codes table: generated from src/codes.rs -->\n";
-pub const DOCS_TABLE_END: &str = "<!-- end of codes table -->\n";
+#[cfg(test)]
+const DOCS_TABLE_START: &str = "<!-- codes table: generated from src/codes.rs -->\n";
+#[cfg(test)]
+const DOCS_TABLE_END: &str = "<!-- end of codes table -->\n";
 
 #[cfg(test)]
 mod tests {

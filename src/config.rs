@@ -18,13 +18,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The file name looked for at the recipes repo root.
-pub const CONFIG_FILE_NAME: &str = ".engine-audit.yaml";
+pub(crate) const CONFIG_FILE_NAME: &str = ".engine-audit.yaml";
 
 /// The file as written. Unknown keys are an error: a misspelt key silently
 /// ignored would silently change what the gate checks.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConfigFile {
+pub(crate) struct ConfigFile {
     /// SGLang source (path or URL) when `--sglang` is not given.
     pub sglang: Option<String>,
     /// Dynamo source (path or URL) when `--dynamo` is not given.
@@ -50,7 +50,7 @@ pub struct ConfigFile {
 
 /// A loaded config and the folder its relative paths are relative to.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Config {
+pub(crate) struct Config {
     pub file: ConfigFile,
     /// The folder holding the config file (the recipes repo root).
     pub root: PathBuf,
@@ -59,7 +59,7 @@ pub struct Config {
 }
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     #[error("{path}: cannot read the config: {message}")]
     #[diagnostic(code(engine_audit::config::io))]
     Io { path: String, message: String },
@@ -97,7 +97,7 @@ pub enum ConfigError {
 
 impl ConfigFile {
     /// The engine source the config names for profile `id`.
-    pub fn source_of(&self, id: &str) -> Option<&String> {
+    pub(crate) fn source_of(&self, id: &str) -> Option<&String> {
         match id {
             "sglang" => self.sglang.as_ref(),
             "dynamo" => self.dynamo.as_ref(),
@@ -109,7 +109,7 @@ impl ConfigFile {
 impl Config {
     /// `--config FILE` when given, else the first `.engine-audit.yaml` found walking
     /// up from `start` (a recipe path), else the defaults.
-    pub fn locate(explicit: Option<&Path>, start: Option<&Path>) -> Result<Config, ConfigError> {
+    pub(crate) fn locate(explicit: Option<&Path>, start: Option<&Path>) -> Result<Config, ConfigError> {
         if let Some(path) = explicit {
             return Config::load(path);
         }
@@ -119,7 +119,7 @@ impl Config {
         }
     }
 
-    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    pub(crate) fn load(path: &Path) -> Result<Config, ConfigError> {
         let text =
             std::fs::read_to_string(path).map_err(|e| ConfigError::Io { path: path.display().to_string(), message: e.to_string() })?;
         let root = path.parent().map(Path::to_path_buf).filter(|p| !p.as_os_str().is_empty()).unwrap_or_else(|| PathBuf::from("."));
@@ -128,13 +128,13 @@ impl Config {
 
     /// A config whose text is already in memory (read from git by `pr`); `root` is
     /// what its relative paths are relative to.
-    pub fn from_text(text: &str, path: &Path, root: PathBuf) -> Result<Config, ConfigError> {
+    pub(crate) fn from_text(text: &str, path: &Path, root: PathBuf) -> Result<Config, ConfigError> {
         let file = parse(text, &path.display().to_string())?;
         Ok(Config { file, root, path: Some(path.to_path_buf()) })
     }
 
     /// An engine source from the file: relative paths are relative to the config's folder.
-    pub fn engine_source(&self, spec: Option<&String>) -> Option<String> {
+    pub(crate) fn engine_source(&self, spec: Option<&String>) -> Option<String> {
         let spec = spec?;
         if crate::source::is_url(spec) || Path::new(spec).is_absolute() {
             return Some(spec.clone());
@@ -143,14 +143,14 @@ impl Config {
     }
 
     /// Rule folders: the ones given on the command line, then the config's.
-    pub fn rule_dirs(&self, from_flags: &[PathBuf]) -> Vec<PathBuf> {
+    pub(crate) fn rule_dirs(&self, from_flags: &[PathBuf]) -> Vec<PathBuf> {
         let mut dirs = from_flags.to_vec();
         dirs.extend(self.file.rules.iter().map(|r| self.root.join(r)));
         dirs
     }
 
     /// `recipe_roots` as paths.
-    pub fn recipe_roots(&self) -> Vec<PathBuf> {
+    pub(crate) fn recipe_roots(&self) -> Vec<PathBuf> {
         self.file.recipe_roots.iter().map(|r| self.root.join(r)).collect()
     }
 }
@@ -163,7 +163,7 @@ fn find_upwards(start: &Path) -> Option<PathBuf> {
 }
 
 /// Parse and validate a config's text (`path` is for messages).
-pub fn parse(text: &str, path: &str) -> Result<ConfigFile, ConfigError> {
+pub(crate) fn parse(text: &str, path: &str) -> Result<ConfigFile, ConfigError> {
     // An empty file is a valid config with every default.
     if text.trim().is_empty() {
         return Ok(ConfigFile::default());
@@ -223,7 +223,7 @@ fn code_span(text: &str, key: &str, code: &str) -> Option<crate::recipe::Span> {
 }
 
 /// A finding code: a catalog code (`EA003`) or a rule id (`R001`).
-pub fn is_finding_code(code: &str) -> bool {
+pub(crate) fn is_finding_code(code: &str) -> bool {
     Code::parse(code).is_some() || (code.len() >= 2 && code.starts_with('R') && code[1..].bytes().all(|b| b.is_ascii_digit()))
 }
 

@@ -11,7 +11,7 @@
 use miette::{MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 
 /// Characters kept on either side of a label's column.
-pub const WINDOW: usize = 120;
+pub(crate) const WINDOW: usize = 120;
 /// Lines kept above and below a label (miette shows one by default).
 const CONTEXT: usize = 2;
 /// A label spanning more lines is shown from its first line only.

@@ -8,9 +8,9 @@
 //! Which files may be written, and how they are written without losing anything,
 //! is [`disk`]'s part.
 
-pub mod disk;
+pub(crate) mod disk;
 
-pub use disk::{apply, screen, Applied};
+pub(crate) use disk::{apply, screen};
 
 use crate::finding::{Edit, Finding};
 use crate::recipe::RecipeFile;
@@ -33,7 +33,7 @@ pub struct FilePatch {
 
 /// A fix that was not applied, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejected {
+pub(crate) struct Rejected {
     pub path: String,
     pub line: u32,
     pub code: String,
@@ -43,7 +43,7 @@ pub struct Rejected {
 
 /// What `--fix` would do to the files a run read.
 #[derive(Debug, Default)]
-pub struct FixPlan {
+pub(crate) struct FixPlan {
     /// Files that change, sorted by path.
     pub patches: Vec<FilePatch>,
     pub rejected: Vec<Rejected>,
@@ -95,14 +95,14 @@ pub enum FixError {
 impl FixError {
     /// A file `--fix` was asked to write and could not (the run exits 2), as
     /// opposed to one it leaves alone by design (a note).
-    pub fn is_failure(&self) -> bool {
+    pub(crate) fn is_failure(&self) -> bool {
         matches!(self, FixError::Changed { .. } | FixError::Io { .. } | FixError::ReadOnly { .. } | FixError::Owner { .. })
     }
 }
 
 /// Plan the fixes of `findings` (in their order) against the files' text. Files
 /// whose edits cannot be trusted are left out whole, named in `skipped`.
-pub fn plan(findings: &[Finding], files: &[RecipeFile]) -> FixPlan {
+pub(crate) fn plan(findings: &[Finding], files: &[RecipeFile]) -> FixPlan {
     let refused = refused_files(files);
     let readable: BTreeMap<&str, &RecipeFile> =
         files.iter().filter(|f| !refused.contains_key(f.path.as_str())).map(|f| (f.path.as_str(), f)).collect();

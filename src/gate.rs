@@ -9,7 +9,7 @@ use std::process::ExitCode;
 /// The lowest severity that fails the run.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum FailOn {
+pub(crate) enum FailOn {
     Error,
     Warning,
     Info,
@@ -19,7 +19,7 @@ pub enum FailOn {
 /// How a finished run exits: 2 when no deployment could be audited (a master
 /// config's entries count only when checked against a recipe that was audited;
 /// `problems` says why one was not), else by the findings.
-pub fn exit_code(report: &AuditReport, fail_on: FailOn) -> ExitCode {
+pub(crate) fn exit_code(report: &AuditReport, fail_on: FailOn) -> ExitCode {
     if report.nothing_audited() {
         eprintln!("engine-audit: no deployment could be audited");
         return ExitCode::from(2);
@@ -28,7 +28,7 @@ pub fn exit_code(report: &AuditReport, fail_on: FailOn) -> ExitCode {
 }
 
 /// Exit 1 when a finding is at or above `--fail-on`.
-pub fn gate(report: &AuditReport, fail_on: FailOn) -> ExitCode {
+pub(crate) fn gate(report: &AuditReport, fail_on: FailOn) -> ExitCode {
     let threshold = match fail_on {
         FailOn::Error => Severity::Error,
         FailOn::Warning => Severity::Warning,

@@ -4,32 +4,37 @@
 //! Data flows one way: `source` (git trees) → `extract` (tree-sitter facts) →
 //! `surface` (the model of one release) → `check` (findings) → `report`.
 //! `recipe` reads the deployments; `audit` wires one run together.
+//!
+//! The public modules are the facade the binary, the integration tests, the
+//! fuzz targets and the benchmarks use; everything else is `pub(crate)`.
+
+#![warn(unreachable_pub)]
 
 pub mod audit;
-pub mod bounded_parse;
+mod bounded_parse;
 pub mod cache;
-pub mod check;
-pub mod cli;
+mod check;
+mod cli;
 pub mod cmd;
 pub mod codes;
-pub mod config;
+mod config;
 pub mod demo;
-pub mod embedded;
-pub mod excerpt;
+mod embedded;
+mod excerpt;
 pub mod extract;
-pub mod finding;
+mod finding;
 pub mod fix;
-pub mod gate;
+mod gate;
 pub mod profiles;
 pub mod recipe;
 pub mod report;
 pub mod rules;
 pub mod source;
-pub mod spelling;
-pub mod suppress;
+mod spelling;
+mod suppress;
 pub mod surface;
 pub mod surface_diff;
-pub mod trace;
+mod trace;
 
 // Linked for its exported zlib symbols (see Cargo.toml), not called from Rust.
 use libz_rs_sys as _;

@@ -8,7 +8,7 @@
 //! strategies its source needs, a consumer link, fixtures and docs.
 
 /// A profile, as the rest of the crate passes it around.
-pub type Engine = &'static EngineProfile;
+pub(crate) type Engine = &'static EngineProfile;
 
 /// An engine (or a consumer of engines) the tool reads.
 #[derive(Debug)]
@@ -58,7 +58,7 @@ pub enum LaunchForm {
 impl Launcher {
     /// The launcher as it reads in a script, for spotting it inside text that is
     /// not parsed as a command (`CMD="python3 -m sglang.launch_server ..."`).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self.form {
             LaunchForm::PythonModule(module) => module.to_string(),
             LaunchForm::Program { program, subcommand } => format!("{program} {subcommand}"),
@@ -86,7 +86,7 @@ pub enum EnvStrategy {
 
 /// A consumer component that uses an engine: Dynamo's SGLang worker.
 #[derive(Debug)]
-pub struct ConsumerLink {
+pub(crate) struct ConsumerLink {
     /// The consumer's profile id (`dynamo`).
     pub consumer: &'static str,
     /// The engine's profile id (`sglang`).
@@ -117,36 +117,36 @@ pub static DYNAMO: EngineProfile =
     EngineProfile { id: "dynamo", display: "Dynamo", package_roots: &["components/src/dynamo", "dynamo"], server: None };
 
 /// Every profile, engines first.
-pub static PROFILES: &[&EngineProfile] = &[&SGLANG, &DYNAMO];
+pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &DYNAMO];
 
 /// Every consumer component and the engine it uses.
-pub static CONSUMER_LINKS: &[ConsumerLink] =
+pub(crate) static CONSUMER_LINKS: &[ConsumerLink] =
     &[ConsumerLink { consumer: "dynamo", engine: "sglang", component: "dynamo.sglang", pin: "sglang" }];
 
 /// The profile of `id`.
-pub fn by_id(id: &str) -> Option<&'static EngineProfile> {
+pub(crate) fn by_id(id: &str) -> Option<&'static EngineProfile> {
     PROFILES.iter().copied().find(|p| p.id == id)
 }
 
 impl EngineProfile {
     /// Whether `name` is an env var of this engine (by its prefixes).
-    pub fn owns_env(&self, name: &str) -> bool {
+    pub(crate) fn owns_env(&self, name: &str) -> bool {
         self.server.as_ref().is_some_and(|s| s.env_prefixes.iter().any(|p| name.starts_with(p)))
     }
 
     /// The configuration class consumers read, as (dotted module, class).
-    pub fn config_class(&self) -> Option<(String, String)> {
+    pub(crate) fn config_class(&self) -> Option<(String, String)> {
         self.server.as_ref().map(|s| (s.config_class.0.to_string(), s.config_class.1.to_string()))
     }
 }
 
 /// Every engine with a server, and its launchers.
-pub fn servers() -> impl Iterator<Item = (Engine, &'static ServerProfile)> {
+pub(crate) fn servers() -> impl Iterator<Item = (Engine, &'static ServerProfile)> {
     PROFILES.iter().filter_map(|p| p.server.as_ref().map(|s| (*p, s)))
 }
 
 /// The consumer links whose consumer is `consumer`.
-pub fn links_of(consumer: &str) -> impl Iterator<Item = &'static ConsumerLink> + '_ {
+pub(crate) fn links_of(consumer: &str) -> impl Iterator<Item = &'static ConsumerLink> + '_ {
     CONSUMER_LINKS.iter().filter(move |l| l.consumer == consumer)
 }
 

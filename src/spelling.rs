@@ -8,14 +8,14 @@
 use rapidfuzz::distance::indel;
 
 /// Longer words get no suggestion: no flag, env var or tag is this long.
-pub const MAX_COMPARED: usize = 128;
+pub(crate) const MAX_COMPARED: usize = 128;
 
 /// The share of characters two spellings have in common, in order (difflib's
 /// ratio: 2 × the longest common subsequence / both lengths; 1.0 = equal),
 /// when it can reach `min`; else `None` without computing it. A prefix left
 /// out counts less than under an edit distance, so `--speculative-algo`
 /// still finds `--speculative-algorithm`.
-pub fn similarity(a: &str, b: &str, min: f64) -> Option<f64> {
+pub(crate) fn similarity(a: &str, b: &str, min: f64) -> Option<f64> {
     let (la, lb) = (a.chars().count(), b.chars().count());
     if la > MAX_COMPARED || lb > MAX_COMPARED {
         return None;
@@ -28,7 +28,7 @@ pub fn similarity(a: &str, b: &str, min: f64) -> Option<f64> {
 
 /// The `limit` candidates closest to `word` with a similarity of at least
 /// `min`, best first (ties by name).
-pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>, min: f64, limit: usize) -> Vec<&'a str> {
+pub(crate) fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>, min: f64, limit: usize) -> Vec<&'a str> {
     if word.chars().count() > MAX_COMPARED {
         return Vec::new();
     }

@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 
 /// The choices that apply to a whole run (flags merged with the config file).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Policy {
+pub(crate) struct Policy {
     /// Codes dropped everywhere (`--ignore`, config `ignore`).
     pub ignore: Vec<String>,
     /// Severity per code (config `severity`).
@@ -24,7 +24,7 @@ pub struct Policy {
 
 /// Which codes one inline directive silences.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Directive {
+pub(crate) enum Directive {
     All,
     Codes(Vec<String>),
 }
@@ -44,7 +44,7 @@ static DIRECTIVE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:^|\s)#\s*engine-audit:\s*ignore(?:\[([^\]]*)\])?(?:\s|$)").expect("a valid pattern"));
 
 /// The directive on one line of text, if any.
-pub fn directive(line: &str) -> Option<Directive> {
+pub(crate) fn directive(line: &str) -> Option<Directive> {
     let caps = DIRECTIVE.captures(line)?;
     Some(match caps.get(1) {
         None => Directive::All,
@@ -54,7 +54,7 @@ pub fn directive(line: &str) -> Option<Directive> {
 
 /// Whether `text` holds a directive covering `code` at 1-based `line`: trailing on
 /// that line, or on a comment-only line just above it.
-pub fn is_suppressed_at(text: &str, line: u32, code: &str) -> bool {
+pub(crate) fn is_suppressed_at(text: &str, line: u32, code: &str) -> bool {
     let Some(index) = (line as usize).checked_sub(1) else { return false };
     let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
     let (above, own) = if index == 0 {
@@ -70,7 +70,7 @@ pub fn is_suppressed_at(text: &str, line: u32, code: &str) -> bool {
 
 /// Apply severity overrides, then drop ignored codes and inline-suppressed
 /// findings (in the recipe files the run read), counting what was dropped.
-pub fn apply(report: &mut AuditReport, files: &[RecipeFile], policy: &Policy) {
+pub(crate) fn apply(report: &mut AuditReport, files: &[RecipeFile], policy: &Policy) {
     // Every directive holds this literal: files without it (most) are never
     // searched line by line, once per finding.
     let texts: BTreeMap<&str, &str> =

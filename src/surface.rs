@@ -39,7 +39,7 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Known<T> {
 }
 
 impl<T> Known<T> {
-    pub fn dynamic(text: impl Into<String>) -> Self {
+    pub(crate) fn dynamic(text: impl Into<String>) -> Self {
         Known::Dynamic { dynamic: text.into() }
     }
     pub fn value(&self) -> Option<&T> {
@@ -54,7 +54,7 @@ impl<T> Known<T> {
 }
 
 /// A Python literal value as the engine writes it (defaults, choices, consts).
-pub type PyValue = serde_json::Value;
+pub(crate) type PyValue = serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -108,7 +108,7 @@ impl Flag {
         &self.names[0]
     }
     /// Whether the flag takes no value on the command line.
-    pub fn is_switch(&self) -> bool {
+    pub(crate) fn is_switch(&self) -> bool {
         matches!(self.action.as_str(), "store_true" | "store_false" | "store_const" | "count" | "BooleanOptionalAction")
             || self.nargs == Some(serde_json::json!(0))
     }
@@ -269,7 +269,7 @@ impl EngineSurface {
     pub fn env_var(&self, name: &str) -> Option<&EnvVar> {
         self.env.iter().find(|e| e.name == name)
     }
-    pub fn module(&self, dotted: &str) -> Option<&Module> {
+    pub(crate) fn module(&self, dotted: &str) -> Option<&Module> {
         self.modules.binary_search_by(|m| m.name.as_str().cmp(dotted)).ok().map(|i| &self.modules[i])
     }
 }

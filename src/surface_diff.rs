@@ -100,7 +100,7 @@ fn counterpart<'a>(to: &'a EngineSurface, flag: &Flag) -> Option<&'a Flag> {
 
 /// A default that changed between two releases: both known, and different.
 #[derive(Debug, Clone)]
-pub struct DefaultChange<'a> {
+pub(crate) struct DefaultChange<'a> {
     /// The flag at the target.
     pub flag: &'a Flag,
     pub from: &'a Known<serde_json::Value>,
@@ -110,7 +110,7 @@ pub struct DefaultChange<'a> {
 /// Every flag of `to` whose known default differs from its known default at
 /// `from`, neither side deprecated (a deprecated flag's default is not what
 /// runs), and not argparse's `--help`.
-pub fn default_changes<'a>(from: &'a EngineSurface, to: &'a EngineSurface) -> Vec<DefaultChange<'a>> {
+pub(crate) fn default_changes<'a>(from: &'a EngineSurface, to: &'a EngineSurface) -> Vec<DefaultChange<'a>> {
     let mut out = Vec::new();
     for new in &to.flags {
         if new.deprecated.is_some() || new.action == "help" || new.dest == "help" {
@@ -129,7 +129,7 @@ pub fn default_changes<'a>(from: &'a EngineSurface, to: &'a EngineSurface) -> Ve
 /// One argparse field of a flag that changed: `type`, `nargs` or `action`,
 /// with both values as a reader writes them (`str` for no type, `one` for no nargs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FieldChange {
+pub(crate) struct FieldChange {
     pub field: &'static str,
     pub old: String,
     pub new: String,
@@ -137,7 +137,7 @@ pub struct FieldChange {
 
 /// How a flag's meaning changed between two releases (empty when it did not,
 /// or when either side is deprecated: a deprecation is its own change).
-pub fn semantic_changes(old: &Flag, new: &Flag) -> Vec<FieldChange> {
+pub(crate) fn semantic_changes(old: &Flag, new: &Flag) -> Vec<FieldChange> {
     if old.deprecated.is_some() || new.deprecated.is_some() {
         return Vec::new();
     }
@@ -158,7 +158,7 @@ pub fn semantic_changes(old: &Flag, new: &Flag) -> Vec<FieldChange> {
 
 /// An env var's default that changed: both known and different, the var not
 /// deprecated at the target.
-pub fn env_default_change<'a>(old: &'a EnvVar, new: &'a EnvVar) -> Option<(&'a serde_json::Value, &'a serde_json::Value)> {
+pub(crate) fn env_default_change<'a>(old: &'a EnvVar, new: &'a EnvVar) -> Option<(&'a serde_json::Value, &'a serde_json::Value)> {
     match (&old.default, &new.default) {
         (Known::Value(a), Known::Value(b)) if a != b && new.deprecated.is_none() => Some((a, b)),
         _ => None,
@@ -276,7 +276,7 @@ fn diff_modules(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
 
 /// The modules of `to` that `from` does not have: one merge of the two module
 /// lists (both sorted by name).
-pub fn added_modules<'a>(from: &EngineSurface, to: &'a EngineSurface) -> Vec<&'a crate::surface::Module> {
+pub(crate) fn added_modules<'a>(from: &EngineSurface, to: &'a EngineSurface) -> Vec<&'a crate::surface::Module> {
     let mut old = from.modules.iter().map(|m| m.name.as_str()).peekable();
     to.modules
         .iter()
@@ -289,7 +289,7 @@ pub fn added_modules<'a>(from: &EngineSurface, to: &'a EngineSurface) -> Vec<&'a
 
 /// Where a removed module went: a new module with the same leaf name (the closest
 /// in dotted path when several), else one defining the same symbols.
-pub fn relocation(old: &crate::surface::Module, added: &[&crate::surface::Module]) -> Option<String> {
+pub(crate) fn relocation(old: &crate::surface::Module, added: &[&crate::surface::Module]) -> Option<String> {
     fn leaf(name: &str) -> &str {
         name.rsplit('.').next().unwrap_or(name)
     }

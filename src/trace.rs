@@ -11,7 +11,7 @@ fn level() -> u8 {
     *LEVEL.get_or_init(|| std::env::var("ENGINE_AUDIT_TRACE").ok().and_then(|v| v.parse().ok()).unwrap_or(0))
 }
 
-pub fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     level() > 0
 }
 
@@ -20,7 +20,7 @@ static PARSED_BYTES: AtomicU64 = AtomicU64::new(0);
 static PARSE_NANOS: AtomicU64 = AtomicU64::new(0);
 
 /// A timed region; prints its duration when dropped.
-pub struct Span {
+pub(crate) struct Span {
     name: String,
     start: Instant,
 }
@@ -41,7 +41,7 @@ fn origin() -> &'static Instant {
 }
 
 /// Start a span; the name is only built when tracing is on.
-pub fn span(name: impl FnOnce() -> String) -> Option<Span> {
+pub(crate) fn span(name: impl FnOnce() -> String) -> Option<Span> {
     enabled().then(|| {
         origin();
         Span { name: name(), start: Instant::now() }
@@ -49,7 +49,7 @@ pub fn span(name: impl FnOnce() -> String) -> Option<Span> {
 }
 
 /// Record one tree-sitter parse.
-pub fn parsed(path: &str, bytes: usize, took: Duration) {
+pub(crate) fn parsed(path: &str, bytes: usize, took: Duration) {
     if !enabled() {
         return;
     }
@@ -62,7 +62,7 @@ pub fn parsed(path: &str, bytes: usize, took: Duration) {
 }
 
 /// Print what was parsed so far (files, bytes, summed parse time).
-pub fn summary(what: &str) {
+pub(crate) fn summary(what: &str) {
     if !enabled() {
         return;
     }

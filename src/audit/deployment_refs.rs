@@ -25,13 +25,13 @@ pub(super) struct EngineRefs {
 }
 
 impl DeploymentRefs {
-    pub fn of(&self, engine: Engine) -> Option<&EngineRefs> {
+    pub(super) fn of(&self, engine: Engine) -> Option<&EngineRefs> {
         self.by_engine.get(engine.id)
     }
-    pub fn to(&self, engine: Engine) -> Option<&DerivedRef> {
+    pub(super) fn to(&self, engine: Engine) -> Option<&DerivedRef> {
         self.of(engine).and_then(|r| r.to.as_ref())
     }
-    pub fn from(&self, engine: Engine) -> Option<&DerivedRef> {
+    pub(super) fn from(&self, engine: Engine) -> Option<&DerivedRef> {
         self.of(engine).and_then(|r| r.from.as_ref())
     }
 }

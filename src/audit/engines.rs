@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// What to extract at a ref that is only ever bumped from: the target's demand,
 /// except symbols, which are needed there only to relocate a module missing at a
 /// target (see `check::consumer`). Missing is decided from the target listings.
-pub fn source_demand(handle: &mut EngineHandle, target_demand: &Demand, targets: &BTreeSet<String>) -> Demand {
+pub(super) fn source_demand(handle: &mut EngineHandle, target_demand: &Demand, targets: &BTreeSet<String>) -> Demand {
     let trees: Vec<Arc<RefTree>> = targets.iter().filter_map(|t| handle.tree(t).ok()).collect();
     let packages: Vec<Package> = trees.iter().map(|t| Package::new(t.tree.as_ref(), &t.package_root)).collect();
     let missing_somewhere = |dotted: &String| trees.len() < targets.len() || packages.iter().any(|p| p.module_path(dotted).is_none());
@@ -27,12 +27,12 @@ pub fn source_demand(handle: &mut EngineHandle, target_demand: &Demand, targets:
 /// The engine sources an audit reads, opened, by profile id. Opening (libgit2's
 /// set-up, the repositories) does not depend on the recipes: callers open them
 /// while the recipes and rules load.
-pub struct Engines {
+pub(crate) struct Engines {
     pub(super) handles: BTreeMap<&'static str, EngineHandle>,
 }
 
 impl Engines {
-    pub fn open(opts: &AuditOptions) -> Result<Engines, miette::Report> {
+    pub(crate) fn open(opts: &AuditOptions) -> Result<Engines, miette::Report> {
         // Refs given as flags win over every recipe's (see `deployment_refs`):
         // their trees, and what consumers import, are read now, beside the
         // recipes. Results and errors are kept in the handle for when the audit asks.
@@ -64,17 +64,17 @@ impl Engines {
     }
 
     /// The opened source of `engine`, if it was given.
-    pub fn get(&self, engine: Engine) -> Option<&EngineHandle> {
+    pub(crate) fn get(&self, engine: Engine) -> Option<&EngineHandle> {
         self.handles.get(engine.id)
     }
 
-    pub fn get_mut(&mut self, engine: Engine) -> Option<&mut EngineHandle> {
+    pub(crate) fn get_mut(&mut self, engine: Engine) -> Option<&mut EngineHandle> {
         self.handles.get_mut(engine.id)
     }
 
     /// At the end of a process: bound the fact cache, and leave the trees and
     /// surfaces to the exit instead of freeing them piece by piece.
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         for handle in self.handles.into_values() {
             handle.finish();
         }
@@ -82,7 +82,7 @@ impl Engines {
 }
 
 /// One ref of an engine: its file tree and where the package sits in it.
-pub struct RefTree {
+pub(crate) struct RefTree {
     pub tree: Box<dyn Tree>,
     pub package_root: String,
     pub ref_name: String,
@@ -90,7 +90,7 @@ pub struct RefTree {
 
 type Uses = (Vec<ConsumerUse>, Vec<ExtractWarning>);
 
-pub struct EngineHandle {
+pub(crate) struct EngineHandle {
     pub engine: Engine,
     pub source: EngineSource,
     root: Option<String>,
@@ -101,7 +101,12 @@ pub struct EngineHandle {
 }
 
 impl EngineHandle {
-    pub fn open(engine: Engine, spec: &str, root: Option<String>, opts: &OpenOptions) -> Result<EngineHandle, crate::source::SourceError> {
+    pub(crate) fn open(
+        engine: Engine,
+        spec: &str,
+        root: Option<String>,
+        opts: &OpenOptions,
+    ) -> Result<EngineHandle, crate::source::SourceError> {
         Ok(EngineHandle {
             engine,
             source: EngineSource::open(spec, opts)?,
@@ -115,7 +120,7 @@ impl EngineHandle {
 
     /// The tree at `wanted`. Errors are kept as text so every deployment that
     /// needs the ref reports the same problem.
-    pub fn tree(&mut self, wanted: &str) -> Result<Arc<RefTree>, String> {
+    pub(crate) fn tree(&mut self, wanted: &str) -> Result<Arc<RefTree>, String> {
         if !self.trees.contains_key(wanted) {
             let _span = crate::trace::span(|| format!("{} tree {wanted}", self.engine.id));
             let result = (|| {
@@ -130,7 +135,7 @@ impl EngineHandle {
 
     /// Extract the surfaces of several refs at once, in parallel (each is
     /// independent); later [`surface`](Self::surface) calls find them ready.
-    pub fn prefetch_surfaces(&mut self, wanted: &[(String, Demand)]) {
+    pub(crate) fn prefetch_surfaces(&mut self, wanted: &[(String, Demand)]) {
         let missing: Vec<&(String, Demand)> = wanted.iter().filter(|(w, _)| !self.surfaces.contains_key(w)).collect();
         type Todo<'d> = (String, &'d Demand, Result<Arc<RefTree>, String>);
         let todo: Vec<Todo> = missing.into_iter().map(|(w, d)| (w.clone(), d, self.tree(w))).collect();
@@ -148,13 +153,13 @@ impl EngineHandle {
     }
 
     /// The surface at `wanted`, extracted on first request.
-    pub fn surface(&mut self, wanted: &str, demand: &Demand) -> Result<Arc<EngineSurface>, String> {
+    pub(crate) fn surface(&mut self, wanted: &str, demand: &Demand) -> Result<Arc<EngineSurface>, String> {
         self.prefetch_surfaces(&[(wanted.to_string(), demand.clone())]);
         self.surfaces[wanted].clone()
     }
 
     /// What this consumer's component of `link` uses of its engine at `wanted`.
-    pub fn consumer_uses(&mut self, wanted: &str, link: &ConsumerLink) -> Result<&Vec<ConsumerUse>, String> {
+    pub(crate) fn consumer_uses(&mut self, wanted: &str, link: &ConsumerLink) -> Result<&Vec<ConsumerUse>, String> {
         let key = (wanted.to_string(), link.component);
         if !self.uses.contains_key(&key) {
             let _span = crate::trace::span(|| format!("{} consumer uses {wanted}", self.engine.id));
@@ -174,12 +179,12 @@ impl EngineHandle {
 
     /// Rule evidence results known for `tree` (all rules, all deployments),
     /// keyed by its whole listing: any change re-checks the rules.
-    pub fn rule_memo(&self, tree: &RefTree) -> EvidenceMemo {
+    pub(crate) fn rule_memo(&self, tree: &RefTree) -> EvidenceMemo {
         self.cache.get(RULE_MEMO, &rule_memo_key(tree), tree.tree.as_ref()).unwrap_or_default()
     }
 
     /// Store the results of this run, when they add to what was loaded.
-    pub fn store_rule_memo(&self, tree: &RefTree, loaded: usize, memo: &EvidenceMemo) {
+    pub(crate) fn store_rule_memo(&self, tree: &RefTree, loaded: usize, memo: &EvidenceMemo) {
         // Results found in a tree where a read failed may lack that file.
         if memo.len() > loaded && tree.tree.failed_reads() == 0 {
             self.cache.put(RULE_MEMO, &rule_memo_key(tree), Default::default(), memo);
@@ -187,13 +192,13 @@ impl EngineHandle {
     }
 
     /// Bound the fact cache (as dropping does), then leak the handle: see [`Engines::finish`].
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         self.cache.evict_if_needed();
         std::mem::forget(self);
     }
 
     /// Extraction warnings met so far (files that could only be read in part).
-    pub fn warnings(&self) -> Vec<ExtractWarning> {
+    pub(crate) fn warnings(&self) -> Vec<ExtractWarning> {
         let mut out: Vec<ExtractWarning> = self
             .surfaces
             .values()

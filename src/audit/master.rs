@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 /// Check every master config's entries (only `--key`'s, when given) against the
 /// loaded recipes they link; `audited` holds the recipe paths with at least one
 /// deployment audited.
-pub fn check_masters(files: &[RecipeFile], opts: &AuditOptions, audited: &BTreeSet<&str>, report: &mut AuditReport) {
+pub(super) fn check_masters(files: &[RecipeFile], opts: &AuditOptions, audited: &BTreeSet<&str>, report: &mut AuditReport) {
     for master in files.iter().filter(|f| f.kind == RecipeKind::MasterConfig) {
         let Some(config) = &master.master else { continue };
         let selected: Vec<&MasterEntry> =

@@ -11,7 +11,7 @@ mod deployment_refs;
 mod engines;
 mod master;
 mod options;
-pub mod refs;
+pub(crate) mod refs;
 
 use crate::check::{self, consumer::Consumer, Bump};
 use crate::extract::consumer::UseKind;
@@ -22,7 +22,7 @@ use crate::profiles::{self, ConsumerLink, Engine};
 use crate::recipe::{Deployment, RecipeFile, RecipeKind};
 use crate::surface::{EngineSurface, ExtractWarning};
 use deployment_refs::{derive_refs, DeploymentRefs};
-pub use engines::Engines;
+pub(crate) use engines::Engines;
 use engines::{EngineHandle, RefTree};
 pub use options::{AuditOptions, EngineSpec, RefFlags};
 use rayon::prelude::*;
@@ -34,7 +34,7 @@ pub fn run(files: &[RecipeFile], opts: &AuditOptions) -> Result<AuditReport, mie
 }
 
 /// [`run`] over engines already opened from `opts`.
-pub fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines) -> Result<AuditReport, miette::Report> {
+pub(crate) fn run_with(files: &[RecipeFile], opts: &AuditOptions, engines: &mut Engines) -> Result<AuditReport, miette::Report> {
     let mut run = Run::plan(files, opts, engines);
     let demands = run.prefetch(engines);
     run.check_servers(engines, &demands);

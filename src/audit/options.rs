@@ -45,7 +45,7 @@ pub struct RefFlags {
 impl RefFlags {
     /// The refs of `engine` as its flags name them: `--from`/`--to` for an
     /// engine recipes start, `--<id>-from`/`--<id>-to` for a consumer.
-    pub fn named(engine: &EngineProfile, from: Option<String>, to: Option<String>) -> RefFlags {
+    pub(crate) fn named(engine: &EngineProfile, from: Option<String>, to: Option<String>) -> RefFlags {
         let (from_flag, to_flag) = match engine.server {
             Some(_) => ("--from".to_string(), "--to".to_string()),
             None => (format!("--{}-from", engine.id), format!("--{}-to", engine.id)),
@@ -55,11 +55,6 @@ impl RefFlags {
 }
 
 impl AuditOptions {
-    /// `engine`'s source, when one was given.
-    pub fn source(&self, engine: Engine) -> Option<&EngineSpec> {
-        self.sources.get(engine.id)
-    }
-
     /// Give `engine`'s source (a path or URL, and an optional package folder).
     pub fn with_source(mut self, engine: Engine, spec: Option<String>, root: Option<String>) -> AuditOptions {
         if let Some(spec) = spec {
@@ -77,12 +72,12 @@ impl AuditOptions {
     }
 
     /// The refs named for `engine`, if any.
-    pub fn refs_of(&self, engine: Engine) -> RefFlags {
+    pub(crate) fn refs_of(&self, engine: Engine) -> RefFlags {
         self.refs.get(engine.id).cloned().unwrap_or_else(|| RefFlags::named(engine, None, None))
     }
 
     /// Whether any engine source was given.
-    pub fn has_sources(&self) -> bool {
+    pub(crate) fn has_sources(&self) -> bool {
         !self.sources.is_empty()
     }
 }

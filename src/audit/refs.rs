@@ -7,7 +7,7 @@ use crate::source::{EngineRepo, SourceError};
 
 /// A ref a deployment maps to, and how it was found (said in the report).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DerivedRef {
+pub(crate) struct DerivedRef {
     /// What to resolve in the engine repo (a tag, a sha).
     pub wanted: String,
     /// How it was derived: `--to`, `image lmsysorg/sglang:v0.5.19-cu130`, ...
@@ -16,7 +16,7 @@ pub struct DerivedRef {
 
 /// Why a recipe's engine could not be mapped to a ref (EA303).
 #[derive(Debug, Clone)]
-pub struct Unresolved {
+pub(crate) struct Unresolved {
     /// The engine, as shown (`SGLang`, `Dynamo`).
     pub engine: &'static str,
     /// The value as written (the image, the `dynamo:` value).
@@ -26,7 +26,7 @@ pub struct Unresolved {
 
 /// The ref of `engine` a container image stands for: its version tag, else the
 /// commit a nightly tag names. `Ok(None)` when the recipe names no image.
-pub fn image_ref(engine: Engine, dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
+pub(crate) fn image_ref(engine: Engine, dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
     let (Some(container), Some(image)) = (&dep.container, &dep.image) else { return Ok(None) };
     let how = format!("image {}", container.value);
     for wanted in image_candidates(image) {
@@ -57,7 +57,7 @@ fn image_candidates(image: &ImageTag) -> Vec<String> {
 
 /// The Dynamo ref a recipe's `dynamo:` block stands for. A nightly wheel maps to
 /// the last commit on the default branch at or before its build date.
-pub fn dynamo_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
+pub(crate) fn dynamo_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
     let Some(spec) = &dep.dynamo else { return Ok(None) };
     let unresolved = |detail: String| Unresolved {
         engine: crate::profiles::DYNAMO.display,
@@ -92,7 +92,7 @@ pub fn dynamo_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedR
 }
 
 /// 23:59:59 UTC of a `YYYYMMDD` date, as a Unix time.
-pub fn date_end_unix(date: &str) -> Option<i64> {
+pub(crate) fn date_end_unix(date: &str) -> Option<i64> {
     if date.len() != 8 || !date.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

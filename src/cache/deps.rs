@@ -18,7 +18,7 @@ pub struct Deps {
 
 impl Deps {
     /// Whether every recorded file is unchanged in `tree` (and the listing, if recorded).
-    pub fn hold(&self, tree: &dyn Tree) -> bool {
+    pub(crate) fn hold(&self, tree: &dyn Tree) -> bool {
         let files_hold = self.files.iter().all(|(path, id)| tree.entry(path).map(|e| &e.id) == id.as_ref());
         files_hold && self.listing.as_ref().is_none_or(|fp| *fp == listing_fingerprint(tree))
     }
@@ -77,7 +77,7 @@ impl<'t> RecordingTree<'t> {
     }
 
     /// Everything recorded so far.
-    pub fn deps(&self) -> Deps {
+    pub(crate) fn deps(&self) -> Deps {
         Deps {
             files: self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone(),
             listing: self.listed.load(Ordering::Relaxed).then(|| listing_fingerprint(self.inner)),

@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-pub const TAG_NAME: &str = "CACHEDIR.TAG";
+pub(super) const TAG_NAME: &str = "CACHEDIR.TAG";
 /// The first line every cache directory tag starts with (the standard's).
 const TAG_SIGNATURE: &str = "Signature: 8a477f597d28d172789f06886806bc55";
 const TAG_BODY: &str = "Signature: 8a477f597d28d172789f06886806bc55\n\
@@ -21,14 +21,14 @@ const TAG_BODY: &str = "Signature: 8a477f597d28d172789f06886806bc55\n\
 
 /// A temporary file older than this is a leftover of a killed run: a write
 /// takes milliseconds from creation to rename.
-pub const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
+pub(super) const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
 
 /// `tempfile`'s names: this prefix and six random alphanumerics.
-pub const TEMP_PREFIX: &str = ".tmp-";
+pub(super) const TEMP_PREFIX: &str = ".tmp-";
 const TEMP_RANDOM_LEN: usize = 6;
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
-pub enum CacheError {
+pub(crate) enum CacheError {
     #[error(
         "{dir} is not an engine-audit fact cache: it has no CACHEDIR.TAG and holds files the cache did not write; nothing was removed"
     )]
@@ -52,14 +52,14 @@ pub enum CacheError {
 
 /// What a file in a shard is to the cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(super) enum Kind {
     Entry,
     Temp,
 }
 
 /// One file the cache named: where, how large, when last written.
 #[derive(Debug, Clone)]
-pub struct Item {
+pub(super) struct Item {
     pub path: PathBuf,
     pub size: u64,
     pub modified: SystemTime,
@@ -71,7 +71,7 @@ fn is_lower_hex(s: &str) -> bool {
 }
 
 /// `ab`: the folder an entry's first two hex digits name.
-pub fn is_shard_name(name: &str) -> bool {
+pub(super) fn is_shard_name(name: &str) -> bool {
     name.len() == 2 && is_lower_hex(name)
 }
 
@@ -117,7 +117,7 @@ fn is_ours(dir: &Path) -> io::Result<bool> {
 
 /// Make `dir` the cache's before the first write: create and tag it, or tag
 /// a folder with nothing else in it. A folder with other files is refused.
-pub fn claim(dir: &Path) -> Result<(), CacheError> {
+pub(super) fn claim(dir: &Path) -> Result<(), CacheError> {
     let unreadable = |source| CacheError::Unreadable { dir: dir.display().to_string(), source };
     std::fs::create_dir_all(dir).map_err(unreadable)?;
     if is_tagged(dir) {
@@ -141,7 +141,7 @@ fn write_tag(dir: &Path) -> io::Result<()> {
 /// Every entry and temporary file of the cache in `dir`; nothing else is
 /// looked at. Shard folders are not followed through links (a link could lead
 /// to files the cache never wrote).
-pub fn items(dir: &Path) -> io::Result<Vec<Item>> {
+pub(super) fn items(dir: &Path) -> io::Result<Vec<Item>> {
     let mut out = Vec::new();
     let shards = match std::fs::read_dir(dir) {
         Ok(shards) => shards,
@@ -167,13 +167,13 @@ pub fn items(dir: &Path) -> io::Result<Vec<Item>> {
 }
 
 /// Items a bounded pass may look at: an unreadable folder has none.
-pub fn items_or_none(dir: &Path) -> Vec<Item> {
+pub(super) fn items_or_none(dir: &Path) -> Vec<Item> {
     items(dir).unwrap_or_default()
 }
 
 /// Remove temporary files older than [`STALE_TEMP_AGE`] (left by a killed run)
 /// and, past `limit` bytes, the oldest entries down to `target`.
-pub fn evict(dir: &Path, limit: u64, target: u64, now: SystemTime) {
+pub(super) fn evict(dir: &Path, limit: u64, target: u64, now: SystemTime) {
     let (temps, mut entries): (Vec<Item>, Vec<Item>) = items_or_none(dir).into_iter().partition(|i| i.kind == Kind::Temp);
     let mut total: u64 = entries.iter().map(|e| e.size).sum();
     for temp in temps {
@@ -200,7 +200,7 @@ pub fn evict(dir: &Path, limit: u64, target: u64, now: SystemTime) {
 
 /// Remove every entry and temporary file; the count removed, or what could
 /// not be removed. A folder that is not the cache's is refused whole.
-pub fn clear(dir: &Path) -> Result<u64, CacheError> {
+pub(super) fn clear(dir: &Path) -> Result<u64, CacheError> {
     let unreadable = |source| CacheError::Unreadable { dir: dir.display().to_string(), source };
     match std::fs::metadata(dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),

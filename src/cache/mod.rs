@@ -26,5 +26,4 @@ mod folder;
 mod store;
 
 pub use deps::{listing_fingerprint, tree_files_fingerprint, Deps, RecordingTree};
-pub use folder::CacheError;
 pub use store::{CacheStats, FactCache, DEFAULT_LIMIT_BYTES};

@@ -79,7 +79,7 @@ pub struct CacheStats {
 static DISABLED: AtomicBool = AtomicBool::new(false);
 
 impl FactCache {
-    pub fn disabled() -> Self {
+    pub(crate) fn disabled() -> Self {
         FactCache { inner: None }
     }
 
@@ -88,7 +88,7 @@ impl FactCache {
         Self::with_limit(dir, DEFAULT_LIMIT_BYTES)
     }
 
-    pub fn with_limit(dir: impl Into<PathBuf>, limit: u64) -> Self {
+    pub(crate) fn with_limit(dir: impl Into<PathBuf>, limit: u64) -> Self {
         match extractor_version() {
             Some(version) => FactCache {
                 inner: Some(Arc::new(Inner { dir: dir.into(), version, limit, wrote: AtomicBool::new(false), claimed: OnceLock::new() })),
@@ -99,14 +99,14 @@ impl FactCache {
     }
 
     /// `--no-cache` for the rest of the process.
-    pub fn disable_default() {
+    pub(crate) fn disable_default() {
         DISABLED.store(true, Ordering::Relaxed);
     }
 
     /// The process-wide cache: `$ENGINE_AUDIT_CACHE_DIR`, else
     /// `$XDG_CACHE_HOME/engine-audit/facts`, else `~/.cache/engine-audit/facts`;
     /// disabled by `--no-cache` or `ENGINE_AUDIT_NO_CACHE=1`.
-    pub fn default_cache() -> FactCache {
+    pub(crate) fn default_cache() -> FactCache {
         if DISABLED.load(Ordering::Relaxed) || std::env::var_os("ENGINE_AUDIT_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0") {
             return Self::disabled();
         }
@@ -116,16 +116,16 @@ impl FactCache {
         }
     }
 
-    pub fn dir(&self) -> Option<&Path> {
+    pub(crate) fn dir(&self) -> Option<&Path> {
         self.inner.as_ref().map(|i| i.dir.as_path())
     }
 
-    pub fn is_enabled(&self) -> bool {
+    pub(crate) fn is_enabled(&self) -> bool {
         self.inner.is_some()
     }
 
     /// The first stored variant of (kind, key) whose deps hold in `tree`.
-    pub fn get<T: DeserializeOwned>(&self, kind: &str, key: &str, tree: &dyn Tree) -> Option<T> {
+    pub(crate) fn get<T: DeserializeOwned>(&self, kind: &str, key: &str, tree: &dyn Tree) -> Option<T> {
         let inner = self.inner.as_ref()?;
         let envelope: Envelope<T> = decode(&read_checked(&inner.path(kind, key))?)?;
         if envelope.version != inner.version || envelope.kind != kind || envelope.key != key {
@@ -137,7 +137,7 @@ impl FactCache {
     /// A binary body stored with [`put_bytes`](Self::put_bytes): for values whose
     /// JSON decoding would cost more than the work it saves. Its key says
     /// everything it was computed from; the entry's digest guards its bytes.
-    pub fn get_bytes(&self, kind: &str, key: &str) -> Option<Vec<u8>> {
+    pub(crate) fn get_bytes(&self, kind: &str, key: &str) -> Option<Vec<u8>> {
         let inner = self.inner.as_ref()?;
         let mut bytes = read_checked(&inner.path(kind, key))?;
         let line = bytes.iter().position(|&b| b == b'\n')?;
@@ -150,7 +150,7 @@ impl FactCache {
     }
 
     /// Store a binary body under (kind, key), replacing what was there.
-    pub fn put_bytes(&self, kind: &str, key: &str, body: &[u8]) {
+    pub(crate) fn put_bytes(&self, kind: &str, key: &str, body: &[u8]) {
         let Some(inner) = self.inner.as_ref().filter(|i| i.writable()) else { return };
         let head = RawHeader { version: inner.version.clone(), kind: kind.to_string(), key: key.to_string() };
         let Ok(mut out) = serde_json::to_vec(&head) else { return };
@@ -187,14 +187,14 @@ impl FactCache {
     }
 
     /// Evict the oldest entries when this process wrote and the folder is over its limit.
-    pub fn evict_if_needed(&self) {
+    pub(crate) fn evict_if_needed(&self) {
         let Some(inner) = self.inner.as_ref() else { return };
         if inner.wrote.swap(false, Ordering::Relaxed) {
             folder::evict(&inner.dir, inner.limit, inner.limit / 100 * EVICT_TO_PERCENT, SystemTime::now());
         }
     }
 
-    pub fn stats(&self) -> Option<CacheStats> {
+    pub(crate) fn stats(&self) -> Option<CacheStats> {
         let inner = self.inner.as_ref()?;
         let entries: Vec<_> = folder::items_or_none(&inner.dir).into_iter().filter(|i| i.kind == Kind::Entry).collect();
         Some(CacheStats {
@@ -208,7 +208,7 @@ impl FactCache {
     /// Remove every entry (and stray temporary files); returns how many files
     /// went. Only files the cache named are touched; a folder that is not the
     /// cache's is refused, and files that would not go are an error.
-    pub fn clear(&self) -> Result<u64, CacheError> {
+    pub(crate) fn clear(&self) -> Result<u64, CacheError> {
         let Some(inner) = self.inner.as_ref() else { return Ok(0) };
         folder::clear(&inner.dir)
     }

@@ -5,14 +5,14 @@ use crate::recipe::{parse_image, DynamoRef, MasterEntry, RecipeFile, Spanned};
 
 /// Two image references name the same image: same repository and tag; digests
 /// must agree only when both pin one.
-pub fn same_image(a: &str, b: &str) -> bool {
+pub(crate) fn same_image(a: &str, b: &str) -> bool {
     let (x, y) = (parse_image(a.trim()), parse_image(b.trim()));
     x.repo == y.repo && x.tag == y.tag && (x.digest.is_none() || y.digest.is_none() || x.digest == y.digest)
 }
 
 /// Two Dynamo references name the same build: a hash that is a prefix of the
 /// other, or equal PEP 440 versions.
-pub fn same_dynamo(a: &DynamoRef, b: &DynamoRef) -> bool {
+pub(crate) fn same_dynamo(a: &DynamoRef, b: &DynamoRef) -> bool {
     use std::str::FromStr;
     let version = |r: &DynamoRef| match r {
         DynamoRef::Version { version } | DynamoRef::Wheel { version, .. } => pep440_rs::Version::from_str(version).ok(),
@@ -32,7 +32,7 @@ fn master_evidence(master: &RecipeFile, at: &Spanned<String>, note: String) -> E
 }
 
 /// Check every recipe the entry links to (already matched by the caller).
-pub fn check_entry(master: &RecipeFile, entry: &MasterEntry, recipe: &RecipeFile, out: &mut Vec<Finding>) {
+pub(crate) fn check_entry(master: &RecipeFile, entry: &MasterEntry, recipe: &RecipeFile, out: &mut Vec<Finding>) {
     let key = &entry.key.value;
     for dep in &recipe.deployments {
         if let (Some(image), Some(container)) = (&entry.image, &dep.container) {

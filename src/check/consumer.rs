@@ -12,13 +12,13 @@ use crate::surface::{EngineSurface, Module};
 use crate::surface_diff::{added_modules, relocation};
 
 /// Where the uses were read: the consumer component of `link` at `consumer_ref`.
-pub struct Consumer<'a> {
+pub(crate) struct Consumer<'a> {
     pub link: &'a ConsumerLink,
     pub uses: &'a [ConsumerUse],
     pub consumer_ref: &'a str,
 }
 
-pub fn check(consumer: &Consumer, sglang: Bump, out: &mut Vec<Finding>) {
+pub(crate) fn check(consumer: &Consumer, sglang: Bump, out: &mut Vec<Finding>) {
     let engine = consumer.link.engine;
     let new_modules = NewModules { bump: sglang, found: std::cell::OnceCell::new() };
     for u in consumer.uses.iter().filter(|u| !u.type_only) {
@@ -153,7 +153,7 @@ fn attribute_failure(engine: &str, class: &str, attribute: &str, sglang: Bump) -
         hint: None,
         evidence: before
             .map(|m| {
-                EvidenceRef::new(&m.evidence, sglang.from_ref().unwrap_or_default())
+                EvidenceRef::new(&m.evidence, sglang.current_ref().unwrap_or_default())
                     .with_note(format!("{class}.{attribute} defined here before"))
                     .engine(engine)
             })

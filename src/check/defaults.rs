@@ -18,7 +18,7 @@ fn family_of(path: &str) -> String {
 
 /// EA007, once per recipe family, flag and bump.
 /// `changes` are [`super::flags::changed_defaults`] of the deployment.
-pub fn changed_defaults(
+pub(crate) fn changed_defaults(
     file: &RecipeFile,
     dep: &Deployment,
     bump: Bump,
@@ -28,7 +28,8 @@ pub fn changed_defaults(
 ) {
     let family = family_of(&file.path);
     for change in changes {
-        let key = (family.clone(), change.flag.canonical().to_string(), bump.from_ref().map(str::to_string), bump.to_ref().to_string());
+        let key =
+            (family.clone(), change.flag.canonical().to_string(), bump.current_ref().map(str::to_string), bump.target_ref().to_string());
         if !seen.insert(key) {
             continue;
         }
@@ -50,7 +51,7 @@ pub fn changed_defaults(
         out.push(
             Finding::new(kind, at, change.flag.canonical().trim_start_matches("--"))
                 .deployment(&dep.name)
-                .evidence(EvidenceRef::new(&change.flag.evidence, bump.to_ref())),
+                .evidence(EvidenceRef::new(&change.flag.evidence, bump.target_ref())),
         );
     }
 }

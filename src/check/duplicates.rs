@@ -7,7 +7,7 @@ use crate::finding::{Finding, FindingKind, Fix, FixAction, Location};
 use crate::recipe::yaml::DuplicateKey;
 use crate::recipe::{EditIntent, RecipeFile};
 
-pub fn findings(file: &RecipeFile) -> Vec<Finding> {
+pub(crate) fn findings(file: &RecipeFile) -> Vec<Finding> {
     file.duplicates.iter().map(|d| finding(file, d)).collect()
 }
 

@@ -11,7 +11,7 @@ use crate::surface::{EngineSurface, EnvDeprecationKind, EnvVar, Known};
 use std::collections::HashSet;
 
 /// Every env var a deployment sets, with the role it is scoped to (`None` = all roles).
-pub fn env_uses(dep: &Deployment) -> Vec<(Option<&str>, &EnvUse)> {
+pub(crate) fn env_uses(dep: &Deployment) -> Vec<(Option<&str>, &EnvUse)> {
     let mut out: Vec<(Option<&str>, &EnvUse)> = dep.common_env.iter().map(|e| (None, e)).collect();
     for role in &dep.roles {
         out.extend(role.env.iter().map(|e| (Some(role.role.as_str()), e)));
@@ -21,7 +21,7 @@ pub fn env_uses(dep: &Deployment) -> Vec<(Option<&str>, &EnvUse)> {
 
 /// The env checks of one deployment; common env whose name offset is in
 /// `already_checked` was reported with an earlier deployment sharing it.
-pub fn check_deployment(
+pub(crate) fn check_deployment(
     engine: Engine,
     file: &RecipeFile,
     dep: &Deployment,
@@ -59,7 +59,7 @@ fn lookup<'a>(surface: &'a EngineSurface, name: &str) -> Option<(&'a EnvVar, Opt
 }
 
 fn check_use(file: &RecipeFile, u: &EnvUse, bump: Bump) -> Option<Finding> {
-    let to_ref = bump.to_ref();
+    let to_ref = bump.target_ref();
     let at = Location::from_span(&u.name_span);
     let Some((var, rewritten)) = lookup(bump.to, &u.name) else {
         return Some(missing(u, bump));
@@ -101,9 +101,11 @@ fn check_use(file: &RecipeFile, u: &EnvUse, bump: Bump) -> Option<Finding> {
 fn missing(u: &EnvUse, bump: Bump) -> Finding {
     let at = Location::from_span(&u.name_span);
     match bump.from.and_then(|f| lookup(f, &u.name)) {
-        Some((old, _)) => Finding::new(FindingKind::EnvRemoved { name: u.name.clone(), target: bump.to_ref().to_string() }, at, &u.name)
-            .evidence(EvidenceRef::new(&old.evidence, bump.from_ref().unwrap_or_default()).with_note("registered here before"))
-            .fix(Some(remove(u))),
+        Some((old, _)) => {
+            Finding::new(FindingKind::EnvRemoved { name: u.name.clone(), target: bump.target_ref().to_string() }, at, &u.name)
+                .evidence(EvidenceRef::new(&old.evidence, bump.current_ref().unwrap_or_default()).with_note("registered here before"))
+                .fix(Some(remove(u)))
+        }
         None => Finding::new(
             FindingKind::EnvUnknown { name: u.name.clone(), engine: bump.engine_display().to_string(), bump: bump.label() },
             at,
@@ -123,7 +125,7 @@ fn default_changed(u: &EnvUse, var: &EnvVar, bump: Bump) -> Option<Finding> {
     let old = bump.from?.env_var(&u.name)?;
     let (a, b) = crate::surface_diff::env_default_change(old, var)?;
     let kind = FindingKind::EnvDefaultChanged { name: u.name.clone(), bump: bump.label(), old: a.to_string(), new: b.to_string() };
-    Some(Finding::new(kind, Location::from_span(&u.name_span), &u.name).evidence(EvidenceRef::new(&var.evidence, bump.to_ref())))
+    Some(Finding::new(kind, Location::from_span(&u.name_span), &u.name).evidence(EvidenceRef::new(&var.evidence, bump.target_ref())))
 }
 
 /// Rename the key and, for known transforms, convert the value, keeping quotes.
@@ -150,7 +152,7 @@ fn rename_fix(file: &RecipeFile, u: &EnvUse, new_name: &str, transform: Option<&
 }
 
 /// The engine's value transforms, for the mechanical fix. Unknown ones are not guessed.
-pub fn transform_value(transform: &str, value: &str) -> Option<String> {
+pub(crate) fn transform_value(transform: &str, value: &str) -> Option<String> {
     match transform {
         // SGLang's `_invert_bool`: "0" if value.lower() in ("true", "1", "yes", "y") else "1".
         "_invert_bool" => {

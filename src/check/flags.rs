@@ -8,7 +8,7 @@ use crate::recipe::{Deployment, EditIntent, FlagUse, FlagValue, RecipeFile};
 use crate::surface::{Flag, FlagDeprecationKind};
 
 /// The option string a recipe key stands for (`cuda-graph-max-bs` → `--cuda-graph-max-bs`).
-pub fn option_of(name: &str) -> String {
+pub(crate) fn option_of(name: &str) -> String {
     if name.starts_with('-') {
         name.to_string()
     } else {
@@ -23,7 +23,7 @@ fn is_switch(bump: &Bump, name: &str) -> bool {
     bump.to.flag(&option).or_else(|| bump.from.and_then(|f| f.flag(&option))).is_some_and(Flag::is_switch)
 }
 
-pub fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, out: &mut Vec<Finding>) {
+pub(crate) fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, out: &mut Vec<Finding>) {
     if bump.to.flags.is_empty() {
         // Extraction found no parser at the target: nothing can be said about flags.
         return;
@@ -50,7 +50,7 @@ fn check_use(file: &RecipeFile, u: &FlagUse, bump: Bump) -> Option<Finding> {
     }
     let option = option_of(&u.name);
     let at = Location::from_span(&u.key_span);
-    let to_ref = bump.to_ref();
+    let to_ref = bump.target_ref();
     let Some(flag) = bump.to.flag(&option) else {
         return Some(unknown_flag(u, &option, bump));
     };
@@ -80,18 +80,18 @@ fn check_use(file: &RecipeFile, u: &FlagUse, bump: Bump) -> Option<Finding> {
 }
 
 fn unknown_flag(u: &FlagUse, option: &str, bump: Bump) -> Finding {
-    let to_ref = bump.to_ref();
+    let to_ref = bump.target_ref();
     let before = bump.from.and_then(|f| f.flag(option));
     let names: Vec<&str> = bump.to.flags.iter().flat_map(|f| f.names.iter().map(String::as_str)).collect();
     let suggestion = similar_names(option, &names).first().map(|c| c.to_string());
     let kind = FindingKind::UnknownFlag {
         option: option.to_string(),
         target: to_ref.to_string(),
-        was_at: bump.from_ref().filter(|_| before.is_some()).map(str::to_string),
+        was_at: bump.current_ref().filter(|_| before.is_some()).map(str::to_string),
         suggestion: suggestion.clone(),
     };
     let mut finding = Finding::new(kind, Location::from_span(&u.key_span), &u.name);
-    if let (Some(flag), Some(from)) = (before, bump.from_ref()) {
+    if let (Some(flag), Some(from)) = (before, bump.current_ref()) {
         finding = finding.evidence(EvidenceRef::new(&flag.evidence, from).with_note(format!("{option} registered here")));
     }
     finding.fix(suggestion.map(|name| Fix::advice(FixAction::DidYouMean { name })))
@@ -104,7 +104,7 @@ fn similar_names<'a>(option: &str, names: &[&'a str]) -> Vec<&'a str> {
 /// EA005 / EA006: the value against choices, type and arity.
 fn check_value(u: &FlagUse, flag: &Flag, bump: Bump) -> Option<Finding> {
     let option = flag.canonical();
-    let to_ref = bump.to_ref();
+    let to_ref = bump.target_ref();
     let at = Location::from_span(&u.value_span);
     let invalid = |problem| {
         Finding::new(FindingKind::InvalidValue { option: option.to_string(), target: to_ref.to_string(), problem }, at.clone(), &u.name)
@@ -156,8 +156,8 @@ fn semantics_changed(u: &FlagUse, bump: Bump) -> Option<Finding> {
     }
     Some(
         Finding::new(FindingKind::SemanticsChanged { option, bump: bump.label(), changes }, Location::from_span(&u.key_span), &u.name)
-            .evidence(EvidenceRef::new(&old.evidence, bump.from_ref().unwrap_or_default()))
-            .evidence(EvidenceRef::new(&new.evidence, bump.to_ref())),
+            .evidence(EvidenceRef::new(&old.evidence, bump.current_ref().unwrap_or_default()))
+            .evidence(EvidenceRef::new(&new.evidence, bump.target_ref())),
     )
 }
 
@@ -191,11 +191,11 @@ fn remove_fix(file: &RecipeFile, u: &FlagUse) -> Fix {
     }
 }
 
-pub use crate::surface_diff::{default_changes, DefaultChange};
+pub(crate) use crate::surface_diff::{default_changes, DefaultChange};
 
 /// EA007 inputs: the pair's [`default_changes`] that no role of the deployment
 /// sets.
-pub fn changed_defaults<'a>(dep: &Deployment, bump: Bump<'a>, pair: &[DefaultChange<'a>]) -> Vec<DefaultChange<'a>> {
+pub(crate) fn changed_defaults<'a>(dep: &Deployment, bump: Bump<'a>, pair: &[DefaultChange<'a>]) -> Vec<DefaultChange<'a>> {
     if bump.from.is_none() {
         return Vec::new();
     }

@@ -1,41 +1,41 @@
 //! Cross-checks: recipe uses × engine surfaces × consumer uses → findings.
 //! `check` knows surfaces and recipes, not git or tree-sitter.
 
-pub mod consistency;
-pub mod consumer;
-pub mod defaults;
-pub mod duplicates;
-pub mod env;
-pub mod flags;
-pub mod pins;
-pub mod refs;
-pub mod rules;
-pub mod unreadable;
+pub(crate) mod consistency;
+pub(crate) mod consumer;
+pub(crate) mod defaults;
+pub(crate) mod duplicates;
+pub(crate) mod env;
+pub(crate) mod flags;
+pub(crate) mod pins;
+pub(crate) mod refs;
+pub(crate) mod rules;
+pub(crate) mod unreadable;
 mod values;
 
 use crate::surface::EngineSurface;
 
 /// One engine moved from the release a deployment runs today to the target.
 #[derive(Clone, Copy)]
-pub struct Bump<'a> {
+pub(crate) struct Bump<'a> {
     /// `None` when the current release is unknown (only the target is checked).
     pub from: Option<&'a EngineSurface>,
     pub to: &'a EngineSurface,
 }
 
 impl<'a> Bump<'a> {
-    pub fn to_ref(&self) -> &str {
+    pub(crate) fn target_ref(&self) -> &str {
         &self.to.ref_name
     }
-    pub fn from_ref(&self) -> Option<&str> {
+    pub(crate) fn current_ref(&self) -> Option<&str> {
         self.from.map(|s| s.ref_name.as_str())
     }
     /// The engine this bump is of, as reports name it (`SGLang`).
-    pub fn engine_display(&self) -> &'static str {
+    pub(crate) fn engine_display(&self) -> &'static str {
         crate::profiles::by_id(&self.to.engine).map_or("the engine", |p| p.display)
     }
     /// "v0.5.12.post1 → v0.5.19", or "v0.5.19" alone.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self.from {
             Some(f) if f.ref_name != self.to.ref_name => format!("{} → {}", f.ref_name, self.to.ref_name),
             _ => self.to.ref_name.clone(),

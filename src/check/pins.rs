@@ -5,13 +5,13 @@ use crate::surface::EngineSurface;
 use std::str::FromStr;
 
 /// The version a surface is, from its package metadata or else its ref name.
-pub fn surface_version(s: &EngineSurface) -> Option<pep440_rs::Version> {
+pub(crate) fn surface_version(s: &EngineSurface) -> Option<pep440_rs::Version> {
     s.version.as_deref().and_then(|v| pep440_rs::Version::from_str(v).ok()).or_else(|| crate::source::parse_version_ref(&s.ref_name))
 }
 
 /// EA205 for each requirement of `consumer` on `pin` (the engine's distribution
 /// name) that excludes the engine target's version.
-pub fn check(consumer: &EngineSurface, pin: &str, engine_to: &EngineSurface, out: &mut Vec<Finding>) {
+pub(crate) fn check(consumer: &EngineSurface, pin: &str, engine_to: &EngineSurface, out: &mut Vec<Finding>) {
     let Some(target) = surface_version(engine_to) else { return };
     for req in consumer.requires.iter().filter(|r| r.name == pin && !r.specifier.is_empty()) {
         let Ok(spec) = pep440_rs::VersionSpecifiers::from_str(&req.specifier) else { continue };

@@ -6,7 +6,7 @@ use crate::finding::{Finding, FindingKind, Location};
 
 /// The finding for a reference `value` of `engine` that maps to no ref; `detail`
 /// says what was tried, `at` where the recipe names it.
-pub fn unresolved(engine: &str, value: &str, detail: String, at: Location, subject: &str, deployment: &str) -> Finding {
+pub(crate) fn unresolved(engine: &str, value: &str, detail: String, at: Location, subject: &str, deployment: &str) -> Finding {
     let kind = FindingKind::UnresolvedRef { engine: engine.to_string(), value: value.to_string(), detail };
     Finding::new(kind, at, subject).deployment(deployment)
 }

@@ -47,7 +47,7 @@ fn role_facts(role: &RoleConfig, is_switch: &dyn Fn(&str) -> bool) -> RoleFacts 
 }
 
 /// The rule view of a deployment; `is_switch` binds script tokens as the engine would.
-pub fn deployment_facts(dep: &Deployment, is_switch: &dyn Fn(&str) -> bool) -> DeploymentFacts {
+pub(crate) fn deployment_facts(dep: &Deployment, is_switch: &dyn Fn(&str) -> bool) -> DeploymentFacts {
     DeploymentFacts {
         name: dep.name.clone(),
         name_span: dep.name_span.as_ref().map(span_ref),
@@ -63,7 +63,7 @@ fn to_span(s: &SpanRef) -> Span {
     Span { path: s.path.clone(), offset: s.offset, len: s.len, line: s.line, column: s.column }
 }
 
-pub fn to_finding(hit: RuleHit, file: &RecipeFile, dep: &Deployment) -> Finding {
+pub(crate) fn to_finding(hit: RuleHit, file: &RecipeFile, dep: &Deployment) -> Finding {
     let location = hit.at.as_ref().map(|s| Location::from_span(&to_span(s))).unwrap_or(Location {
         path: file.path.clone(),
         line: 1,

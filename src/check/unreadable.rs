@@ -6,7 +6,7 @@ use crate::finding::{Finding, FindingKind, Location};
 use crate::recipe::{RecipeError, RecipeLink};
 
 /// The finding for a file that could not be loaded, at the place the error names.
-pub fn unreadable(error: &RecipeError) -> Finding {
+pub(crate) fn unreadable(error: &RecipeError) -> Finding {
     // Only a duplicate key knows its byte offset in the file (a syntax error's
     // label indexes its excerpt, not the file).
     let (line, column, offset) = match error {
@@ -21,7 +21,7 @@ pub fn unreadable(error: &RecipeError) -> Finding {
 }
 
 /// The finding for a master-config entry whose link names a file that is not there.
-pub fn missing_link(entry_key: &str, link: &RecipeLink, target: &str) -> Finding {
+pub(crate) fn missing_link(entry_key: &str, link: &RecipeLink, target: &str) -> Finding {
     Finding::new(
         FindingKind::MissingLink { entry: entry_key.to_string(), target: target.to_string() },
         Location::from_span(&link.span),

@@ -29,7 +29,7 @@ struct Inputs {
     fail_on: FailOn,
 }
 
-pub fn run(args: AuditArgs) -> miette::Result<ExitCode> {
+pub(crate) fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     check_report_args(&args.report)?;
     let start = args.paths.first().or(args.master.as_ref());
     let config = Config::locate(args.gate.config.as_deref(), start.map(PathBuf::as_path))?;
@@ -119,13 +119,13 @@ fn engine_options(args: &AuditArgs, config: &Config) -> AuditOptions {
 }
 
 /// `--ignore` adds to the config's `ignore`; severities come from the config.
-pub fn policy(gate: &GateArgs, config: &Config) -> Policy {
+pub(crate) fn policy(gate: &GateArgs, config: &Config) -> Policy {
     let mut ignore = config.file.ignore.clone();
     ignore.extend(gate.ignore.iter().cloned());
     Policy { ignore, severity: config.file.severity.clone() }
 }
 
-pub fn fail_on(gate: &GateArgs, config: &Config) -> FailOn {
+pub(crate) fn fail_on(gate: &GateArgs, config: &Config) -> FailOn {
     gate.fail_on.or(config.file.fail_on).unwrap_or(FailOn::Error)
 }
 
@@ -272,7 +272,7 @@ fn linked_recipes(master: &Path, file: &recipe::RecipeFile, key: Option<&str>) -
 }
 
 /// Several formats at once are written to files.
-pub fn check_report_args(out: &ReportArgs) -> miette::Result<()> {
+pub(crate) fn check_report_args(out: &ReportArgs) -> miette::Result<()> {
     let mut formats = out.format.clone();
     formats.sort();
     formats.dedup();
@@ -288,14 +288,14 @@ pub fn check_report_args(out: &ReportArgs) -> miette::Result<()> {
 
 /// How reports render for this run: links to engine repos given as URLs, paths
 /// relative to the current folder, colour on a terminal.
-pub fn render_options(out: &ReportArgs, opts: &AuditOptions) -> report::RenderOptions {
+pub(crate) fn render_options(out: &ReportArgs, opts: &AuditOptions) -> report::RenderOptions {
     report::RenderOptions { lang: out.lang.lang(), base_dir: std::env::current_dir().ok(), ..Default::default() }
         .with_engine_sources(&opts.sources)
 }
 
 /// Print the report in the format asked, or with `--output-dir` write one file per
 /// format asked and print the text report.
-pub fn write_reports(result: &AuditReport, out: &ReportArgs, audit_opts: &AuditOptions) -> miette::Result<()> {
+pub(crate) fn write_reports(result: &AuditReport, out: &ReportArgs, audit_opts: &AuditOptions) -> miette::Result<()> {
     let opts = render_options(out, audit_opts);
     let tty = report::RenderOptions { color: use_color(), ..opts.clone() };
     let Some(dir) = &out.output_dir else {
@@ -316,7 +316,7 @@ pub fn write_reports(result: &AuditReport, out: &ReportArgs, audit_opts: &AuditO
 }
 
 /// Colour only on a terminal, and never with `NO_COLOR` set (<https://no-color.org>).
-pub fn use_color() -> bool {
+pub(crate) fn use_color() -> bool {
     use std::io::IsTerminal;
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }

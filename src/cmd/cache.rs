@@ -4,7 +4,7 @@ use crate::cache::FactCache;
 use crate::cli::{CacheAction, CacheArgs};
 use std::process::ExitCode;
 
-pub fn run(args: CacheArgs) -> miette::Result<ExitCode> {
+pub(crate) fn run(args: CacheArgs) -> miette::Result<ExitCode> {
     let cache = FactCache::default_cache();
     let Some(dir) = cache.dir().map(|d| d.display().to_string()) else {
         println!("fact cache disabled (ENGINE_AUDIT_NO_CACHE, or no cache folder could be found)");

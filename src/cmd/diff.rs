@@ -10,7 +10,7 @@ use crate::surface_diff::{diff, SurfaceDiff};
 use std::fmt::Write;
 use std::process::ExitCode;
 
-pub fn run(args: DiffArgs) -> miette::Result<ExitCode> {
+pub(crate) fn run(args: DiffArgs) -> miette::Result<ExitCode> {
     let (engine, spec, root) = pick_engine(args.engine, &args.sources)?;
     let source = EngineSource::open(&spec, &open_options(&args.sources))?;
     let mut surfaces = Vec::new();
@@ -44,7 +44,7 @@ fn code(md: bool, s: &str) -> String {
 }
 
 /// Text and Markdown share one layout: headed lists, one change per line.
-pub fn render(d: &SurfaceDiff, md: bool) -> String {
+pub(crate) fn render(d: &SurfaceDiff, md: bool) -> String {
     let mut out = String::new();
     let head = |out: &mut String, title: &str, n: usize| {
         if md {

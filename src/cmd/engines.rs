@@ -5,12 +5,12 @@ use crate::cli::{EngineName, EngineSources};
 use crate::profiles::Engine;
 use crate::source::{discover_package_root, EngineSource, OpenOptions, SourceError, Tree};
 
-pub fn open_options(sources: &EngineSources) -> OpenOptions {
+pub(crate) fn open_options(sources: &EngineSources) -> OpenOptions {
     OpenOptions { offline: sources.offline, cache_dir: sources.cache_dir.clone() }
 }
 
 /// The engine a command is about: explicit, else the first whose source is given.
-pub fn pick_engine(engine: Option<EngineName>, sources: &EngineSources) -> Result<(Engine, String, Option<String>), miette::Report> {
+pub(crate) fn pick_engine(engine: Option<EngineName>, sources: &EngineSources) -> Result<(Engine, String, Option<String>), miette::Report> {
     let given = sources.given();
     let engine: Engine = match engine {
         Some(name) => name.profile(),
@@ -25,7 +25,7 @@ pub fn pick_engine(engine: Option<EngineName>, sources: &EngineSources) -> Resul
 }
 
 /// Open the tree of `engine` at `at` and find its package root.
-pub fn open_package_tree(
+pub(crate) fn open_package_tree(
     engine: Engine,
     spec: &str,
     root: Option<&str>,
@@ -40,7 +40,7 @@ pub fn open_package_tree(
 
 /// The engine sources and how to open them, from the flags, else the config file.
 /// Refs, rules and the rest are the caller's.
-pub fn audit_sources(sources: &EngineSources, config: &crate::config::Config) -> AuditOptions {
+pub(crate) fn audit_sources(sources: &EngineSources, config: &crate::config::Config) -> AuditOptions {
     let mut opts = AuditOptions { open: open_options(sources), ..AuditOptions::default() };
     let given = sources.given();
     for engine in crate::profiles::PROFILES.iter().copied() {

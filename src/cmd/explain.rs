@@ -5,7 +5,7 @@ use crate::cli::ExplainArgs;
 use crate::codes::{Code, CATALOG};
 use std::process::ExitCode;
 
-pub fn run(args: ExplainArgs) -> miette::Result<ExitCode> {
+pub(crate) fn run(args: ExplainArgs) -> miette::Result<ExitCode> {
     let Some(wanted) = args.code else {
         let mut out = String::from("code   severity  name\n");
         for info in CATALOG {

@@ -1,15 +1,15 @@
 //! One module per subcommand: read inputs, call the pipeline, print.
 
-pub mod audit;
-pub mod cache;
+pub(crate) mod audit;
+pub(crate) mod cache;
 pub mod demo;
-pub mod diff;
-pub mod engines;
-pub mod explain;
-pub mod output;
-pub mod pr;
-pub mod rules;
-pub mod surface;
+pub(crate) mod diff;
+pub(crate) mod engines;
+pub(crate) mod explain;
+pub(crate) mod output;
+pub(crate) mod pr;
+pub(crate) mod rules;
+pub(crate) mod surface;
 
 use crate::cli::{Cli, Command};
 use clap::Parser;

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-pub fn emit(text: &str) {
+pub(crate) fn emit(text: &str) {
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
@@ -12,7 +12,7 @@ pub fn emit(text: &str) {
     }
 }
 
-pub fn emit_json<T: serde::Serialize>(value: &T) -> miette::Result<()> {
+pub(crate) fn emit_json<T: serde::Serialize>(value: &T) -> miette::Result<()> {
     let mut text = serde_json::to_string_pretty(value).map_err(|e| miette::miette!("cannot serialise output: {e}"))?;
     text.push('\n');
     emit(&text);

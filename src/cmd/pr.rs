@@ -30,7 +30,7 @@ use std::process::ExitCode;
 /// Where master-config links point when neither `--recipes-dir` nor the config says.
 const DEFAULT_RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes";
 
-pub fn run(args: PrArgs) -> miette::Result<ExitCode> {
+pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
     let snaps = Snapshots::open(&args.repo, &args.base, &args.head)?;
     let config = match &args.gate.config {
         Some(path) => Config::load(path)?,

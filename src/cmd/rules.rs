@@ -10,7 +10,7 @@ fn load(dirs: &[PathBuf]) -> miette::Result<Vec<Rule>> {
     load_rules(dirs).map_err(miette::Report::new)
 }
 
-pub fn run(command: RulesCommand) -> miette::Result<ExitCode> {
+pub(crate) fn run(command: RulesCommand) -> miette::Result<ExitCode> {
     match command {
         RulesCommand::List(args) => {
             let mut out = String::new();
@@ -36,7 +36,7 @@ pub fn run(command: RulesCommand) -> miette::Result<ExitCode> {
 }
 
 /// A rule's page: what it catches, why (the upstream mechanism), and its file.
-pub fn explain(id: &str, dirs: &[PathBuf]) -> miette::Result<ExitCode> {
+pub(crate) fn explain(id: &str, dirs: &[PathBuf]) -> miette::Result<ExitCode> {
     let rules = load(dirs)?;
     let rule = rules
         .iter()

@@ -7,7 +7,7 @@ use crate::extract::{extract_surface_with, Demand};
 use crate::surface::EngineSurface;
 use std::process::ExitCode;
 
-pub fn run(args: SurfaceArgs) -> miette::Result<ExitCode> {
+pub(crate) fn run(args: SurfaceArgs) -> miette::Result<ExitCode> {
     let (engine, spec, root) = pick_engine(args.engine, &args.sources)?;
     let (tree, ref_name, package_root) = open_package_tree(engine, &spec, root.as_deref(), args.at.as_deref(), &args.sources)?;
     let surface = extract_surface_with(

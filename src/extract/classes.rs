@@ -12,7 +12,7 @@ use super::python::{named_children, walk, PyFile};
 use crate::surface::{ClassInfo, Member, MemberKind};
 
 /// One field declaration (`name: T = default`) of a record class.
-pub struct FieldSite<'f> {
+pub(crate) struct FieldSite<'f> {
     pub name: String,
     pub annotation: Node<'f>,
     pub default: Option<Node<'f>>,
@@ -24,7 +24,7 @@ const MAX_NESTING: usize = 16;
 
 /// Visit every field of a record class in declaration order: engine bases
 /// first, then the namespace classes it is assembled from, then its own.
-pub fn visit_record_fields(ev: &ConstEval, class: &ClassRef, visit: &mut dyn FnMut(&PyFile, &ClassRef, FieldSite)) {
+pub(crate) fn visit_record_fields(ev: &ConstEval, class: &ClassRef, visit: &mut dyn FnMut(&PyFile, &ClassRef, FieldSite)) {
     visit_fields_depth(ev, class, visit, 0);
 }
 
@@ -62,7 +62,7 @@ fn is_class_var(file: &PyFile, annotation: Node) -> bool {
 /// Classes whose fields a record takes through a module-level
 /// `Cls.__annotations__ = {**collected, ...}`, where `collected` comes from a
 /// call over a literal list of engine classes.
-pub fn namespace_sources(ev: &ConstEval, class: &ClassRef) -> Vec<ClassRef> {
+pub(crate) fn namespace_sources(ev: &ConstEval, class: &ClassRef) -> Vec<ClassRef> {
     let Some(file) = ev.module_file(&class.module) else { return Vec::new() };
     let root = file.root();
     let target = format!("{}.__annotations__", class.name);

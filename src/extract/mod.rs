@@ -3,20 +3,20 @@
 //! `extract` knows Python syntax (tree-sitter), not recipes and not git: it reads
 //! files through [`Tree`](crate::source::Tree).
 
-pub mod assemble;
+pub(crate) mod assemble;
 pub mod classes;
 pub mod cli_flags;
 pub mod consts;
 pub mod consumer;
-pub mod outline;
-pub mod package;
-pub mod parsed;
+pub(crate) mod outline;
+pub(crate) mod package;
+pub(crate) mod parsed;
 pub mod python;
 
 pub mod units;
 
 pub use assemble::{extract_surface, extract_surface_with, Demand, EnvReads};
 pub use package::Package;
-pub mod env_vars;
-pub mod pins;
+pub(crate) mod env_vars;
+pub(crate) mod pins;
 pub mod symbols;

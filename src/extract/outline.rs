@@ -12,7 +12,7 @@
 //! corpus release.
 
 /// The outline of `source`, or `None` when the file should be parsed whole.
-pub fn outline(source: &str) -> Option<String> {
+pub(crate) fn outline(source: &str) -> Option<String> {
     let mut out = String::with_capacity(source.len() / 8);
     // Indent of the `def`/`class` header whose body is being emptied, and
     // whether its `pass` was written.

@@ -32,7 +32,7 @@ impl<'t> Package<'t> {
 
     /// The tree entries of every module file, in path order, without building
     /// names (the env-read scan only needs the files).
-    pub fn module_entries(&self) -> impl Iterator<Item = &'t Entry> + '_ {
+    pub(crate) fn module_entries(&self) -> impl Iterator<Item = &'t Entry> + '_ {
         let root = self.root.as_str();
         // Entries are sorted by path: the package's files are one run of them.
         let entries = self.tree.entries();
@@ -59,14 +59,8 @@ impl<'t> Package<'t> {
         String::from_utf8(name).unwrap_or_default()
     }
 
-    /// `python/sglang/srt/environ.py` → `sglang.srt.environ`;
-    /// `python/sglang/srt/__init__.py` → `sglang.srt`.
-    pub fn module_name(&self, path: &str) -> Option<String> {
-        module_rel(&self.root, path).map(|rel| self.dotted(rel))
-    }
-
     /// The file defining a dotted module: `x/y.py` or `x/y/__init__.py`.
-    pub fn module_path(&self, dotted: &str) -> Option<String> {
+    pub(crate) fn module_path(&self, dotted: &str) -> Option<String> {
         let rest = if dotted == self.name { "" } else { dotted.strip_prefix(&self.name)?.strip_prefix('.')? };
         let base = if rest.is_empty() { self.root.clone() } else { format!("{}/{}", self.root, rest.replace('.', "/")) };
         let file = format!("{base}.py");
@@ -77,13 +71,8 @@ impl<'t> Package<'t> {
         self.tree.contains(&init).then_some(init)
     }
 
-    /// Whether a dotted name is a package (a folder with `__init__.py`).
-    pub fn is_package(&self, dotted: &str) -> bool {
-        self.module_path(dotted).is_some_and(|p| p.ends_with("/__init__.py"))
-    }
-
     /// Resolve a relative import (`from ..x import y` in module `m`) to a dotted name.
-    pub fn resolve_relative(&self, current_module: &str, is_package: bool, dots: usize, rest: &str) -> Option<String> {
+    pub(crate) fn resolve_relative(&self, current_module: &str, is_package: bool, dots: usize, rest: &str) -> Option<String> {
         let mut parts: Vec<&str> = current_module.split('.').collect();
         // A module's package is its parent; a package's own `__init__` is itself.
         let up = if is_package { dots - 1 } else { dots };
@@ -170,9 +159,6 @@ mod tests {
         assert_eq!(pkg.module_path("sglang.srt.utils").as_deref(), Some("python/sglang/srt/utils/__init__.py"));
         assert_eq!(pkg.module_path("sglang.srt.environ").as_deref(), Some("python/sglang/srt/environ.py"));
         assert_eq!(pkg.module_path("sglang.srt.missing"), None);
-        assert_eq!(pkg.module_name("python/sglang/srt/utils/__init__.py").as_deref(), Some("sglang.srt.utils"));
-        assert_eq!(pkg.module_name("python/sglang/__init__.py").as_deref(), Some("sglang"));
-        assert_eq!(pkg.module_name("python/sglang/srt/not-a-module.py"), None);
         assert_eq!(pkg.resolve_relative("sglang.srt.utils.common", false, 2, "environ").as_deref(), Some("sglang.srt.environ"));
         assert_eq!(pkg.resolve_relative("sglang.srt.utils", true, 1, "common").as_deref(), Some("sglang.srt.utils.common"));
     }

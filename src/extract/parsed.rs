@@ -31,7 +31,7 @@ const MEMO_SOURCE_BYTES: usize = 4 << 20;
 /// warnings reading it gave. Syntax errors are left to the caller, which knows
 /// what they cost its facts.
 #[derive(Clone, Default)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     pub file: Option<Arc<PyFile>>,
     pub warnings: Vec<ExtractWarning>,
     /// The read failed (a damaged object), rather than the file being absent,
@@ -42,7 +42,7 @@ pub struct Parsed {
 /// Read and parse `path` of `tree`, or reuse the parse of the same content.
 /// The lookup goes through `tree.entry`, so a recording tree still records
 /// the file as a dependency when the parse is reused.
-pub fn parse_file(tree: &dyn Tree, path: &str) -> Parsed {
+pub(crate) fn parse_file(tree: &dyn Tree, path: &str) -> Parsed {
     let Some(entry) = tree.entry(path) else {
         return read_and_parse(tree, path);
     };
@@ -78,7 +78,7 @@ pub fn parse_file(tree: &dyn Tree, path: &str) -> Parsed {
 /// or the outline does not parse cleanly). A full parse of the same content
 /// already in memory serves as well. Outlines are not kept: each is asked for
 /// once per release.
-pub fn parse_outline(tree: &dyn Tree, path: &str) -> Parsed {
+pub(crate) fn parse_outline(tree: &dyn Tree, path: &str) -> Parsed {
     let Some(entry) = tree.entry(path) else {
         return read_and_parse(tree, path);
     };
@@ -105,7 +105,7 @@ fn with_depth_warning(file: Option<Arc<PyFile>>, mut warnings: Vec<ExtractWarnin
 
 /// Parse bytes already read (the env-read scan reads every file itself to
 /// prefilter it). Not memoized: those files are rarely asked for again.
-pub fn parse_bytes(path: &str, bytes: Vec<u8>) -> Parsed {
+pub(crate) fn parse_bytes(path: &str, bytes: Vec<u8>) -> Parsed {
     let (source, warnings) = read_text(path, bytes);
     with_depth_warning(source.map(|source| Arc::new(PyFile::parse(path, source))), warnings)
 }
@@ -137,7 +137,7 @@ fn read_and_parse(tree: &dyn Tree, path: &str) -> Parsed {
 /// The bytes of a file, or why there are none (as a `Parsed` with no file and a
 /// warning). One over [`MAX_SOURCE_BYTES`] is refused by its size before it is
 /// read (in git, before it is inflated).
-pub fn read_bytes(tree: &dyn Tree, path: &str) -> Result<Vec<u8>, Parsed> {
+pub(crate) fn read_bytes(tree: &dyn Tree, path: &str) -> Result<Vec<u8>, Parsed> {
     tree.read_limited(path, MAX_SOURCE_BYTES).map_err(|e| match e {
         SourceError::TooLarge { size, .. } => skipped(path, size),
         e => Parsed { file: None, read_failed: e.is_read_failure(), warnings: vec![warning(path, format!("not parsed: {e}"))] },

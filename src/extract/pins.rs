@@ -16,7 +16,7 @@ const VERSION_FILES: &[&str] = &["version.py", "_version.py", "__init__.py"];
 /// The `pyproject.toml` governing a package: the nearest one in the package
 /// folder or an ancestor (`python/pyproject.toml` for `python/sglang`, the
 /// repository root's for Dynamo's `components/src/dynamo`).
-pub fn find_pyproject(tree: &dyn Tree, package_root: &str) -> Option<String> {
+pub(crate) fn find_pyproject(tree: &dyn Tree, package_root: &str) -> Option<String> {
     let mut dir = package_root.trim_end_matches('/');
     loop {
         let candidate = if dir.is_empty() { "pyproject.toml".to_string() } else { format!("{dir}/pyproject.toml") };
@@ -32,7 +32,7 @@ pub fn find_pyproject(tree: &dyn Tree, package_root: &str) -> Option<String> {
 
 /// `[project] dependencies` (group `None`) and every
 /// `[project.optional-dependencies]` group, in file order.
-pub fn requirements(tree: &dyn Tree, pyproject_path: &str, warnings: &mut Vec<ExtractWarning>) -> Vec<Requirement> {
+pub(crate) fn requirements(tree: &dyn Tree, pyproject_path: &str, warnings: &mut Vec<ExtractWarning>) -> Vec<Requirement> {
     let Some((text, doc)) = read_pyproject(tree, pyproject_path, warnings) else {
         return Vec::new();
     };
@@ -75,7 +75,7 @@ pub fn requirements(tree: &dyn Tree, pyproject_path: &str, warnings: &mut Vec<Ex
 
 /// The package's own version: `[project] version` of its pyproject, else a
 /// literal top-level `__version__ = "..."` in `version.py`/`_version.py`/`__init__.py`.
-pub fn package_version(tree: &dyn Tree, package_root: &str, warnings: &mut Vec<ExtractWarning>) -> Option<String> {
+pub(crate) fn package_version(tree: &dyn Tree, package_root: &str, warnings: &mut Vec<ExtractWarning>) -> Option<String> {
     let from_pyproject = find_pyproject(tree, package_root)
         .and_then(|path| read_pyproject(tree, &path, warnings).map(|(_, doc)| (path, doc)))
         .and_then(|(path, doc)| {

@@ -37,7 +37,7 @@ impl PyFile {
 
     /// The warning to give when part of this file was left out of its facts
     /// (nested past [`MAX_SYNTAX_DEPTH`], or past the parse deadline).
-    pub fn depth_warning(&self) -> Option<crate::surface::ExtractWarning> {
+    pub(crate) fn depth_warning(&self) -> Option<crate::surface::ExtractWarning> {
         let message = match &self.skipped {
             Skipped::Nothing => return None,
             Skipped::Statements(lines) => format!(
@@ -58,26 +58,26 @@ impl PyFile {
         self.tree.root_node()
     }
 
-    pub fn text(&self, node: Node) -> &str {
+    pub(crate) fn text(&self, node: Node) -> &str {
         &self.source[node.byte_range()]
     }
 
     /// 1-based line of a node.
-    pub fn line(&self, node: Node) -> u32 {
+    pub(crate) fn line(&self, node: Node) -> u32 {
         node.start_position().row as u32 + 1
     }
 
-    pub fn evidence(&self, node: Node) -> crate::surface::Evidence {
+    pub(crate) fn evidence(&self, node: Node) -> crate::surface::Evidence {
         crate::surface::Evidence { path: self.path.clone(), line: self.line(node) }
     }
 
     /// Whether the parse met syntax errors (the facts from this file may be partial).
-    pub fn has_errors(&self) -> bool {
+    pub(crate) fn has_errors(&self) -> bool {
         self.root().has_error()
     }
 
     /// Line of the first syntax error, for the warning that names the file.
-    pub fn first_error_line(&self) -> Option<u32> {
+    pub(crate) fn first_error_line(&self) -> Option<u32> {
         let mut cursor = self.root().walk();
         let mut stack = vec![self.root()];
         while let Some(node) = stack.pop() {
@@ -95,19 +95,19 @@ impl PyFile {
 
     /// The value of a string literal node (`string` or `concatenated_string`),
     /// or `None` when it is an f-string with interpolations or not a string.
-    pub fn string_value(&self, node: Node) -> Option<String> {
+    pub(crate) fn string_value(&self, node: Node) -> Option<String> {
         string_value(&self.source, node)
     }
 }
 
 /// Named children of a node, skipping comments.
-pub fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+pub(crate) fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect()
 }
 
 /// Depth-first walk over every descendant (including `node`).
-pub fn walk<'t>(node: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
+pub(crate) fn walk<'t>(node: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
     // `visit` returns false to skip a subtree.
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
@@ -123,7 +123,7 @@ pub fn walk<'t>(node: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
 }
 
 /// Decode a Python string literal (with prefixes, implicit concatenation and escapes).
-pub fn string_value(source: &str, node: Node) -> Option<String> {
+pub(crate) fn string_value(source: &str, node: Node) -> Option<String> {
     match node.kind() {
         "concatenated_string" => {
             let mut out = String::new();

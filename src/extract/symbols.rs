@@ -24,7 +24,7 @@ pub use crate::extract::parsed::MAX_SOURCE_BYTES;
 /// other extractors: see [`crate::extract::parsed`]). Unreadable and
 /// oversized files yield `None` and a warning naming the file; invalid UTF-8 is
 /// replaced and syntax errors yield the partial tree, each with a warning.
-pub fn parse_module_file(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWarning>) -> Option<Arc<PyFile>> {
+pub(crate) fn parse_module_file(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWarning>) -> Option<Arc<PyFile>> {
     with_syntax_warning(parsed::parse_file(pkg.tree, path), warnings)
 }
 
@@ -35,7 +35,7 @@ fn parse_module_outline(pkg: &Package, path: &str, warnings: &mut Vec<ExtractWar
 }
 
 /// Parse bytes already read (see [`parse_module_file`]).
-pub fn parse_source(path: &str, bytes: Vec<u8>, warnings: &mut Vec<ExtractWarning>) -> Option<Arc<PyFile>> {
+pub(crate) fn parse_source(path: &str, bytes: Vec<u8>, warnings: &mut Vec<ExtractWarning>) -> Option<Arc<PyFile>> {
     with_syntax_warning(parsed::parse_bytes(path, bytes), warnings)
 }
 

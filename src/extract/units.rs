@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 /// A value and the warnings met computing it.
-pub type WithWarnings<T> = (T, Vec<ExtractWarning>);
+pub(crate) type WithWarnings<T> = (T, Vec<ExtractWarning>);
 
 /// One package of one tree, and where its facts are cached.
 pub struct Units<'a> {
@@ -59,7 +59,7 @@ impl<'a> Units<'a> {
     /// Reads of the wanted names (a literal list, or prefixes) in every module
     /// of the package. Each file's result is cached under its path and blob id,
     /// so after a change only the changed files are read again.
-    pub fn env_reads(&self, scan: &EnvScan, instances: &[String]) -> WithWarnings<Vec<EnvRead>> {
+    pub(crate) fn env_reads(&self, scan: &EnvScan, instances: &[String]) -> WithWarnings<Vec<EnvRead>> {
         if scan.needles().is_empty() {
             return Default::default();
         }
@@ -160,7 +160,7 @@ struct FileReads {
 
 /// Which env reads a scan looks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EnvScan {
+pub(crate) enum EnvScan {
     Names(Vec<String>),
     Prefixes(Vec<String>),
 }

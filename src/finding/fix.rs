@@ -60,7 +60,7 @@ impl FixAction {
 }
 
 /// The actions of one fix in words, joined as a sentence of the language.
-pub fn describe(actions: &[FixAction], lang: Lang) -> String {
+pub(super) fn describe(actions: &[FixAction], lang: Lang) -> String {
     let sep = if lang == Lang::Zh { "，" } else { ", " };
     actions.iter().map(|a| a.describe(lang)).collect::<Vec<_>>().join(sep)
 }

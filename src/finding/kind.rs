@@ -153,7 +153,7 @@ fn upstream_says(upstream: &Option<String>) -> String {
 }
 
 /// `takes exactly 1 value`, `takes at least 2 values`, ...
-pub fn arity_words(min: usize, max: Option<usize>) -> String {
+pub(crate) fn arity_words(min: usize, max: Option<usize>) -> String {
     match (min, max) {
         (0, Some(0)) => "takes no value (it is a switch: write `true`)".to_string(),
         (a, Some(b)) if a == b => format!("takes exactly {a} value{}", if a == 1 { "" } else { "s" }),

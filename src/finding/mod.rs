@@ -7,8 +7,8 @@ mod fix;
 mod kind;
 
 pub use audit_report::{AuditReport, BumpSummary, Problem, RuleInfo};
-pub use fix::FixAction;
-pub use kind::{arity_words, EnvRename, FindingKind, Missing, NumberKind, SemanticChange, ValueProblem};
+pub(crate) use fix::FixAction;
+pub(crate) use kind::{EnvRename, FindingKind, Missing, NumberKind, SemanticChange, ValueProblem};
 
 use crate::codes::{Code, Severity};
 use serde::Serialize;
@@ -274,7 +274,7 @@ impl Finding {
 
 /// Sort and drop exact duplicates (the same fact reached twice). Findings that
 /// differ only in the recipe places they affect become one, affecting all of them.
-pub fn normalize(findings: &mut Vec<Finding>) {
+pub(crate) fn normalize(findings: &mut Vec<Finding>) {
     findings.sort_by_key(|a| a.sort_key());
     let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
     for f in findings.drain(..) {

@@ -28,7 +28,7 @@ const STALE_AFTER: Duration = Duration::from_secs(10 * 60);
 
 /// What writing the patches did.
 #[derive(Debug, Default)]
-pub struct Applied {
+pub(crate) struct Applied {
     /// Fixes in the files written.
     pub fixes: usize,
     /// Files written.
@@ -39,7 +39,7 @@ pub struct Applied {
 /// Move out of `plan.patches` (into `plan.skipped`) the files `--fix` must not
 /// write: see the module header. `roots` are the folders given (a file's own
 /// folder for a file given).
-pub fn screen(mut plan: FixPlan, roots: &[PathBuf]) -> FixPlan {
+pub(crate) fn screen(mut plan: FixPlan, roots: &[PathBuf]) -> FixPlan {
     let roots: Vec<PathBuf> = roots.iter().filter_map(|r| std::fs::canonicalize(r).ok()).collect();
     let mut seen: HashMap<sys::FileId, String> = HashMap::new();
     let mut kept = Vec::new();
@@ -78,13 +78,13 @@ fn within(path: &Path, roots: &[PathBuf]) -> bool {
 }
 
 /// The folder a file is in (`.` for a bare file name).
-pub fn folder_of(path: &Path) -> &Path {
+pub(crate) fn folder_of(path: &Path) -> &Path {
     path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 
 /// Write the patches, each folder cleared of stale temp files first; failures are
 /// collected, not fatal: the other files are still fixed.
-pub fn apply(patches: &[FilePatch]) -> Applied {
+pub(crate) fn apply(patches: &[FilePatch]) -> Applied {
     let mut applied = Applied::default();
     let mut cleaned = BTreeSet::new();
     for patch in patches {
@@ -106,7 +106,7 @@ pub fn apply(patches: &[FilePatch]) -> Applied {
 /// Remove the temp files a killed `--fix` left in `folder`: only names the tool
 /// makes, only regular files, only stale ones. Best effort: a leftover that
 /// cannot be removed is no reason not to fix.
-pub fn clean_stale_temps(folder: &Path) {
+pub(crate) fn clean_stale_temps(folder: &Path) {
     let Ok(entries) = std::fs::read_dir(folder) else { return };
     let now = SystemTime::now();
     for entry in entries.flatten() {
@@ -146,7 +146,7 @@ impl Snapshot {
 
 impl FilePatch {
     /// Write the new text in place of the old: see the module header.
-    pub fn write(&self) -> Result<(), FixError> {
+    pub(crate) fn write(&self) -> Result<(), FixError> {
         self.write_observed(|| {})
     }
 
@@ -238,26 +238,26 @@ mod sys {
     use std::os::unix::fs::MetadataExt;
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub struct FileId {
+    pub(super) struct FileId {
         dev: u64,
         ino: u64,
     }
 
-    pub fn file_id(meta: &Metadata) -> Option<FileId> {
+    pub(super) fn file_id(meta: &Metadata) -> Option<FileId> {
         Some(FileId { dev: meta.dev(), ino: meta.ino() })
     }
 
-    pub fn ctime(meta: &Metadata) -> Option<(i64, i64)> {
+    pub(super) fn ctime(meta: &Metadata) -> Option<(i64, i64)> {
         Some((meta.ctime(), meta.ctime_nsec()))
     }
 
-    pub fn links(meta: &Metadata) -> u64 {
+    pub(super) fn links(meta: &Metadata) -> u64 {
         meta.nlink()
     }
 
     /// Give the new file the original's owner and group; when that is not
     /// allowed, refuse rather than hand the file to whoever runs `--fix`.
-    pub fn keep_owner(patch: &FilePatch, tmp: &File, original: &Metadata) -> Result<(), FixError> {
+    pub(super) fn keep_owner(patch: &FilePatch, tmp: &File, original: &Metadata) -> Result<(), FixError> {
         let mine = tmp.metadata().map_err(|e| patch.io(e))?;
         let (uid, gid) = (original.uid(), original.gid());
         if (mine.uid(), mine.gid()) == (uid, gid) {
@@ -278,21 +278,21 @@ mod sys {
     use std::fs::{File, Metadata};
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum FileId {}
+    pub(crate) enum FileId {}
 
-    pub fn file_id(_: &Metadata) -> Option<FileId> {
+    pub(crate) fn file_id(_: &Metadata) -> Option<FileId> {
         None
     }
 
-    pub fn ctime(_: &Metadata) -> Option<(i64, i64)> {
+    pub(crate) fn ctime(_: &Metadata) -> Option<(i64, i64)> {
         None
     }
 
-    pub fn links(_: &Metadata) -> u64 {
+    pub(crate) fn links(_: &Metadata) -> u64 {
         1
     }
 
-    pub fn keep_owner(_: &FilePatch, _: &File, _: &Metadata) -> Result<(), FixError> {
+    pub(crate) fn keep_owner(_: &FilePatch, _: &File, _: &Metadata) -> Result<(), FixError> {
         Ok(())
     }
 }

@@ -17,14 +17,14 @@ use crate::finding::Edit;
 /// The syntax a format is written in: YAML files are parsed once, before the
 /// YAML formats look at the document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Syntax {
+pub(crate) enum Syntax {
     Shell,
     Yaml,
 }
 
 /// What reading one file yields.
 #[derive(Debug, Default)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// `None`: the format's own kind.
     pub kind: Option<RecipeKind>,
     pub deployments: Vec<Deployment>,
@@ -34,7 +34,7 @@ pub struct Loaded {
 
 /// A change a check wants made to a recipe, in terms of what it read.
 #[derive(Debug, Clone, Copy)]
-pub enum EditIntent<'a> {
+pub(crate) enum EditIntent<'a> {
     /// Replace the first `old` inside `span` (a flag key, an env name or value),
     /// keeping the dashes and quotes around it.
     Rename { span: &'a Span, old: &'a str, new: &'a str },
@@ -48,7 +48,7 @@ pub enum EditIntent<'a> {
 }
 
 /// One recipe format.
-pub trait RecipeFormat: Sync {
+pub(crate) trait RecipeFormat: Sync {
     /// The kind files of this format are given (a reader may refine it).
     fn kind(&self) -> RecipeKind;
     fn syntax(&self) -> Syntax;
@@ -67,11 +67,11 @@ pub trait RecipeFormat: Sync {
 }
 
 /// Every format, in the order detection tries them.
-pub static FORMATS: &[&dyn RecipeFormat] =
+pub(crate) static FORMATS: &[&dyn RecipeFormat] =
     &[&super::launch_script::LaunchScript, &super::master_config::MasterConfigFormat, &super::srt_slurm::SrtSlurm, &Unrecognised];
 
 /// The format of a file already read.
-pub fn of(kind: &RecipeKind) -> &'static dyn RecipeFormat {
+pub(crate) fn of(kind: &RecipeKind) -> &'static dyn RecipeFormat {
     FORMATS.iter().copied().find(|f| f.owns(kind)).unwrap_or(&Unrecognised)
 }
 
@@ -138,7 +138,7 @@ pub(super) fn delete_yaml_entry(file: &RecipeFile, key: &Span, value: &Span) -> 
 
 /// A YAML file no format recognises (or an empty one): kept, with a note, so
 /// the report says it was looked at and skipped.
-pub struct Unrecognised;
+pub(crate) struct Unrecognised;
 
 impl RecipeFormat for Unrecognised {
     fn kind(&self) -> RecipeKind {
@@ -162,12 +162,12 @@ impl RecipeFormat for Unrecognised {
 
 impl RecipeFile {
     /// The format this file was read as.
-    pub fn format(&self) -> &'static dyn RecipeFormat {
+    pub(crate) fn format(&self) -> &'static dyn RecipeFormat {
         of(&self.kind)
     }
 
     /// The edits that carry out `intent` in this file's format.
-    pub fn edit(&self, intent: EditIntent) -> Vec<Edit> {
+    pub(crate) fn edit(&self, intent: EditIntent) -> Vec<Edit> {
         self.format().edit(self, intent)
     }
 }

@@ -40,7 +40,7 @@ pub struct ArgToken {
 
 /// Flags bound from a token sequence, and the tokens that are no flag.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
-pub struct Binding {
+pub(crate) struct Binding {
     pub flags: Vec<FlagUse>,
     /// Tokens where a flag was expected: positionals, or dynamic words that may
     /// expand to flags nobody can see.
@@ -53,7 +53,7 @@ pub struct Binding {
 /// tokens (one → a scalar, several → a list; a single-value flag given a list is
 /// then visibly wrong); `--x` with nothing after it → a bare switch, which the
 /// checker reports when the flag needs a value.
-pub fn bind(tokens: &[ArgToken], is_switch: impl Fn(&str) -> bool) -> Binding {
+pub(crate) fn bind(tokens: &[ArgToken], is_switch: impl Fn(&str) -> bool) -> Binding {
     let mut binding = Binding::default();
     let mut i = 0;
     while i < tokens.len() {
@@ -173,7 +173,7 @@ fn split_span(token: &ArgToken, name_len: usize) -> (Span, Span) {
 // ---- the format ----------------------------------------------------------------
 
 /// Shell launch scripts as a [`RecipeFormat`].
-pub struct LaunchScript;
+pub(crate) struct LaunchScript;
 
 impl RecipeFormat for LaunchScript {
     fn kind(&self) -> RecipeKind {
@@ -212,7 +212,7 @@ impl RecipeFormat for LaunchScript {
 
 /// A script that cannot be parsed at all (nested too deep throughout, or
 /// too slow for the parser) is an error: none of its launches could be read.
-pub fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), RecipeError> {
+pub(crate) fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), RecipeError> {
     let bounded = PARSER.with(|p| parse_bounded(src.text.clone(), &BASH_STATEMENTS, &mut p.borrow_mut()));
     if let Skipped::WholeFile(why) = bounded.skipped {
         let message = match why {

@@ -34,7 +34,7 @@ impl LinkMapping {
     /// (a bare file name, resolved by the benchmark scripts at run time).
     /// A link that would leave the repository (`recipes/../../etc/x.yaml`, an
     /// absolute path) names no place either: it is never read.
-    pub fn resolve(&self, link: &str) -> Option<String> {
+    pub(crate) fn resolve(&self, link: &str) -> Option<String> {
         let path = if let Some(rest) = link.strip_prefix(&self.link_prefix) {
             format!("{}/{rest}", self.recipes_dir.trim_end_matches('/'))
         } else if link.starts_with(&format!("{}/", self.recipes_dir.trim_end_matches('/'))) {
@@ -54,13 +54,6 @@ impl LinkMapping {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MasterConfig {
     pub entries: Vec<MasterEntry>,
-}
-
-impl MasterConfig {
-    /// The entries that link to a recipe path (as resolved by the mapping).
-    pub fn entries_for_recipe<'a>(&'a self, recipe_path: &'a str) -> impl Iterator<Item = &'a MasterEntry> {
-        self.entries.iter().filter(move |e| e.links.iter().any(|l| l.recipe.as_deref().is_some_and(|r| recipe_path.ends_with(r))))
-    }
 }
 
 /// One top-level key of the master config.
@@ -98,7 +91,7 @@ pub struct RecipeLink {
 
 /// The InferenceX master config as a [`RecipeFormat`]: it starts no server
 /// itself; the audit follows its entries to the recipes and scripts they name.
-pub struct MasterConfigFormat;
+pub(crate) struct MasterConfigFormat;
 
 impl RecipeFormat for MasterConfigFormat {
     fn kind(&self) -> RecipeKind {
@@ -124,7 +117,7 @@ impl RecipeFormat for MasterConfigFormat {
 }
 
 /// A master config maps keys to entries that name an `image` and a `framework`.
-pub fn looks_like(root: &Node) -> bool {
+pub(crate) fn looks_like(root: &Node) -> bool {
     let Some(entries) = root.as_map() else {
         return false;
     };
@@ -135,7 +128,7 @@ pub fn looks_like(root: &Node) -> bool {
     with_image > 0 && with_image * 2 >= entries.len()
 }
 
-pub fn read(src: &SourceText, root: &Node, mapping: &LinkMapping) -> (MasterConfig, Vec<Note>) {
+pub(crate) fn read(src: &SourceText, root: &Node, mapping: &LinkMapping) -> (MasterConfig, Vec<Note>) {
     let mut notes = Vec::new();
     let mut entries = Vec::new();
     for entry in root.as_map().unwrap_or_default() {
@@ -265,7 +258,6 @@ m2-fp8-h200-sglang:
         assert_eq!(e.links[1].recipe, None);
         assert_eq!(notes.len(), 1, "the unresolvable link is noted: {notes:?}");
         assert!(master.entries[1].links.is_empty());
-        assert_eq!(master.entries_for_recipe("/x/benchmarks/multi_node/srt-slurm-recipes/sglang/m1/8k1k/a.yaml").count(), 1);
     }
 
     #[test]

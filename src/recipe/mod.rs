@@ -9,20 +9,20 @@
 //! (and what cannot be known statically, as `Dynamic`), never whether it is valid.
 
 mod files;
-pub mod format;
-pub mod image;
-pub mod launch_script;
-pub mod master_config;
-pub mod span;
-pub mod srt_slurm;
-pub mod yaml;
+pub(crate) mod format;
+pub(crate) mod image;
+pub(crate) mod launch_script;
+pub(crate) mod master_config;
+pub(crate) mod span;
+pub(crate) mod srt_slurm;
+pub(crate) mod yaml;
 
 pub use files::{collect, collect_with, load_path, load_path_with, read_confined, MAX_RECIPE_BYTES};
-pub use format::{EditIntent, RecipeFormat, Syntax};
+pub(crate) use format::EditIntent;
 pub use image::{parse_image, DynamoRef, ImageTag};
-pub use launch_script::{bind, ArgToken, Binding};
+pub(crate) use launch_script::{bind, ArgToken};
 pub use master_config::{LinkMapping, MasterConfig, MasterEntry, RecipeLink, Router};
-pub use span::{SourceText, Span, Spanned};
+pub(crate) use span::{SourceText, Span, Spanned};
 
 use crate::surface::Known;
 use serde::Serialize;
@@ -195,13 +195,13 @@ pub struct Note {
 }
 
 impl Note {
-    pub fn info(message: impl Into<String>, span: Option<Span>) -> Note {
+    pub(crate) fn info(message: impl Into<String>, span: Option<Span>) -> Note {
         Note { level: NoteLevel::Info, message: message.into(), span }
     }
-    pub fn warning(message: impl Into<String>, span: Option<Span>) -> Note {
+    pub(crate) fn warning(message: impl Into<String>, span: Option<Span>) -> Note {
         Note { level: NoteLevel::Warning, message: message.into(), span }
     }
-    pub fn error(message: impl Into<String>, span: Option<Span>) -> Note {
+    pub(crate) fn error(message: impl Into<String>, span: Option<Span>) -> Note {
         Note { level: NoteLevel::Error, message: message.into(), span }
     }
 }
@@ -271,7 +271,7 @@ pub enum RecipeError {
 
 impl RecipeError {
     /// The file the error is about.
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         match self {
             RecipeError::Io { path, .. }
             | RecipeError::NotUtf8 { path, .. }

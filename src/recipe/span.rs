@@ -26,7 +26,7 @@ impl Span {
     }
 
     /// The span as miette wants it, for labelled diagnostics.
-    pub fn source_span(&self) -> miette::SourceSpan {
+    pub(crate) fn source_span(&self) -> miette::SourceSpan {
         (self.offset, self.len).into()
     }
 }
@@ -41,7 +41,7 @@ pub struct Spanned<T> {
 /// The text of one recipe file with a line index, shared by all readers to turn
 /// positions into [`Span`]s.
 #[derive(Debug, Clone)]
-pub struct SourceText {
+pub(crate) struct SourceText {
     pub path: String,
     pub text: String,
     /// Byte offset where each line starts (line 1 at index 0).
@@ -53,7 +53,7 @@ pub struct SourceText {
 }
 
 impl SourceText {
-    pub fn new(path: impl Into<String>, text: String) -> SourceText {
+    pub(crate) fn new(path: impl Into<String>, text: String) -> SourceText {
         // Line breaks as YAML (and editors) count them: `\n`, `\r\n`, and a lone
         // `\r` (old Mac files), so positions from the YAML parser map to the
         // right bytes in every file.
@@ -79,7 +79,7 @@ impl SourceText {
     /// Span of a byte range. Out-of-range or non-boundary offsets are clamped to
     /// the nearest valid position rather than panicking: positions come from
     /// third-party parsers and a wrong column must not crash an audit.
-    pub fn span(&self, start: usize, end: usize) -> Span {
+    pub(crate) fn span(&self, start: usize, end: usize) -> Span {
         let start = self.floor_boundary(start.min(self.text.len()));
         let end = self.floor_boundary(end.clamp(start, self.text.len()));
         let line_index = self.line_index(start);
@@ -94,7 +94,7 @@ impl SourceText {
 
     /// Byte offset of a 1-based line and a 0-based character column. Columns past
     /// the end of the line stop at the line end.
-    pub fn offset_of(&self, line: usize, char_col: usize) -> usize {
+    pub(crate) fn offset_of(&self, line: usize, char_col: usize) -> usize {
         let index = line.saturating_sub(1);
         let Some(&line_start) = self.line_starts.get(index) else {
             return self.text.len();
@@ -116,7 +116,7 @@ impl SourceText {
     }
 
     /// Byte offset of the end of the line holding `offset` (before its line break).
-    pub fn line_end(&self, offset: usize) -> usize {
+    pub(crate) fn line_end(&self, offset: usize) -> usize {
         let index = self.line_index(offset);
         let mut end = self.line_starts.get(index + 1).copied().unwrap_or(self.text.len());
         let bytes = self.text.as_bytes();
@@ -130,7 +130,7 @@ impl SourceText {
     }
 
     /// Byte offset of the start of the line holding `offset`.
-    pub fn line_start(&self, offset: usize) -> usize {
+    pub(crate) fn line_start(&self, offset: usize) -> usize {
         self.line_starts[self.line_index(offset)]
     }
 
@@ -142,7 +142,7 @@ impl SourceText {
         }
     }
 
-    pub fn slice(&self, span: &Span) -> &str {
+    pub(crate) fn slice(&self, span: &Span) -> &str {
         &self.text[span.offset..span.end()]
     }
 
@@ -156,14 +156,14 @@ impl SourceText {
     /// The source for miette's labelled snippets: the lines around `spans`, cut
     /// on long lines, and the spans as labels into it (errors stay small, and a
     /// 200 KB line prints as a few hundred bytes).
-    pub fn excerpt(&self, spans: &[&Span]) -> (std::sync::Arc<crate::excerpt::Excerpt>, Vec<miette::SourceSpan>) {
+    pub(crate) fn excerpt(&self, spans: &[&Span]) -> (std::sync::Arc<crate::excerpt::Excerpt>, Vec<miette::SourceSpan>) {
         let labels: Vec<miette::SourceSpan> = spans.iter().map(|s| s.source_span()).collect();
         let (excerpt, labels) = crate::excerpt::Excerpt::new(&self.path, &self.text, &labels);
         (std::sync::Arc::new(excerpt), labels)
     }
 
     /// [`excerpt`](Self::excerpt) for one span.
-    pub fn excerpt_at(&self, span: &Span) -> (std::sync::Arc<crate::excerpt::Excerpt>, miette::SourceSpan) {
+    pub(crate) fn excerpt_at(&self, span: &Span) -> (std::sync::Arc<crate::excerpt::Excerpt>, miette::SourceSpan) {
         let (excerpt, labels) = self.excerpt(&[span]);
         (excerpt, labels[0])
     }

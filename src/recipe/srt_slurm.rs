@@ -24,7 +24,7 @@ use crate::finding::Edit;
 use crate::surface::Known;
 
 /// srt-slurm recipe YAML as a [`RecipeFormat`].
-pub struct SrtSlurm;
+pub(crate) struct SrtSlurm;
 
 impl RecipeFormat for SrtSlurm {
     fn kind(&self) -> RecipeKind {
@@ -61,7 +61,7 @@ impl RecipeFormat for SrtSlurm {
 }
 
 /// What one srt-slurm file yields.
-pub struct SrtRecipe {
+pub(crate) struct SrtRecipe {
     pub kind: RecipeKind,
     pub deployments: Vec<Deployment>,
     pub notes: Vec<Note>,
@@ -69,12 +69,12 @@ pub struct SrtRecipe {
 
 /// Whether a YAML root is an srt-slurm recipe: it has a `backend` map, or is an
 /// override-format file whose `base` has one (or names a model container).
-pub fn looks_like(root: &Node) -> bool {
+pub(crate) fn looks_like(root: &Node) -> bool {
     let recipe_like = |n: &Node| n.get("backend").is_some_and(|b| b.as_map().is_some()) || n.path(&["model", "container"]).is_some();
     recipe_like(root) || root.get("base").is_some_and(recipe_like)
 }
 
-pub fn read(src: &SourceText, root: &Node) -> Result<SrtRecipe, RecipeError> {
+pub(crate) fn read(src: &SourceText, root: &Node) -> Result<SrtRecipe, RecipeError> {
     let mut notes = Vec::new();
     let variants = expand_variants(src, root, &mut notes)?;
     let mut deployments = Vec::new();

@@ -17,7 +17,7 @@ use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Node {
+pub(crate) struct Node {
     pub kind: NodeKind,
     /// The written text of this node (for an alias: the anchored node's text).
     pub span: Span,
@@ -27,14 +27,14 @@ pub struct Node {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum NodeKind {
+pub(crate) enum NodeKind {
     Scalar(Scalar),
     Seq(Vec<Node>),
     Map(Vec<Entry>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Scalar {
+pub(crate) struct Scalar {
     /// The scalar's value after YAML unquoting/folding.
     pub text: String,
     pub style: ScalarStyle,
@@ -45,7 +45,7 @@ pub struct Scalar {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ScalarStyle {
+pub(crate) enum ScalarStyle {
     Plain,
     SingleQuoted,
     DoubleQuoted,
@@ -66,7 +66,7 @@ pub enum ScalarType {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub key: Node,
     pub value: Node,
     /// Set when the entry came in through a `<<` merge key: where that key is.
@@ -75,43 +75,43 @@ pub struct Entry {
 }
 
 impl Node {
-    pub fn as_map(&self) -> Option<&[Entry]> {
+    pub(crate) fn as_map(&self) -> Option<&[Entry]> {
         match &self.kind {
             NodeKind::Map(entries) => Some(entries),
             _ => None,
         }
     }
-    pub fn as_seq(&self) -> Option<&[Node]> {
+    pub(crate) fn as_seq(&self) -> Option<&[Node]> {
         match &self.kind {
             NodeKind::Seq(items) => Some(items),
             _ => None,
         }
     }
-    pub fn as_scalar(&self) -> Option<&Scalar> {
+    pub(crate) fn as_scalar(&self) -> Option<&Scalar> {
         match &self.kind {
             NodeKind::Scalar(s) => Some(s),
             _ => None,
         }
     }
     /// The scalar text, when this node is a scalar that is not null.
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         self.as_scalar().filter(|s| s.resolve() != ScalarType::Null).map(|s| s.text.as_str())
     }
-    pub fn is_null(&self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         self.as_scalar().is_some_and(|s| s.resolve() == ScalarType::Null)
     }
     /// The entry under a scalar key.
-    pub fn entry(&self, key: &str) -> Option<&Entry> {
+    pub(crate) fn entry(&self, key: &str) -> Option<&Entry> {
         self.as_map()?.iter().find(|e| e.key.as_scalar().is_some_and(|k| k.text == key))
     }
-    pub fn get(&self, key: &str) -> Option<&Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Node> {
         self.entry(key).map(|e| &e.value)
     }
     /// Follow a path of keys through nested maps.
-    pub fn path(&self, keys: &[&str]) -> Option<&Node> {
+    pub(crate) fn path(&self, keys: &[&str]) -> Option<&Node> {
         keys.iter().try_fold(self, |node, key| node.get(key))
     }
-    pub fn kind_name(&self) -> &'static str {
+    pub(crate) fn kind_name(&self) -> &'static str {
         match &self.kind {
             NodeKind::Scalar(_) if self.is_null() => "null",
             NodeKind::Scalar(_) => "scalar",
@@ -122,12 +122,12 @@ impl Node {
 }
 
 impl Scalar {
-    pub fn is_quoted(&self) -> bool {
+    pub(crate) fn is_quoted(&self) -> bool {
         self.style != ScalarStyle::Plain
     }
 
     /// The type PyYAML (YAML 1.1 core resolver) gives this scalar.
-    pub fn resolve(&self) -> ScalarType {
+    pub(crate) fn resolve(&self) -> ScalarType {
         if let Some(tag) = &self.tag {
             return match tag.rsplit(':').next().unwrap_or("") {
                 "null" => ScalarType::Null,
@@ -229,13 +229,13 @@ pub struct DuplicateKey {
 
 /// Parse strictly: a key written twice is an error (the tool's own files:
 /// `.engine-audit.yaml`, rules).
-pub fn parse(src: &SourceText) -> Result<Option<Node>, RecipeError> {
+pub(crate) fn parse(src: &SourceText) -> Result<Option<Node>, RecipeError> {
     parse_with(src, Duplicates::Refuse).map(|(root, _)| root)
 }
 
 /// Parse as srt-slurm's loader does: a key written twice keeps its last value;
 /// each repeat is returned so the audit can say which line has no effect.
-pub fn parse_last_wins(src: &SourceText) -> Result<(Option<Node>, Vec<DuplicateKey>), RecipeError> {
+pub(crate) fn parse_last_wins(src: &SourceText) -> Result<(Option<Node>, Vec<DuplicateKey>), RecipeError> {
     parse_with(src, Duplicates::LastWins)
 }
 
@@ -640,7 +640,7 @@ fn scalar_end(src: &SourceText, at: usize, value: &str, style: ScalarStyle) -> u
 /// serde_yaml_ng ends its messages with ` at line L column C`. Rule and config
 /// errors start with the (more exact) line of the key instead: two places in one
 /// message would disagree.
-pub fn strip_serde_location(message: &str) -> &str {
+pub(crate) fn strip_serde_location(message: &str) -> &str {
     let Some(i) = message.rfind(" at line ") else { return message };
     let tail = &message[i + " at line ".len()..];
     let is_location = tail

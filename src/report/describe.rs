@@ -6,7 +6,7 @@ use super::{Finding, Lang};
 use crate::finding::{EnvRename, FindingKind, Missing, NumberKind, SemanticChange, ValueProblem};
 
 /// The flag as typed on a command line: `--name` (a single-dash option stays).
-pub fn option(subject: &str) -> String {
+pub(crate) fn option(subject: &str) -> String {
     if subject.starts_with('-') {
         subject.to_string()
     } else {
@@ -23,23 +23,23 @@ fn consumer_of(f: &Finding) -> Option<(&'static crate::profiles::EngineProfile, 
 }
 
 /// The consumer build of a consumer-side finding: its ref (`0.1.0`).
-pub fn consumer_ref(f: &Finding) -> Option<&str> {
+pub(crate) fn consumer_ref(f: &Finding) -> Option<&str> {
     consumer_of(f).map(|(_, r)| r)
 }
 
 /// The consumer a consumer-side finding is about, as reports name it (`Dynamo`).
-pub fn consumer_display(f: &Finding) -> Option<&'static str> {
+pub(crate) fn consumer_display(f: &Finding) -> Option<&'static str> {
     consumer_of(f).map(|(p, _)| p.display)
 }
 
 /// The consumer build of a consumer-side finding, named: `Dynamo 0.1.0`.
-pub fn consumer_build(f: &Finding) -> Option<String> {
+pub(crate) fn consumer_build(f: &Finding) -> Option<String> {
     consumer_of(f).map(|(p, r)| format!("{} {r}", p.display))
 }
 
 /// What the finding says, in one phrase without a final full stop. Code spans are
 /// Markdown backticks (the text report shows them as written).
-pub fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
+pub(crate) fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
     let zh = lang == Lang::Zh;
     let opt = option(&f.subject);
     let sub = &f.subject;
@@ -181,7 +181,7 @@ pub fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
 }
 
 /// The phrase for a summary sentence: as [`phrase`], without lists of choices.
-pub fn brief(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
+pub(crate) fn brief(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
     match &f.kind {
         FindingKind::InvalidChoice { value, .. } => {
             let opt = option(&f.subject);

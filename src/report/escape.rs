@@ -10,12 +10,12 @@ use std::borrow::Cow;
 
 /// Whether a character would act on a terminal or split a line: C0 controls
 /// but tab, DEL, C1 controls, and Unicode's line and paragraph separators.
-pub fn is_unsafe(c: char) -> bool {
+pub(crate) fn is_unsafe(c: char) -> bool {
     (c.is_control() && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 /// `s` with every unsafe character written as an escape.
-pub fn visible(s: &str) -> Cow<'_, str> {
+pub(crate) fn visible(s: &str) -> Cow<'_, str> {
     if !s.chars().any(is_unsafe) {
         return Cow::Borrowed(s);
     }
@@ -33,7 +33,7 @@ pub fn visible(s: &str) -> Cow<'_, str> {
 
 /// `s` with every unsafe character but line breaks replaced by `?` bytes of the
 /// same length, so byte offsets into it stay valid (source excerpts).
-pub fn same_width(s: &str) -> Cow<'_, str> {
+pub(crate) fn same_width(s: &str) -> Cow<'_, str> {
     if !s.chars().any(|c| is_unsafe(c) && c != '\n') {
         return Cow::Borrowed(s);
     }
@@ -104,7 +104,7 @@ macro_rules! for_each_string {
 
 /// The report with every string a recipe (or a user's rule file) can control
 /// made [`visible`]; borrowed when there is nothing to escape, the usual case.
-pub fn for_display(report: &AuditReport) -> Cow<'_, AuditReport> {
+pub(crate) fn for_display(report: &AuditReport) -> Cow<'_, AuditReport> {
     let unsafe_text = |s: &str| s.chars().any(is_unsafe);
     let mut needs = report.sources.keys().any(|k| unsafe_text(k));
     for_each_string!(report, |s: &String| needs |= unsafe_text(s));
@@ -138,7 +138,7 @@ pub fn for_display(report: &AuditReport) -> Cow<'_, AuditReport> {
 
 /// `value` with `f` applied to every string in it: typed facts are escaped
 /// (and made relative, for the demo) field by field without naming the fields.
-pub fn map_strings<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(value: &T, mut f: impl FnMut(&mut String)) -> T {
+pub(crate) fn map_strings<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(value: &T, mut f: impl FnMut(&mut String)) -> T {
     fn walk(v: &mut serde_json::Value, f: &mut dyn FnMut(&mut String)) {
         match v {
             serde_json::Value::String(s) => f(s),

@@ -15,12 +15,12 @@ use crate::finding::AuditReport;
 use std::fmt::Write;
 
 /// Escape a command's message.
-pub fn escape_data(s: &str) -> String {
+pub(crate) fn escape_data(s: &str) -> String {
     s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
 /// Escape a command property value.
-pub fn escape_property(s: &str) -> String {
+pub(crate) fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
@@ -78,7 +78,7 @@ fn annotation(out: &mut String, report: &AuditReport, f: &Finding, place: Option
 }
 
 /// The github format.
-pub struct Github;
+pub(crate) struct Github;
 
 impl super::Render for Github {
     fn render(&self, report: &AuditReport, opts: &RenderOptions) -> String {

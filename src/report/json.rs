@@ -19,7 +19,7 @@ struct JsonReport<'a> {
 }
 
 /// The JSON format.
-pub struct Json;
+pub(crate) struct Json;
 
 impl super::Render for Json {
     fn render(&self, report: &AuditReport, opts: &RenderOptions) -> String {

@@ -28,7 +28,7 @@ impl<'a> Group<'a> {
         self.findings[0]
     }
     /// Distinct recipe files affected (the `dynamo:` places for engine-side findings).
-    pub fn recipe_paths(&self) -> BTreeSet<&'a str> {
+    pub(crate) fn recipe_paths(&self) -> BTreeSet<&'a str> {
         self.findings
             .iter()
             .flat_map(|f| -> Vec<&'a str> {
@@ -159,7 +159,7 @@ fn is_server(id: &str) -> bool {
 }
 
 /// The lead paragraph.
-pub fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
+pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> String {
     let zh = lang == Lang::Zh;
     let stop = if zh { "。" } else { "." };
     // Sentences, written with a leading space that Chinese drops.
@@ -587,7 +587,7 @@ fn render_one(report: &AuditReport, groups: &[Group], lang: Lang, opts: &RenderO
 }
 
 /// The markdown format.
-pub struct Markdown;
+pub(crate) struct Markdown;
 
 impl super::Render for Markdown {
     fn render(&self, report: &AuditReport, opts: &RenderOptions) -> String {

@@ -5,13 +5,15 @@
 //! queries (the caller decides colour and the base folder), so the same report
 //! renders byte for byte the same anywhere.
 
-pub mod describe;
-pub mod escape;
-pub mod github;
-pub mod json;
-pub mod markdown;
-pub mod sarif;
-pub mod text;
+pub(crate) mod describe;
+pub(crate) mod escape;
+pub(crate) mod github;
+pub(crate) mod json;
+pub use json::SCHEMA_VERSION;
+pub(crate) mod markdown;
+pub use markdown::{groups as markdown_groups, Group as MarkdownGroup};
+pub(crate) mod sarif;
+pub(crate) mod text;
 
 pub use crate::finding::{Edit, EvidenceRef, Finding, Fix, Lang, Location};
 
@@ -38,7 +40,7 @@ impl Format {
     pub const ALL: [Format; 5] = [Format::Text, Format::Markdown, Format::Json, Format::Sarif, Format::Github];
 
     /// The file `--output-dir` writes this format to.
-    pub fn file_name(self) -> &'static str {
+    pub(crate) fn file_name(self) -> &'static str {
         match self {
             Format::Text => "report.txt",
             Format::Markdown => "report.md",
@@ -49,7 +51,7 @@ impl Format {
     }
 
     /// The renderer of this format.
-    pub fn renderer(self) -> &'static dyn Render {
+    pub(crate) fn renderer(self) -> &'static dyn Render {
         match self {
             Format::Text => &text::Text,
             Format::Markdown => &markdown::Markdown,
@@ -65,7 +67,7 @@ impl Format {
 }
 
 /// One output format.
-pub trait Render: Sync {
+pub(crate) trait Render: Sync {
     fn render(&self, report: &AuditReport, opts: &RenderOptions) -> String;
 }
 
@@ -107,7 +109,7 @@ impl RenderOptions {
 
 /// The browsable address of a clone URL: `https://github.com/o/r(.git)` and
 /// `git@github.com:o/r.git` → `https://github.com/o/r`. `None` for local paths.
-pub fn web_url(spec: &str) -> Option<String> {
+pub(crate) fn web_url(spec: &str) -> Option<String> {
     let spec = spec.trim();
     let base = if let Some(rest) = spec.strip_prefix("git@") {
         let (host, path) = rest.split_once(':')?;
@@ -126,7 +128,7 @@ pub fn web_url(spec: &str) -> Option<String> {
 
 /// The link to an evidence line, when its engine's repository address is known
 /// and the ref is a real one (not a plain folder).
-pub fn evidence_url(e: &EvidenceRef, opts: &RenderOptions) -> Option<String> {
+pub(crate) fn evidence_url(e: &EvidenceRef, opts: &RenderOptions) -> Option<String> {
     let base = opts.repo_urls.get(e.engine.as_deref()?)?;
     if e.ref_name.is_empty() || e.ref_name.starts_with('(') {
         return None;
@@ -135,12 +137,12 @@ pub fn evidence_url(e: &EvidenceRef, opts: &RenderOptions) -> Option<String> {
 }
 
 /// `path:line @ ref`, the plain form of evidence.
-pub fn evidence_plain(e: &EvidenceRef) -> String {
+pub(crate) fn evidence_plain(e: &EvidenceRef) -> String {
     format!("{}:{} @ {}", e.path, e.line, e.ref_name)
 }
 
 /// Percent-encode what may not stand in a URL path (`/` kept).
-pub fn encode_path(s: &str) -> String {
+pub(crate) fn encode_path(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~/+@".contains(&b) {
@@ -154,7 +156,7 @@ pub fn encode_path(s: &str) -> String {
 
 /// A recipe path as code scanning and annotations want it: relative to
 /// `base_dir` when below it, `/` separated, without `./`.
-pub fn repo_path(path: &str, opts: &RenderOptions) -> String {
+pub(crate) fn repo_path(path: &str, opts: &RenderOptions) -> String {
     let p = Path::new(path);
     let rel = match &opts.base_dir {
         Some(base) if p.is_absolute() => p.strip_prefix(base).unwrap_or(p),
@@ -175,7 +177,7 @@ pub fn in_engine_source(f: &Finding) -> bool {
 
 /// What a consumer-side finding says when it is shown on the recipe line that installs it:
 /// `Dynamo 0.1.0 (installed here), components/src/dynamo/sglang/args.py:3: `.
-pub fn installed_here(f: &Finding) -> String {
+pub(crate) fn installed_here(f: &Finding) -> String {
     let build = describe::consumer_build(f).unwrap_or_else(|| "The consumer build".into());
     format!("{build} (installed here), {}:{}: ", f.location.path, f.location.line)
 }
@@ -191,7 +193,7 @@ pub fn counts(report: &AuditReport) -> (usize, usize, usize) {
 /// when another bump to the same target has one.
 /// `2 errors, 1 warning, 3 info in 4 deployments of 5 recipe files` (`last` joins
 /// the last count: `", "` in the text summary, `" and "` in prose).
-pub fn counts_phrase(report: &AuditReport, last: &str) -> String {
+pub(crate) fn counts_phrase(report: &AuditReport, last: &str) -> String {
     let (e, w, i) = counts(report);
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     format!(
@@ -204,7 +206,7 @@ pub fn counts_phrase(report: &AuditReport, last: &str) -> String {
     )
 }
 
-pub fn bump_labels(report: &AuditReport, engine: &str) -> Vec<String> {
+pub(crate) fn bump_labels(report: &AuditReport, engine: &str) -> Vec<String> {
     let bumps: Vec<_> = report.bumps.iter().filter(|b| b.engine == engine).collect();
     let mut out: Vec<String> = Vec::new();
     for b in &bumps {
@@ -219,11 +221,6 @@ pub fn bump_labels(report: &AuditReport, engine: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// Render in one format (what `--format` picks).
-pub fn render(format: Format, report: &AuditReport, opts: &RenderOptions) -> String {
-    format.render(report, opts)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use crate::finding::AuditReport;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+pub(crate) const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
 fn level(s: Severity) -> &'static str {
     match s {
@@ -232,7 +232,7 @@ fn results(report: &AuditReport, rule_index: &dyn Fn(&str) -> Option<usize>, opt
 }
 
 /// The sarif format.
-pub struct Sarif;
+pub(crate) struct Sarif;
 
 impl super::Render for Sarif {
     fn render(&self, report: &AuditReport, opts: &RenderOptions) -> String {

@@ -124,7 +124,7 @@ fn handler(opts: &RenderOptions) -> GraphicalReportHandler {
 }
 
 /// Render one finding (used by the full report and by tests).
-pub fn render_finding(report: &AuditReport, f: &Finding, opts: &RenderOptions) -> String {
+pub(crate) fn render_finding(report: &AuditReport, f: &Finding, opts: &RenderOptions) -> String {
     let mut out = String::new();
     let _ = handler(opts).render_report(&mut out, &diagnostic(report, f));
     let mut out = out.trim_end().to_string();
@@ -134,7 +134,7 @@ pub fn render_finding(report: &AuditReport, f: &Finding, opts: &RenderOptions) -
 }
 
 /// The text format.
-pub struct Text;
+pub(crate) struct Text;
 
 impl super::Render for Text {
     fn render(&self, report: &AuditReport, opts: &RenderOptions) -> String {
@@ -204,7 +204,7 @@ fn blank_line(out: &mut String) {
 }
 
 /// `3 errors, 10 warnings, 1 info in 2 deployments of 3 recipe files; sglang v1.0.0 → v1.1.0; dynamo 0.1.0`
-pub fn summary_line(report: &AuditReport) -> String {
+pub(crate) fn summary_line(report: &AuditReport) -> String {
     let mut refs = Vec::new();
     for engine in crate::profiles::PROFILES.iter().map(|p| p.id) {
         let labels = super::bump_labels(report, engine);

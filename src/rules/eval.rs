@@ -12,7 +12,7 @@ use crate::source::Tree;
 
 /// What a rule found; the orchestrator turns it into a `report::Finding`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RuleHit {
+pub(crate) struct RuleHit {
     pub rule_id: String,
     pub rule_name: String,
     pub severity: Severity,
@@ -35,7 +35,7 @@ pub struct RuleHit {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SubjectKind {
+pub(crate) enum SubjectKind {
     Flag,
     Env,
     Deployment,
@@ -43,7 +43,7 @@ pub enum SubjectKind {
 
 /// `path:line @ ref`: engine evidence behind a hit.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct EvidenceCite {
+pub(crate) struct EvidenceCite {
     pub path: String,
     pub line: u32,
     pub ref_name: String,
@@ -52,7 +52,7 @@ pub struct EvidenceCite {
 
 /// A fix, bound to the role of the hit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FixAction {
+pub(crate) struct FixAction {
     pub spec: FixSpec,
     pub role: Option<String>,
 }
@@ -60,7 +60,7 @@ pub struct FixAction {
 /// Evaluate one rule. `target_version` is the PEP 440 version of `ref_name` when
 /// it names one; rules with `versions` are skipped only when it is known and
 /// outside them.
-pub fn evaluate(
+pub(crate) fn evaluate(
     rule: &Rule,
     deployment: &DeploymentFacts,
     tree: &dyn Tree,
@@ -73,7 +73,7 @@ pub fn evaluate(
 
 /// [`evaluate`] against an index shared across rules and deployments of one
 /// tree: each engine file is parsed once per tree, each predicate checked once.
-pub fn evaluate_with(
+pub(crate) fn evaluate_with(
     rule: &Rule,
     deployment: &DeploymentFacts,
     index: &SourceIndex,
@@ -147,10 +147,10 @@ fn build_hit(rule: &Rule, d: &DeploymentFacts, role: Option<&str>, anchor: Optio
 }
 
 /// The placeholders a message may use; anything else in braces is a load error.
-pub const PLACEHOLDERS: &[&str] = &["flag", "value", "role", "ref", "evidence", "deployment"];
+pub(crate) const PLACEHOLDERS: &[&str] = &["flag", "value", "role", "ref", "evidence", "deployment"];
 
 /// Replace `{name}`; `{{` and `}}` are literal braces.
-pub fn render(template: &str, values: &[(&str, &str)]) -> String {
+pub(crate) fn render(template: &str, values: &[(&str, &str)]) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(i) = rest.find(['{', '}']) {
@@ -176,7 +176,7 @@ pub fn render(template: &str, values: &[(&str, &str)]) -> String {
 }
 
 /// Placeholder names used by a template (for load-time validation).
-pub fn placeholders(template: &str) -> Vec<String> {
+pub(crate) fn placeholders(template: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = template;
     while let Some(i) = rest.find('{') {

@@ -18,7 +18,7 @@ use tree_sitter::{Node, QueryCursor, StreamingIterator};
 
 /// One cited place in the engine source.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-pub struct Cite {
+pub(crate) struct Cite {
     /// Path in the tree (`python/sglang/srt/...`).
     pub path: String,
     pub line: u32,
@@ -27,11 +27,11 @@ pub struct Cite {
 
 /// Results of source predicates, keyed by the predicate as written (its
 /// `Debug` form): the same predicate in two rules is checked once.
-pub type EvidenceMemo = BTreeMap<String, Option<Vec<Cite>>>;
+pub(crate) type EvidenceMemo = BTreeMap<String, Option<Vec<Cite>>>;
 
 /// Parsed files of one tree, shared by every predicate of every rule and
 /// deployment evaluated against it.
-pub struct SourceIndex<'t> {
+pub(crate) struct SourceIndex<'t> {
     tree: &'t dyn Tree,
     root: String,
     parsed: RefCell<HashMap<String, Option<Rc<PyFile>>>>,
@@ -39,7 +39,7 @@ pub struct SourceIndex<'t> {
 }
 
 impl<'t> SourceIndex<'t> {
-    pub fn new(tree: &'t dyn Tree, package_root: &str) -> Self {
+    pub(crate) fn new(tree: &'t dyn Tree, package_root: &str) -> Self {
         SourceIndex {
             tree,
             root: package_root.trim_end_matches('/').to_string(),
@@ -49,13 +49,13 @@ impl<'t> SourceIndex<'t> {
     }
 
     /// Start from results known for this tree (the fact cache's).
-    pub fn with_memo(mut self, memo: EvidenceMemo) -> Self {
+    pub(crate) fn with_memo(mut self, memo: EvidenceMemo) -> Self {
         self.memo = RefCell::new(memo);
         self
     }
 
     /// Every predicate result so far.
-    pub fn memo(&self) -> EvidenceMemo {
+    pub(crate) fn memo(&self) -> EvidenceMemo {
         self.memo.borrow().clone()
     }
 
@@ -87,7 +87,7 @@ impl<'t> SourceIndex<'t> {
     /// (two model files, ~35 ms of a cold audit's serial tail). A predicate that
     /// fails first may leave a file unread by evaluation; parsing it anyway
     /// takes a core that would be idle.
-    pub fn prefetch(&self, items: &[Evidence]) {
+    pub(crate) fn prefetch(&self, items: &[Evidence]) {
         let mut paths: Vec<String> = Vec::new();
         self.files_to_parse(items, &mut paths);
         {
@@ -178,7 +178,7 @@ impl<'t> SourceIndex<'t> {
 
     /// Evaluate a list that must all hold (the rule's top-level `evidence`).
     /// `None` when one fails; otherwise every citation, in order.
-    pub fn all(&self, items: &[Evidence], ctx: &Ctx) -> Option<Vec<Cite>> {
+    pub(crate) fn all(&self, items: &[Evidence], ctx: &Ctx) -> Option<Vec<Cite>> {
         let mut cites = Vec::new();
         for e in items {
             cites.extend(self.holds(e, ctx)?);
@@ -186,7 +186,7 @@ impl<'t> SourceIndex<'t> {
         Some(cites)
     }
 
-    pub fn holds(&self, e: &Evidence, ctx: &Ctx) -> Option<Vec<Cite>> {
+    pub(crate) fn holds(&self, e: &Evidence, ctx: &Ctx) -> Option<Vec<Cite>> {
         match e {
             Evidence::AllOf(items) => self.all(items, ctx),
             Evidence::AnyOf(items) => items.iter().find_map(|i| self.holds(i, ctx)),

@@ -12,7 +12,7 @@ use crate::recipe::yaml::{self, Node};
 use crate::recipe::{RecipeError, SourceText};
 
 /// `(key path, line, column)` of the key a serde error is about, when it can be told.
-pub fn key_of_error(text: &str, message: &str) -> Option<(String, usize, usize)> {
+pub(super) fn key_of_error(text: &str, message: &str) -> Option<(String, usize, usize)> {
     let src = SourceText::new("rule", text.to_string());
     let root = match yaml::parse(&src) {
         Ok(root) => root?,
@@ -29,7 +29,7 @@ pub fn key_of_error(text: &str, message: &str) -> Option<(String, usize, usize)>
 /// for an error found after serde. A key that is not written (a missing
 /// `tests.invalid`) is reported at the nearest written ancestor, and at the
 /// document start when there is none, as serde reports a missing field.
-pub fn key_path(text: &str, path: &str) -> (usize, usize) {
+pub(super) fn key_path(text: &str, path: &str) -> (usize, usize) {
     let src = SourceText::new("rule", text.to_string());
     let Ok(Some(root)) = yaml::parse(&src) else { return (1, 1) };
     let (span, _, _) = walk(&root, path);

@@ -5,19 +5,19 @@
 //!
 //! A new rule made of known predicate kinds is one YAML file, no Rust change.
 
-pub mod eval;
-pub mod evidence;
+pub(crate) mod eval;
+pub(crate) mod evidence;
 mod locate;
-pub mod model;
-pub mod pyscope;
-pub mod selftest;
-pub mod when;
+pub(crate) mod model;
+pub(crate) mod pyscope;
+pub(crate) mod selftest;
+pub(crate) mod when;
 
-pub use eval::{evaluate, evaluate_with, EvidenceCite, FixAction, RuleHit, SubjectKind};
-pub use evidence::{EvidenceMemo, SourceIndex};
-pub use model::{RuleSpec, Severity};
-pub use selftest::{run_self_tests, CaseOutcome, CaseResult};
-pub use when::{DeploymentFacts, Fact, FactValue, RoleFacts, SpanRef};
+pub(crate) use eval::{evaluate, evaluate_with, RuleHit};
+pub(crate) use evidence::{EvidenceMemo, SourceIndex};
+pub(crate) use model::{RuleSpec, Severity};
+pub(crate) use selftest::run_self_tests;
+pub(crate) use when::{DeploymentFacts, Fact, FactValue, RoleFacts, SpanRef};
 
 use model::{Evidence, ValueCond, When};
 use rayon::prelude::*;
@@ -40,7 +40,7 @@ pub enum RuleOrigin {
 
 impl Rule {
     /// Repository-relative (built-in) or on-disk path of the rule file: its documentation.
-    pub fn doc_path(&self) -> String {
+    pub(crate) fn doc_path(&self) -> String {
         match &self.origin {
             RuleOrigin::BuiltIn(name) => format!("rules/{name}"),
             RuleOrigin::File(p) => p.display().to_string(),

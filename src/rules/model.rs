@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Rules share the finding codes' severities.
-pub use crate::codes::Severity;
+pub(crate) use crate::codes::Severity;
 
 /// One rule file as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -323,7 +323,7 @@ pub struct Pattern {
 impl Pattern {
     /// Build the automaton now; an error is what `regex` says (after the
     /// syntax check, only its size limit can fail).
-    pub fn compile(&self) -> Result<&regex::Regex, String> {
+    pub(crate) fn compile(&self) -> Result<&regex::Regex, String> {
         self.regex
             .get_or_init(|| regex::Regex::new(&self.text).map_err(|e| format!("invalid regex `{}`: {e}", self.text)))
             .as_ref()
@@ -332,7 +332,7 @@ impl Pattern {
 
     /// Whether `haystack` matches; a pattern that did not compile matches
     /// nothing (unreachable for a loaded rule: see the type's comment).
-    pub fn is_match(&self, haystack: &str) -> bool {
+    pub(crate) fn is_match(&self, haystack: &str) -> bool {
         self.compile().is_ok_and(|r| r.is_match(haystack))
     }
 }
@@ -388,6 +388,6 @@ impl<'de> Deserialize<'de> for PyQuery {
 
 /// Read YAML with enums as single-key maps (`flag: {...}`), the way rules are
 /// written, instead of YAML tags (`!flag`). Errors keep their line and column.
-pub fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_yaml_ng::Error> {
+pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_yaml_ng::Error> {
     serde_yaml_ng::with::singleton_map_recursive::deserialize(serde_yaml_ng::Deserializer::from_str(text))
 }

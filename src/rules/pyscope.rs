@@ -5,7 +5,7 @@ use crate::extract::python::{walk, PyFile};
 use tree_sitter::Node;
 
 /// `*` and `?` stay within one path component; `**` spans components.
-pub fn glob_match(pattern: &str, path: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, path: &str) -> bool {
     fn go(p: &[u8], s: &[u8]) -> bool {
         match p.first() {
             None => s.is_empty(),
@@ -22,14 +22,14 @@ pub fn glob_match(pattern: &str, path: &str) -> bool {
     go(pattern.as_bytes(), path.as_bytes())
 }
 
-pub fn is_glob(pattern: &str) -> bool {
+pub(crate) fn is_glob(pattern: &str) -> bool {
     pattern.contains(['*', '?'])
 }
 
 /// Named functions of a file: `def name` inside every class named `class`
 /// (a class defined in several branches counts each time), or anywhere when no
 /// class is given. Methods nested in `if` blocks of a class body count too.
-pub fn find_functions<'t>(file: &'t PyFile, class: Option<&str>, name: &str) -> Vec<Node<'t>> {
+pub(crate) fn find_functions<'t>(file: &'t PyFile, class: Option<&str>, name: &str) -> Vec<Node<'t>> {
     let scopes: Vec<Node<'t>> = match class {
         Some(cls) => class_bodies(file, cls),
         None => vec![file.root()],
@@ -53,7 +53,7 @@ pub fn find_functions<'t>(file: &'t PyFile, class: Option<&str>, name: &str) -> 
 
 /// The body of every class named `class` in the file, nested ones included (a
 /// class defined in several branches counts each time).
-pub fn class_bodies<'f>(file: &'f PyFile, class: &str) -> Vec<Node<'f>> {
+pub(crate) fn class_bodies<'f>(file: &'f PyFile, class: &str) -> Vec<Node<'f>> {
     let mut out = Vec::new();
     walk(file.root(), |n| {
         if n.kind() == "class_definition" && def_name(file, n) == Some(class) {
@@ -93,14 +93,14 @@ fn may_hold_definitions(node: Node) -> bool {
         )
 }
 
-pub fn def_name<'f>(file: &'f PyFile, node: Node) -> Option<&'f str> {
+pub(crate) fn def_name<'f>(file: &'f PyFile, node: Node) -> Option<&'f str> {
     node.child_by_field_name("name").map(|n| file.text(n))
 }
 
 /// Start byte of every place in `node` that mentions `token`: an identifier equal
 /// to it, an attribute chain whose text ends with it (dotted tokens), or a
 /// string containing it. Comments never count.
-pub fn mentions(file: &PyFile, node: Node, token: &str) -> Vec<usize> {
+pub(crate) fn mentions(file: &PyFile, node: Node, token: &str) -> Vec<usize> {
     let dotted = token.contains('.');
     let mut out = Vec::new();
     walk(node, |n| match n.kind() {
@@ -129,7 +129,7 @@ fn squash(text: &str) -> String {
 
 /// Nodes of `kind` below `node`, not descending into nested function or class
 /// definitions (their `return` is not the enclosing function's).
-pub fn own_descendants<'t>(node: Node<'t>, kind: &str) -> Vec<Node<'t>> {
+pub(crate) fn own_descendants<'t>(node: Node<'t>, kind: &str) -> Vec<Node<'t>> {
     let mut out = Vec::new();
     walk(node, |n| {
         if n != node && matches!(n.kind(), "function_definition" | "class_definition" | "lambda") {
@@ -145,7 +145,7 @@ pub fn own_descendants<'t>(node: Node<'t>, kind: &str) -> Vec<Node<'t>> {
 
 /// Names bound at the top of a scope body: defs, classes, plain and annotated
 /// assignments, including inside top-level `if`/`try` blocks.
-pub fn binds_name(file: &PyFile, body: Node, name: &str) -> Option<u32> {
+pub(crate) fn binds_name(file: &PyFile, body: Node, name: &str) -> Option<u32> {
     let mut found = None;
     walk(body, |n| {
         if found.is_some() {

@@ -11,7 +11,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CaseOutcome {
+pub(crate) enum CaseOutcome {
     /// A valid case did not fire.
     Validated,
     /// An invalid case fired (with the expected number of hits, if given).
@@ -27,13 +27,13 @@ pub enum CaseOutcome {
 }
 
 impl CaseOutcome {
-    pub fn is_failure(&self) -> bool {
+    pub(crate) fn is_failure(&self) -> bool {
         matches!(self, CaseOutcome::Noisy | CaseOutcome::Missing | CaseOutcome::Error(_))
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CaseResult {
+pub(crate) struct CaseResult {
     pub rule_id: String,
     pub case: String,
     /// `fixture:r001/trtllm-early-return` or `corpus:v0.5.19`.
@@ -58,7 +58,7 @@ impl fmt::Display for CaseResult {
 }
 
 /// Counts per outcome, for the summary line.
-pub fn summary(results: &[CaseResult]) -> String {
+pub(crate) fn summary(results: &[CaseResult]) -> String {
     let count = |p: fn(&CaseOutcome) -> bool| results.iter().filter(|r| p(&r.outcome)).count();
     format!(
         "{} validated, {} reported, {} noisy, {} missing, {} skipped, {} errors",
@@ -73,7 +73,7 @@ pub fn summary(results: &[CaseResult]) -> String {
 
 /// Run every case of every rule. `corpus` is the SGLang repository (a bare
 /// clone, or a folder holding `sglang.git`); corpus cases are skipped without it.
-pub fn run_self_tests(rules: &[Rule], corpus: Option<&Path>) -> Vec<CaseResult> {
+pub(crate) fn run_self_tests(rules: &[Rule], corpus: Option<&Path>) -> Vec<CaseResult> {
     let mut engines = Engines::new(corpus);
     let mut out = Vec::new();
     for rule in rules {
@@ -211,7 +211,7 @@ fn fixture_dir(rule: &Rule, name: &str) -> Option<PathBuf> {
 }
 
 /// An inline test deployment as the facts a recipe reader would give.
-pub fn deployment_facts(name: &str, d: &TestDeployment) -> DeploymentFacts {
+pub(crate) fn deployment_facts(name: &str, d: &TestDeployment) -> DeploymentFacts {
     let facts = |map: &std::collections::BTreeMap<String, serde_yaml_ng::Value>, flags: bool| -> Vec<Fact> {
         map.iter()
             .filter_map(|(k, v)| {
@@ -241,7 +241,7 @@ pub fn deployment_facts(name: &str, d: &TestDeployment) -> DeploymentFacts {
 }
 
 /// How srt-slurm passes a YAML value: `null` and `false` switches are not passed.
-pub fn yaml_value(v: &serde_yaml_ng::Value) -> Option<FactValue> {
+pub(crate) fn yaml_value(v: &serde_yaml_ng::Value) -> Option<FactValue> {
     use serde_yaml_ng::Value;
     match v {
         Value::Null | Value::Bool(false) => None,

@@ -1,6 +1,7 @@
 //! Loading errors, and every shipped rule's self-test cases under `cargo test`
 //! (corpus cases only when ENGINE_AUDIT_CORPUS names the corpus).
 
+use super::selftest::CaseOutcome;
 use super::*;
 use crate::source::MemTree;
 

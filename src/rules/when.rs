@@ -8,7 +8,7 @@ use super::model::{Presence, ValueCond, When};
 
 /// A place in a recipe file (mirrors `recipe::Span`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub struct SpanRef {
+pub(crate) struct SpanRef {
     pub path: String,
     pub line: u32,
     pub column: u32,
@@ -18,7 +18,7 @@ pub struct SpanRef {
 
 /// A value as the recipe gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FactValue {
+pub(crate) enum FactValue {
     /// A scalar (or switch rendered as `true`/`false`), as written.
     Text(String),
     /// `--flag a b`.
@@ -29,7 +29,7 @@ pub enum FactValue {
 
 impl FactValue {
     /// The value as one string, for messages and equality (`a b` for lists).
-    pub fn as_text(&self) -> Option<String> {
+    pub(crate) fn as_text(&self) -> Option<String> {
         match self {
             FactValue::Text(t) => Some(t.clone()),
             FactValue::List(items) => Some(items.join(" ")),
@@ -39,7 +39,7 @@ impl FactValue {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fact {
+pub(crate) struct Fact {
     /// Flags: without `--`, `_` already turned into `-`. Env: as written.
     pub name: String,
     pub value: FactValue,
@@ -49,7 +49,7 @@ pub struct Fact {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RoleFacts {
+pub(crate) struct RoleFacts {
     pub role: String,
     /// Flags that are actually passed (a switch set to false, or `null`, is left out).
     pub flags: Vec<Fact>,
@@ -57,7 +57,7 @@ pub struct RoleFacts {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DeploymentFacts {
+pub(crate) struct DeploymentFacts {
     pub name: String,
     pub name_span: Option<SpanRef>,
     pub model_path: Option<String>,
@@ -68,13 +68,13 @@ pub struct DeploymentFacts {
 }
 
 /// Flag names as the engine sees them: no leading dashes, `-` not `_`.
-pub fn normalize_flag(name: &str) -> String {
+pub(crate) fn normalize_flag(name: &str) -> String {
     name.trim_start_matches('-').replace('_', "-")
 }
 
 /// A fact that made a condition hold: where the finding points and what it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Matched {
+pub(crate) struct Matched {
     pub kind: MatchKind,
     pub name: String,
     pub value: Option<String>,
@@ -84,14 +84,13 @@ pub struct Matched {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MatchKind {
+pub(crate) enum MatchKind {
     Flag,
     Env,
-    Deployment,
 }
 
 /// Evaluates `when` for one role of one deployment.
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub deployment: &'a DeploymentFacts,
     /// `None` when the deployment has no roles.
     pub role: Option<&'a RoleFacts>,
@@ -100,7 +99,7 @@ pub struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     /// Whether `cond` holds; positive flag/env matches are appended to `matched`
     /// (matches under `not` are dropped: they explain nothing).
-    pub fn holds(&self, cond: &When, matched: &mut Vec<Matched>) -> bool {
+    pub(crate) fn holds(&self, cond: &When, matched: &mut Vec<Matched>) -> bool {
         match cond {
             When::All(items) => {
                 let mark = matched.len();
@@ -205,7 +204,7 @@ fn in_set(value: Option<&str>, set: &[String]) -> bool {
 
 /// SGLang's `EnvBool.parse`: these spellings, case-insensitive; anything else
 /// falls back to the default, so it is neither truthy nor falsy here.
-pub fn truthiness(value: &str) -> Option<bool> {
+pub(crate) fn truthiness(value: &str) -> Option<bool> {
     match value.trim().to_ascii_lowercase().as_str() {
         "true" | "1" | "yes" | "y" => Some(true),
         "false" | "0" | "no" | "n" => Some(false),

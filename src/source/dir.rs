@@ -17,7 +17,7 @@ pub struct DirTree {
 
 /// Content id for files outside git: git's own blob hashing would need SHA-1;
 /// any stable content hash serves the cache, so this is SHA-256 of the bytes.
-pub fn content_id(bytes: &[u8]) -> BlobId {
+pub(super) fn content_id(bytes: &[u8]) -> BlobId {
     let digest = Sha256::digest(bytes);
     let mut s = String::with_capacity(64);
     for b in digest {

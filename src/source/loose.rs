@@ -11,7 +11,7 @@ use std::path::Path;
 const HEADER_ROOM: usize = 32;
 
 #[derive(Debug, PartialEq, Eq)]
-pub enum LooseError {
+pub(super) enum LooseError {
     /// Not a complete `blob` object: truncated, not zlib, or another type.
     Corrupt(String),
     /// The header says more bytes than the caller's limit.
@@ -24,7 +24,7 @@ const CHECK_LIMIT: u64 = 64 << 20;
 
 /// The body of loose blob `oid` under `objects`, `Ok(None)` when there is no
 /// loose file for it (the object is packed, or absent: libgit2 says which).
-pub fn read_blob(objects: &Path, oid: &str, limit: Option<u64>) -> Result<Option<Vec<u8>>, LooseError> {
+pub(super) fn read_blob(objects: &Path, oid: &str, limit: Option<u64>) -> Result<Option<Vec<u8>>, LooseError> {
     let Some(object) = inflate(objects, oid, limit)? else { return Ok(None) };
     if object.kind != "blob" {
         return Err(LooseError::Corrupt(format!("loose object is a {}, not a blob", object.kind)));
@@ -33,7 +33,7 @@ pub fn read_blob(objects: &Path, oid: &str, limit: Option<u64>) -> Result<Option
 }
 
 /// Whether loose object `oid` (of any type), if there is one, inflates completely.
-pub fn check(objects: &Path, oid: &str) -> Result<(), String> {
+pub(super) fn check(objects: &Path, oid: &str) -> Result<(), String> {
     match inflate(objects, oid, Some(CHECK_LIMIT)) {
         Ok(_) | Err(LooseError::TooLarge(_)) => Ok(()),
         Err(LooseError::Corrupt(m)) => Err(m),

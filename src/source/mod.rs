@@ -40,7 +40,7 @@ pub trait ListingStore {
 
 /// Content id of a file: the git blob oid, or for plain directories a hash of
 /// the bytes. The fact cache keys on it.
-pub type BlobId = String;
+pub(crate) type BlobId = String;
 
 /// One file of a tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,7 +181,7 @@ impl SourceError {
     /// Whether this is a file that is listed but could not be read (damaged or
     /// missing object, I/O error), as opposed to an answer about the tree: no
     /// such file, over the size limit, not UTF-8, a path that could leave it.
-    pub fn is_read_failure(&self) -> bool {
+    pub(crate) fn is_read_failure(&self) -> bool {
         !matches!(
             self,
             SourceError::MissingFile { .. } | SourceError::TooLarge { .. } | SourceError::NotUtf8 { .. } | SourceError::UnsafePath { .. }

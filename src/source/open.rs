@@ -19,7 +19,7 @@ impl EngineSource {
         EngineRepo::open(spec, opts).map(EngineSource::Git)
     }
 
-    pub fn repo(&self) -> Option<&EngineRepo> {
+    pub(crate) fn repo(&self) -> Option<&EngineRepo> {
         match self {
             EngineSource::Git(r) => Some(r),
             EngineSource::Dir(_) => None,
@@ -32,7 +32,7 @@ impl EngineSource {
     }
 
     /// Like [`tree`](Self::tree), with git listings kept in (and reused from) `store`.
-    pub fn tree_with(&self, at: Option<&str>, store: &dyn ListingStore) -> Result<(Box<dyn Tree>, String), SourceError> {
+    pub(crate) fn tree_with(&self, at: Option<&str>, store: &dyn ListingStore) -> Result<(Box<dyn Tree>, String), SourceError> {
         match self {
             EngineSource::Git(repo) => {
                 let resolved = match at {

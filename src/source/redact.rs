@@ -3,7 +3,7 @@
 
 /// `text` with the user info of every URL in it replaced by `***`
 /// (`https://***@host/repo`). Anything else is left as it is.
-pub fn redact_userinfo(text: &str) -> String {
+pub(super) fn redact_userinfo(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("://") {

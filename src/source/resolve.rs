@@ -13,7 +13,7 @@ pub struct ResolvedRef {
 
 /// Full ref names to try for `wanted`, most specific first. A bare version
 /// (`0.5.19`) also tries the `v`-prefixed tag, as engines tag `v0.5.19`.
-pub fn candidate_refs(wanted: &str) -> Vec<String> {
+pub(super) fn candidate_refs(wanted: &str) -> Vec<String> {
     let mut out = Vec::new();
     if wanted.starts_with("refs/") {
         out.push(wanted.to_string());
@@ -41,13 +41,13 @@ pub fn parse_version_ref(name: &str) -> Option<pep440_rs::Version> {
 }
 
 /// Whether `s` can be a (possibly abbreviated) commit id.
-pub fn looks_like_sha(s: &str) -> bool {
+pub(super) fn looks_like_sha(s: &str) -> bool {
     (4..=40).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
 }
 
 /// One step from a commit to an ancestor, as git spells it after a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub(super) enum Step {
     /// `~N`: N first parents back.
     Back(usize),
     /// `^N`: the N-th parent (`^0` is the commit itself).
@@ -56,7 +56,7 @@ pub enum Step {
 
 /// `main~2^2` as the name `main` and its steps; `None` for any other revision
 /// syntax (`@{u}`, `:/text`, ranges), which only `git rev-parse` knows.
-pub fn split_revision(rev: &str) -> Option<(&str, Vec<Step>)> {
+pub(super) fn split_revision(rev: &str) -> Option<(&str, Vec<Step>)> {
     let at = rev.find(['~', '^']).unwrap_or(rev.len());
     let (name, mut rest) = rev.split_at(at);
     if name.is_empty() || (name.contains(['@', ':', ' ']) && name != "@") || name.contains("..") {
@@ -78,7 +78,7 @@ pub fn split_revision(rev: &str) -> Option<(&str, Vec<Step>)> {
 }
 
 /// The tags closest to `wanted`: same version family first, then by spelling.
-pub fn nearest_tags(wanted: &str, tags: &[String], limit: usize) -> Vec<String> {
+pub(super) fn nearest_tags(wanted: &str, tags: &[String], limit: usize) -> Vec<String> {
     let wanted_bare = wanted.trim_start_matches('v');
     let mut scored: Vec<(usize, f64, &String)> = tags
         .iter()

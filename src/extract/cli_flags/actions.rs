@@ -18,7 +18,7 @@ const ACTION_INIT_PARAMS: &[&str] =
 
 /// When `__call__` makes parsing fail.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ErrorRule {
+pub(super) enum ErrorRule {
     Never,
     Always,
     /// Only when the constructor keyword was given a non-`None` value.
@@ -27,7 +27,7 @@ pub enum ErrorRule {
 
 /// What `__call__` stores into `namespace.<dest>`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum StoreRule {
+pub(super) enum StoreRule {
     Nothing,
     /// The parsed values.
     Values,
@@ -38,7 +38,7 @@ pub enum StoreRule {
 }
 
 #[derive(Debug, Clone)]
-pub struct ActionClass {
+pub(super) struct ActionClass {
     pub name: String,
     /// Constructor defaults for argparse's own keywords (`nargs`, `const`, `default`)
     /// and values forced in the `super().__init__` call.
@@ -54,7 +54,7 @@ pub struct ActionClass {
 }
 
 /// Read an engine action class; `None` when its definition is not found.
-pub fn read_action_class(ev: &ConstEval, class: &ClassRef) -> Option<ActionClass> {
+pub(super) fn read_action_class(ev: &ConstEval, class: &ClassRef) -> Option<ActionClass> {
     let file = ev.module_file(&class.module)?;
     let def = ev.class_def(&file, &class.name)?;
     let body = class_body(def)?;

@@ -13,16 +13,16 @@ use crate::surface::{Evidence, Flag, FlagDeprecation, FlagDeprecationKind, Known
 
 /// One keyword argument of a registration, folded, with its source text.
 #[derive(Debug, Clone)]
-pub struct KwArg {
+pub(super) struct KwArg {
     pub value: Folded,
     pub text: String,
 }
 
 impl KwArg {
-    pub fn literal(v: Val) -> Self {
+    pub(super) fn literal(v: Val) -> Self {
         KwArg { text: v.repr(), value: Ok(v) }
     }
-    pub fn known(&self) -> Known<PyValue> {
+    pub(super) fn known(&self) -> Known<PyValue> {
         match &self.value {
             Ok(v) => match v.to_json() {
                 Some(j) => Known::Value(j),
@@ -35,21 +35,21 @@ impl KwArg {
 
 /// One `parser.add_argument(*names, **kwargs)` as the engine makes it.
 #[derive(Debug, Clone)]
-pub struct ArgCall {
+pub(super) struct ArgCall {
     pub names: Vec<String>,
     pub kwargs: Vec<(String, KwArg)>,
     pub evidence: Evidence,
 }
 
 impl ArgCall {
-    pub fn kwarg(&self, key: &str) -> Option<&KwArg> {
+    pub(super) fn kwarg(&self, key: &str) -> Option<&KwArg> {
         self.kwargs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 }
 
 /// Engine action classes read so far (each read once).
 #[derive(Default)]
-pub struct ActionCache(HashMap<ClassRef, Option<ActionClass>>);
+pub(super) struct ActionCache(HashMap<ClassRef, Option<ActionClass>>);
 
 impl ActionCache {
     fn get(&mut self, ev: &ConstEval, class: &ClassRef) -> Option<ActionClass> {
@@ -113,13 +113,13 @@ fn builtin_action(s: &str) -> Option<&'static str> {
 
 /// argparse's `dest` for optionals: the first `--long` option (else the first
 /// option), prefix stripped, `-` → `_`.
-pub fn derive_dest(names: &[String]) -> String {
+pub(crate) fn derive_dest(names: &[String]) -> String {
     let long = names.iter().find(|n| n.starts_with("--")).or_else(|| names.first());
     long.map(|n| n.trim_start_matches('-').replace('-', "_")).unwrap_or_default()
 }
 
 /// Build the flag argparse would register.
-pub fn build_flag(ev: &ConstEval, cache: &mut ActionCache, call: &ArgCall) -> Flag {
+pub(super) fn build_flag(ev: &ConstEval, cache: &mut ActionCache, call: &ArgCall) -> Flag {
     let action = classify_action(ev, cache, call.kwarg("action"));
     let given = |k: &str| call.kwarg(k).map(KwArg::known);
     let dest = match call.kwarg("dest") {

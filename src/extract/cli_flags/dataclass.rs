@@ -19,7 +19,7 @@ use crate::extract::python::{named_children, walk, PyFile};
 use crate::surface::ExtractWarning;
 
 /// A field-driven registrar function and the attribute names its body reads.
-pub struct Registrar {
+pub(super) struct Registrar {
     /// Attribute names read in the registrar's module (`arg_meta.aliases`, ...):
     /// an `Arg` keyword not among them is not honoured.
     pub reads: HashSet<String>,
@@ -28,7 +28,7 @@ pub struct Registrar {
 
 /// Whether a function registers flags from a class's type hints: it reads type
 /// hints and calls `add_argument` with unpacked names.
-pub fn as_registrar(file: &PyFile, function: Node) -> Option<Registrar> {
+pub(super) fn as_registrar(file: &PyFile, function: Node) -> Option<Registrar> {
     let body = function.child_by_field_name("body")?;
     let text = file.text(body);
     if !(text.contains("get_type_hints") && text.contains("add_argument(*")) {
@@ -80,7 +80,7 @@ impl ArgMeta {
 }
 
 /// Registrations for every CLI field of `class`, in field order.
-pub fn dataclass_calls(ev: &ConstEval, registrar: &Registrar, class: &ClassRef, warnings: &mut Vec<ExtractWarning>) -> Vec<ArgCall> {
+pub(super) fn dataclass_calls(ev: &ConstEval, registrar: &Registrar, class: &ClassRef, warnings: &mut Vec<ExtractWarning>) -> Vec<ArgCall> {
     let mut calls: Vec<(String, ArgCall)> = Vec::new();
     let mut ignored: Vec<String> = Vec::new();
     visit_record_fields(ev, class, &mut |file, owner, site| {

@@ -11,8 +11,6 @@ mod actions;
 mod argparse;
 mod dataclass;
 
-pub use argparse::derive_dest;
-
 use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
@@ -41,7 +39,13 @@ pub fn extract_flags(pkg: &Package, strategy: &FlagsStrategy, warnings: &mut Vec
 
 /// Flags registered by `module.class_name.method(parser)` (or a module-level
 /// function when `class_name` is empty).
-pub fn extract_flags_from(pkg: &Package, module: &str, class_name: &str, method: &str, warnings: &mut Vec<ExtractWarning>) -> Vec<Flag> {
+pub(crate) fn extract_flags_from(
+    pkg: &Package,
+    module: &str,
+    class_name: &str,
+    method: &str,
+    warnings: &mut Vec<ExtractWarning>,
+) -> Vec<Flag> {
     let ev = ConstEval::new(pkg);
     let mut walker = Walker {
         ev: &ev,

@@ -8,7 +8,7 @@ use crate::extract::python::named_children;
 
 /// How a statement binds a name.
 #[derive(Debug, Clone, Copy)]
-pub enum BindingKind<'t> {
+pub(crate) enum BindingKind<'t> {
     /// `name = <value>` or `name: T = <value>`; `value` is `None` for a bare annotation.
     Assign {
         value: Option<Node<'t>>,
@@ -32,7 +32,7 @@ pub enum BindingKind<'t> {
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct Binding<'t> {
+pub(crate) struct Binding<'t> {
     pub kind: BindingKind<'t>,
     /// The statement (for its position and evidence).
     pub stmt: Node<'t>,
@@ -42,7 +42,7 @@ pub struct Binding<'t> {
 
 /// One statement of a body, with whether it runs unconditionally.
 #[derive(Debug, Clone, Copy)]
-pub struct Stmt<'t> {
+pub(crate) struct Stmt<'t> {
     pub node: Node<'t>,
     pub conditional: bool,
 }
@@ -50,7 +50,7 @@ pub struct Stmt<'t> {
 /// Every statement of a body in source order, descending into compound
 /// statements (their statements marked conditional) but not into functions
 /// or classes (their bodies do not run when the module is imported).
-pub fn flat_statements<'t>(body: Node<'t>) -> Vec<Stmt<'t>> {
+pub(crate) fn flat_statements<'t>(body: Node<'t>) -> Vec<Stmt<'t>> {
     let mut out = Vec::new();
     collect(body, false, &mut out);
     out
@@ -103,7 +103,7 @@ fn collect<'t>(body: Node<'t>, conditional: bool, out: &mut Vec<Stmt<'t>>) {
 }
 
 /// The bindings one statement makes, as `(bound name, binding)`.
-pub fn statement_bindings<'t>(src: &str, stmt: Stmt<'t>) -> Vec<(String, Binding<'t>)> {
+pub(crate) fn statement_bindings<'t>(src: &str, stmt: Stmt<'t>) -> Vec<(String, Binding<'t>)> {
     let mut out = Vec::new();
     let node = stmt.node;
     let mk = |kind| Binding { kind, stmt: node, conditional: stmt.conditional };
@@ -208,7 +208,7 @@ fn pattern_names(src: &str, pattern: Node) -> Vec<String> {
 
 /// The binding of `name` that is in effect after the whole body ran: the last
 /// one. `Err(())` when a conditional binding could override it.
-pub fn final_binding<'t>(src: &str, body: Node<'t>, name: &str) -> Option<Result<Binding<'t>, Binding<'t>>> {
+pub(crate) fn final_binding<'t>(src: &str, body: Node<'t>, name: &str) -> Option<Result<Binding<'t>, Binding<'t>>> {
     let mut last: Option<Binding<'t>> = None;
     let mut overridden_by_conditional: Option<Binding<'t>> = None;
     for stmt in flat_statements(body).into_iter().filter(|s| may_bind(src, *s, name)) {
@@ -235,18 +235,18 @@ pub fn final_binding<'t>(src: &str, body: Node<'t>, name: &str) -> Option<Result
 /// name in the statement's text. Checked before [`statement_bindings`], which
 /// walks and allocates: lookups scan every statement of a body, and this made
 /// constant folding over `server_args.py` a tenth of a cold audit.
-pub fn may_bind(src: &str, stmt: Stmt, name: &str) -> bool {
+pub(crate) fn may_bind(src: &str, stmt: Stmt, name: &str) -> bool {
     src.get(stmt.node.byte_range()).is_some_and(|text| text.contains(name))
 }
 
 /// The body (`block`) of a class definition.
-pub fn class_body(class: Node) -> Option<Node> {
+pub(crate) fn class_body(class: Node) -> Option<Node> {
     class.child_by_field_name("body")
 }
 
 /// Find the last class or function definition of `name` directly in a body.
 /// A later plain rebinding (`X = make_struct(X)`) does not hide the definition.
-pub fn find_definition<'t>(src: &str, body: Node<'t>, name: &str) -> Option<Node<'t>> {
+pub(crate) fn find_definition<'t>(src: &str, body: Node<'t>, name: &str) -> Option<Node<'t>> {
     let mut found = None;
     for stmt in flat_statements(body).into_iter().filter(|s| may_bind(src, *s, name)) {
         for (bound, binding) in statement_bindings(src, stmt) {

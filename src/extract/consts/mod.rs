@@ -13,7 +13,9 @@ mod bindings;
 mod eval;
 mod value;
 
-pub use bindings::{class_body, final_binding, find_definition, flat_statements, may_bind, statement_bindings, Binding, BindingKind, Stmt};
+pub(crate) use bindings::{
+    class_body, final_binding, find_definition, flat_statements, may_bind, statement_bindings, Binding, BindingKind,
+};
 pub use value::{apply_mutation, is_mutating_method, py_float_repr, ClassRef, Folded, Val};
 
 use std::cell::RefCell;
@@ -27,7 +29,7 @@ use super::python::{named_children, PyFile};
 use crate::surface::{ExtractWarning, Known, PyValue};
 
 /// Values of names local to a function being read (the walker's variables).
-pub type Locals = HashMap<String, Folded>;
+pub(crate) type Locals = HashMap<String, Folded>;
 
 /// Where an expression is evaluated: its module, its function's locals and,
 /// inside a class body, the class (its earlier attributes are in scope).
@@ -39,7 +41,7 @@ pub struct Scope<'a> {
 }
 
 impl<'a> Scope<'a> {
-    pub fn module(module: &'a str) -> Self {
+    pub(crate) fn module(module: &'a str) -> Self {
         Scope { module, locals: None, class: None }
     }
 }
@@ -48,7 +50,7 @@ impl<'a> Scope<'a> {
 const MAX_DEPTH: usize = 64;
 
 /// Constant folder over one package. Parsed files and folded globals are cached.
-pub struct ConstEval<'p> {
+pub(crate) struct ConstEval<'p> {
     pub pkg: &'p Package<'p>,
     files: RefCell<HashMap<String, Option<Arc<PyFile>>>>,
     globals: RefCell<HashMap<(String, String), Folded>>,
@@ -58,7 +60,7 @@ pub struct ConstEval<'p> {
 }
 
 impl<'p> ConstEval<'p> {
-    pub fn new(pkg: &'p Package<'p>) -> Self {
+    pub(crate) fn new(pkg: &'p Package<'p>) -> Self {
         ConstEval {
             pkg,
             files: RefCell::default(),
@@ -70,12 +72,12 @@ impl<'p> ConstEval<'p> {
     }
 
     /// Warnings met so far (unreadable or unparsable files), drained.
-    pub fn take_warnings(&self) -> Vec<ExtractWarning> {
+    pub(crate) fn take_warnings(&self) -> Vec<ExtractWarning> {
         std::mem::take(&mut *self.warnings.borrow_mut())
     }
 
     /// The parsed file of an engine module (cached), `None` if not in the engine.
-    pub fn module_file(&self, dotted: &str) -> Option<Arc<PyFile>> {
+    pub(crate) fn module_file(&self, dotted: &str) -> Option<Arc<PyFile>> {
         let path = self.pkg.module_path(dotted)?;
         if let Some(cached) = self.files.borrow().get(&path) {
             return cached.clone();
@@ -88,7 +90,7 @@ impl<'p> ConstEval<'p> {
     }
 
     /// Fold an expression node of `file` (which must be `scope.module`'s file).
-    pub fn eval(&self, file: &PyFile, node: Node, scope: Scope) -> Folded {
+    pub(crate) fn eval(&self, file: &PyFile, node: Node, scope: Scope) -> Folded {
         let Some(_guard) = DepthGuard::enter(&self.depth) else {
             return Err(file.text(node).to_string());
         };
@@ -96,12 +98,12 @@ impl<'p> ConstEval<'p> {
     }
 
     /// Fold an expression to the surface's JSON form.
-    pub fn known(&self, file: &PyFile, node: Node, scope: Scope) -> Known<PyValue> {
+    pub(crate) fn known(&self, file: &PyFile, node: Node, scope: Scope) -> Known<PyValue> {
         to_known(self.eval(file, node, scope), file.text(node))
     }
 
     /// The value of a module-level name after the module has been imported.
-    pub fn global(&self, module: &str, name: &str) -> Folded {
+    pub(crate) fn global(&self, module: &str, name: &str) -> Folded {
         let key = (module.to_string(), name.to_string());
         if let Some(v) = self.globals.borrow().get(&key) {
             return v.clone();
@@ -196,7 +198,7 @@ impl<'p> ConstEval<'p> {
     }
 
     /// Dotted module an import statement's module part names.
-    pub fn import_target(&self, module: &str, file: &PyFile, module_node: Node) -> Option<String> {
+    pub(crate) fn import_target(&self, module: &str, file: &PyFile, module_node: Node) -> Option<String> {
         if module_node.kind() == "relative_import" {
             let text = file.text(module_node);
             let dots = text.chars().take_while(|c| *c == '.').count();
@@ -276,7 +278,7 @@ impl<'p> ConstEval<'p> {
     }
 
     /// A class attribute (`Cls.NAME`), searching engine base classes too.
-    pub fn class_attr(&self, class: &ClassRef, attr: &str) -> Folded {
+    pub(crate) fn class_attr(&self, class: &ClassRef, attr: &str) -> Folded {
         let guard_key = format!("{}:{}.{}", class.module, class.name, attr);
         if !self.in_progress.borrow_mut().insert(guard_key.clone()) {
             return Err(format!("{}.{}", class.name, attr));
@@ -315,7 +317,7 @@ impl<'p> ConstEval<'p> {
     }
 
     /// The `class_definition` node of a (possibly nested, `A.B`) class.
-    pub fn class_def<'f>(&self, file: &'f PyFile, dotted_name: &str) -> Option<Node<'f>> {
+    pub(crate) fn class_def<'f>(&self, file: &'f PyFile, dotted_name: &str) -> Option<Node<'f>> {
         let mut parts = dotted_name.split('.');
         let mut def = find_definition(&file.source, file.root(), parts.next()?)?;
         for part in parts {
@@ -325,7 +327,7 @@ impl<'p> ConstEval<'p> {
     }
 
     /// Folded base classes (engine classes as `Val::Class`, others `External`).
-    pub fn class_bases(&self, class: &ClassRef) -> Vec<Val> {
+    pub(crate) fn class_bases(&self, class: &ClassRef) -> Vec<Val> {
         let Some(file) = self.module_file(&class.module) else { return Vec::new() };
         let Some(def) = self.class_def(&file, &class.name) else { return Vec::new() };
         let Some(supers) = def.child_by_field_name("superclasses") else { return Vec::new() };
@@ -337,7 +339,7 @@ impl<'p> ConstEval<'p> {
     }
 
     /// Whether a class derives from `enum.Enum` (directly or through engine classes).
-    pub fn is_enum(&self, class: &ClassRef) -> bool {
+    pub(crate) fn is_enum(&self, class: &ClassRef) -> bool {
         self.is_enum_depth(class, 0)
     }
 
@@ -353,7 +355,7 @@ impl<'p> ConstEval<'p> {
     }
 
     /// Members of an `Enum` class in definition order.
-    pub fn enum_members(&self, class: &ClassRef) -> Option<Vec<Val>> {
+    pub(crate) fn enum_members(&self, class: &ClassRef) -> Option<Vec<Val>> {
         let file = self.module_file(&class.module)?;
         let def = self.class_def(&file, &class.name)?;
         let body = class_body(def)?;
@@ -454,7 +456,7 @@ fn is_builtin(name: &str) -> bool {
 }
 
 /// A folded value in the surface's terms: JSON, or dynamic with the source text.
-pub fn to_known(folded: Folded, text: &str) -> Known<PyValue> {
+pub(crate) fn to_known(folded: Folded, text: &str) -> Known<PyValue> {
     match folded {
         Ok(v) => match v.to_json() {
             Some(j) => Known::Value(j),

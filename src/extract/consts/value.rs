@@ -55,7 +55,7 @@ pub enum Val {
 
 impl Val {
     /// Python truthiness, when known.
-    pub fn truthy(&self) -> Option<bool> {
+    pub(crate) fn truthy(&self) -> Option<bool> {
         Some(match self {
             Val::None => false,
             Val::Bool(b) => *b,
@@ -70,7 +70,7 @@ impl Val {
     }
 
     /// The items iterating over this value yields (`for x in v`, `list(v)`).
-    pub fn iter_items(&self) -> Option<Vec<Val>> {
+    pub(crate) fn iter_items(&self) -> Option<Vec<Val>> {
         match self {
             Val::List(v) | Val::Tuple(v) | Val::Set(v) => Some(v.clone()),
             Val::Dict(d) => Some(d.iter().map(|(k, _)| k.clone()).collect()),
@@ -81,7 +81,7 @@ impl Val {
 
     /// Plain JSON for the surface model; `None` when some part is not a literal.
     /// Sets are sorted by their repr so the output is deterministic.
-    pub fn to_json(&self) -> Option<PyValue> {
+    pub(crate) fn to_json(&self) -> Option<PyValue> {
         use serde_json::Value as J;
         Some(match self {
             Val::None => J::Null,
@@ -114,7 +114,7 @@ impl Val {
     }
 
     /// Python `repr()` of literal values (what argparse prints in its messages).
-    pub fn repr(&self) -> String {
+    pub(crate) fn repr(&self) -> String {
         match self {
             Val::None => "None".into(),
             Val::Bool(true) => "True".into(),
@@ -164,7 +164,7 @@ pub fn py_float_repr(f: f64) -> String {
 }
 
 /// Add a value to a set-like vector unless already present.
-pub fn set_insert(items: &mut Vec<Val>, v: Val) {
+pub(super) fn set_insert(items: &mut Vec<Val>, v: Val) {
     if !items.contains(&v) {
         items.push(v);
     }

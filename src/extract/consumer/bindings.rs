@@ -8,7 +8,7 @@ use tree_sitter::Node;
 use crate::extract::python::{named_children, walk, PyFile};
 
 /// The engine class whose attribute uses are reported.
-pub const CLASS: &str = "ServerArgs";
+pub(super) const CLASS: &str = "ServerArgs";
 
 /// Variable and attribute names that by Dynamo's convention hold a `ServerArgs`
 /// (`server_args`, `self.server_args`, `config.server_args`,
@@ -22,7 +22,7 @@ const NON_SERVER_ARGS_CONSTRUCTORS: [&str; 2] = ["SimpleNamespace", "Namespace"]
 /// Names a file binds by importing from the engine package. Collected from every
 /// import statement in the file, wherever it sits.
 #[derive(Debug, Default)]
-pub struct EngineImports {
+pub(super) struct EngineImports {
     /// Names bound to engine modules: `sgl` for `import sglang as sgl`,
     /// `sglang` for `import sglang.srt.x`.
     pub modules: HashSet<String>,
@@ -34,12 +34,12 @@ pub struct EngineImports {
 }
 
 /// Whether a dotted module name belongs to the engine package.
-pub fn is_engine_module(module: &str, engine: &str) -> bool {
+pub(super) fn is_engine_module(module: &str, engine: &str) -> bool {
     module == engine || module.strip_prefix(engine).is_some_and(|rest| rest.starts_with('.'))
 }
 
 impl EngineImports {
-    pub fn collect(file: &PyFile, engine: &str) -> EngineImports {
+    pub(super) fn collect(file: &PyFile, engine: &str) -> EngineImports {
         let mut found = EngineImports::default();
         walk(file.root(), |node| {
             match node.kind() {
@@ -104,7 +104,7 @@ impl EngineImports {
     }
 
     /// `ServerArgs`, an alias of it, or `sgl.ServerArgs` / `sglang.srt.server_args.ServerArgs`.
-    pub fn is_class_ref(&self, file: &PyFile, node: Node) -> bool {
+    pub(super) fn is_class_ref(&self, file: &PyFile, node: Node) -> bool {
         match node.kind() {
             "identifier" => self.class_aliases.contains(file.text(node)),
             "attribute" => {
@@ -135,7 +135,7 @@ impl EngineImports {
     /// `Optional[ServerArgs]`, `ServerArgs | None`, `Union[ServerArgs, None]`
     /// (with the class written as any alias or `sgl.ServerArgs`). Containers such
     /// as `list[ServerArgs]` are not values of the class and do not match.
-    pub fn annotation_is_class(&self, file: &PyFile, annotation: Node) -> bool {
+    pub(super) fn annotation_is_class(&self, file: &PyFile, annotation: Node) -> bool {
         let text: String = file.text(annotation).chars().filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'').collect();
         let inner = text
             .strip_prefix("Optional[")
@@ -160,7 +160,7 @@ impl EngineImports {
 
 /// What an assigned expression is known to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Binding {
+pub(super) enum Binding {
     ServerArgs,
     NotServerArgs,
 }
@@ -171,31 +171,31 @@ pub enum Binding {
 /// falls back to the naming convention, so a module-level placeholder such as
 /// `server_args = None` cannot hide the uses inside functions.
 #[derive(Debug, Default)]
-pub struct Scopes {
+pub(super) struct Scopes {
     stack: Vec<HashMap<String, Binding>>,
 }
 
 impl Scopes {
-    pub fn new() -> Scopes {
+    pub(super) fn new() -> Scopes {
         Scopes { stack: vec![HashMap::new()] }
     }
 
-    pub fn push(&mut self, bindings: HashMap<String, Binding>) {
+    pub(super) fn push(&mut self, bindings: HashMap<String, Binding>) {
         self.stack.push(bindings);
     }
 
-    pub fn pop(&mut self) {
+    pub(super) fn pop(&mut self) {
         if self.stack.len() > 1 {
             self.stack.pop();
         }
     }
 
-    pub fn lookup(&self, name: &str) -> Option<Binding> {
+    pub(super) fn lookup(&self, name: &str) -> Option<Binding> {
         self.stack.last().and_then(|m| m.get(name).copied())
     }
 
     /// Bind a name in the innermost scope; `None` forgets what it was (back to the convention).
-    pub fn bind(&mut self, name: &str, binding: Option<Binding>) {
+    pub(super) fn bind(&mut self, name: &str, binding: Option<Binding>) {
         let top = self.stack.last_mut().expect("scope stack never empty");
         match binding {
             Some(b) => {
@@ -208,17 +208,17 @@ impl Scopes {
     }
 
     /// The innermost scope's bindings, to restore before walking another branch.
-    pub fn snapshot(&self) -> HashMap<String, Binding> {
+    pub(super) fn snapshot(&self) -> HashMap<String, Binding> {
         self.stack.last().cloned().unwrap_or_default()
     }
 
-    pub fn restore(&mut self, bindings: HashMap<String, Binding>) {
+    pub(super) fn restore(&mut self, bindings: HashMap<String, Binding>) {
         *self.stack.last_mut().expect("scope stack never empty") = bindings;
     }
 
     /// Join two branch outcomes: a name may hold a `ServerArgs` after the join
     /// when it may on either path; it is known not to only when both agree.
-    pub fn join(a: &HashMap<String, Binding>, b: &HashMap<String, Binding>) -> HashMap<String, Binding> {
+    pub(super) fn join(a: &HashMap<String, Binding>, b: &HashMap<String, Binding>) -> HashMap<String, Binding> {
         let mut out = HashMap::new();
         for name in a.keys().chain(b.keys()) {
             let joined = match (a.get(name), b.get(name)) {
@@ -235,14 +235,14 @@ impl Scopes {
 }
 
 /// Decides whether expressions denote `ServerArgs` values.
-pub struct ValueOracle<'a> {
+pub(super) struct ValueOracle<'a> {
     pub file: &'a PyFile,
     pub imports: &'a EngineImports,
 }
 
 impl ValueOracle<'_> {
     /// Whether `node` evaluates to a `ServerArgs` instance, given the current bindings.
-    pub fn is_value(&self, node: Node, scopes: &Scopes) -> bool {
+    pub(super) fn is_value(&self, node: Node, scopes: &Scopes) -> bool {
         match node.kind() {
             "identifier" => {
                 let name = self.file.text(node);
@@ -279,7 +279,7 @@ impl ValueOracle<'_> {
     }
 
     /// What binding an assignment of `value` gives its target, `None` when unknown.
-    pub fn classify(&self, value: Node, scopes: &Scopes) -> Option<Binding> {
+    pub(super) fn classify(&self, value: Node, scopes: &Scopes) -> Option<Binding> {
         if self.is_value(value, scopes) {
             return Some(Binding::ServerArgs);
         }

@@ -13,7 +13,7 @@ const ATTRIBUTE_ERRORS: [&str; 3] = ["AttributeError", "Exception", "BaseExcepti
 
 /// The kind of failure a use can raise when the engine changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
+pub(super) enum Failure {
     Import,
     Attribute,
 }
@@ -29,7 +29,7 @@ impl Failure {
 
 /// One `except` clause of a `try` statement.
 #[derive(Debug, Clone)]
-pub struct Handler {
+pub(super) struct Handler {
     /// Exception classes as written (last dotted segment); empty for a bare `except:`.
     pub catches: Vec<String>,
     /// Whether the handler body re-raises unconditionally (`raise`, `raise X from e`
@@ -49,7 +49,7 @@ impl Handler {
 }
 
 /// Every `except` clause of a `try_statement`, in order.
-pub fn handlers(file: &PyFile, try_node: Node) -> Vec<Handler> {
+pub(super) fn handlers(file: &PyFile, try_node: Node) -> Vec<Handler> {
     named_children(try_node)
         .into_iter()
         .filter(|n| n.kind() == "except_clause")
@@ -71,7 +71,7 @@ pub fn handlers(file: &PyFile, try_node: Node) -> Vec<Handler> {
 
 /// The handler that recovers from `failure`: the first clause Python would pick,
 /// provided it does not re-raise. `None` when the failure escapes this `try`.
-pub fn recovering_handler(handlers: &[Handler], failure: Failure) -> Option<&Handler> {
+pub(super) fn recovering_handler(handlers: &[Handler], failure: Failure) -> Option<&Handler> {
     handlers.iter().find(|h| h.matches(failure)).filter(|h| !h.reraises)
 }
 
@@ -98,13 +98,13 @@ fn is_reraise_filter(statement: &Node) -> bool {
 }
 
 /// A statement's text on one line (each source line trimmed, joined by a space).
-pub fn statement_text(file: &PyFile, node: Node) -> String {
+pub(super) fn statement_text(file: &PyFile, node: Node) -> String {
     file.text(node).lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 /// Attribute names `hasattr(<receiver>, "name")` proves present when `condition`
 /// evaluates to `truth`. `is_receiver` says which receivers count.
-pub fn hasattr_facts(file: &PyFile, condition: Node, truth: bool, is_receiver: &dyn Fn(Node) -> bool) -> Vec<String> {
+pub(super) fn hasattr_facts(file: &PyFile, condition: Node, truth: bool, is_receiver: &dyn Fn(Node) -> bool) -> Vec<String> {
     match condition.kind() {
         "parenthesized_expression" => {
             let inner = named_children(condition);
@@ -151,12 +151,12 @@ fn hasattr_call(file: &PyFile, call: Node, is_receiver: &dyn Fn(Node) -> bool) -
 /// Whether a block always leaves quietly before its end (`return`, `continue`,
 /// `break` as its last statement): an `if` with such a body guards what follows
 /// it. Ending in `raise` does not count: the worker fails either way.
-pub fn always_leaves_quietly(block: Node) -> bool {
+pub(super) fn always_leaves_quietly(block: Node) -> bool {
     named_children(block).last().is_some_and(|s| matches!(s.kind(), "return_statement" | "continue_statement" | "break_statement"))
 }
 
 /// Whether a block ends in `raise`: as the fallback branch of a `hasattr` test,
 /// it turns a missing attribute into an error, so the test guards nothing.
-pub fn ends_in_raise(block: Node) -> bool {
+pub(super) fn ends_in_raise(block: Node) -> bool {
     named_children(block).last().is_some_and(|s| s.kind() == "raise_statement")
 }

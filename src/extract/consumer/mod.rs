@@ -168,7 +168,7 @@ pub fn consumer_uses(pkg: &Package, engine_package: &str, module_prefix: &str, w
 }
 
 /// The uses one parsed file makes of `engine_package`, sorted.
-pub fn file_uses(file: &PyFile, engine_package: &str, warnings: &mut Vec<ExtractWarning>) -> Vec<ConsumerUse> {
+pub(crate) fn file_uses(file: &PyFile, engine_package: &str, warnings: &mut Vec<ExtractWarning>) -> Vec<ConsumerUse> {
     if file.has_errors() {
         let line = file.first_error_line().unwrap_or(1);
         warnings.push(ExtractWarning {

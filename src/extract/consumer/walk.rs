@@ -66,13 +66,13 @@ impl Ctx {
 }
 
 /// What the walk of one file found.
-pub struct FileFacts {
+pub(super) struct FileFacts {
     pub uses: Vec<ConsumerUse>,
     /// Nesting deeper than the walk follows was met (facts below it are missing).
     pub too_deep: bool,
 }
 
-pub fn walk_file(file: &PyFile, engine: &str) -> FileFacts {
+pub(super) fn walk_file(file: &PyFile, engine: &str) -> FileFacts {
     let imports = EngineImports::collect(file, engine);
     let mut walker = Walker {
         file,

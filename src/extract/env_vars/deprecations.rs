@@ -25,7 +25,7 @@ use crate::surface::Evidence;
 
 /// One deprecated variable as the engine declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeprecationEntry {
+pub(crate) struct DeprecationEntry {
     pub name: String,
     pub replacement: Option<String>,
     /// Name of the value transform (`_invert_bool`), or for an inline
@@ -59,7 +59,7 @@ impl Routine {
 }
 
 /// Every deprecation the file declares, in source order, one per name.
-pub fn deprecations(file: &PyFile, index: &FileIndex) -> Vec<DeprecationEntry> {
+pub(crate) fn deprecations(file: &PyFile, index: &FileIndex) -> Vec<DeprecationEntry> {
     let mut out = Vec::new();
     let functions: BTreeMap<&str, Routine> = index
         .functions
@@ -343,7 +343,7 @@ fn environ_index<'f>(file: &'f PyFile) -> impl Fn(Node) -> Option<Node> + 'f {
 
 /// Prefix rewrites such as `SGL_` → `SGLANG_`: a `key.replace("A", "B", ...)`
 /// guarded by `key.startswith("A")` on the same receiver.
-pub fn prefix_rewrites(file: &PyFile) -> Vec<(String, String)> {
+pub(crate) fn prefix_rewrites(file: &PyFile) -> Vec<(String, String)> {
     let mut guards = Vec::new();
     let mut replaces = Vec::new();
     walk(file.root(), |n| {

@@ -15,10 +15,10 @@ use crate::extract::python::{named_children, PyFile};
 use crate::surface::{Known, PyValue};
 
 /// Names with a known literal value (`GateGemvMode.PAIR` → 1), keyed by source text.
-pub type KnownNames = BTreeMap<String, PyValue>;
+pub(crate) type KnownNames = BTreeMap<String, PyValue>;
 
 /// The literal value of `node`, or its source text as dynamic.
-pub fn known_value(file: &PyFile, node: Node, names: &KnownNames) -> Known<PyValue> {
+pub(crate) fn known_value(file: &PyFile, node: Node, names: &KnownNames) -> Known<PyValue> {
     match literal(file, node, names) {
         Some(v) => Known::Value(v),
         None => Known::dynamic(file.text(node)),
@@ -26,7 +26,7 @@ pub fn known_value(file: &PyFile, node: Node, names: &KnownNames) -> Known<PyVal
 }
 
 /// The value of a literal expression, `None` when it is not one.
-pub fn literal(file: &PyFile, node: Node, names: &KnownNames) -> Option<PyValue> {
+pub(crate) fn literal(file: &PyFile, node: Node, names: &KnownNames) -> Option<PyValue> {
     match node.kind() {
         "integer" => parse_int(file.text(node)).map(Value::from),
         "float" => parse_float(file.text(node)).and_then(float_value),

@@ -6,18 +6,25 @@
 //! - [`reads`]: `os.environ` / `getenv` / helper reads, removal notices;
 //! - [`literal`]: the small literal reader for defaults.
 
-pub mod deprecations;
-pub mod literal;
-pub mod reads;
-pub mod registry;
+pub(crate) mod deprecations;
+pub(crate) mod literal;
+pub(crate) mod reads;
+pub(crate) mod registry;
 mod syntax;
+
+#[cfg(test)]
+mod package_scan;
 
 #[cfg(test)]
 mod release_check;
 #[cfg(test)]
 mod tests;
 
-pub use reads::{find_env_reads, find_prefixed_env_reads, reads_in_source, unregistered_vars, EnvRead, ReadVia};
+#[cfg(test)]
+pub(crate) use package_scan::{find_env_reads, find_prefixed_env_reads};
+#[cfg(test)]
+pub(crate) use reads::ReadVia;
+pub(crate) use reads::{reads_in_source, unregistered_vars, EnvRead};
 
 use crate::extract::symbols::parse_module_file;
 use crate::extract::Package;
@@ -28,7 +35,7 @@ use syntax::FileIndex;
 
 /// Everything the registry file declares.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct EnvRegistry {
+pub(crate) struct EnvRegistry {
     /// Registry fields, their aliases and deprecated names, sorted by name.
     pub vars: Vec<EnvVar>,
     /// Prefix rewrites applied to the whole environment (`SGL_` → `SGLANG_`).
@@ -36,26 +43,27 @@ pub struct EnvRegistry {
 }
 
 impl EnvRegistry {
-    pub fn var(&self, name: &str) -> Option<&EnvVar> {
+    pub(crate) fn var(&self, name: &str) -> Option<&EnvVar> {
         self.vars.binary_search_by(|v| v.name.as_str().cmp(name)).ok().map(|i| &self.vars[i])
     }
 }
 
 /// The registry file of the package, if it has one: the first of `files`
 /// (below the package root, most specific first) that the tree holds.
-pub fn registry_path(pkg: &Package, files: &[&str]) -> Option<String> {
+pub(crate) fn registry_path(pkg: &Package, files: &[&str]) -> Option<String> {
     files.iter().map(|rel| format!("{}/{rel}", pkg.root)).find(|path| pkg.tree.contains(path))
 }
 
 /// Extract the env registry. A package without a registry file yields an empty
 /// registry (Dynamo has none); an unreadable one yields a warning.
-pub fn extract_env(pkg: &Package, files: &[&str], warnings: &mut Vec<ExtractWarning>) -> EnvRegistry {
+#[cfg(test)]
+pub(crate) fn extract_env(pkg: &Package, files: &[&str], warnings: &mut Vec<ExtractWarning>) -> EnvRegistry {
     extract_env_and_instances(pkg, files, warnings).0
 }
 
 /// The registry and the names its object is bound to (see [`registry_instances`]),
 /// from one parse of the registry file.
-pub fn extract_env_and_instances(pkg: &Package, files: &[&str], warnings: &mut Vec<ExtractWarning>) -> (EnvRegistry, Vec<String>) {
+pub(crate) fn extract_env_and_instances(pkg: &Package, files: &[&str], warnings: &mut Vec<ExtractWarning>) -> (EnvRegistry, Vec<String>) {
     let Some(path) = registry_path(pkg, files) else {
         return Default::default();
     };
@@ -88,7 +96,8 @@ fn registry_of(file: &crate::extract::python::PyFile, index: &FileIndex, path: &
 
 /// Names the registry object is bound to in its module (`envs = Envs()`), for
 /// recognising `envs.X.get()` reads elsewhere.
-pub fn registry_instances(pkg: &Package, files: &[&str], warnings: &mut Vec<ExtractWarning>) -> Vec<String> {
+#[cfg(test)]
+pub(crate) fn registry_instances(pkg: &Package, files: &[&str], warnings: &mut Vec<ExtractWarning>) -> Vec<String> {
     let Some(path) = registry_path(pkg, files) else {
         return Vec::new();
     };

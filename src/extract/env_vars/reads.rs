@@ -9,13 +9,12 @@
 use std::collections::BTreeMap;
 
 use aho_corasick::AhoCorasick;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
 use super::literal::{known_value, KnownNames};
 use super::syntax::{bind_arguments, callee, first_argument, is_environ, is_message_call, unparenthesized};
-use super::{registry_instances, EnvRegistry};
+use super::EnvRegistry;
 use crate::extract::python::{named_children, walk, PyFile};
 use crate::extract::symbols::parse_source;
 use crate::extract::Package;
@@ -24,7 +23,7 @@ use crate::surface::{EnvDeprecation, EnvDeprecationKind, EnvVar, Evidence, Extra
 /// How a variable is read.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ReadVia {
+pub(crate) enum ReadVia {
     /// `os.environ["X"]`
     Subscript,
     /// `os.environ.get("X", default)`
@@ -41,7 +40,7 @@ pub enum ReadVia {
 
 /// One read of an environment variable somewhere in the package.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EnvRead {
+pub(crate) struct EnvRead {
     pub name: String,
     pub via: ReadVia,
     /// The default the read site passes; `None` when it passes none.
@@ -124,64 +123,9 @@ fn is_write_target(subscript: Node) -> bool {
     }
 }
 
-/// Every read of the given names in the package, sorted by name then place.
-pub fn find_env_reads(pkg: &Package, registry_files: &[&str], names: &[String], warnings: &mut Vec<ExtractWarning>) -> Vec<EnvRead> {
-    let needles: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
-    let wanted = |name: &str| names.iter().any(|n| n == name);
-    scan(pkg, registry_files, &needles, &wanted, warnings)
-}
-
-/// Every read of a variable whose literal name starts with one of `prefixes`
-/// (`SGLANG_`, `SGL_`): the surface-wide variant.
-pub fn find_prefixed_env_reads(
-    pkg: &Package,
-    registry_files: &[&str],
-    prefixes: &[&str],
-    warnings: &mut Vec<ExtractWarning>,
-) -> Vec<EnvRead> {
-    let needles: Vec<&[u8]> = prefixes.iter().map(|p| p.as_bytes()).collect();
-    let wanted = |name: &str| prefixes.iter().any(|p| name.starts_with(p));
-    scan(pkg, registry_files, &needles, &wanted, warnings)
-}
-
-/// `registry_files`: where the registry may be (its object's names are read forms too).
-fn scan(
-    pkg: &Package,
-    registry_files: &[&str],
-    needles: &[&[u8]],
-    wanted: &(dyn Fn(&str) -> bool + Sync),
-    warnings: &mut Vec<ExtractWarning>,
-) -> Vec<EnvRead> {
-    if needles.is_empty() {
-        return Vec::new();
-    }
-    // One pass over each file's bytes for all needles; only matching files are
-    // parsed. Building fails only past automaton size limits no name list reaches.
-    let Ok(prefilter) = AhoCorasick::new(needles) else {
-        return Vec::new();
-    };
-    let instances = registry_instances(pkg, registry_files, warnings);
-    let paths: Vec<String> = pkg.modules().into_iter().map(|m| m.path).collect();
-    let per_file: Vec<(Vec<EnvRead>, Vec<ExtractWarning>)> = paths
-        .par_iter()
-        .map(|path| {
-            let mut file_warnings = Vec::new();
-            let reads = reads_in_source(pkg, path, &prefilter, &instances, wanted, &mut file_warnings);
-            (reads, file_warnings)
-        })
-        .collect();
-    let mut reads = Vec::new();
-    for (file_reads, file_warnings) in per_file {
-        reads.extend(file_reads);
-        warnings.extend(file_warnings);
-    }
-    reads.sort_by(|a, b| (&a.name, &a.evidence).cmp(&(&b.name, &b.evidence)));
-    reads
-}
-
 /// The reads of wanted names in one file of the package, parsed only when its
 /// bytes hold one of the prefilter's needles.
-pub fn reads_in_source(
+pub(crate) fn reads_in_source(
     pkg: &Package,
     path: &str,
     prefilter: &AhoCorasick,
@@ -209,7 +153,7 @@ pub fn reads_in_source(
 
 /// The reads of wanted names in one parsed file; `instances` are the names the
 /// registry object is bound to (`envs`).
-pub fn reads_in_file(file: &PyFile, instances: &[String], wanted: &dyn Fn(&str) -> bool) -> Vec<EnvRead> {
+pub(crate) fn reads_in_file(file: &PyFile, instances: &[String], wanted: &dyn Fn(&str) -> bool) -> Vec<EnvRead> {
     let no_names = KnownNames::new();
     let mut out = Vec::new();
     walk(file.root(), |node| {
@@ -324,7 +268,7 @@ fn binary_comparison<'t>(file: &PyFile, node: Node<'t>) -> Option<(Node<'t>, &'s
 
 /// Variables the package reads that the registry does not declare. A variable
 /// whose every read is a removal notice is marked as such.
-pub fn unregistered_vars(registry: &EnvRegistry, reads: &[EnvRead]) -> Vec<EnvVar> {
+pub(crate) fn unregistered_vars(registry: &EnvRegistry, reads: &[EnvRead]) -> Vec<EnvVar> {
     let mut by_name: BTreeMap<&str, Vec<&EnvRead>> = BTreeMap::new();
     for read in reads {
         if registry.var(&read.name).is_none() && read.via != ReadVia::Registry {

@@ -28,7 +28,7 @@ struct FieldClass {
 }
 
 /// Every registry field of the file, with alias names as their own entries.
-pub fn registry_vars(file: &PyFile, index: &FileIndex, names: &KnownNames) -> Vec<EnvVar> {
+pub(crate) fn registry_vars(file: &PyFile, index: &FileIndex, names: &KnownNames) -> Vec<EnvVar> {
     let field_classes = field_classes(file, index);
     let mut vars = Vec::new();
     for class in index.classes.values() {
@@ -86,7 +86,7 @@ fn field_declarations<'t>(
 }
 
 /// Module-level names bound to an instance of a registry class (`envs = Envs()`).
-pub fn instance_names(file: &PyFile, index: &FileIndex) -> Vec<String> {
+pub(crate) fn instance_names(file: &PyFile, index: &FileIndex) -> Vec<String> {
     let field_classes = field_classes(file, index);
     let is_registry = |class: &str| {
         !field_classes.contains_key(class)
@@ -104,7 +104,7 @@ pub fn instance_names(file: &PyFile, index: &FileIndex) -> Vec<String> {
 
 /// Class attributes with literal values (`GateGemvMode.PAIR` → 1), so defaults
 /// written as enum members of the same file stay literal.
-pub fn class_constants(file: &PyFile, index: &FileIndex) -> KnownNames {
+pub(crate) fn class_constants(file: &PyFile, index: &FileIndex) -> KnownNames {
     let mut known = KnownNames::new();
     let empty = KnownNames::new();
     for class in index.classes.values() {

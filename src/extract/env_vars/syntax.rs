@@ -8,22 +8,21 @@ use tree_sitter::Node;
 use crate::extract::python::{named_children, PyFile};
 
 /// A class defined at the top level of a file.
-pub struct ClassDef<'t> {
+pub(crate) struct ClassDef<'t> {
     pub name: String,
     /// Base classes as written (`EnvField`, `_DeprecatedEnvFallback`).
     pub bases: Vec<String>,
     pub body: Node<'t>,
-    pub node: Node<'t>,
 }
 
 /// The top-level classes and functions of one file, by name.
-pub struct FileIndex<'t> {
+pub(crate) struct FileIndex<'t> {
     pub classes: BTreeMap<String, ClassDef<'t>>,
     pub functions: BTreeMap<String, Node<'t>>,
 }
 
 impl<'t> FileIndex<'t> {
-    pub fn new(file: &'t PyFile) -> Self {
+    pub(crate) fn new(file: &'t PyFile) -> Self {
         let mut classes = BTreeMap::new();
         let mut functions = BTreeMap::new();
         for stmt in named_children(file.root()) {
@@ -44,7 +43,7 @@ impl<'t> FileIndex<'t> {
                         })
                         .unwrap_or_default();
                     if let Some(body) = def.child_by_field_name("body") {
-                        classes.insert(name.clone(), ClassDef { name, bases, body, node: def });
+                        classes.insert(name.clone(), ClassDef { name, bases, body });
                     }
                 }
                 "function_definition" => {
@@ -58,7 +57,7 @@ impl<'t> FileIndex<'t> {
 
     /// The class and its in-file ancestors, depth-first left to right, each once.
     /// Bases defined elsewhere are not followed.
-    pub fn lineage(&self, class: &str) -> Vec<&ClassDef<'t>> {
+    pub(crate) fn lineage(&self, class: &str) -> Vec<&ClassDef<'t>> {
         let mut out: Vec<&ClassDef> = Vec::new();
         let mut stack = vec![class.to_string()];
         while let Some(name) = stack.pop() {
@@ -77,7 +76,7 @@ impl<'t> FileIndex<'t> {
     }
 
     /// Methods of a class and its in-file ancestors.
-    pub fn methods(&self, class: &str) -> Vec<Node<'t>> {
+    pub(crate) fn methods(&self, class: &str) -> Vec<Node<'t>> {
         self.lineage(class)
             .into_iter()
             .flat_map(|c| named_children(c.body))
@@ -87,13 +86,13 @@ impl<'t> FileIndex<'t> {
     }
 
     /// The first `name` method found along the lineage (`__init__`).
-    pub fn method(&self, file: &PyFile, class: &str, name: &str) -> Option<Node<'t>> {
+    pub(crate) fn method(&self, file: &PyFile, class: &str, name: &str) -> Option<Node<'t>> {
         self.methods(class).into_iter().find(|m| m.child_by_field_name("name").is_some_and(|n| file.text(n) == name))
     }
 }
 
 /// `@decorator def f` → `def f`.
-pub fn undecorated(node: Node) -> Node {
+pub(super) fn undecorated(node: Node) -> Node {
     if node.kind() == "decorated_definition" {
         node.child_by_field_name("definition").unwrap_or(node)
     } else {
@@ -103,7 +102,7 @@ pub fn undecorated(node: Node) -> Node {
 
 /// Parameter names of a function, without `self`/`cls` when `is_method`,
 /// and without `*args`/`**kwargs`.
-pub fn param_names(file: &PyFile, func: Node, is_method: bool) -> Vec<String> {
+pub(super) fn param_names(file: &PyFile, func: Node, is_method: bool) -> Vec<String> {
     let Some(params) = func.child_by_field_name("parameters") else {
         return Vec::new();
     };
@@ -125,7 +124,7 @@ pub fn param_names(file: &PyFile, func: Node, is_method: bool) -> Vec<String> {
 
 /// Bind a call's arguments to parameter names: positional by order, keywords by
 /// name. Arguments that fit no parameter (`*args`, unknown keywords) are dropped.
-pub fn bind_arguments<'t>(file: &PyFile, call: Node<'t>, params: &[String]) -> BTreeMap<String, Node<'t>> {
+pub(super) fn bind_arguments<'t>(file: &PyFile, call: Node<'t>, params: &[String]) -> BTreeMap<String, Node<'t>> {
     let mut bound = BTreeMap::new();
     let Some(args) = call.child_by_field_name("arguments") else {
         return bound;
@@ -151,18 +150,18 @@ pub fn bind_arguments<'t>(file: &PyFile, call: Node<'t>, params: &[String]) -> B
 }
 
 /// `os.environ` (or `environ` imported from `os`).
-pub fn is_environ(file: &PyFile, node: Node) -> bool {
+pub(super) fn is_environ(file: &PyFile, node: Node) -> bool {
     matches!(node.kind(), "attribute" | "identifier") && matches!(file.text(node), "os.environ" | "environ")
 }
 
 /// Callee text of a call without whitespace (`os.environ.get`).
-pub fn callee(file: &PyFile, call: Node) -> Option<String> {
+pub(super) fn callee(file: &PyFile, call: Node) -> Option<String> {
     let func = call.child_by_field_name("function")?;
     Some(file.text(func).split_whitespace().collect())
 }
 
 /// Whether a call emits a message: `warnings.warn`, `logger.warning`, `print`, ...
-pub fn is_message_call(file: &PyFile, call: Node) -> bool {
+pub(super) fn is_message_call(file: &PyFile, call: Node) -> bool {
     let Some(name) = callee(file, call) else {
         return false;
     };
@@ -173,13 +172,13 @@ pub fn is_message_call(file: &PyFile, call: Node) -> bool {
 }
 
 /// The first positional argument of a call.
-pub fn first_argument<'t>(call: Node<'t>) -> Option<Node<'t>> {
+pub(super) fn first_argument<'t>(call: Node<'t>) -> Option<Node<'t>> {
     let args = call.child_by_field_name("arguments")?;
     named_children(args).into_iter().find(|a| a.kind() != "keyword_argument")
 }
 
 /// A parenthesised expression's content (`(x)` → `x`).
-pub fn unparenthesized(mut node: Node) -> Node {
+pub(super) fn unparenthesized(mut node: Node) -> Node {
     while node.kind() == "parenthesized_expression" {
         let inner = named_children(node);
         if inner.len() != 1 {
@@ -191,7 +190,7 @@ pub fn unparenthesized(mut node: Node) -> Node {
 }
 
 /// The right-hand side of an `x = value` / `x: T = value` statement, with its target.
-pub fn assignment<'t>(stmt: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
+pub(super) fn assignment<'t>(stmt: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
     let assign = if stmt.kind() == "expression_statement" { *named_children(stmt).first()? } else { stmt };
     if assign.kind() != "assignment" {
         return None;
@@ -200,7 +199,7 @@ pub fn assignment<'t>(stmt: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
 }
 
 /// `self.attr` → `attr`.
-pub fn self_attribute(file: &PyFile, node: Node) -> Option<String> {
+pub(super) fn self_attribute(file: &PyFile, node: Node) -> Option<String> {
     if node.kind() != "attribute" {
         return None;
     }

@@ -12,10 +12,10 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 /// Names of partial clones (and of broken clones moved aside for removal).
-pub const PARTIAL_PREFIX: &str = ".clone-";
+pub(super) const PARTIAL_PREFIX: &str = ".clone-";
 
 /// A partial clone older than this, whose process is gone, is a leftover.
-pub const STALE_PARTIAL_AGE: Duration = Duration::from_secs(3600);
+pub(super) const STALE_PARTIAL_AGE: Duration = Duration::from_secs(3600);
 
 /// What a bare repository made by libgit2 (or `git gc` on it) holds; a folder
 /// with anything else in it is someone else's.
@@ -38,7 +38,7 @@ const BARE_REPO_NAMES: &[&str] = &[
 ];
 
 /// What is at a clone's place in the cache.
-pub enum Cached {
+pub(super) enum Cached {
     Missing,
     Clone(Repository),
     /// Ours (shaped like a bare repository) but it does not open: why.
@@ -48,7 +48,7 @@ pub enum Cached {
 }
 
 /// Look at the folder a URL's clone lives in.
-pub fn inspect(dir: &Path) -> Cached {
+pub(super) fn inspect(dir: &Path) -> Cached {
     let meta = match std::fs::symlink_metadata(dir) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Cached::Missing,
@@ -83,7 +83,7 @@ fn shaped_like_bare_repo(dir: &Path) -> bool {
 /// Move a broken clone out of the way (one rename, so no run sees it half
 /// removed), then remove it. What cannot be removed now is a partial clone
 /// the next run removes.
-pub fn set_aside(cache_dir: &Path, dir: &Path) -> std::io::Result<()> {
+pub(super) fn set_aside(cache_dir: &Path, dir: &Path) -> std::io::Result<()> {
     let aside = partial_dir(cache_dir)?;
     // A rename onto a directory needs it absent: its name is ours until dropped.
     std::fs::remove_dir(aside.path())?;
@@ -94,14 +94,14 @@ pub fn set_aside(cache_dir: &Path, dir: &Path) -> std::io::Result<()> {
 }
 
 /// A new, empty partial-clone folder in `cache_dir`, removed when dropped.
-pub fn partial_dir(cache_dir: &Path) -> std::io::Result<tempfile::TempDir> {
+pub(super) fn partial_dir(cache_dir: &Path) -> std::io::Result<tempfile::TempDir> {
     std::fs::create_dir_all(cache_dir)?;
     tempfile::Builder::new().prefix(&format!("{PARTIAL_PREFIX}{}-", std::process::id())).tempdir_in(cache_dir)
 }
 
 /// Remove partial clones left by killed runs: older than
 /// [`STALE_PARTIAL_AGE`] and (where it can be told) whose process is gone.
-pub fn remove_stale_partials(cache_dir: &Path, now: SystemTime) {
+pub(super) fn remove_stale_partials(cache_dir: &Path, now: SystemTime) {
     let Ok(items) = std::fs::read_dir(cache_dir) else { return };
     for item in items.flatten() {
         let name = item.file_name();

@@ -7,13 +7,13 @@
 use std::time::{Duration, Instant};
 
 /// Seconds a whole fetch may take.
-pub const TIMEOUT_VAR: &str = "ENGINE_AUDIT_FETCH_TIMEOUT";
+pub(super) const TIMEOUT_VAR: &str = "ENGINE_AUDIT_FETCH_TIMEOUT";
 /// Seconds a server may stay silent.
-pub const IDLE_VAR: &str = "ENGINE_AUDIT_FETCH_IDLE_TIMEOUT";
+pub(super) const IDLE_VAR: &str = "ENGINE_AUDIT_FETCH_IDLE_TIMEOUT";
 /// MiB of ref advertisement (one response).
-pub const ADVERTISEMENT_VAR: &str = "ENGINE_AUDIT_MAX_REF_ADVERTISEMENT_MIB";
+pub(super) const ADVERTISEMENT_VAR: &str = "ENGINE_AUDIT_MAX_REF_ADVERTISEMENT_MIB";
 /// MiB of pack (one response).
-pub const PACK_VAR: &str = "ENGINE_AUDIT_MAX_PACK_MIB";
+pub(super) const PACK_VAR: &str = "ENGINE_AUDIT_MAX_PACK_MIB";
 
 /// A first clone of SGLang takes minutes on a slow link.
 const DEFAULT_TIMEOUT_SECS: u64 = 600;
@@ -24,7 +24,7 @@ const DEFAULT_ADVERTISEMENT_MIB: u64 = 64;
 const DEFAULT_PACK_MIB: u64 = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FetchLimits {
+pub(super) struct FetchLimits {
     pub total: Duration,
     pub idle: Duration,
     pub advertisement_mib: u64,
@@ -35,7 +35,7 @@ impl FetchLimits {
     /// The limits the environment sets, or the defaults; `env` looks a
     /// variable up (`std::env::var` in use). A value that is not a whole
     /// number above 0 is an error naming the variable.
-    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<FetchLimits, String> {
+    pub(super) fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<FetchLimits, String> {
         let get = |name: &str, default: u64| -> Result<u64, String> {
             match env(name).filter(|v| !v.trim().is_empty()) {
                 None => Ok(default),
@@ -55,43 +55,43 @@ impl FetchLimits {
 
 /// What a response is, for its budget and its message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Budget {
+pub(super) enum Budget {
     Advertisement,
     Pack,
 }
 
 /// The clock and the budgets of one fetch, shared by its requests.
 #[derive(Debug, Clone, Copy)]
-pub struct Fetch {
+pub(super) struct Fetch {
     pub limits: FetchLimits,
     pub deadline: Instant,
 }
 
 impl Fetch {
-    pub fn start(limits: FetchLimits) -> Fetch {
+    pub(super) fn start(limits: FetchLimits) -> Fetch {
         // Far beyond any real deadline if the sum overflows: the idle limit still holds.
         let deadline = Instant::now().checked_add(limits.total).unwrap_or_else(|| Instant::now() + Duration::from_secs(u32::MAX as u64));
         Fetch { limits, deadline }
     }
 
     /// Time left, or the deadline's error.
-    pub fn remaining(&self, url: &str) -> Result<Duration, String> {
+    pub(super) fn remaining(&self, url: &str) -> Result<Duration, String> {
         self.deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()).ok_or_else(|| self.deadline_passed(url))
     }
 
-    pub fn deadline_passed(&self, url: &str) -> String {
+    pub(super) fn deadline_passed(&self, url: &str) -> String {
         format!(
             "{url}: the fetch took longer than {} s and was given up ({TIMEOUT_VAR} sets the limit in seconds)",
             self.limits.total.as_secs()
         )
     }
 
-    pub fn silent(&self, url: &str) -> String {
+    pub(super) fn silent(&self, url: &str) -> String {
         format!("{url}: the server sent nothing for {} s ({IDLE_VAR} sets the limit in seconds)", self.limits.idle.as_secs())
     }
 
     /// Bytes `budget` allows, and its error.
-    pub fn budget(&self, budget: Budget) -> u64 {
+    pub(super) fn budget(&self, budget: Budget) -> u64 {
         let mib = match budget {
             Budget::Advertisement => self.limits.advertisement_mib,
             Budget::Pack => self.limits.pack_mib,
@@ -99,7 +99,7 @@ impl Fetch {
         mib.saturating_mul(1 << 20)
     }
 
-    pub fn over_budget(&self, url: &str, budget: Budget) -> String {
+    pub(super) fn over_budget(&self, url: &str, budget: Budget) -> String {
         let (what, mib, var) = match budget {
             Budget::Advertisement => ("ref advertisement", self.limits.advertisement_mib, ADVERTISEMENT_VAR),
             Budget::Pack => ("pack", self.limits.pack_mib, PACK_VAR),

@@ -150,7 +150,7 @@ impl EngineRepo {
     /// Every regular file of the commit's tree, sorted by path. The walk is ours,
     /// not `Tree::walk`, so each loose tree object is checked before libgit2
     /// inflates it (see `source::loose`).
-    pub fn listing_at(&self, resolved: &ResolvedRef) -> Result<Listing, SourceError> {
+    pub(crate) fn listing_at(&self, resolved: &ResolvedRef) -> Result<Listing, SourceError> {
         let oid = Oid::from_str(&resolved.commit).map_err(|e| git_err(&self.spec, e))?;
         let guard = LooseGuard::new(self.repo.path());
         guard.check(oid, &self.spec, "commit")?;
@@ -195,7 +195,7 @@ impl EngineRepo {
     }
 
     /// A tree over a listing of `resolved` (from [`listing_at`](Self::listing_at)).
-    pub fn tree_from(&self, resolved: &ResolvedRef, listing: Listing) -> GitTree {
+    pub(crate) fn tree_from(&self, resolved: &ResolvedRef, listing: Listing) -> GitTree {
         let path = self.repo.path().to_path_buf();
         GitTree {
             // This repository opened: the pool's handles open the same path lazily.

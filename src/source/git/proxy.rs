@@ -3,7 +3,7 @@
 
 /// The proxy named for `url`, if any. `env` looks a variable up
 /// (`std::env::var` in use; a table in tests).
-pub fn proxy_for(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+pub(super) fn proxy_for(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
     let get = |names: &[&str]| names.iter().find_map(|n| env(n).filter(|v| !v.trim().is_empty()));
     if get(&["no_proxy", "NO_PROXY"]).is_some_and(|list| bypasses(&list, &host_of(rest))) {

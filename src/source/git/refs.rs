@@ -28,7 +28,7 @@ impl EngineRepo {
 
     /// Like [`resolve`](Self::resolve), but `None` when nothing matches, without
     /// listing the nearest tags: for callers trying several spellings of a ref.
-    pub fn try_resolve(&self, wanted: &str) -> Result<Option<ResolvedRef>, SourceError> {
+    pub(crate) fn try_resolve(&self, wanted: &str) -> Result<Option<ResolvedRef>, SourceError> {
         if let Some(found) = self.resolve_local(&LooseGuard::new(self.repo.path()), wanted)? {
             return Ok(Some(found));
         }

@@ -33,7 +33,7 @@ const MAX_REDIRECTS: usize = 5;
 /// Make libgit2 fetch `http://` and `https://` URLs through this module.
 /// Idempotent; every caller waits until registration is done, so no fetch can
 /// start while it is under way.
-pub fn register() -> Result<(), String> {
+pub(super) fn register() -> Result<(), String> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {
