@@ -21,33 +21,6 @@ impl Severity {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum Code {
-    EA001,
-    EA002,
-    EA003,
-    EA004,
-    EA005,
-    EA006,
-    EA007,
-    EA008,
-    EA101,
-    EA102,
-    EA103,
-    EA104,
-    EA105,
-    EA201,
-    EA202,
-    EA203,
-    EA204,
-    EA205,
-    EA301,
-    EA302,
-    EA303,
-    EA304,
-    EA305,
-}
-
 /// What part of a deployment a code is about: the report's sections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -116,6 +89,12 @@ pub struct CodeInfo {
 
 macro_rules! catalog {
     ($($code:ident $name:literal $area:ident $sev:ident $impact:ident $located:ident $scope:ident $summary:literal;)*) => {
+        /// A catalog code; its facts are [`Code::info`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        pub enum Code {
+            $($code,)*
+        }
+
         pub const CATALOG: &[CodeInfo] = &[
             $(CodeInfo {
                 code: Code::$code,
@@ -143,6 +122,7 @@ catalog! {
     EA006 "invalid-value" Flags Error Breaks Recipe Target "the value has the wrong type or arity for the flag";
     EA007 "default-changed" Flags Info Informs Recipe Bump "a flag the recipe does not set changed its default";
     EA008 "flag-semantics-changed" Flags Warning Degrades Recipe Bump "the flag's type, nargs or action changed";
+    EA009 "abbreviated-flag" Flags Info Informs Recipe Target "the flag is accepted only as argparse's abbreviation of a longer option";
     EA101 "env-removed" Env Warning Degrades Recipe Bump "the env var is gone from the registry and no longer read";
     EA102 "env-renamed" Env Warning Degrades Recipe Target "the env var is deprecated and forwarded to a replacement";
     EA103 "env-removal-notice" Env Warning Degrades Recipe Target "the env var is only read to log that it was removed";
@@ -175,6 +155,11 @@ pub(crate) fn in_consumer_source(code: &str) -> bool {
 /// The impact of a catalog code (`None` for rules).
 pub(crate) fn impact_of(code: &str) -> Option<Impact> {
     Code::parse(code).map(|c| c.info().impact)
+}
+
+/// What a catalog code needs to fire (`None` for rules).
+pub(crate) fn scope_of(code: &str) -> Option<Scope> {
+    Code::parse(code).map(|c| c.info().scope)
 }
 
 impl Area {

@@ -197,6 +197,36 @@ pub struct Requirement {
     pub evidence: Evidence,
 }
 
+/// How the engine's server parser reads what is not an exact option string.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParserFacts {
+    /// `allow_abbrev` of the `ArgumentParser(...)` the options are added to
+    /// (argparse's default, on, when it is not passed): whether a unique
+    /// prefix of a `--` option is taken for it.
+    pub allow_abbrev: Known<bool>,
+    /// Where that parser is built.
+    pub evidence: Option<Evidence>,
+}
+
+impl Default for ParserFacts {
+    fn default() -> Self {
+        ParserFacts { allow_abbrev: Known::Dynamic { dynamic: "no parser construction was read".into() }, evidence: None }
+    }
+}
+
+/// How argparse reads a `--` option string that no option registers exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Prefixed<'a> {
+    /// No option string starts with it (or it is not a `--` option).
+    Nothing,
+    /// Exactly one option string starts with it.
+    Unique { flag: &'a Flag, full: &'a str },
+    /// Several option strings start with it: with abbreviations on, argparse
+    /// exits with "ambiguous option" (it counts option strings, so two
+    /// spellings of one option are ambiguous too). Sorted.
+    Ambiguous(Vec<&'a str>),
+}
+
 /// A problem met while extracting; the rest of the extraction went on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExtractWarning {
@@ -217,6 +247,9 @@ pub struct EngineSurface {
     /// Package folder inside the repository (`python/sglang`).
     pub package_root: String,
     pub flags: Vec<Flag>,
+    /// How the parser reads an option string that is not registered exactly.
+    #[serde(default)]
+    pub parser: ParserFacts,
     pub env: Vec<EnvVar>,
     /// Prefix rewrites the env registry applies (`SGL_` → `SGLANG_`).
     pub env_prefix_rewrites: Vec<(String, String)>,
@@ -266,6 +299,49 @@ impl EngineSurface {
         });
         index.get(option).map(|&i| &self.flags[i])
     }
+    /// The option strings `option` is a prefix of, as argparse's
+    /// `_get_option_tuples` finds them for a `--` option (whether they count
+    /// depends on [`ParserFacts::allow_abbrev`]).
+    pub fn prefixed(&self, option: &str) -> Prefixed<'_> {
+        if !option.starts_with("--") || option.len() <= 2 || self.flag(option).is_some() {
+            return Prefixed::Nothing;
+        }
+        let mut matches: Vec<(&str, &Flag)> = Vec::new();
+        for f in &self.flags {
+            for n in f.names.iter().filter(|n| n.starts_with(option)) {
+                // The first registration of an option string is the one argparse keeps.
+                if !matches.iter().any(|(m, _)| m == n) {
+                    matches.push((n, f));
+                }
+            }
+        }
+        match matches.as_slice() {
+            [] => Prefixed::Nothing,
+            [(full, flag)] => Prefixed::Unique { flag, full },
+            _ => {
+                let mut names: Vec<&str> = matches.iter().map(|(n, _)| *n).collect();
+                names.sort_unstable();
+                Prefixed::Ambiguous(names)
+            }
+        }
+    }
+
+    /// The flag argparse gives `option`: registered exactly, or (unless the
+    /// parser is known to refuse abbreviations) the one option it is a unique
+    /// prefix of.
+    pub(crate) fn resolve_flag(&self, option: &str) -> Option<&Flag> {
+        if let Some(f) = self.flag(option) {
+            return Some(f);
+        }
+        if self.parser.allow_abbrev == Known::Value(false) {
+            return None;
+        }
+        match self.prefixed(option) {
+            Prefixed::Unique { flag, .. } => Some(flag),
+            Prefixed::Nothing | Prefixed::Ambiguous(_) => None,
+        }
+    }
+
     pub fn env_var(&self, name: &str) -> Option<&EnvVar> {
         self.env.iter().find(|e| e.name == name)
     }

@@ -1,11 +1,12 @@
-//! Recipe flags against the target engine's parser: EA001–EA006, EA008, and the
-//! changed defaults of flags a recipe leaves unset (EA007).
+//! Recipe flags against the target engine's parser: EA001–EA006, EA008, EA009
+//! (a flag that is only argparse's abbreviation of an option), and the changed
+//! defaults of flags a recipe leaves unset (EA007).
 
 use super::values::{arity, known_choices, render_choices, type_error, value_matches_choice};
 use super::Bump;
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location, SemanticChange, ValueProblem};
 use crate::recipe::{Deployment, EditIntent, FlagUse, FlagValue, RecipeFile};
-use crate::surface::{Flag, FlagDeprecationKind};
+use crate::surface::{Flag, FlagDeprecationKind, Known, Prefixed};
 
 /// The option string a recipe key stands for (`cuda-graph-max-bs` → `--cuda-graph-max-bs`).
 pub(crate) fn option_of(name: &str) -> String {
@@ -20,7 +21,7 @@ pub(crate) fn option_of(name: &str) -> String {
 /// else the current release's (an unknown flag is assumed to take one).
 fn is_switch(bump: &Bump, name: &str) -> bool {
     let option = option_of(name);
-    bump.to.flag(&option).or_else(|| bump.from.and_then(|f| f.flag(&option))).is_some_and(Flag::is_switch)
+    bump.to.resolve_flag(&option).or_else(|| bump.from.and_then(|f| f.resolve_flag(&option))).is_some_and(Flag::is_switch)
 }
 
 pub(crate) fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, out: &mut Vec<Finding>) {
@@ -30,12 +31,10 @@ pub(crate) fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, 
     }
     for role in &dep.roles {
         for use_ in role.flag_uses(|name| is_switch(&bump, name)) {
-            if let Some(finding) = check_use(file, &use_, bump) {
-                out.push(finding.role(Some(&role.role)).deployment(&dep.name));
-            }
-            if let Some(finding) = semantics_changed(&use_, bump) {
-                out.push(finding.role(Some(&role.role)).deployment(&dep.name));
-            }
+            let mut found = Vec::new();
+            check_use(file, &use_, bump, &mut found);
+            found.extend(semantics_changed(&use_, bump));
+            out.extend(found.into_iter().map(|f| f.role(Some(&role.role)).deployment(&dep.name)));
         }
     }
 }
@@ -44,20 +43,29 @@ fn passed(value: &FlagValue) -> bool {
     !matches!(value, FlagValue::Switch { on: false } | FlagValue::Null)
 }
 
-fn check_use(file: &RecipeFile, u: &FlagUse, bump: Bump) -> Option<Finding> {
+fn check_use(file: &RecipeFile, u: &FlagUse, bump: Bump, out: &mut Vec<Finding>) {
     if !passed(&u.value) {
-        return None;
+        return;
     }
-    let option = option_of(&u.name);
+    let written = option_of(&u.name);
     let at = Location::from_span(&u.key_span);
     let to_ref = bump.target_ref();
-    let Some(flag) = bump.to.flag(&option) else {
-        return Some(unknown_flag(u, &option, bump));
+    // An option string the parser does not register is an abbreviation (EA009,
+    // then judged as the option it stands for) or unknown (EA001).
+    let (flag, option) = match bump.to.flag(&written) {
+        Some(flag) => (flag, written),
+        None => match unregistered(file, u, &written, bump) {
+            Unregistered::Abbreviation { flag, full, finding } => {
+                out.push(finding);
+                (flag, full.to_string())
+            }
+            Unregistered::Refused(finding) => return out.push(finding),
+        },
     };
     let ev = EvidenceRef::new(&flag.evidence, to_ref);
     if let Some(dep) = &flag.deprecated {
         let (target, upstream) = (to_ref.to_string(), dep.message.clone());
-        return Some(match dep.kind {
+        out.push(match dep.kind {
             FlagDeprecationKind::Removed => {
                 Finding::new(FindingKind::RemovedFlag { option: option.clone(), target, upstream }, at, &u.name)
                     .evidence(ev.with_note(format!("{option} registered with an erroring action")))
@@ -75,20 +83,62 @@ fn check_use(file: &RecipeFile, u: &FlagUse, bump: Bump) -> Option<Finding> {
                     .fix(Some(remove_fix(file, u)))
             }
         });
+        return;
     }
-    check_value(u, flag, bump).map(|f| f.evidence(ev))
+    out.extend(check_value(u, flag, bump).map(|f| f.evidence(ev)));
 }
 
-fn unknown_flag(u: &FlagUse, option: &str, bump: Bump) -> Finding {
+/// What argparse makes of an option string no option registers.
+enum Unregistered<'a> {
+    /// The option it stands for, and EA009.
+    Abbreviation { flag: &'a Flag, full: &'a str, finding: Finding },
+    /// EA001.
+    Refused(Finding),
+}
+
+/// What argparse makes of an option string no option registers: the option
+/// it is the one prefix of, with EA009 (when the parser takes abbreviations,
+/// or when that could not be read); else EA001, saying "ambiguous" when
+/// argparse would.
+fn unregistered<'a>(file: &RecipeFile, u: &FlagUse, option: &str, bump: Bump<'a>) -> Unregistered<'a> {
+    let setting = &bump.to.parser.allow_abbrev;
+    let (flag, full) = match (bump.to.prefixed(option), setting) {
+        (Prefixed::Unique { flag, full }, Known::Value(true) | Known::Dynamic { .. }) => (flag, full),
+        (Prefixed::Ambiguous(candidates), Known::Value(true)) => return Unregistered::Refused(unknown_flag(u, option, bump, candidates)),
+        // Unknown, or ambiguous: either way the parser exits.
+        _ => return Unregistered::Refused(unknown_flag(u, option, bump, Vec::new())),
+    };
+    let unread = match setting {
+        Known::Dynamic { dynamic } => Some(dynamic.clone()),
+        Known::Value(_) => None,
+    };
+    let kind =
+        FindingKind::AbbreviatedFlag { option: option.to_string(), full: full.to_string(), target: bump.target_ref().to_string(), unread };
+    let mut finding = Finding::new(kind, Location::from_span(&u.key_span), &u.name);
+    if let Some(built) = &bump.to.parser.evidence {
+        finding = finding.evidence(EvidenceRef::new(built, bump.target_ref()).with_note("the parser, built without allow_abbrev=False"));
+    }
+    finding = finding.evidence(EvidenceRef::new(&flag.evidence, bump.target_ref()).with_note(format!("{full} registered here")));
+    // A deprecated option's own finding renames the same key: one edit, not two.
+    let fix = match flag.deprecated {
+        None => rename_fix(file, u, full),
+        Some(_) => Fix::advice(FixAction::Replace { old: u.name.clone(), new: full.trim_start_matches("--").to_string() }),
+    };
+    Unregistered::Abbreviation { flag, full, finding: finding.fix(Some(fix)) }
+}
+
+fn unknown_flag(u: &FlagUse, option: &str, bump: Bump, ambiguous: Vec<&str>) -> Finding {
     let to_ref = bump.target_ref();
     let before = bump.from.and_then(|f| f.flag(option));
     let names: Vec<&str> = bump.to.flags.iter().flat_map(|f| f.names.iter().map(String::as_str)).collect();
-    let suggestion = similar_names(option, &names).first().map(|c| c.to_string());
+    // argparse's own message names the candidates; a guess would add noise.
+    let suggestion = ambiguous.is_empty().then(|| similar_names(option, &names).first().map(|c| c.to_string())).flatten();
     let kind = FindingKind::UnknownFlag {
         option: option.to_string(),
         target: to_ref.to_string(),
         was_at: bump.current_ref().filter(|_| before.is_some()).map(str::to_string),
         suggestion: suggestion.clone(),
+        ambiguous: ambiguous.into_iter().map(str::to_string).collect(),
     };
     let mut finding = Finding::new(kind, Location::from_span(&u.key_span), &u.name);
     if let (Some(flag), Some(from)) = (before, bump.current_ref()) {
@@ -146,7 +196,8 @@ fn semantics_changed(u: &FlagUse, bump: Bump) -> Option<Finding> {
         return None;
     }
     let option = option_of(&u.name);
-    let (old, new) = (bump.from?.flag(&option)?, bump.to.flag(&option)?);
+    let new = bump.to.resolve_flag(&option)?;
+    let old = bump.from?.resolve_flag(&option).filter(|old| old.dest == new.dest)?;
     let changes: Vec<SemanticChange> = crate::surface_diff::semantic_changes(old, new)
         .into_iter()
         .map(|c| SemanticChange { field: c.field.into(), old: c.old, new: c.new })
@@ -203,7 +254,114 @@ pub(crate) fn changed_defaults<'a>(dep: &Deployment, bump: Bump<'a>, pair: &[Def
         .roles
         .iter()
         .flat_map(|r| r.flag_uses(|n| is_switch(&bump, n)))
-        .filter_map(|u| bump.to.flag(&option_of(&u.name)).map(|f| f.dest.clone()))
+        .filter_map(|u| bump.to.resolve_flag(&option_of(&u.name)).map(|f| f.dest.clone()))
         .collect();
     pair.iter().filter(|c| !set.contains(&c.flag.dest)).cloned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::{extract_surface, Demand};
+    use crate::profiles::SGLANG;
+    use crate::recipe::{load_text, LinkMapping};
+    use crate::source::MemTree;
+    use crate::surface::EngineSurface;
+
+    /// A mini SGLang whose parser is built as upstream builds it, with
+    /// `parser_args` passed to `ArgumentParser(...)`.
+    fn engine(parser_args: &str) -> EngineSurface {
+        let server_args = format!(
+            "import argparse
+
+class ServerArgs:
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument('--tp-size', '--tensor-parallel-size', type=int, default=1)
+        parser.add_argument('--attention-backend', type=str, choices=['flashinfer', 'triton'])
+        parser.add_argument('--cuda-graph-max-bs-decode', type=int)
+        parser.add_argument('--cuda-graph-max-bs-prefill', type=int)
+
+def prepare_server_args(argv):
+    parser = argparse.ArgumentParser({parser_args})
+    ServerArgs.add_cli_args(parser)
+    return parser.parse_args(argv)
+"
+        );
+        let tree = MemTree::from_files(
+            "v2",
+            [
+                ("python/sglang/__init__.py", ""),
+                ("python/sglang/srt/__init__.py", ""),
+                ("python/sglang/srt/server_args.py", server_args.as_str()),
+            ],
+        );
+        extract_surface(&tree, &SGLANG, "python/sglang", "v2", &Demand::full(&SGLANG))
+    }
+
+    /// The findings for one `decode` role holding `flags` (YAML lines).
+    fn findings(target: &EngineSurface, flags: &str) -> Vec<Finding> {
+        let text = format!("name: r\nbackend:\n  type: sglang\n  sglang_config:\n    decode:\n{flags}");
+        let file = load_text("r.yaml", text, &LinkMapping::default()).unwrap();
+        let mut out = Vec::new();
+        check_deployment(&file, &file.deployments[0], Bump { from: None, to: target }, &mut out);
+        out
+    }
+
+    fn codes(found: &[Finding]) -> Vec<(String, String)> {
+        found.iter().map(|f| (f.code().to_string(), f.subject.clone())).collect()
+    }
+
+    #[test]
+    fn a_unique_prefix_is_the_option_it_stands_for() {
+        let target = engine("prog='sglang serve'");
+        assert_eq!(target.parser.allow_abbrev, Known::Value(true));
+        let found = findings(&target, "      tp: 8\n      attention-back: fa3\n");
+        assert_eq!(
+            codes(&found),
+            [("EA009".into(), "tp".into()), ("EA009".into(), "attention-back".into()), ("EA005".into(), "attention-back".into())],
+            "the abbreviation's value is judged against the option's choices"
+        );
+        assert!(found[0].message().contains("abbreviation of `--tp-size`"), "{}", found[0].message());
+        assert_eq!(found[0].fix.as_ref().unwrap().edits[0].replacement, "tp-size");
+        assert!(found[0].evidence.iter().any(|e| e.note.as_deref() == Some("the parser, built without allow_abbrev=False")));
+    }
+
+    #[test]
+    fn several_prefixes_are_argparse_s_ambiguous_option() {
+        let found = findings(&engine(""), "      cuda-graph-max-bs: 8\n");
+        assert_eq!(codes(&found), [("EA001".into(), "cuda-graph-max-bs".into())]);
+        assert!(
+            found[0].message().contains("ambiguous option, it could match `--cuda-graph-max-bs-decode`, `--cuda-graph-max-bs-prefill`"),
+            "{}",
+            found[0].message()
+        );
+        assert!(found[0].fix.is_none(), "argparse names the candidates; no guess");
+    }
+
+    #[test]
+    fn allow_abbrev_false_makes_a_prefix_unknown() {
+        let found = findings(&engine("allow_abbrev=False"), "      tp: 8\n      cuda-graph-max-bs: 8\n");
+        assert_eq!(codes(&found), [("EA001".into(), "tp".into()), ("EA001".into(), "cuda-graph-max-bs".into())]);
+        assert!(found.iter().all(|f| f.message().contains("is not accepted by the parser")));
+    }
+
+    #[test]
+    fn an_unread_setting_is_said_not_guessed() {
+        let target = engine("allow_abbrev=STRICT");
+        let found = findings(&target, "      tp: 8\n      cuda-graph-max-bs: 8\n");
+        assert_eq!(codes(&found), [("EA009".into(), "tp".into()), ("EA001".into(), "cuda-graph-max-bs".into())]);
+        assert!(
+            found[0].message().contains("if the parser allows abbreviations, which could not be read (STRICT)"),
+            "{}",
+            found[0].message()
+        );
+        assert!(!found[1].message().contains("ambiguous"), "refused either way, but not in argparse's ambiguity words");
+    }
+
+    #[test]
+    fn an_exact_option_string_is_never_an_abbreviation() {
+        let found = findings(&engine(""), "      tensor-parallel-size: 8\n      tp-size: 8\n");
+        assert!(found.is_empty(), "{:?}", codes(&found));
+    }
 }

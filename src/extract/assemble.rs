@@ -83,7 +83,8 @@ pub fn extract_surface_with(
                 let entry = pkg.module_path(&module);
                 units.unit("flags", "", entry.as_deref(), |pkg| {
                     let mut w = Vec::new();
-                    (cli_flags::extract_flags_from(pkg, &module, class, method, &mut w), w)
+                    let flags = cli_flags::extract_flags_from(pkg, &module, class, method, &mut w);
+                    ((flags, cli_flags::parser_facts(pkg, &module, class, method, &mut w)), w)
                 })
             }
         }
@@ -104,7 +105,7 @@ pub fn extract_surface_with(
         }
         warnings.extend(w);
     }
-    let (flags, w) = flags;
+    let ((flags, parser), w) = flags;
     warnings.extend(w);
     let ((env, env_prefix_rewrites), w) = env;
     warnings.extend(w);
@@ -122,6 +123,7 @@ pub fn extract_surface_with(
         version,
         package_root: package_root.to_string(),
         flags,
+        parser,
         env,
         env_prefix_rewrites,
         modules,

@@ -9,7 +9,16 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum FindingKind {
     /// EA001. `was_at`: the current release, when it still accepted the flag.
-    UnknownFlag { option: String, target: String, was_at: Option<String>, suggestion: Option<String> },
+    /// `ambiguous`: the option strings it is a prefix of, when argparse
+    /// (abbreviations on) exits with "ambiguous option".
+    UnknownFlag {
+        option: String,
+        target: String,
+        was_at: Option<String>,
+        suggestion: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        ambiguous: Vec<String>,
+    },
     /// EA002.
     RemovedFlag { option: String, target: String, upstream: Option<String> },
     /// EA003.
@@ -22,6 +31,10 @@ pub enum FindingKind {
     InvalidValue { option: String, target: String, problem: ValueProblem },
     /// EA007: a flag the recipes of `family` leave unset.
     DefaultChanged { option: String, family: String, bump: String, old: String, new: String },
+    /// EA009: argparse takes `option` for `full`, the one option string it is
+    /// a prefix of. `unread`: why the parser's `allow_abbrev` could not be
+    /// read (then whether argparse takes it is not known).
+    AbbreviatedFlag { option: String, full: String, target: String, unread: Option<String> },
     /// EA008.
     SemanticsChanged { option: String, bump: String, changes: Vec<SemanticChange> },
     /// EA101.
@@ -194,6 +207,7 @@ impl FindingKind {
             FindingKind::InvalidValue { .. } => Code::EA006,
             FindingKind::DefaultChanged { .. } => Code::EA007,
             FindingKind::SemanticsChanged { .. } => Code::EA008,
+            FindingKind::AbbreviatedFlag { .. } => Code::EA009,
             FindingKind::EnvRemoved { .. } => Code::EA101,
             FindingKind::EnvRenamed { .. } => Code::EA102,
             FindingKind::EnvRemovalNotice { .. } => Code::EA103,
@@ -238,7 +252,20 @@ impl FindingKind {
     /// The whole message, in English, as every report shows it.
     pub fn message(&self) -> String {
         match self {
-            FindingKind::UnknownFlag { option, target, was_at, suggestion } => {
+            FindingKind::UnknownFlag { option, target, was_at, ambiguous, .. } if !ambiguous.is_empty() => {
+                let was = was_at.as_deref().map(|from| format!(" `{option}` itself was an option at {from}.")).unwrap_or_default();
+                format!(
+                    "argparse exits at {target}: `{option}` is an ambiguous option, it could match {}.{was}",
+                    ambiguous.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+                )
+            }
+            FindingKind::AbbreviatedFlag { option, full, target, unread: None } => format!(
+                "`{option}` is not an option at {target}; argparse takes it as an abbreviation of `{full}`, until a release adds another option that starts with `{option}`."
+            ),
+            FindingKind::AbbreviatedFlag { option, full, target, unread: Some(why) } => format!(
+                "`{option}` is not an option at {target}, only a prefix of `{full}`: argparse takes it for that option if the parser allows abbreviations, which could not be read ({why})."
+            ),
+            FindingKind::UnknownFlag { option, target, was_at, suggestion, .. } => {
                 let was = was_at.as_deref().map(|from| format!(" (it was at {from})")).unwrap_or_default();
                 let hint = suggestion.as_deref().map(|c| format!(" Did you mean `{c}`?")).unwrap_or_default();
                 format!("`{option}` is not accepted by the parser at {target}{was}.{hint}")

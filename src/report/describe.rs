@@ -44,6 +44,19 @@ pub(crate) fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> Strin
     let opt = option(&f.subject);
     let sub = &f.subject;
     match &f.kind {
+        FindingKind::UnknownFlag { ambiguous, .. } if !ambiguous.is_empty() => {
+            let candidates: Vec<String> = ambiguous.iter().map(|c| format!("`{c}`")).collect();
+            match zh {
+                false => format!("`{opt}` is ambiguous: argparse exits (it could match {})", candidates.join(", ")),
+                true => format!("`{opt}` 有歧义，argparse 会退出（可匹配 {}）", candidates.join("、")),
+            }
+        }
+        FindingKind::AbbreviatedFlag { full, unread, .. } => match (zh, unread.is_some()) {
+            (false, false) => format!("`{opt}` works only as argparse's abbreviation of `{full}`"),
+            (false, true) => format!("`{opt}` is only a prefix of `{full}` (whether the parser takes abbreviations could not be read)"),
+            (true, false) => format!("`{opt}` 仅作为 `{full}` 的 argparse 缩写才被接受"),
+            (true, true) => format!("`{opt}` 只是 `{full}` 的前缀（无法读出解析器是否接受缩写）"),
+        },
         FindingKind::UnknownFlag { was_at, suggestion, .. } => {
             let again = was_at.is_some();
             match zh {

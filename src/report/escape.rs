@@ -170,8 +170,13 @@ mod tests {
     fn a_report_is_copied_only_when_something_needs_escaping() {
         use crate::finding::FindingKind;
         let at = Location { path: "r.yaml".into(), line: 1, column: 1, offset: None, len: None };
-        let unknown =
-            |option: &str| FindingKind::UnknownFlag { option: option.into(), target: "v1".into(), was_at: None, suggestion: None };
+        let unknown = |option: &str| FindingKind::UnknownFlag {
+            option: option.into(),
+            target: "v1".into(),
+            was_at: None,
+            suggestion: None,
+            ambiguous: vec![],
+        };
         let mut report = AuditReport::default();
         report.findings.push(Finding::new(unknown("--x"), at.clone(), "x"));
         assert!(matches!(for_display(&report), Cow::Borrowed(_)));

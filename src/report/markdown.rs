@@ -12,7 +12,7 @@
 //! identifiers as they are).
 
 use super::{bump_labels, counts, describe, evidence_url, in_engine_source, Finding, Lang, RenderOptions};
-use crate::codes::{area_of, impact_of, Area, Impact, Severity};
+use crate::codes::{area_of, impact_of, scope_of, Area, Impact, Scope, Severity};
 use crate::finding::AuditReport;
 use crate::finding::FindingKind;
 use std::collections::{BTreeMap, BTreeSet};
@@ -230,8 +230,17 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
             let _ = write!(out, " {}{stop}", sentence(&list(items, lang)));
         }
 
+        // Flags that work today only by argparse's leave.
+        let abbreviated =
+            of(groups, |c| area_of(c) == Area::Flags && impact_of(c) == Some(Impact::Informs) && scope_of(c) == Some(Scope::Target));
+        if !abbreviated.is_empty() {
+            let items = abbreviated.iter().map(|g| brief(report, g, lang)).collect();
+            let _ = write!(out, " {}{stop}", sentence(&list(items, lang)));
+        }
+
         // Defaults of flags the recipes leave unset.
-        let defaults = of(groups, |c| area_of(c) == Area::Flags && impact_of(c) == Some(Impact::Informs));
+        let defaults =
+            of(groups, |c| area_of(c) == Area::Flags && impact_of(c) == Some(Impact::Informs) && scope_of(c) == Some(Scope::Bump));
         let every_start_known = report.bumps.iter().filter(|b| is_server(&b.engine)).all(|b| b.from.is_some());
         match defaults.len() {
             0 if every_start_known && !report.bumps.is_empty() => {

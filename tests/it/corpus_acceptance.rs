@@ -320,3 +320,39 @@ fn sweep_every_release_and_every_recipe() {
     assert!(started.elapsed() < std::time::Duration::from_secs(900), "the sweep is bounded in time");
     assert!(peak.is_none_or(|mb| mb < 2048), "the sweep is bounded in memory: {peak:?} MB");
 }
+
+/// argparse's abbreviations, read from the real parser (issue 25): a unique
+/// prefix is the option it stands for, several make argparse exit.
+#[test]
+fn abbreviations_are_judged_as_argparse_judges_them() {
+    let Some(corpus) = corpus() else { return };
+    let recipe = shared().join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/8k1k/disagg-b300-1p1d-tp4-tp4-mtp.yaml");
+    let (files, errors) = engine_audit::recipe::collect(&[recipe]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let repo = open(&corpus, "sglang.git");
+    for to in ["v0.5.19", "v0.5.23"] {
+        let tree = repo.tree_at(&repo.resolve(to).unwrap()).unwrap();
+        let surface = extract_surface(&tree, &SGLANG, "python/sglang", to, &Demand::full(&SGLANG));
+        assert_eq!(surface.parser.allow_abbrev, engine_audit::surface::Known::Value(true), "{to}: ArgumentParser(prog=\"sglang serve\")");
+        assert!(surface.parser.evidence.as_ref().is_some_and(|e| e.path == "python/sglang/srt/server_args.py"), "{to}");
+        let opts = AuditOptions { open: OpenOptions { offline: true, cache_dir: None }, ..AuditOptions::default() }
+            .with_source(&SGLANG, Some(corpus.join("sglang.git").display().to_string()), None)
+            .with_refs(&SGLANG, None, Some(to.into()));
+        let r = audit::run(&files, &opts).unwrap();
+        let algo: Vec<_> = r.findings.iter().filter(|f| f.subject == "speculative-algo").collect();
+        assert!(!algo.is_empty() && algo.iter().all(|f| f.code() == "EA009"), "{to}: {algo:#?}");
+        assert!(algo[0].message().contains("abbreviation of `--speculative-algorithm`"));
+        let max_bs: Vec<_> = r.findings.iter().filter(|f| f.subject == "cuda-graph-max-bs").collect();
+        match to {
+            // Registered exactly: a deprecated alias.
+            "v0.5.19" => assert!(max_bs.iter().all(|f| f.code() == "EA003"), "{max_bs:#?}"),
+            _ => assert!(
+                !max_bs.is_empty()
+                    && max_bs.iter().all(|f| f.code() == "EA001"
+                        && f.message().contains("ambiguous option")
+                        && f.message().contains("`--cuda-graph-max-bs-decode`, `--cuda-graph-max-bs-prefill`")),
+                "{max_bs:#?}"
+            ),
+        }
+    }
+}

@@ -41,7 +41,7 @@ fn every_code_fires_on_the_demo() {
 #[test]
 fn recipe_flags_are_judged_against_the_target_parser() {
     let r = demo();
-    let typo = one(&r, "EA001", "enable-metric");
+    let typo = one(&r, "EA001", "enable-metrcs");
     assert_eq!((typo.location.path.as_str(), typo.location.line, typo.role.as_deref()), (RECIPE, 36, Some("prefill")));
     assert!(typo.message().contains("Did you mean `--enable-metrics`?"));
     let removed = one(&r, "EA002", "enable-legacy-scheduler");

@@ -249,7 +249,7 @@ fn markdown_links_evidence_when_the_repo_url_is_known() {
 fn markdown_chinese_is_written_out() {
     let md = report::Format::Markdown.render(demo(), &opts(Lang::Zh));
     for phrase in [
-        "### 参数（9）",
+        "### 参数（10）",
         "| 代码 | 问题 | 涉及配方 | 依据 | 修复 |",
         "`SGLANG_QUEUE_TIMEOUT_MS` 已弃用，由 `SGLANG_QUEUE_TIMEOUT` 取代（单位由毫秒改为秒）",
         "`sglang.srt.config_parser` 在 SGLang v1.1.0 中不存在（已移至 `sglang.srt.utils.config_parser`），Dynamo worker 启动即崩溃",

@@ -10,6 +10,9 @@
 mod actions;
 mod argparse;
 mod dataclass;
+mod parser;
+
+pub(crate) use parser::parser_facts;
 
 use std::collections::{HashMap, HashSet};
 
