@@ -476,8 +476,13 @@ fn apply_rules(
     ref_name: &str,
     out: &mut Vec<Finding>,
 ) {
-    let is_switch = |name: &str| bump.to.flag(&check::flags::option_of(name)).is_some_and(|f| f.is_switch());
-    let facts = check::rules::deployment_facts(dep, &is_switch);
+    let resolve = |name: &str| bump.to.resolve_flag(&check::flags::option_of(name));
+    let is_switch = |name: &str| resolve(name).is_some_and(|f| f.is_switch());
+    let option_of = |name: &str| {
+        let option = check::flags::option_of(name);
+        resolve(name).filter(|f| !f.names.contains(&option)).map(|f| f.canonical().to_string())
+    };
+    let facts = check::rules::deployment_facts(dep, &check::rules::EngineView { is_switch: &is_switch, option_of: &option_of });
     let version = check::pins::surface_version(bump.to);
     for rule in rules.iter().filter(|r| r.spec.engine == dep.engine) {
         for hit in crate::rules::evaluate_with(rule, &facts, index, ref_name, version.as_ref()) {

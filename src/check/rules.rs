@@ -23,9 +23,9 @@ fn env_fact(e: &EnvUse) -> Fact {
     }
 }
 
-fn role_facts(role: &RoleConfig, is_switch: &dyn Fn(&str) -> bool) -> RoleFacts {
+fn role_facts(role: &RoleConfig, engine: &EngineView) -> RoleFacts {
     let flags = role
-        .flag_uses(is_switch)
+        .flag_uses(engine.is_switch)
         .into_iter()
         .filter_map(|u| {
             let value = match &u.value {
@@ -36,7 +36,8 @@ fn role_facts(role: &RoleConfig, is_switch: &dyn Fn(&str) -> bool) -> RoleFacts 
                 FlagValue::Dynamic { .. } | FlagValue::Invalid { .. } => FactValue::Unknown,
             };
             Some(Fact {
-                name: crate::rules::when::normalize_flag(&u.name),
+                // A rule names the option; an abbreviation the parser takes is that option.
+                name: crate::rules::when::normalize_flag(&(engine.option_of)(&u.name).unwrap_or(u.name.clone())),
                 value,
                 key_span: Some(span_ref(&u.key_span)),
                 value_span: Some(span_ref(&u.value_span)),
@@ -46,8 +47,16 @@ fn role_facts(role: &RoleConfig, is_switch: &dyn Fn(&str) -> bool) -> RoleFacts 
     RoleFacts { role: role.role.clone(), flags, env: role.env.iter().map(env_fact).collect() }
 }
 
-/// The rule view of a deployment; `is_switch` binds script tokens as the engine would.
-pub(crate) fn deployment_facts(dep: &Deployment, is_switch: &dyn Fn(&str) -> bool) -> DeploymentFacts {
+/// How the target engine reads a recipe's flag names.
+pub(crate) struct EngineView<'a> {
+    /// Whether a flag takes no value (binds script tokens as the engine would).
+    pub is_switch: &'a dyn Fn(&str) -> bool,
+    /// The option string the parser gives a name (`tp` → `--tp-size`), when it knows it.
+    pub option_of: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// The rule view of a deployment, its flags as the target engine reads them.
+pub(crate) fn deployment_facts(dep: &Deployment, engine: &EngineView) -> DeploymentFacts {
     DeploymentFacts {
         name: dep.name.clone(),
         name_span: dep.name_span.as_ref().map(span_ref),
@@ -55,7 +64,7 @@ pub(crate) fn deployment_facts(dep: &Deployment, is_switch: &dyn Fn(&str) -> boo
         gpu_type: dep.gpu_type.as_ref().map(|s| s.value.clone()),
         precision: dep.precision.as_ref().map(|s| s.value.clone()),
         common_env: dep.common_env.iter().map(env_fact).collect(),
-        roles: dep.roles.iter().map(|r| role_facts(r, is_switch)).collect(),
+        roles: dep.roles.iter().map(|r| role_facts(r, engine)).collect(),
     }
 }
 

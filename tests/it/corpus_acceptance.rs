@@ -356,3 +356,27 @@ fn abbreviations_are_judged_as_argparse_judges_them() {
         }
     }
 }
+
+/// A rule names the option; a recipe that abbreviates it is still caught.
+#[test]
+fn rules_see_the_option_an_abbreviation_stands_for() {
+    let Some(corpus) = corpus() else { return };
+    let original = shared().join(FAMILY_8K1K).join("8k1k_mtp2_throughput_3p1d.yaml");
+    let text = std::fs::read_to_string(&original).unwrap();
+    assert!(text.contains("fp4-gemm-backend: \"flashinfer_trtllm\""));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("abbreviated.yaml");
+    std::fs::write(&path, text.replace("fp4-gemm-backend:", "fp4-gemm-back:")).unwrap();
+    let (files, _) = engine_audit::recipe::collect(&[path]);
+    let opts = AuditOptions {
+        open: OpenOptions { offline: true, cache_dir: None },
+        rules: engine_audit::rules::load_rules(&[]).unwrap(),
+        ..AuditOptions::default()
+    }
+    .with_source(&SGLANG, Some(corpus.join("sglang.git").display().to_string()), None)
+    .with_refs(&SGLANG, Some("v0.5.12.post1".into()), Some("v0.5.19".into()));
+    let r = audit::run(&files, &opts).unwrap();
+    assert_eq!(with_code(&r, "EA009").len(), 2, "prefill and decode");
+    let r001 = with_code(&r, "R001");
+    assert_eq!(r001.len(), 2, "{:#?}", r.findings.iter().map(|f| (f.code(), &f.subject)).collect::<Vec<_>>());
+}
