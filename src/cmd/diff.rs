@@ -1,9 +1,8 @@
 //! `engine-audit diff`: the engine changelog between two refs.
 
-use super::engines::{open_options, pick_engine};
+use super::engines::{full_surface, open_options, pick_engine};
 use super::output::{emit, emit_json};
 use crate::cli::{DiffArgs, DiffFormat};
-use crate::extract::{extract_surface_with, Demand};
 use crate::source::discover_package_root;
 use crate::source::EngineSource;
 use crate::surface_diff::{diff, SurfaceDiff};
@@ -17,14 +16,7 @@ pub(crate) fn run(args: DiffArgs) -> miette::Result<ExitCode> {
     for at in [&args.from, &args.to] {
         let (tree, ref_name) = source.tree(Some(at))?;
         let package_root = discover_package_root(tree.as_ref(), engine, root.as_deref())?;
-        surfaces.push(extract_surface_with(
-            tree.as_ref(),
-            engine,
-            &package_root,
-            &ref_name,
-            &Demand::full(engine),
-            &crate::cache::FactCache::default_cache(),
-        ));
+        surfaces.push(full_surface(engine, tree.as_ref(), &package_root, &ref_name));
     }
     let d = diff(&surfaces[0], &surfaces[1]);
     match args.format {

@@ -38,6 +38,13 @@ pub(crate) fn open_package_tree(
     Ok((tree, ref_name, package_root))
 }
 
+/// Everything `engine` offers at one tree (the `surface` and `diff` commands),
+/// through the user's fact cache.
+pub(crate) fn full_surface(engine: Engine, tree: &dyn Tree, package_root: &str, ref_name: &str) -> crate::surface::EngineSurface {
+    let cache = crate::cache::FactCache::default_cache();
+    crate::extract::extract_surface_with(tree, engine, package_root, ref_name, &crate::extract::Demand::full(engine), &cache)
+}
+
 /// The engine sources and how to open them, from the flags, else the config file.
 /// Refs, rules and the rest are the caller's.
 pub(crate) fn audit_sources(sources: &EngineSources, config: &crate::config::Config) -> AuditOptions {

@@ -1,23 +1,15 @@
 //! `engine-audit surface`: one release's extracted surface.
 
-use super::engines::{open_package_tree, pick_engine};
+use super::engines::{full_surface, open_package_tree, pick_engine};
 use super::output::{emit, emit_json};
 use crate::cli::{SurfaceArgs, SurfaceFormat};
-use crate::extract::{extract_surface_with, Demand};
 use crate::surface::EngineSurface;
 use std::process::ExitCode;
 
 pub(crate) fn run(args: SurfaceArgs) -> miette::Result<ExitCode> {
     let (engine, spec, root) = pick_engine(args.engine, &args.sources)?;
     let (tree, ref_name, package_root) = open_package_tree(engine, &spec, root.as_deref(), args.at.as_deref(), &args.sources)?;
-    let surface = extract_surface_with(
-        tree.as_ref(),
-        engine,
-        &package_root,
-        &ref_name,
-        &Demand::full(engine),
-        &crate::cache::FactCache::default_cache(),
-    );
+    let surface = full_surface(engine, tree.as_ref(), &package_root, &ref_name);
     match args.format {
         SurfaceFormat::Json => emit_json(&surface)?,
         SurfaceFormat::Text => emit(&render_text(&surface)),
