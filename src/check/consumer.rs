@@ -227,3 +227,90 @@ fn guard_words(kind: &GuardKind) -> String {
         GuardKind::Hasattr => "`hasattr` test".into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::consumer::consumer_uses;
+    use crate::extract::{extract_surface, Demand, Package};
+    use crate::profiles::{CONSUMER_LINKS, SGLANG};
+    use crate::source::MemTree;
+
+    /// A mini SGLang release: `files` below `python/sglang/`.
+    fn sglang(tag: &str, files: &[(&str, &str)]) -> EngineSurface {
+        let paths: Vec<(String, &str)> = files.iter().map(|(p, t)| (format!("python/sglang/{p}"), *t)).collect();
+        let tree = MemTree::from_files(tag, paths.iter().map(|(p, t)| (p.as_str(), *t)));
+        let demand = Demand {
+            symbols_of: vec!["sglang.srt.server_args".into(), "sglang.srt.utils".into()],
+            classes: vec![("sglang.srt.server_args".into(), "ServerArgs".into())],
+            ..Demand::default()
+        };
+        extract_surface(&tree, &SGLANG, "python/sglang", tag, &demand)
+    }
+
+    const OLD: &[(&str, &str)] = &[
+        ("__init__.py", ""),
+        ("srt/__init__.py", ""),
+        ("srt/config_parser.py", "class ConfigArgumentMerger: pass\n"),
+        ("srt/utils/__init__.py", "def get_ip(): pass\n"),
+        (
+            "srt/server_args.py",
+            "class ServerArgs:\n    tp_size: int = 1\n    prefill_balance: bool = False\n    def use_mla_backend(self): pass\n",
+        ),
+    ];
+    const NEW: &[(&str, &str)] = &[
+        ("__init__.py", ""),
+        ("srt/__init__.py", ""),
+        ("srt/utils/__init__.py", "def get_ip(): pass\n"),
+        ("srt/utils/config_parser.py", "class ConfigArgumentMerger: pass\n"),
+        ("srt/server_args.py", "class ServerArgs:\n    tp_size: int = 1\n"),
+    ];
+
+    /// Dynamo's SGLang worker (`components/src/dynamo/sglang/main.py`), checked for SGLang OLD → NEW.
+    fn findings(worker: &str) -> Vec<Finding> {
+        let tree = MemTree::from_files("d", [("components/src/dynamo/__init__.py", ""), ("components/src/dynamo/sglang/main.py", worker)]);
+        let uses = consumer_uses(&Package::new(&tree, "components/src/dynamo"), "sglang", "dynamo.sglang", &mut Vec::new());
+        let (old, new) = (sglang("v1", OLD), sglang("v2", NEW));
+        let consumer = Consumer { link: &CONSUMER_LINKS[0], uses: &uses, consumer_ref: "0.1.0" };
+        let mut out = Vec::new();
+        check(&consumer, Bump { from: Some(&old), to: &new }, &mut out);
+        out
+    }
+
+    fn codes(found: &[Finding]) -> Vec<(&str, &str)> {
+        found.iter().map(|f| (f.code(), f.subject.as_str())).collect()
+    }
+
+    #[test]
+    fn a_moved_module_crashes_at_start_and_names_where_it_went() {
+        let found = findings("from sglang.srt.config_parser import ConfigArgumentMerger\n");
+        assert_eq!(codes(&found), [("EA201", "sglang.srt.config_parser")]);
+        assert!(found[0].message().contains("sglang.srt.utils.config_parser"), "{}", found[0].message());
+        assert!(matches!(&found[0].kind, FindingKind::ConsumerMissing { at_start: true, .. }));
+        assert!(found[0].evidence.iter().any(|e| e.path == "python/sglang/srt/utils/config_parser.py"));
+    }
+
+    #[test]
+    fn a_guarded_import_falls_back_and_a_dead_handler_is_not_judged() {
+        let guarded = "try:\n    from sglang.srt.config_parser import ConfigArgumentMerger\nexcept ImportError:\n    from sglang.srt.utils.config_parser import ConfigArgumentMerger\n";
+        let found = findings(guarded);
+        assert_eq!(codes(&found), [("EA204", "sglang.srt.config_parser")], "the handler's import resolves; the try's is the fallback");
+        let reversed = "try:\n    from sglang.srt.utils import get_ip\nexcept ImportError:\n    from sglang.srt.gone import get_ip\n";
+        assert!(findings(reversed).is_empty(), "the try resolves at the target: the handler never runs");
+    }
+
+    #[test]
+    fn a_member_is_missing_only_if_the_current_release_had_it() {
+        let worker = "from sglang.srt.server_args import ServerArgs\n\ndef run(server_args: ServerArgs):\n    if server_args.prefill_balance:\n        pass\n    if server_args.made_up:\n        pass\n    return server_args.tp_size\n";
+        let found = findings(worker);
+        assert_eq!(codes(&found), [("EA203", "ServerArgs.prefill_balance")], "made_up was never a member: no claim");
+        let guarded = "from sglang.srt.server_args import ServerArgs\n\ndef run(server_args: ServerArgs):\n    return getattr(server_args, 'use_mla_backend', None)\n";
+        assert_eq!(codes(&findings(guarded)), [("EA204", "ServerArgs.use_mla_backend")]);
+    }
+
+    #[test]
+    fn a_name_the_target_module_no_longer_defines_is_ea202() {
+        let found = findings("from sglang.srt.server_args import ServerArgs, PortArgs\n");
+        assert_eq!(codes(&found), [("EA202", "sglang.srt.server_args.PortArgs")]);
+    }
+}
