@@ -135,7 +135,7 @@ catalog! {
     EA205 "pin-mismatch" Consumer Warning Degrades ConsumerSource Target "the consumer's requirement on the engine excludes the target";
     EA301 "image-mismatch" Recipes Error Breaks Recipe Target "the master config image differs from the recipe's container";
     EA302 "engine-ref-mismatch" Recipes Error Breaks Recipe Target "the master router version differs from the recipe's dynamo ref";
-    EA303 "unresolved-ref" Recipes Error InputProblem Recipe Target "an image tag or wheel version maps to no engine ref";
+    EA303 "unresolved-ref" Recipes Warning InputProblem Recipe Target "an image tag or wheel version maps to no engine ref";
     EA304 "duplicate-key" Recipes Warning Degrades Recipe Target "a recipe sets a key twice in one map; the loader keeps the last";
     EA305 "unreadable-recipe" Recipes Error InputProblem Recipe Target "a recipe the audit was given, or a master config links, could not be read";
 }

@@ -44,6 +44,19 @@ impl Engines {
                 let _span = crate::trace::span(|| format!("audit: open {id}"));
                 let mut handle = EngineHandle::open(engine, &spec.spec, spec.root.clone(), &opts.open)?;
                 let refs = opts.refs_of(engine);
+                // A ref the user named that names nothing is a usage error, not a
+                // finding: no recipe could be audited as asked.
+                for (flag, wanted) in [(&refs.to_flag, &refs.to), (&refs.from_flag, &refs.from)] {
+                    if let Some(wanted) = wanted {
+                        if let Err(why) = handle.tree(wanted) {
+                            return Err(miette::miette!(
+                                help = "name a tag, branch or commit of that repository (`git tag` lists the tags)",
+                                "{} {flag} {wanted}: {why}",
+                                engine.display
+                            ));
+                        }
+                    }
+                }
                 match engine.server {
                     Some(_) => refs.to.iter().chain(&refs.from).for_each(|w| drop(handle.tree(w))),
                     None => {

@@ -353,9 +353,13 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
 
     let (e, w, i) = counts(report);
     let _ = if zh {
+        let inputs = match super::input_problems(report) {
+            0 => String::new(),
+            n => format!("（其中 {n} 项是输入问题）"),
+        };
         write!(
             out,
-            " 合计：{} 个部署（{} 个配方文件）中有 {e} 个错误、{w} 个警告、{i} 条提示。",
+            " 合计：{} 个部署（{} 个配方文件）中有 {e} 个错误、{w} 个警告、{i} 条提示{inputs}。",
             report.deployments_audited, report.recipes
         )
     } else {

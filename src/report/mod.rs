@@ -191,13 +191,25 @@ pub fn counts(report: &AuditReport) -> (usize, usize, usize) {
 
 /// `v0.5.12.post1 → v0.5.19` per engine, targets without a known start dropped
 /// when another bump to the same target has one.
+/// Findings about input the audit could not read or place (EA303, EA305):
+/// counted apart, since they say nothing about the recipe at the target.
+pub(crate) fn input_problems(report: &AuditReport) -> usize {
+    report.findings.iter().filter(|f| crate::codes::impact_of(f.code()) == Some(crate::codes::Impact::InputProblem)).count()
+}
+
 /// `2 errors, 1 warning, 3 info in 4 deployments of 5 recipe files` (`last` joins
-/// the last count: `", "` in the text summary, `" and "` in prose).
+/// the last count: `", "` in the text summary, `" and "` in prose), with
+/// `; 1 input problem among them` when some are.
 pub(crate) fn counts_phrase(report: &AuditReport, last: &str) -> String {
     let (e, w, i) = counts(report);
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let inputs = match input_problems(report) {
+        0 => String::new(),
+        1 => "; 1 input problem among them".to_string(),
+        n => format!("; {n} input problems among them"),
+    };
     format!(
-        "{}, {}{last}{} in {} of {}",
+        "{}, {}{last}{} in {} of {}{inputs}",
         plural(e, "error", "errors"),
         plural(w, "warning", "warnings"),
         plural(i, "info", "info"),

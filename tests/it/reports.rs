@@ -142,7 +142,7 @@ fn text_shows_recipe_lines_evidence_fix_and_summary() {
     let last = text.trim_end().lines().last().unwrap();
     assert_eq!(
         last,
-        format!("{e} errors, {w} warnings, {i} info in 3 deployments of 4 recipe files; sglang v1.0.0 → v1.1.0; dynamo 0.1.0")
+        format!("{e} errors, {w} warnings, {i} info in 3 deployments of 4 recipe files; 1 input problem among them; sglang v1.0.0 → v1.1.0; dynamo 0.1.0")
     );
 }
 
