@@ -25,6 +25,7 @@ pub mod extract;
 mod finding;
 pub mod fix;
 mod gate;
+mod history;
 pub mod profiles;
 pub mod recipe;
 pub mod report;

@@ -9,6 +9,7 @@
 
 mod deployment_refs;
 mod engines;
+mod history;
 mod master;
 mod options;
 pub(crate) mod refs;
@@ -164,6 +165,7 @@ impl<'a> Run<'a> {
             let surfaces = deployment_surfaces(p, engines, demands, &mut self.report);
             self.checked.push(surfaces);
         }
+        history::attach(&self.planned, &mut self.checked, engines);
         // Rule evidence: one source index per target tree, shared by every rule
         // and deployment, seeded with the results cached for that tree.
         let rule_trees = rule_trees(self.opts, &self.planned, engines);
@@ -348,18 +350,20 @@ fn deployment_surfaces(
         Some(_) => Some(to_surface.clone()),
         None => None,
     };
-    Some(DeploymentSurfaces { to: to_surface, from: from_surface })
+    Some(DeploymentSurfaces { to: to_surface, from: from_surface, history: None })
 }
 
 /// The engine surfaces one deployment is checked against.
 struct DeploymentSurfaces {
     to: Arc<EngineSurface>,
     from: Option<Arc<EngineSurface>>,
+    /// Read only when the deployment names something the target does not know.
+    history: Option<Arc<crate::history::ReleaseHistory>>,
 }
 
 impl DeploymentSurfaces {
     fn bump(&self) -> Bump<'_> {
-        Bump { from: self.from.as_deref(), to: &self.to }
+        Bump { from: self.from.as_deref(), to: &self.to, history: self.history.as_deref() }
     }
 }
 

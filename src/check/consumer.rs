@@ -273,7 +273,7 @@ mod tests {
         let (old, new) = (sglang("v1", OLD), sglang("v2", NEW));
         let consumer = Consumer { link: &CONSUMER_LINKS[0], uses: &uses, consumer_ref: "0.1.0" };
         let mut out = Vec::new();
-        check(&consumer, Bump { from: Some(&old), to: &new }, &mut out);
+        check(&consumer, Bump { from: Some(&old), to: &new, history: None }, &mut out);
         out
     }
 

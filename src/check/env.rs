@@ -4,11 +4,11 @@
 //! `SGLANG_`, `SGL_` for SGLang). NCCL_, UCX_, ... belong to other software.
 
 use super::Bump;
-use crate::finding::{EnvRename, EvidenceRef, Finding, FindingKind, Fix, FixAction, Location};
+use crate::finding::{EnvRename, EvidenceRef, Finding, FindingKind, Fix, FixAction, Location, PastEnv};
 use crate::profiles::Engine;
 use crate::recipe::{Deployment, EditIntent, EnvUse, RecipeFile};
 use crate::surface::{EngineSurface, EnvDeprecationKind, EnvVar, Known};
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 /// Every env var a deployment sets, with the role it is scoped to (`None` = all roles).
 pub(crate) fn env_uses(dep: &Deployment) -> Vec<(Option<&str>, &EnvUse)> {
@@ -32,14 +32,25 @@ pub(crate) fn check_deployment(
     if bump.to.env.is_empty() {
         return;
     }
-    for (role, use_) in env_uses(dep) {
+    let uses = env_uses(dep);
+    let site = Site { file, taken: uses.iter().map(|(_, u)| u.name.clone()).collect() };
+    for (role, use_) in uses {
         if !engine.owns_env(&use_.name) || (role.is_none() && already_checked.contains(&use_.name_span.offset)) {
             continue;
         }
-        if let Some(f) = check_use(file, use_, bump) {
+        if let Some(f) = check_use(&site, use_, bump) {
             out.push(f.role(role).deployment(&dep.name));
         }
     }
+}
+
+/// The engine's env vars a deployment sets that the target neither registers
+/// nor reads: what the release history is asked about.
+pub(crate) fn unknown_env(engine: Engine, dep: &Deployment, bump: Bump) -> BTreeSet<String> {
+    if bump.to.env.is_empty() {
+        return BTreeSet::new();
+    }
+    env_uses(dep).into_iter().map(|(_, u)| &u.name).filter(|n| engine.owns_env(n) && lookup(bump.to, n).is_none()).cloned().collect()
 }
 
 /// The registry entry that governs `name` at a release, following the `SGL_` →
@@ -58,11 +69,11 @@ fn lookup<'a>(surface: &'a EngineSurface, name: &str) -> Option<(&'a EnvVar, Opt
     })
 }
 
-fn check_use(file: &RecipeFile, u: &EnvUse, bump: Bump) -> Option<Finding> {
+fn check_use(site: &Site, u: &EnvUse, bump: Bump) -> Option<Finding> {
     let to_ref = bump.target_ref();
     let at = Location::from_span(&u.name_span);
     let Some((var, rewritten)) = lookup(bump.to, &u.name) else {
-        return Some(missing(u, bump));
+        return Some(missing(site, u, bump));
     };
     let ev = EvidenceRef::new(&var.evidence, to_ref);
     if let Some((new_name, rewrite)) = rewritten {
@@ -76,7 +87,7 @@ fn check_use(file: &RecipeFile, u: &EnvUse, bump: Bump) -> Option<Finding> {
         return Some(
             Finding::new(FindingKind::EnvRenamed { name: u.name.clone(), target: to_ref.to_string(), how }, at, &u.name)
                 .evidence(ev)
-                .fix(Some(rename_fix(file, u, &target, transform))),
+                .fix(Some(rename_fix(site, u, &target, transform))),
         );
     }
     let Some(dep) = &var.deprecated else {
@@ -89,7 +100,7 @@ fn check_use(file: &RecipeFile, u: &EnvUse, bump: Bump) -> Option<Finding> {
             let how = EnvRename::Forwarded { new: new_name.clone(), transform: dep.transform.clone(), upstream };
             Finding::new(FindingKind::EnvRenamed { name, target, how }, at, &u.name)
                 .evidence(ev.with_note(format!("{} → {new_name}", u.name)))
-                .fix(Some(rename_fix(file, u, new_name, transform)))
+                .fix(Some(rename_fix(site, u, new_name, transform)))
         }
         _ => Finding::new(FindingKind::EnvRemovalNotice { name, target, upstream }, at, &u.name)
             .evidence(ev.with_note("read only to warn"))
@@ -97,15 +108,30 @@ fn check_use(file: &RecipeFile, u: &EnvUse, bump: Bump) -> Option<Finding> {
     })
 }
 
-/// EA101 when the current release knew the var, else EA104.
-fn missing(u: &EnvUse, bump: Bump) -> Finding {
+/// EA101 when the current release, or a release before the target that the
+/// repository holds, knew the var (saying what became of it, with the fix of
+/// its last state: the rename it was forwarded under); else EA104.
+fn missing(site: &Site, u: &EnvUse, bump: Bump) -> Finding {
     let at = Location::from_span(&u.name_span);
-    match bump.from.and_then(|f| lookup(f, &u.name)) {
-        Some((old, _)) => {
-            Finding::new(FindingKind::EnvRemoved { name: u.name.clone(), target: bump.target_ref().to_string() }, at, &u.name)
-                .evidence(EvidenceRef::new(&old.evidence, bump.current_ref().unwrap_or_default()).with_note("registered here before"))
-                .fix(Some(remove(u)))
+    let target = bump.target_ref().to_string();
+    if let Some(past) = bump.history.and_then(|h| h.env(&u.name, &target)) {
+        let fix = match &past.was {
+            // Renamed to a name the target still reads: the rename the engine asked for.
+            PastEnv::Renamed { replacement, transform } if lookup(bump.to, replacement).is_some() => {
+                rename_fix(site, u, replacement, transform.as_deref())
+            }
+            PastEnv::Renamed { .. } | PastEnv::Read | PastEnv::Retired { .. } => remove(u),
+        };
+        let mut finding = Finding::new(FindingKind::EnvRemoved { name: u.name.clone(), target, history: Some(past) }, at, &u.name);
+        if let Some((var, seen_at)) = bump.history.and_then(|h| h.last_env(&u.name)) {
+            finding = finding.evidence(EvidenceRef::new(&var.evidence, seen_at).with_note("registered here before"));
         }
+        return finding.fix(Some(fix));
+    }
+    match bump.from.and_then(|f| lookup(f, &u.name)) {
+        Some((old, _)) => Finding::new(FindingKind::EnvRemoved { name: u.name.clone(), target, history: None }, at, &u.name)
+            .evidence(EvidenceRef::new(&old.evidence, bump.current_ref().unwrap_or_default()).with_note("registered here before"))
+            .fix(Some(remove(u))),
         None => Finding::new(
             FindingKind::EnvUnknown { name: u.name.clone(), engine: bump.engine_display().to_string(), bump: bump.label() },
             at,
@@ -129,26 +155,38 @@ fn default_changed(u: &EnvUse, var: &EnvVar, bump: Bump) -> Option<Finding> {
 }
 
 /// Rename the key and, for known transforms, convert the value, keeping quotes.
-fn rename_fix(file: &RecipeFile, u: &EnvUse, new_name: &str, transform: Option<&str>) -> Fix {
+fn rename_fix(site: &Site, u: &EnvUse, new_name: &str, transform: Option<&str>) -> Fix {
     let value = match &u.value {
         Known::Value(v) => Some(v.as_str()),
         Known::Dynamic { .. } => None,
     };
+    // The deployment sets the new name already: a rename would set it twice.
+    if site.taken.contains(new_name) {
+        return Fix::advice(FixAction::Remove { name: u.name.clone(), use_instead: Some(new_name.to_string()) });
+    }
     let advice = |t: &str| Fix::advice(FixAction::RenameConvert { new: new_name.to_string(), transform: t.to_string() });
     let converted = match (transform, value) {
         (None, _) => None,
+        // A shadowed base entry's value would need converting too: the author's call.
+        (Some(t), _) if !u.shadowed.is_empty() => return advice(t),
         (Some(t), Some(v)) => match transform_value(t, v) {
             Some(c) => Some(c),
             None => return advice(t),
         },
         (Some(t), None) => return advice(t),
     };
-    let mut edits = Vec::new();
-    edits.extend(file.edit(EditIntent::Rename { span: &u.name_span, old: &u.name, new: new_name }));
-    if let (Some(new_value), Some(old_value)) = (&converted, value) {
-        edits.extend(file.edit(EditIntent::Rename { span: &u.value_span, old: old_value, new: new_value }));
+    let mut edits = site.file.rename_key(&u.name_span, &u.shadowed, &u.name, new_name);
+    if let (Some(new_value), Some(old_value), false) = (&converted, value, edits.is_empty()) {
+        edits.extend(site.file.edit(EditIntent::Rename { span: &u.value_span, old: old_value, new: new_value }));
     }
     Fix { actions: vec![FixAction::Rename { old: u.name.clone(), new: new_name.to_string(), set: converted }], edits }
+}
+
+/// Where an env var is set: its file, and every env name its deployment sets
+/// (a rename must not set one twice).
+struct Site<'a> {
+    file: &'a RecipeFile,
+    taken: BTreeSet<String>,
 }
 
 /// The engine's value transforms, for the mechanical fix. Unknown ones are not guessed.

@@ -4,9 +4,10 @@
 
 use super::values::{arity, known_choices, render_choices, type_error, value_matches_choice};
 use super::Bump;
-use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location, SemanticChange, ValueProblem};
+use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location, PastFlag, SemanticChange, ValueProblem};
 use crate::recipe::{Deployment, EditIntent, FlagUse, FlagValue, RecipeFile};
 use crate::surface::{Flag, FlagDeprecationKind, Known, Prefixed};
+use std::collections::BTreeSet;
 
 /// The option string a recipe key stands for (`cuda-graph-max-bs` → `--cuda-graph-max-bs`).
 pub(crate) fn option_of(name: &str) -> String {
@@ -30,20 +31,37 @@ pub(crate) fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, 
         return;
     }
     for role in &dep.roles {
-        for use_ in role.flag_uses(|name| is_switch(&bump, name)) {
+        let uses = role.flag_uses(|name| is_switch(&bump, name));
+        let site = Site { file, taken: uses.iter().filter(|u| passed(&u.value)).map(|u| option_of(&u.name)).collect() };
+        for use_ in uses {
             let mut found = Vec::new();
-            check_use(file, &use_, bump, &mut found);
+            check_use(&site, &use_, bump, &mut found);
             found.extend(semantics_changed(&use_, bump));
             out.extend(found.into_iter().map(|f| f.role(Some(&role.role)).deployment(&dep.name)));
         }
     }
 }
 
+/// The option strings a deployment passes that the target's parser does not
+/// take (unknown, or an ambiguous prefix): what the release history is asked about.
+pub(crate) fn unknown_options(dep: &Deployment, bump: Bump) -> BTreeSet<String> {
+    if bump.to.flags.is_empty() {
+        return BTreeSet::new();
+    }
+    dep.roles
+        .iter()
+        .flat_map(|r| r.flag_uses(|name| is_switch(&bump, name)))
+        .filter(|u| passed(&u.value))
+        .map(|u| option_of(&u.name))
+        .filter(|o| bump.to.resolve_flag(o).is_none())
+        .collect()
+}
+
 fn passed(value: &FlagValue) -> bool {
     !matches!(value, FlagValue::Switch { on: false } | FlagValue::Null)
 }
 
-fn check_use(file: &RecipeFile, u: &FlagUse, bump: Bump, out: &mut Vec<Finding>) {
+fn check_use(site: &Site, u: &FlagUse, bump: Bump, out: &mut Vec<Finding>) {
     if !passed(&u.value) {
         return;
     }
@@ -54,7 +72,7 @@ fn check_use(file: &RecipeFile, u: &FlagUse, bump: Bump, out: &mut Vec<Finding>)
     // then judged as the option it stands for) or unknown (EA001).
     let (flag, option) = match bump.to.flag(&written) {
         Some(flag) => (flag, written),
-        None => match unregistered(file, u, &written, bump) {
+        None => match unregistered(site, u, &written, bump) {
             Unregistered::Abbreviation { flag, full, finding } => {
                 out.push(finding);
                 (flag, full.to_string())
@@ -75,12 +93,12 @@ fn check_use(file: &RecipeFile, u: &FlagUse, bump: Bump, out: &mut Vec<Finding>)
                 let replacement = dep.replacement.clone().unwrap_or_else(|| flag.dest.replace('_', "-"));
                 Finding::new(FindingKind::DeprecatedAlias { option: option.clone(), replacement: replacement.clone(), target }, at, &u.name)
                     .evidence(ev.with_note(format!("{option} forwards to {replacement}")))
-                    .fix(Some(rename_fix(file, u, &replacement)))
+                    .fix(Some(rename_fix(site, u, &replacement)))
             }
             FlagDeprecationKind::Noop => {
                 Finding::new(FindingKind::DeprecatedNoop { option: option.clone(), target, upstream }, at, &u.name)
                     .evidence(ev.with_note(format!("{option} registered with a warning-only action")))
-                    .fix(Some(remove_fix(file, u)))
+                    .fix(Some(remove_fix(site, u)))
             }
         });
         return;
@@ -100,13 +118,15 @@ enum Unregistered<'a> {
 /// it is the one prefix of, with EA009 (when the parser takes abbreviations,
 /// or when that could not be read); else EA001, saying "ambiguous" when
 /// argparse would.
-fn unregistered<'a>(file: &RecipeFile, u: &FlagUse, option: &str, bump: Bump<'a>) -> Unregistered<'a> {
+fn unregistered<'a>(site: &Site, u: &FlagUse, option: &str, bump: Bump<'a>) -> Unregistered<'a> {
     let setting = &bump.to.parser.allow_abbrev;
     let (flag, full) = match (bump.to.prefixed(option), setting) {
         (Prefixed::Unique { flag, full }, Known::Value(true) | Known::Dynamic { .. }) => (flag, full),
-        (Prefixed::Ambiguous(candidates), Known::Value(true)) => return Unregistered::Refused(unknown_flag(u, option, bump, candidates)),
+        (Prefixed::Ambiguous(candidates), Known::Value(true)) => {
+            return Unregistered::Refused(unknown_flag(site, u, option, bump, candidates))
+        }
         // Unknown, or ambiguous: either way the parser exits.
-        _ => return Unregistered::Refused(unknown_flag(u, option, bump, Vec::new())),
+        _ => return Unregistered::Refused(unknown_flag(site, u, option, bump, Vec::new())),
     };
     let unread = match setting {
         Known::Dynamic { dynamic } => Some(dynamic.clone()),
@@ -121,30 +141,52 @@ fn unregistered<'a>(file: &RecipeFile, u: &FlagUse, option: &str, bump: Bump<'a>
     finding = finding.evidence(EvidenceRef::new(&flag.evidence, bump.target_ref()).with_note(format!("{full} registered here")));
     // A deprecated option's own finding renames the same key: one edit, not two.
     let fix = match flag.deprecated {
-        None => rename_fix(file, u, full),
+        None => rename_fix(site, u, full),
         Some(_) => Fix::advice(FixAction::Replace { old: u.name.clone(), new: full.trim_start_matches("--").to_string() }),
     };
     Unregistered::Abbreviation { flag, full, finding: finding.fix(Some(fix)) }
 }
 
-fn unknown_flag(u: &FlagUse, option: &str, bump: Bump, ambiguous: Vec<&str>) -> Finding {
+fn unknown_flag(site: &Site, u: &FlagUse, option: &str, bump: Bump, ambiguous: Vec<&str>) -> Finding {
     let to_ref = bump.target_ref();
     let before = bump.from.and_then(|f| f.flag(option));
+    let history = bump.history.and_then(|h| h.flag(option, to_ref));
     let names: Vec<&str> = bump.to.flags.iter().flat_map(|f| f.names.iter().map(String::as_str)).collect();
-    // argparse's own message names the candidates; a guess would add noise.
-    let suggestion = ambiguous.is_empty().then(|| similar_names(option, &names).first().map(|c| c.to_string())).flatten();
+    // A name with a history is no typo; argparse's ambiguity message names the
+    // candidates itself. Only the rest get a guess.
+    let suggestion =
+        (ambiguous.is_empty() && history.is_none()).then(|| similar_names(option, &names).first().map(|c| c.to_string())).flatten();
+    let fix = match history.as_ref().map(|p| p.was.clone()) {
+        // What the alias era's fix was: the declared replacement.
+        Some(PastFlag::Alias { replacement: Some(replacement) }) => Some(match accepted_at_target(&replacement, bump) {
+            true => rename_fix(site, u, &replacement),
+            false => Fix::advice(FixAction::Replace { old: u.name.clone(), new: replacement.trim_start_matches("--").to_string() }),
+        }),
+        Some(PastFlag::Noop | PastFlag::Erroring) => Some(remove_fix(site, u)),
+        Some(PastFlag::Alias { replacement: None } | PastFlag::Option) | None => {
+            suggestion.clone().map(|name| Fix::advice(FixAction::DidYouMean { name }))
+        }
+    };
     let kind = FindingKind::UnknownFlag {
         option: option.to_string(),
         target: to_ref.to_string(),
         was_at: bump.current_ref().filter(|_| before.is_some()).map(str::to_string),
-        suggestion: suggestion.clone(),
+        suggestion,
         ambiguous: ambiguous.into_iter().map(str::to_string).collect(),
+        history,
     };
     let mut finding = Finding::new(kind, Location::from_span(&u.key_span), &u.name);
-    if let (Some(flag), Some(from)) = (before, bump.current_ref()) {
-        finding = finding.evidence(EvidenceRef::new(&flag.evidence, from).with_note(format!("{option} registered here")));
+    let last = bump.history.and_then(|h| h.last_flag(option));
+    if let Some((flag, at)) = last.or(before.zip(bump.current_ref())) {
+        finding = finding.evidence(EvidenceRef::new(&flag.evidence, at).with_note(format!("{option} registered here")));
     }
-    finding.fix(suggestion.map(|name| Fix::advice(FixAction::DidYouMean { name })))
+    finding.fix(fix)
+}
+
+/// Whether a declared replacement (`--new`, `--new=value`) is an option of the target.
+fn accepted_at_target(replacement: &str, bump: Bump) -> bool {
+    let name = replacement.split_once('=').map_or(replacement, |(n, _)| n);
+    bump.to.flag(name).is_some_and(|f| f.deprecated.is_none())
 }
 
 fn similar_names<'a>(option: &str, names: &[&'a str]) -> Vec<&'a str> {
@@ -215,31 +257,47 @@ fn semantics_changed(u: &FlagUse, bump: Bump) -> Option<Finding> {
 /// Replace the old flag name inside the key's text, keeping dashes, quotes and
 /// comments as written. A replacement that also sets a value (`--x=v`, from a
 /// deprecated store-const flag) sets that value too.
-fn rename_fix(file: &RecipeFile, u: &FlagUse, replacement: &str) -> Fix {
+fn rename_fix(site: &Site, u: &FlagUse, replacement: &str) -> Fix {
     let (new_flag, new_value) = match replacement.split_once('=') {
         Some((f, v)) => (f, Some(v)),
         None => (replacement, None),
     };
-    let actions = vec![FixAction::Replace { old: u.name.clone(), new: replacement.trim_start_matches("--").to_string() }];
+    let new = replacement.trim_start_matches("--").to_string();
     // `--cuda-graph-backend-{decode,prefill}=disabled` names two flags: advice only.
     if new_flag.contains(['{', ' ', ',']) || !new_flag.starts_with("--") {
-        return Fix { actions, edits: vec![] };
+        return Fix::advice(FixAction::Replace { old: u.name.clone(), new });
+    }
+    // The role sets the new flag already: a rename would write it twice, and
+    // which value wins is for the author to say.
+    if site.taken.contains(new_flag) {
+        return Fix::advice(FixAction::Remove { name: u.name.clone(), use_instead: Some(new) });
     }
     let new_name = if u.name.starts_with('-') { new_flag.to_string() } else { new_flag.trim_start_matches("--").to_string() };
     let edits = match (new_value, &u.value) {
-        (None, _) => file.edit(EditIntent::Rename { span: &u.key_span, old: &u.name, new: &new_name }),
-        (Some(value), FlagValue::Switch { on: true }) => file.edit(EditIntent::RenameSwitch { flag: u, new_name: &new_name, value }),
+        (None, _) => site.file.rename_key(&u.key_span, &u.shadowed, &u.name, &new_name),
+        // A shadowed base entry may hold another value: the switch's rewrite is the author's.
+        (Some(value), FlagValue::Switch { on: true }) if u.shadowed.is_empty() => {
+            site.file.edit(EditIntent::RenameSwitch { flag: u, new_name: &new_name, value })
+        }
         (Some(_), _) => Vec::new(),
     };
-    Fix { actions, edits }
+    Fix { actions: vec![FixAction::Replace { old: u.name.clone(), new }], edits }
 }
 
-/// Delete the flag's entry, where the recipe's format can.
-fn remove_fix(file: &RecipeFile, u: &FlagUse) -> Fix {
+/// Delete the flag's entry (and the base entries it shadows), where the
+/// recipe's format can.
+fn remove_fix(site: &Site, u: &FlagUse) -> Fix {
     Fix {
         actions: vec![FixAction::Remove { name: u.name.clone(), use_instead: None }],
-        edits: file.edit(EditIntent::Delete { key: &u.key_span, value: &u.value_span }),
+        edits: site.file.delete_entry(&u.key_span, &u.value_span, &u.shadowed),
     }
+}
+
+/// Where a flag is written: its file, and the option strings its role sets
+/// (a rename must not write one twice).
+struct Site<'a> {
+    file: &'a RecipeFile,
+    taken: BTreeSet<String>,
 }
 
 pub(crate) use crate::surface_diff::{default_changes, DefaultChange};
@@ -304,7 +362,7 @@ def prepare_server_args(argv):
         let text = format!("name: r\nbackend:\n  type: sglang\n  sglang_config:\n    decode:\n{flags}");
         let file = load_text("r.yaml", text, &LinkMapping::default()).unwrap();
         let mut out = Vec::new();
-        check_deployment(&file, &file.deployments[0], Bump { from: None, to: target }, &mut out);
+        check_deployment(&file, &file.deployments[0], Bump { from: None, to: target, history: None }, &mut out);
         out
     }
 
@@ -357,6 +415,36 @@ def prepare_server_args(argv):
             found[0].message()
         );
         assert!(!found[1].message().contains("ambiguous"), "refused either way, but not in argparse's ambiguity words");
+    }
+
+    /// Every finding of an override-format recipe, all variants.
+    fn variant_findings(target: &EngineSurface, text: &str) -> (RecipeFile, Vec<Finding>) {
+        let file = load_text("r.yaml", text.to_string(), &LinkMapping::default()).unwrap();
+        let mut out = Vec::new();
+        for dep in &file.deployments {
+            check_deployment(&file, dep, Bump { from: None, to: target, history: None }, &mut out);
+        }
+        (file, out)
+    }
+
+    #[test]
+    fn a_rename_of_an_override_key_renames_the_base_key_it_shadows() {
+        let text = "base:\n  name: r\n  backend:\n    type: sglang\n    sglang_config:\n      decode:\n        tp: 2\noverride_big:\n  backend:\n    sglang_config:\n      decode:\n        tp: 8\n";
+        let (file, found) = variant_findings(&engine(""), text);
+        assert_eq!(codes(&found), [("EA009".into(), "tp".into())], "the base entry is shadowed: one finding");
+        let edits = &found[0].fix.as_ref().unwrap().edits;
+        let lines: Vec<u32> = edits.iter().map(|e| file.text[..e.offset].lines().count() as u32).collect();
+        assert_eq!(lines, [12, 7], "the override's key and the base's: {edits:?}");
+        assert!(edits.iter().all(|e| e.replacement == "tp-size"));
+    }
+
+    #[test]
+    fn a_rename_onto_a_flag_the_role_sets_is_advice() {
+        let found = findings(&engine(""), "      tp: 8\n      tp-size: 4\n");
+        assert_eq!(codes(&found), [("EA009".into(), "tp".into())]);
+        let fix = found[0].fix.as_ref().unwrap();
+        assert!(fix.edits.is_empty(), "`tp-size` is set already: which value wins is the author's call");
+        assert_eq!(fix.actions, [FixAction::Remove { name: "tp".into(), use_instead: Some("tp-size".into()) }]);
     }
 
     #[test]

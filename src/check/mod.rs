@@ -21,6 +21,8 @@ pub(crate) struct Bump<'a> {
     /// `None` when the current release is unknown (only the target is checked).
     pub from: Option<&'a EngineSurface>,
     pub to: &'a EngineSurface,
+    /// The releases before the target, for what the target no longer knows.
+    pub history: Option<&'a crate::history::ReleaseHistory>,
 }
 
 impl<'a> Bump<'a> {

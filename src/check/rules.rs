@@ -127,19 +127,19 @@ fn fix_of(hit: &RuleHit, file: &RecipeFile, dep: &Deployment) -> Option<Fix> {
             FixSpec::RemoveFlag { name } => {
                 actions.push(FixAction::Remove { name: name.clone(), use_instead: None });
                 if let Some(f) = flag(name) {
-                    edits.extend(file.edit(EditIntent::Delete { key: &f.key_span, value: &f.value_span }));
+                    edits.extend(file.delete_entry(&f.key_span, &f.value_span, &f.shadowed));
                 }
             }
             FixSpec::RenameEnv { from, to } => {
                 actions.push(FixAction::Rename { old: from.clone(), new: to.clone(), set: None });
                 if let Some(e) = env(from) {
-                    edits.extend(file.edit(EditIntent::Rename { span: &e.name_span, old: from, new: to }));
+                    edits.extend(file.rename_key(&e.name_span, &e.shadowed, from, to));
                 }
             }
             FixSpec::RemoveEnv { name } => {
                 actions.push(FixAction::Remove { name: name.clone(), use_instead: None });
                 if let Some(e) = env(name) {
-                    edits.extend(file.edit(EditIntent::Delete { key: &e.name_span, value: &e.value_span }));
+                    edits.extend(file.delete_entry(&e.name_span, &e.value_span, &e.shadowed));
                 }
             }
         }

@@ -3,6 +3,7 @@
 //! phrases in `phrase.rs`; nothing reads a message back.
 
 use crate::codes::Code;
+pub(crate) use crate::history::{Past, PastEnv, PastFlag};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,6 +19,9 @@ pub enum FindingKind {
         suggestion: Option<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         ambiguous: Vec<String>,
+        /// What the releases before the target say of it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        history: Option<Past<PastFlag>>,
     },
     /// EA002.
     RemovedFlag { option: String, target: String, upstream: Option<String> },
@@ -37,8 +41,13 @@ pub enum FindingKind {
     AbbreviatedFlag { option: String, full: String, target: String, unread: Option<String> },
     /// EA008.
     SemanticsChanged { option: String, bump: String, changes: Vec<SemanticChange> },
-    /// EA101.
-    EnvRemoved { name: String, target: String },
+    /// EA101: the current release, or an earlier one (`history`), had it.
+    EnvRemoved {
+        name: String,
+        target: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        history: Option<Past<PastEnv>>,
+    },
     /// EA102.
     EnvRenamed { name: String, target: String, how: EnvRename },
     /// EA103.
@@ -195,6 +204,38 @@ impl NumberKind {
     }
 }
 
+/// " It was a deprecated alias of `--x` from A to B; T no longer has it."
+fn flag_history_en(past: &Past<PastFlag>, target: &str) -> String {
+    let was = match &past.was {
+        PastFlag::Option => "an option".to_string(),
+        PastFlag::Alias { replacement: Some(r) } => format!("a deprecated alias of `{r}`"),
+        PastFlag::Alias { replacement: None } => "a deprecated alias".to_string(),
+        PastFlag::Noop => "a deprecated option that did nothing".to_string(),
+        PastFlag::Erroring => "already refused (the server did not start with it)".to_string(),
+    };
+    format!(" It was {was} {}{}.", past.span_en(), gone_words(past, target))
+}
+
+/// "; v0.5.23 no longer has it", or "; it is gone by v0.5.21" when an earlier
+/// release held here already lacks it.
+fn gone_words<S>(past: &Past<S>, target: &str) -> String {
+    if past.gone_by == target {
+        format!("; {target} no longer has it")
+    } else {
+        format!("; it is gone by {}", past.gone_by)
+    }
+}
+
+/// How a renamed env var's value was converted.
+fn transform_words(transform: Option<&str>) -> &'static str {
+    match transform {
+        Some("_invert_bool") => " (with inverted polarity)",
+        Some("_ms_to_s") => " (milliseconds to seconds)",
+        Some(_) => " (with a value conversion)",
+        None => "",
+    }
+}
+
 impl FindingKind {
     /// The catalog code, or `None` for a rule.
     pub fn code(&self) -> Option<Code> {
@@ -252,12 +293,19 @@ impl FindingKind {
     /// The whole message, in English, as every report shows it.
     pub fn message(&self) -> String {
         match self {
-            FindingKind::UnknownFlag { option, target, was_at, ambiguous, .. } if !ambiguous.is_empty() => {
-                let was = was_at.as_deref().map(|from| format!(" `{option}` itself was an option at {from}.")).unwrap_or_default();
+            FindingKind::UnknownFlag { option, target, was_at, ambiguous, history, .. } if !ambiguous.is_empty() => {
+                let was = match (history, was_at) {
+                    (Some(past), _) => flag_history_en(past, target),
+                    (None, Some(from)) => format!(" `{option}` itself was an option at {from}."),
+                    (None, None) => String::new(),
+                };
                 format!(
                     "argparse exits at {target}: `{option}` is an ambiguous option, it could match {}.{was}",
                     ambiguous.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
                 )
+            }
+            FindingKind::UnknownFlag { option, target, history: Some(past), .. } => {
+                format!("`{option}` is not accepted by the parser at {target}.{}", flag_history_en(past, target))
             }
             FindingKind::AbbreviatedFlag { option, full, target, unread: None } => format!(
                 "`{option}` is not an option at {target}; argparse takes it as an abbreviation of `{full}`, until a release adds another option that starts with `{option}`."
@@ -297,9 +345,27 @@ impl FindingKind {
                 let changes: Vec<String> = changes.iter().map(|c| format!("{} {} → {}", c.field, c.old, c.new)).collect();
                 format!("`{option}` changed between {bump}: {}.", changes.join(", "))
             }
-            FindingKind::EnvRemoved { name, target } => format!(
+            FindingKind::EnvRemoved { name, target, history: None } => format!(
                 "`{name}` is gone at {target}: no longer in the env registry and not read anywhere in the Python package; setting it has no effect."
             ),
+            FindingKind::EnvRemoved { name, target, history: Some(past) } => {
+                let was = match &past.was {
+                    PastEnv::Read => "read by the engine".to_string(),
+                    PastEnv::Renamed { replacement, transform } => {
+                        format!("deprecated in favour of `{replacement}`{}", transform_words(transform.as_deref()))
+                    }
+                    PastEnv::Retired { .. } => "already retired (setting it did nothing)".to_string(),
+                };
+                let hint = match &past.was {
+                    PastEnv::Retired { hint: Some(h) } => format!(" Upstream said: \"{h}\""),
+                    _ => String::new(),
+                };
+                format!(
+                    "`{name}` is gone at {target}: not in the env registry and not read anywhere in the Python package, so setting it has no effect. It was {was} {}{}.{hint}",
+                    past.span_en(),
+                    gone_words(past, target)
+                )
+            }
             FindingKind::EnvRenamed { name, target, how } => match how {
                 EnvRename::Forwarded { new, transform, upstream } => {
                     let how = match transform.as_deref() {

@@ -8,7 +8,7 @@ mod kind;
 
 pub use audit_report::{AuditReport, BumpSummary, Problem, RuleInfo};
 pub(crate) use fix::FixAction;
-pub(crate) use kind::{EnvRename, FindingKind, Missing, NumberKind, SemanticChange, ValueProblem};
+pub(crate) use kind::{EnvRename, FindingKind, Missing, NumberKind, Past, PastEnv, PastFlag, SemanticChange, ValueProblem};
 
 use crate::codes::{Code, Severity};
 use serde::Serialize;

@@ -170,6 +170,34 @@ impl RecipeFile {
     pub(crate) fn edit(&self, intent: EditIntent) -> Vec<Edit> {
         self.format().edit(self, intent)
     }
+
+    /// Rename a key where the deployment sets it: the entry read, and the base
+    /// entries an override variant's entry shadows (renaming only the override
+    /// would bring the base entry back into play). All or nothing.
+    pub(crate) fn rename_key(&self, key: &Span, shadowed: &[(Span, Span)], old: &str, new: &str) -> Vec<Edit> {
+        each_or_nothing(std::iter::once(key).chain(shadowed.iter().map(|(k, _)| k)), |k| {
+            self.edit(EditIntent::Rename { span: k, old, new })
+        })
+    }
+
+    /// Delete an entry and the base entries it shadows. All or nothing.
+    pub(crate) fn delete_entry(&self, key: &Span, value: &Span, shadowed: &[(Span, Span)]) -> Vec<Edit> {
+        let entries = std::iter::once((key, value)).chain(shadowed.iter().map(|(k, v)| (k, v)));
+        each_or_nothing(entries, |(key, value)| self.edit(EditIntent::Delete { key, value }))
+    }
+}
+
+/// Every item's edits, or none when one item cannot be edited.
+fn each_or_nothing<T>(items: impl Iterator<Item = T>, edit: impl Fn(T) -> Vec<Edit>) -> Vec<Edit> {
+    let mut out = Vec::new();
+    for item in items {
+        let edits = edit(item);
+        if edits.is_empty() {
+            return Vec::new();
+        }
+        out.extend(edits);
+    }
+    out
 }
 
 #[cfg(test)]

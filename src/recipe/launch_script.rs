@@ -63,7 +63,7 @@ pub(crate) fn bind(tokens: &[ArgToken], is_switch: impl Fn(&str) -> bool) -> Bin
         if let Some(name) = dynamic_flag_name(token) {
             let (_, value_span) = split_span_raw(token, name.len() + 2);
             let key_span = key_span(token, name);
-            binding.flags.push(FlagUse { name: name.to_string(), value: dynamic(token), key_span, value_span });
+            binding.flags.push(FlagUse { name: name.to_string(), value: dynamic(token), key_span, value_span, shadowed: Vec::new() });
             continue;
         }
         let Some(word) = token.value.value().filter(|w| is_flag(w)) else {
@@ -74,7 +74,13 @@ pub(crate) fn bind(tokens: &[ArgToken], is_switch: impl Fn(&str) -> bool) -> Bin
         if let Some((name, value)) = word.split_once('=') {
             let (_, value_span) = split_span(token, name.len());
             let name = name_of(name);
-            binding.flags.push(FlagUse { key_span: key_span(token, &name), name, value: scalar(value, token.quoted), value_span });
+            binding.flags.push(FlagUse {
+                key_span: key_span(token, &name),
+                name,
+                value: scalar(value, token.quoted),
+                value_span,
+                shadowed: Vec::new(),
+            });
             continue;
         }
         let name = name_of(word);
@@ -110,7 +116,7 @@ pub(crate) fn bind(tokens: &[ArgToken], is_switch: impl Fn(&str) -> bool) -> Bin
             (Some(first), Some(last)) => Span { len: last.span.end() - first.span.offset, ..first.span.clone() },
             _ => token.span.clone(),
         };
-        binding.flags.push(FlagUse { key_span: key_span(token, &name), name, value, value_span });
+        binding.flags.push(FlagUse { key_span: key_span(token, &name), name, value, value_span, shadowed: Vec::new() });
     }
     binding
 }
@@ -406,6 +412,7 @@ impl Script<'_> {
                         value: Known::Value(value.to_string()),
                         name_span: token.span.clone(),
                         value_span: token.span.clone(),
+                        shadowed: Vec::new(),
                     });
                 }
             }
@@ -467,7 +474,7 @@ impl Script<'_> {
             Some(v) => (self.eval(v, at), self.span(v)),
             None => (Known::Value(String::new()), self.src.span(assignment.end_byte(), assignment.end_byte())),
         };
-        EnvUse { name: self.text(name).to_string(), value, name_span: self.span(name), value_span }
+        EnvUse { name: self.text(name).to_string(), value, name_span: self.span(name), value_span, shadowed: Vec::new() }
     }
 
     /// `export NAME=value` / `export NAME` / `declare -x NAME=value`, anywhere in the script.
@@ -498,7 +505,7 @@ impl Script<'_> {
                                 Known::dynamic(format!("${name}"))
                             }
                         };
-                        env.push(EnvUse { name, value, name_span: self.span(child), value_span: self.span(child) });
+                        env.push(EnvUse { name, value, name_span: self.span(child), value_span: self.span(child), shadowed: Vec::new() });
                     }
                     _ => {}
                 }

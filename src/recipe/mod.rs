@@ -133,6 +133,10 @@ pub struct FlagUse {
     pub value: FlagValue,
     pub key_span: Span,
     pub value_span: Span,
+    /// (key, value) spans of base entries an override variant's entry replaced
+    /// (see `yaml::Entry::shadows`): edits of this flag's key carry over to them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shadowed: Vec<(Span, Span)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -160,6 +164,9 @@ pub struct EnvUse {
     pub value: Known<String>,
     pub name_span: Span,
     pub value_span: Span,
+    /// As for [`FlagUse::shadowed`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shadowed: Vec<(Span, Span)>,
 }
 
 /// The Dynamo build a recipe installs (`dynamo: {hash|wheel|version, install}`).

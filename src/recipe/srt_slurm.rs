@@ -254,6 +254,7 @@ fn read_flags(config_key: &str, role: &str, node: &Node, notes: &mut Vec<Note>) 
                 value: flag_value(role, key, &entry.value, notes),
                 key_span: entry.key.span.clone(),
                 value_span: entry.value.span.clone(),
+                shadowed: entry.shadows.clone(),
             })
         })
         .collect()
@@ -333,6 +334,7 @@ fn read_env(node: &Node, notes: &mut Vec<Note>) -> Vec<EnvUse> {
             value: Known::Value(scalar.text.clone()),
             name_span: entry.key.span.clone(),
             value_span: entry.value.span.clone(),
+            shadowed: entry.shadows.clone(),
         });
     }
     env
@@ -477,7 +479,11 @@ fn deep_merge(base: &Node, over: &Node) -> Node {
             Some((_, e)) if e.value.as_map().is_some() && o.value.as_map().is_some() => {
                 e.value = deep_merge(&e.value, &o.value);
             }
-            Some((i, _)) => slots[i] = Some(o.clone()),
+            Some((i, old)) => {
+                let mut shadows = vec![(old.key.span.clone(), old.value.span.clone())];
+                shadows.extend(old.shadows.iter().cloned());
+                slots[i] = Some(Entry { shadows, ..o.clone() });
+            }
             None => {
                 index.insert(key.to_string(), slots.len());
                 slots.push(Some(o.clone()));
@@ -536,7 +542,7 @@ fn zip_slice(node: &Node, index: usize) -> Node {
                 NodeKind::Map(_) => zip_slice(&e.value, index),
                 NodeKind::Scalar(_) => e.value.clone(),
             };
-            Entry { key: e.key.clone(), value, merged_at: e.merged_at.clone() }
+            Entry { key: e.key.clone(), value, merged_at: e.merged_at.clone(), shadows: e.shadows.clone() }
         })
         .collect();
     Node { kind: NodeKind::Map(entries), span: node.span.clone(), alias: None }
@@ -553,6 +559,6 @@ fn set_generated_name(tree: &mut Node, name: String) {
             span: span.clone(),
             alias: None,
         };
-        entries.push(Entry { key: scalar("name".into()), value: scalar(name), merged_at: None });
+        entries.push(Entry { key: scalar("name".into()), value: scalar(name), merged_at: None, shadows: Vec::new() });
     }
 }

@@ -72,6 +72,11 @@ pub(crate) struct Entry {
     /// Set when the entry came in through a `<<` merge key: where that key is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merged_at: Option<Span>,
+    /// The (key, value) spans of the entries this one replaced when an override
+    /// variant was merged over its base: they never reach the engine while this
+    /// one is there, and an edit of this key must carry over to them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shadows: Vec<(Span, Span)>,
 }
 
 impl Node {
@@ -449,7 +454,8 @@ impl Builder<'_> {
                             if self.on_duplicate == Duplicates::Refuse {
                                 return Err(duplicate_key(self.src, &entries[first].key, &key));
                             }
-                            let dead = std::mem::replace(&mut entries[first], Entry { key, value: node, merged_at: None });
+                            let dead =
+                                std::mem::replace(&mut entries[first], Entry { key, value: node, merged_at: None, shadows: Vec::new() });
                             self.duplicates.push(DuplicateKey {
                                 key: text,
                                 dead_key: dead.key.span,
@@ -460,7 +466,7 @@ impl Builder<'_> {
                         }
                         keys.insert(text, entries.len());
                     }
-                    entries.push(Entry { key, value: node, merged_at: None });
+                    entries.push(Entry { key, value: node, merged_at: None, shadows: Vec::new() });
                 }
             },
         }

@@ -3,7 +3,7 @@
 //! line in the text report. Built from the finding's typed facts.
 
 use super::{Finding, Lang};
-use crate::finding::{EnvRename, FindingKind, Missing, NumberKind, SemanticChange, ValueProblem};
+use crate::finding::{EnvRename, FindingKind, Missing, NumberKind, Past, PastEnv, PastFlag, SemanticChange, ValueProblem};
 
 /// The flag as typed on a command line: `--name` (a single-dash option stays).
 pub(crate) fn option(subject: &str) -> String {
@@ -37,6 +37,23 @@ pub(crate) fn consumer_build(f: &Finding) -> Option<String> {
     consumer_of(f).map(|(p, r)| format!("{} {r}", p.display))
 }
 
+/// " (a deprecated alias of `--y` from A to B)": what a flag the target no
+/// longer has was before.
+fn past_flag(p: &Past<PastFlag>, lang: Lang) -> String {
+    match (lang == Lang::Zh, &p.was) {
+        (false, PastFlag::Alias { replacement: Some(r) }) => format!(" (a deprecated alias of `{r}` {})", p.span_en()),
+        (false, PastFlag::Alias { replacement: None }) => format!(" (a deprecated alias {})", p.span_en()),
+        (false, PastFlag::Noop) => format!(" (a deprecated no-op {})", p.span_en()),
+        (false, PastFlag::Erroring) => format!(" (already refused {})", p.span_en()),
+        (false, PastFlag::Option) => format!(" (an option until {})", p.last_seen),
+        (true, PastFlag::Alias { replacement: Some(r) }) => format!("（{} 时是 `{r}` 的已弃用别名）", p.span_zh()),
+        (true, PastFlag::Alias { replacement: None }) => format!("（{} 时是已弃用别名）", p.span_zh()),
+        (true, PastFlag::Noop) => format!("（{} 时已弃用且不起作用）", p.span_zh()),
+        (true, PastFlag::Erroring) => format!("（{} 时已被拒绝）", p.span_zh()),
+        (true, PastFlag::Option) => format!("（直到 {} 仍是有效参数）", p.last_seen),
+    }
+}
+
 /// What the finding says, in one phrase without a final full stop. Code spans are
 /// Markdown backticks (the text report shows them as written).
 pub(crate) fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
@@ -44,13 +61,16 @@ pub(crate) fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> Strin
     let opt = option(&f.subject);
     let sub = &f.subject;
     match &f.kind {
-        FindingKind::UnknownFlag { ambiguous, .. } if !ambiguous.is_empty() => {
+        FindingKind::UnknownFlag { ambiguous, history, .. } if !ambiguous.is_empty() => {
             let candidates: Vec<String> = ambiguous.iter().map(|c| format!("`{c}`")).collect();
+            let past = history.as_ref().map(|p| past_flag(p, lang)).unwrap_or_default();
             match zh {
-                false => format!("`{opt}` is ambiguous: argparse exits (it could match {})", candidates.join(", ")),
-                true => format!("`{opt}` 有歧义，argparse 会退出（可匹配 {}）", candidates.join("、")),
+                false => format!("`{opt}` is ambiguous: argparse exits (it could match {}){past}", candidates.join(", ")),
+                true => format!("`{opt}` 有歧义，argparse 会退出（可匹配 {}）{past}", candidates.join("、")),
             }
         }
+        FindingKind::UnknownFlag { history: Some(p), .. } if zh => format!("`{opt}` 不再被解析器接受{}", past_flag(p, lang)),
+        FindingKind::UnknownFlag { history: Some(p), .. } => format!("`{opt}` is no longer accepted by the parser{}", past_flag(p, lang)),
         FindingKind::AbbreviatedFlag { full, unread, .. } => match (zh, unread.is_some()) {
             (false, false) => format!("`{opt}` works only as argparse's abbreviation of `{full}`"),
             (false, true) => format!("`{opt}` is only a prefix of `{full}` (whether the parser takes abbreviations could not be read)"),
@@ -93,6 +113,20 @@ pub(crate) fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> Strin
                 "`{opt}` changed: {}",
                 changes.iter().map(|c| format!("{} {} → {}", c.field, c.old, c.new)).collect::<Vec<_>>().join(", ")
             )
+        }
+        FindingKind::EnvRemoved { history: Some(p), .. } => {
+            let was = match (&p.was, zh) {
+                (PastEnv::Renamed { replacement, .. }, false) => format!("deprecated in favour of `{replacement}`"),
+                (PastEnv::Renamed { replacement, .. }, true) => format!("已弃用，由 `{replacement}` 取代"),
+                (PastEnv::Read, false) => "read by the engine".to_string(),
+                (PastEnv::Read, true) => "仍被引擎读取".to_string(),
+                (PastEnv::Retired { .. }, false) => "already retired".to_string(),
+                (PastEnv::Retired { .. }, true) => "已停用".to_string(),
+            };
+            match zh {
+                false => format!("`{sub}` was removed and is no longer read (it was {was} {})", p.span_en()),
+                true => format!("`{sub}` 已被移除，不再被读取（{} 时{was}）", p.span_zh()),
+            }
         }
         FindingKind::EnvRemoved { .. } if zh => format!("`{sub}` 已被移除，不再被读取"),
         FindingKind::EnvRemoved { .. } => format!("`{sub}` was removed and is no longer read"),

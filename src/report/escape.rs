@@ -176,6 +176,7 @@ mod tests {
             was_at: None,
             suggestion: None,
             ambiguous: vec![],
+            history: None,
         };
         let mut report = AuditReport::default();
         report.findings.push(Finding::new(unknown("--x"), at.clone(), "x"));

@@ -513,3 +513,72 @@ fn a_master_config_link_out_of_the_tree_is_not_written() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), original("dsmini-fix.yaml"), "{err}");
     assert!(!err.contains("applied 4 fix(es) to 1 file(s)"), "{err}");
 }
+
+/// Every SGLang recipe of the shared tree (copied) to v0.5.23: what the target
+/// no longer knows is fixed as its history says (issue 25), and a re-audit
+/// leaves nothing with an edit.
+#[test]
+fn fix_every_sglang_recipe_to_v0_5_23_by_its_history() {
+    let Some(corpus) = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from) else {
+        eprintln!("ENGINE_AUDIT_CORPUS is not set: the whole-tree --fix test is skipped (.ci/run sets it)");
+        return;
+    };
+    let shared = std::env::var_os("ENGINE_AUDIT_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    let real = shared.join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("sglang");
+    copy_writable(&real, &copy);
+    let audit = |extra: &[&str]| {
+        Command::cargo_bin("engine-audit")
+            .unwrap()
+            .arg("audit")
+            .arg(&copy)
+            .arg("--sglang")
+            .arg(corpus.join("sglang.git"))
+            .args(["--to", "v0.5.23", "--offline", "--fail-on", "never"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let before = json(&audit(&["--format", "json"]));
+    let findings = before["findings"].as_array().unwrap();
+    let with_history = |code: &str, subject: &str| {
+        findings
+            .iter()
+            .filter(|f| f["code"] == code && f["subject"] == subject)
+            .all(|f| f["message"].as_str().unwrap().contains(" no longer has it") && !f["fix"]["edits"].as_array().unwrap().is_empty())
+    };
+    for (code, subject) in [
+        ("EA001", "cuda-graph-max-bs"),
+        ("EA001", "nsa-decode-backend"),
+        ("EA001", "mamba-scheduler-strategy"),
+        ("EA001", "prefill-round-robin-balance"),
+        ("EA101", "SGLANG_DISABLE_TP_MEMORY_INBALANCE_CHECK"),
+        ("EA101", "SGLANG_ENABLE_THINKING"),
+    ] {
+        assert!(findings.iter().any(|f| f["code"] == code && f["subject"] == subject), "{code} {subject} fires");
+        assert!(with_history(code, subject), "{code} {subject}: history and an edit");
+    }
+    assert!(!fixable(&before).is_empty());
+    let out = audit(&["--fix", "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let after = json(&out);
+    assert_eq!(fixable(&after), Vec::<String>::new(), "the re-audit has nothing left to fix");
+    let fixed = std::fs::read_to_string(copy.join("deepseek-v4/8k1k/disagg-b300-1p1d-tp4-tp4-mtp.yaml")).unwrap();
+    assert!(fixed.contains("cuda-graph-max-bs-decode: 8") && fixed.contains("speculative-algorithm: \"EAGLE\""), "{fixed}");
+}
+
+/// Copy a tree, every file writable (the shared data is read-only).
+fn copy_writable(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_writable(&entry.path(), &target);
+        } else if entry.file_type().unwrap().is_file() {
+            std::fs::write(&target, std::fs::read(entry.path()).unwrap()).unwrap();
+        }
+    }
+}
