@@ -169,13 +169,7 @@ fn the_config_file_sets_sources_severities_ignores_and_the_gate() {
 /// A real recipe (copied at test time) across the real v0.5.12.post1 → v0.5.19 bump.
 #[test]
 fn fix_on_a_copy_of_a_real_recipe() {
-    let Some(corpus) = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from) else {
-        eprintln!("ENGINE_AUDIT_CORPUS is not set: the real-recipe --fix test is skipped (.ci/run sets it)");
-        return;
-    };
-    let shared = std::env::var_os("ENGINE_AUDIT_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    let Some((corpus, shared)) = corpus_and_shared("the real-recipe --fix test") else { return };
     let real = shared.join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp/8k1k_mtp_lowlat_0.yaml");
     let dir = tempfile::tempdir().unwrap();
     let recipe = dir.path().join("8k1k_mtp_lowlat_0.yaml");
@@ -519,13 +513,7 @@ fn a_master_config_link_out_of_the_tree_is_not_written() {
 /// leaves nothing with an edit.
 #[test]
 fn fix_every_sglang_recipe_to_v0_5_23_by_its_history() {
-    let Some(corpus) = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from) else {
-        eprintln!("ENGINE_AUDIT_CORPUS is not set: the whole-tree --fix test is skipped (.ci/run sets it)");
-        return;
-    };
-    let shared = std::env::var_os("ENGINE_AUDIT_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    let Some((corpus, shared)) = corpus_and_shared("the whole-tree --fix test") else { return };
     let real = shared.join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang");
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("sglang");
@@ -568,6 +556,18 @@ fn fix_every_sglang_recipe_to_v0_5_23_by_its_history() {
     assert_eq!(fixable(&after), Vec::<String>::new(), "the re-audit has nothing left to fix");
     let fixed = std::fs::read_to_string(copy.join("deepseek-v4/8k1k/disagg-b300-1p1d-tp4-tp4-mtp.yaml")).unwrap();
     assert!(fixed.contains("cuda-graph-max-bs-decode: 8") && fixed.contains("speculative-algorithm: \"EAGLE\""), "{fixed}");
+}
+
+/// The corpus and the shared data, when `ENGINE_AUDIT_CORPUS` is set (`.ci/run` sets it).
+fn corpus_and_shared(test: &str) -> Option<(PathBuf, PathBuf)> {
+    let Some(corpus) = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from) else {
+        eprintln!("ENGINE_AUDIT_CORPUS is not set: {test} is skipped (.ci/run sets it)");
+        return None;
+    };
+    let shared = std::env::var_os("ENGINE_AUDIT_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    Some((corpus, shared))
 }
 
 /// Copy a tree, every file writable (the shared data is read-only).
