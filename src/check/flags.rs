@@ -32,7 +32,7 @@ pub(crate) fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, 
     }
     for role in &dep.roles {
         let uses = role.flag_uses(|name| is_switch(&bump, name));
-        let site = Site { file, taken: uses.iter().filter(|u| passed(&u.value)).map(|u| option_of(&u.name)).collect() };
+        let site = Site { file, taken: uses.iter().filter(|u| passed(&u.value)).map(|u| option_of(&u.name)).collect(), target: bump.to };
         for use_ in uses {
             let mut found = Vec::new();
             check_use(&site, &use_, bump, &mut found);
@@ -263,8 +263,11 @@ fn rename_fix(site: &Site, u: &FlagUse, replacement: &str) -> Fix {
         None => (replacement, None),
     };
     let new = replacement.trim_start_matches("--").to_string();
-    // `--cuda-graph-backend-{decode,prefill}=disabled` names two flags: advice only.
-    if new_flag.contains(['{', ' ', ',']) || !new_flag.starts_with("--") {
+    // `--cuda-graph-backend-{decode,prefill}=disabled` names two flags, each set to the value.
+    if let Some(flags) = brace_flags(new_flag) {
+        return split_fix(site, u, &flags, new_value, new);
+    }
+    if new_flag.contains([' ', ',']) || !new_flag.starts_with("--") {
         return Fix::advice(FixAction::Replace { old: u.name.clone(), new });
     }
     // The role sets the new flag already: a rename would write it twice, and
@@ -284,6 +287,39 @@ fn rename_fix(site: &Site, u: &FlagUse, replacement: &str) -> Fix {
     Fix { actions: vec![FixAction::Replace { old: u.name.clone(), new }], edits }
 }
 
+/// `--a-{x,y}` as its flags (`--a-x`, `--a-y`): one brace group of plain names.
+fn brace_flags(pattern: &str) -> Option<Vec<String>> {
+    let (head, rest) = pattern.split_once('{')?;
+    let (alternatives, tail) = rest.split_once('}')?;
+    let ok = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !head.starts_with("--") || !ok(&head[2..]) || !ok(tail) {
+        return None;
+    }
+    let flags: Vec<String> = alternatives.split(',').map(|a| format!("{head}{}{tail}", a.trim())).collect();
+    (flags.len() > 1 && flags.iter().all(|f| ok(&f[2..]))).then_some(flags)
+}
+
+/// A switch the engine forwards to several flags with one value: each of them,
+/// written where the switch was, when the target takes them all and the role
+/// sets none of them; else the advice.
+fn split_fix(site: &Site, u: &FlagUse, flags: &[String], value: Option<&str>, new: String) -> Fix {
+    let advice = || Fix::advice(FixAction::Replace { old: u.name.clone(), new: new.clone() });
+    let Some(value) = value.filter(|_| matches!(u.value, FlagValue::Switch { on: true }) && u.shadowed.is_empty()) else {
+        return advice();
+    };
+    let target_takes = |f: &String| site.target.flag(f).is_some_and(|flag| flag.deprecated.is_none());
+    if !flags.iter().all(target_takes) || flags.iter().any(|f| site.taken.contains(f)) {
+        return advice();
+    }
+    let into: Vec<(String, String)> = flags
+        .iter()
+        .map(|f| (if u.name.starts_with('-') { f.clone() } else { f.trim_start_matches("--").to_string() }, value.to_string()))
+        .collect();
+    let edits = site.file.edit(EditIntent::SplitSwitch { flag: u, into: &into });
+    let actions = into.iter().map(|(name, value)| FixAction::Set { assignment: format!("{name}: {value}") }).collect();
+    Fix { actions: [vec![FixAction::Remove { name: u.name.clone(), use_instead: None }], actions].concat(), edits }
+}
+
 /// Delete the flag's entry (and the base entries it shadows), where the
 /// recipe's format can.
 fn remove_fix(site: &Site, u: &FlagUse) -> Fix {
@@ -298,6 +334,8 @@ fn remove_fix(site: &Site, u: &FlagUse) -> Fix {
 struct Site<'a> {
     file: &'a RecipeFile,
     taken: BTreeSet<String>,
+    /// The target surface: a replacement is only written if it takes it.
+    target: &'a crate::surface::EngineSurface,
 }
 
 pub(crate) use crate::surface_diff::{default_changes, DefaultChange};

@@ -43,6 +43,9 @@ pub(crate) enum EditIntent<'a> {
     /// Rename a switch that is on (`--old`, `old: true`) to `new_name`, a flag
     /// that takes `value`.
     RenameSwitch { flag: &'a FlagUse, new_name: &'a str, value: &'a str },
+    /// Replace a switch that is on by several flags, each with its value
+    /// (names as the recipe writes its keys: no leading `--` in YAML).
+    SplitSwitch { flag: &'a FlagUse, into: &'a [(String, String)] },
     /// Remove a `key: value` entry (`key`'s span, `value`'s span).
     Delete { key: &'a Span, value: &'a Span },
 }
@@ -99,7 +102,7 @@ pub(super) fn edit_in_place(file: &RecipeFile, intent: EditIntent) -> Vec<Edit> 
     match intent {
         EditIntent::Rename { span, old, new } => replace_in_span(file, span, old, new).into_iter().collect(),
         EditIntent::SetValue { span, value } => replace_value(file, span, value).into_iter().collect(),
-        EditIntent::RenameSwitch { .. } | EditIntent::Delete { .. } => Vec::new(),
+        EditIntent::RenameSwitch { .. } | EditIntent::SplitSwitch { .. } | EditIntent::Delete { .. } => Vec::new(),
     }
 }
 
@@ -118,22 +121,27 @@ pub(super) fn replace_value(file: &RecipeFile, span: &Span, new: &str) -> Option
     Some(Edit { path: file.path.clone(), offset, len, replacement: new.to_string() })
 }
 
-/// Delete the lines of a YAML block entry (`key: value`, or a key and its nested
-/// block), when nothing but a comment shares them; else no edit (an entry of a
-/// flow mapping is left to the user).
-pub(super) fn delete_yaml_entry(file: &RecipeFile, key: &Span, value: &Span) -> Option<Edit> {
+/// The lines of a YAML block entry (`key: value`) that nothing else shares, as
+/// (start, end, indentation); `None` for an entry of a flow mapping.
+pub(super) fn yaml_entry_lines<'t>(file: &'t RecipeFile, key: &Span, value: &Span) -> Option<(usize, usize, &'t str)> {
     let text = &file.text;
     let start = text.get(..key.offset)?.rfind('\n').map_or(0, |i| i + 1);
-    if !text[start..key.offset].trim().is_empty() {
+    let indent = &text[start..key.offset];
+    if !indent.trim().is_empty() {
         return None;
     }
     let end = key.end().max(value.end());
     let line_end = text.get(end..)?.find('\n').map_or(text.len(), |i| end + i + 1);
     let rest = text[end..line_end].trim();
-    if !(rest.is_empty() || rest.starts_with('#')) {
-        return None;
-    }
-    Some(Edit { path: file.path.clone(), offset: start, len: line_end - start, replacement: String::new() })
+    (rest.is_empty() || rest.starts_with('#')).then_some((start, line_end, indent))
+}
+
+/// Delete the lines of a YAML block entry (`key: value`, or a key and its nested
+/// block), when nothing but a comment shares them; else no edit (an entry of a
+/// flow mapping is left to the user).
+pub(super) fn delete_yaml_entry(file: &RecipeFile, key: &Span, value: &Span) -> Option<Edit> {
+    let (start, end, _) = yaml_entry_lines(file, key, value)?;
+    Some(Edit { path: file.path.clone(), offset: start, len: end - start, replacement: String::new() })
 }
 
 /// A YAML file no format recognises (or an empty one): kept, with a note, so
@@ -264,6 +272,20 @@ mod tests {
         assert!(file.edit(EditIntent::Delete { key: &tp.key_span, value: &tp.value_span }).is_empty());
         let edits = file.edit(EditIntent::Rename { span: &tp.key_span, old: "tp", new: "tensor-parallel-size" });
         assert!(apply(&file, &edits).ends_with("--tensor-parallel-size 4\n"));
+    }
+
+    #[test]
+    fn a_switch_splits_into_flags_with_values_in_both_formats() {
+        let into = [("graph-decode".to_string(), "off".to_string()), ("graph-prefill".to_string(), "off".to_string())];
+        let file = load("a.yaml", SRT);
+        let dp = srt_flag(&file, "enable-dp");
+        let edited = apply(&file, &file.edit(EditIntent::SplitSwitch { flag: dp, into: &into }));
+        assert!(edited.contains("    decode:\n      graph-decode: off\n      graph-prefill: off\n      mem-fraction"), "{edited}");
+        let file = load("run.sh", SCRIPT);
+        let argv = file.deployments[0].roles[0].flag_uses(|n| n == "enable-dp");
+        let dp = argv.iter().find(|f| f.name == "enable-dp").unwrap();
+        let edited = apply(&file, &file.edit(EditIntent::SplitSwitch { flag: dp, into: &into }));
+        assert!(edited.contains("launch_server --graph-decode=off --graph-prefill=off --mem-fraction"), "{edited}");
     }
 
     #[test]

@@ -208,6 +208,11 @@ impl RecipeFormat for LaunchScript {
             EditIntent::RenameSwitch { flag, new_name, value } => {
                 format::replace_in_span(file, &flag.key_span, &flag.name, &format!("{new_name}={value}")).into_iter().collect()
             }
+            // `--old` becomes `--a=v --b=v`, in place.
+            EditIntent::SplitSwitch { flag, into } => {
+                let words: Vec<String> = into.iter().map(|(name, value)| format!("{name}={value}")).collect();
+                format::replace_in_span(file, &flag.key_span, &flag.name, &words.join(" --")).into_iter().collect()
+            }
             EditIntent::Delete { .. } => Vec::new(),
             other => format::edit_in_place(file, other),
         }

@@ -50,6 +50,14 @@ impl RecipeFormat for SrtSlurm {
                 let set = format::replace_value(file, &flag.value_span, value);
                 rename.into_iter().chain(set).collect()
             }
+            // One `key: true` line becomes one `name: value` line per flag, at its indentation.
+            EditIntent::SplitSwitch { flag, into } => format::yaml_entry_lines(file, &flag.key_span, &flag.value_span)
+                .map(|(start, end, indent)| {
+                    let lines: String = into.iter().map(|(name, value)| format!("{indent}{name}: {value}\n")).collect();
+                    Edit { path: file.path.clone(), offset: start, len: end - start, replacement: lines }
+                })
+                .into_iter()
+                .collect(),
             EditIntent::Delete { key, value } => format::delete_yaml_entry(file, key, value).into_iter().collect(),
             other => format::edit_in_place(file, other),
         }

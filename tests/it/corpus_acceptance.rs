@@ -205,6 +205,18 @@ fn the_real_bump_v0_5_12_post1_to_v0_5_19() {
     assert!(ea003
         .iter()
         .all(|f| f.message().contains("--cuda-graph-max-bs-decode") && f.fix.as_ref().is_some_and(|x| !x.edits.is_empty())));
+    // A switch forwarded to `--cuda-graph-backend-{decode,prefill}=disabled`: both flags, one edit.
+    let split: Vec<_> = with_code(&r, "EA003").into_iter().filter(|f| f.subject == "disable-cuda-graph").collect();
+    assert!(!split.is_empty());
+    for f in split {
+        let edits = &f.fix.as_ref().unwrap().edits;
+        assert_eq!(edits.len(), 1, "{f:#?}");
+        assert!(
+            edits[0].replacement.ends_with("cuda-graph-backend-decode: disabled\n      cuda-graph-backend-prefill: disabled\n"),
+            "{:?}",
+            edits[0]
+        );
+    }
     assert!(with_code(&r, "EA004").iter().all(|f| f.subject == "prefill-round-robin-balance"));
     assert!(!with_code(&r, "EA004").is_empty());
     assert!(with_code(&r, "EA103").iter().any(|f| f.subject == "SGLANG_ENABLE_SPEC_V2"));
