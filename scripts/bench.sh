@@ -27,7 +27,11 @@ FLOOR=(bash -c 'git -C "$0" archive v0.5.12.post1 >/dev/null && git -C "$0" arch
 NAIVE=("$PARSE_ALL" parse "$SG" v0.5.12.post1 v0.5.19)
 read -r -a AUDIT_NINE <<<"$(audit_cmd "$NINE")"
 read -r -a AUDIT_ALL <<<"$(audit_cmd "$RECIPES")"
-WALLS_cold=() WALLS_warm=() WALLS_floor=() WALLS_parse_all=() WALLS_scale=() WALLS_scale_warm=()
+# Every SGLang recipe to v0.5.23: from-versions v0.5.12.post1 and v0.5.16 (the
+# images), v0.5.19 read for the release history; its floor reads every tree involved.
+read -r -a AUDIT_23 <<<"$(audit_to_cmd "$RECIPES" v0.5.23)"
+FLOOR_23=(bash -c 'for t in v0.5.12.post1 v0.5.16 v0.5.19 v0.5.23; do git -C "$0" archive "$t" >/dev/null; done; git -C "$1" archive v1.6.1 >/dev/null' "$SG" "$CORPUS/dynamo.git")
+WALLS_cold=() WALLS_warm=() WALLS_floor=() WALLS_parse_all=() WALLS_scale=() WALLS_scale_warm=() WALLS_to23=() WALLS_to23_warm=() WALLS_floor23=()
 # One timed run of every case per round. A cold run fills the cache its warm
 # case reads; a warm run straight after the run that filled the cache measured
 # up to half again slower here (that run's writes and freed memory still being
@@ -42,14 +46,20 @@ for ((round = 0; round < RUNS; round++)); do
     time_once parse_all no_prep "${NAIVE[@]}"
     "${AUDIT_ALL[@]}" >/dev/null 2>&1 || true
     time_once scale_warm no_prep "${AUDIT_ALL[@]}"
+    time_once to23 clear_cache "${AUDIT_23[@]}"
+    time_once floor23 no_prep "${FLOOR_23[@]}"
+    "${AUDIT_23[@]}" >/dev/null 2>&1 || true
+    time_once to23_warm no_prep "${AUDIT_23[@]}"
 done
-for name in cold warm floor parse_all scale scale_warm; do median_of "$name"; done
+for name in cold warm floor parse_all scale scale_warm to23 to23_warm floor23; do median_of "$name"; done
 peak_rss cold clear_cache "${AUDIT_NINE[@]}"
 peak_rss warm no_prep "${AUDIT_NINE[@]}"
 peak_rss floor no_prep "${FLOOR[@]}"
 peak_rss parse_all no_prep "${NAIVE[@]}"
 peak_rss scale clear_cache "${AUDIT_ALL[@]}"
 peak_rss scale_warm no_prep "${AUDIT_ALL[@]}"
+peak_rss to23 clear_cache "${AUDIT_23[@]}"
+peak_rss to23_warm no_prep "${AUDIT_23[@]}"
 echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 verdict() { if [[ $(echo "$1 <= $2" | bc -l) == 1 ]]; then echo "met"; else echo "MISSED"; fi; }
@@ -67,6 +77,9 @@ cat <<TABLE
 | 4. naive: tree-sitter parse of every .py of both tags | $MED_parse_all | $RSS_parse_all | $(paired_ratio parse_all cold) × cold |
 | 5. audit, every SGLang recipe, cold | $MED_scale | $RSS_scale | $R_SCALE × case 1 (target ≤ 1.3: $(verdict "$R_SCALE" 1.3)) |
 | 5w. same, warm | $MED_scale_warm | $RSS_scale_warm | $(paired_ratio scale_warm warm) × case 2 |
+| 6. every SGLang recipe to v0.5.23 (history), cold | $MED_to23 | $RSS_to23 | $(paired_ratio to23 floor23) × its floor (target ≤ 1.5: $(verdict "$(paired_ratio to23 floor23)" 1.5)) |
+| 6w. same, warm | $MED_to23_warm | $RSS_to23_warm | target ≤ 0.100 s: $(verdict "$MED_to23_warm" 0.100) |
+| 6f. floor: git archive of the four SGLang tags and Dynamo v1.6.1 | $MED_floor23 | | 1 |
 
 peak RSS cold: $RSS_cold MB (target ≤ 300: $(verdict "$RSS_cold" 300))
 TABLE

@@ -17,7 +17,12 @@ type Wanted = BTreeMap<(&'static str, Option<String>, String), (BTreeSet<String>
 
 /// Give each checked deployment that names something its target does not know
 /// the release history of its bump.
-pub(super) fn attach(planned: &[Planned], checked: &mut [Option<DeploymentSurfaces>], engines: &mut Engines) {
+pub(super) fn attach(
+    planned: &[Planned],
+    checked: &mut [Option<DeploymentSurfaces>],
+    engines: &mut Engines,
+    demands: &BTreeMap<&'static str, Demand>,
+) {
     let key = |p: &Planned, c: &DeploymentSurfaces| (p.engine.id, c.from.as_ref().map(|s| s.ref_name.clone()), c.to.ref_name.clone());
     let mut wanted = Wanted::new();
     for (p, c) in planned.iter().zip(checked.iter()).filter_map(|(p, c)| Some((p, c.as_ref()?))) {
@@ -38,12 +43,19 @@ pub(super) fn attach(planned: &[Planned], checked: &mut [Option<DeploymentSurfac
         let Some(handle) = engines.get_mut(p.engine) else { continue };
         let _span = crate::trace::span(|| format!("  history {} {:?} → {}", k.0, k.1, k.2));
         let refs = releases_between(handle.source.repo().map(|r| r.tags()).unwrap_or_default(), c.from.as_deref(), &c.to);
-        let demand = Demand {
-            flags: !flags.is_empty(),
-            env: !env.is_empty(),
-            env_reads: EnvReads::Names(env.into_iter().collect()),
-            ..Demand::default()
+        // Env registries are one file each. Direct reads (`os.environ[...]`)
+        // take a scan of every file: with a known current release, whose reads
+        // were scanned, only the registries between it and the target are read
+        // (a var read directly by a release in between, and by neither end, is
+        // not seen); with none, every release before the target is scanned.
+        // The scan asks the targets' question, so the per-file results of
+        // unchanged files are shared with the releases around it.
+        let env_reads = match (env.is_empty(), c.from.is_some(), demands.get(k.0)) {
+            (true, _, _) | (false, true, _) => EnvReads::None,
+            (false, false, Some(d)) => d.env_reads.clone(),
+            (false, false, None) => EnvReads::Names(env.iter().cloned().collect()),
         };
+        let demand = Demand { flags: !flags.is_empty(), env: !env.is_empty(), env_reads, without_modules: true, ..Demand::default() };
         handle.prefetch_surfaces(&refs.iter().map(|r| (r.clone(), demand.clone())).collect::<Vec<_>>());
         let mut releases: Vec<Arc<EngineSurface>> = c.from.iter().cloned().collect();
         releases.extend(refs.iter().filter_map(|r| handle.surface(r, &demand).ok()));

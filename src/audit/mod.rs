@@ -130,6 +130,7 @@ impl<'a> Run<'a> {
                 symbols_of: symbols_of.into_iter().collect(),
                 classes: engine.config_class().into_iter().collect(),
                 metadata: true,
+                without_modules: false,
             };
             if let Some(handle) = engines.get_mut(engine) {
                 let refs_of = |pick: fn(&DeploymentRefs, Engine) -> Option<&refs::DerivedRef>| -> BTreeSet<String> {
@@ -165,7 +166,7 @@ impl<'a> Run<'a> {
             let surfaces = deployment_surfaces(p, engines, demands, &mut self.report);
             self.checked.push(surfaces);
         }
-        history::attach(&self.planned, &mut self.checked, engines);
+        history::attach(&self.planned, &mut self.checked, engines, demands);
         // Rule evidence: one source index per target tree, shared by every rule
         // and deployment, seeded with the results cached for that tree.
         let rule_trees = rule_trees(self.opts, &self.planned, engines);

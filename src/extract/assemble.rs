@@ -13,6 +13,10 @@ use std::collections::BTreeMap;
 /// What to extract. The module index always comes from the tree listing alone.
 #[derive(Debug, Clone, Default)]
 pub struct Demand {
+    /// Leave the module index empty: a release read only for its flags and env
+    /// (the release history) has no use for it, and listing every module is
+    /// most of what a warm read of such a release costs.
+    pub without_modules: bool,
     /// The CLI parser (files that register flags and what they import).
     pub flags: bool,
     /// The env registry (`environ.py`).
@@ -48,6 +52,7 @@ impl Demand {
                 symbols_of: Vec::new(),
                 classes: engine.config_class().into_iter().collect(),
                 metadata: true,
+                without_modules: false,
             },
             None => Demand { metadata: true, ..Demand::default() },
         }
@@ -90,7 +95,12 @@ pub fn extract_surface_with(
         }
     };
     let ((mut modules, metadata), ((symbols, flags), (env, classes))) = rayon::join(
-        || rayon::join(|| module_index(&pkg, ref_name), || metadata_of(&units, demand.metadata)),
+        || {
+            rayon::join(
+                || if demand.without_modules { Vec::new() } else { module_index(&pkg, ref_name) },
+                || metadata_of(&units, demand.metadata),
+            )
+        },
         || {
             rayon::join(
                 || rayon::join(|| symbols_of(&units, &pkg, &demand.symbols_of, ref_name), flags_of),

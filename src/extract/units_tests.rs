@@ -57,6 +57,7 @@ fn demand() -> Demand {
         symbols_of: vec!["sglang.srt.server_args".into()],
         classes: crate::profiles::SGLANG.config_class().into_iter().collect(),
         metadata: true,
+        without_modules: false,
     }
 }
 
