@@ -8,6 +8,9 @@
 //! ignore: [EA104]                                 # codes dropped (counted as suppressed)
 //! recipe_roots: [benchmarks/multi_node/srt-slurm-recipes]
 //! recipes_dir: benchmarks/multi_node/srt-slurm-recipes
+//! single_node_scripts:                            # how an entry names its script (default: InferenceX's runners)
+//!   - "benchmarks/single_node/{scenario}/{model_prefix}_{precision}_{gpu}_{framework}{spec}.sh"
+//!   - "benchmarks/single_node/{scenario}/{model_prefix}_{precision}_{gpu}{framework_suffix}{spec}.sh"
 //! fail_on: warning
 //! ```
 
@@ -41,6 +44,10 @@ pub(crate) struct ConfigFile {
     pub recipe_roots: Vec<String>,
     /// Where master-config links (`recipes/...`) point, relative to the repo root.
     pub recipes_dir: Option<String>,
+    /// How a master-config entry that links no recipe names its single-node
+    /// script: patterns tried in order (placeholders in `recipe::script_naming`).
+    #[serde(default)]
+    pub single_node_scripts: Vec<String>,
     pub fail_on: Option<FailOn>,
     /// The repo's own risk-rule folders (relative to the config file), loaded on
     /// top of the built-in rules and `--rules`.
@@ -67,7 +74,7 @@ pub(crate) enum ConfigError {
     #[error("{path}:{line}:{column}: {message}")]
     #[diagnostic(
         code(engine_audit::config::invalid),
-        help("known keys: sglang, dynamo, severity, ignore, recipe_roots, recipes_dir, fail_on, rules")
+        help("known keys: sglang, dynamo, severity, ignore, recipe_roots, recipes_dir, single_node_scripts, fail_on, rules")
     )]
     Invalid {
         path: String,
@@ -147,6 +154,21 @@ impl Config {
         let mut dirs = from_flags.to_vec();
         dirs.extend(self.file.rules.iter().map(|r| self.root.join(r)));
         dirs
+    }
+
+    /// How master configs name recipes: `recipes_dir` (the flag's, else the
+    /// file's, else InferenceX's) and the single-node script patterns.
+    pub(crate) fn link_mapping(&self, recipes_dir_flag: Option<&str>) -> crate::recipe::LinkMapping {
+        let default = crate::recipe::LinkMapping::default();
+        crate::recipe::LinkMapping {
+            recipes_dir: recipes_dir_flag.map(str::to_string).or_else(|| self.file.recipes_dir.clone()).unwrap_or(default.recipes_dir),
+            single_node_scripts: if self.file.single_node_scripts.is_empty() {
+                default.single_node_scripts
+            } else {
+                self.file.single_node_scripts.clone()
+            },
+            link_prefix: default.link_prefix,
+        }
     }
 
     /// `recipe_roots` as paths.

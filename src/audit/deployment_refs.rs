@@ -48,7 +48,10 @@ fn recipe_ref(engine: Engine, dep: &Deployment, repo: &crate::source::EngineRepo
 /// Where a recipe names that ref, for EA303: (span, subject).
 fn recipe_place(engine: Engine, dep: &Deployment) -> (Option<&crate::recipe::Span>, &'static str) {
     match engine.server {
-        Some(_) => (dep.container.as_ref().map(|c| &c.span), "model.container"),
+        Some(_) => match &dep.entry_image {
+            Some(entry) => (Some(&entry.image.span), "image"),
+            None => (dep.container.as_ref().map(|c| &c.span), "model.container"),
+        },
         None => (dep.dynamo.as_ref().map(|d| &d.raw.span), "dynamo"),
     }
 }

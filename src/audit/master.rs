@@ -23,7 +23,11 @@ pub(super) fn check_masters(files: &[RecipeFile], opts: &AuditOptions, audited: 
         let mut checked = 0;
         for entry in &selected {
             let linked: BTreeSet<&str> = entry.links.iter().filter_map(|l| l.recipe.as_deref()).collect();
-            let mut audited_link = false;
+            let scripts = entry.scripts.iter().flat_map(|s| &s.paths);
+            let mut audited_link = files
+                .iter()
+                .filter(|f| f.kind == RecipeKind::LaunchScript)
+                .any(|f| scripts.clone().any(|p| super::master_links::names_file(&f.path, p)) && audited.contains(f.path.as_str()));
             for recipe in files.iter().filter(|f| f.kind == RecipeKind::SrtSlurm) {
                 if linked.iter().any(|l| recipe.path.ends_with(l)) {
                     check::consistency::check_entry(master, entry, recipe, &mut report.findings);
@@ -49,7 +53,13 @@ fn why_unchecked(config: &MasterConfig, selected: &[&MasterEntry], key: Option<&
             let keys: Vec<&str> = config.entries.iter().map(|e| e.key.value.as_str()).collect();
             format!("key `{k}` not found; nearest keys: {}", nearest(k, &keys, 5).join(", "))
         }
-        Some(k) if links.is_empty() => format!("key `{k}` links no recipe (no `CONFIG_FILE=recipes/...` setting): nothing to check"),
+        Some(k) if links.is_empty() => match selected.iter().flat_map(|e| &e.scripts).map(|s| s.paths.join(" or ")).collect::<Vec<_>>() {
+            scripts if scripts.is_empty() => format!("key `{k}` links no recipe (no `CONFIG_FILE=recipes/...` setting): nothing to check"),
+            scripts => format!(
+                "key `{k}` links no recipe and none of the single-node scripts its runner would run exists (looked for {}; set `single_node_scripts` in .engine-audit.yaml if your runners name them otherwise)",
+                scripts.join("; ")
+            ),
+        },
         Some(k) => format!("key `{k}` not checked: no recipe it links could be audited against the engine ({})", listed(&links)),
         None => format!("no entry checked: no recipe its entries link was audited against the engine ({})", listed(&links)),
     }

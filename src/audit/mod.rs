@@ -11,6 +11,7 @@ mod deployment_refs;
 mod engines;
 mod history;
 mod master;
+pub(crate) mod master_links;
 mod options;
 pub(crate) mod refs;
 

@@ -27,15 +27,26 @@ pub(crate) struct Unresolved {
 /// The ref of `engine` a container image stands for: its version tag, else the
 /// commit a nightly tag names. `Ok(None)` when the recipe names no image.
 pub(crate) fn image_ref(engine: Engine, dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
-    let (Some(container), Some(image)) = (&dep.container, &dep.image) else { return Ok(None) };
-    let how = format!("image {}", container.value);
+    let (Some(container), Some(image)) = (dep.entry_image.as_ref().map(|e| &e.image).or(dep.container.as_ref()), &dep.image) else {
+        return Ok(None);
+    };
+    let how = match &dep.entry_image {
+        Some(entry) => format!("image {} (of master key {})", entry.image.value, entry.key),
+        None => format!("image {}", container.value),
+    };
     for wanted in image_candidates(image) {
         if let Ok(Some(resolved)) = repo.try_resolve(&wanted) {
             return Ok(Some(DerivedRef { wanted: resolved.wanted, how }));
         }
     }
     let tried = image_candidates(image);
-    let tried = if tried.is_empty() { "nothing: the tag names no version or commit".to_string() } else { tried.join(", ") };
+    let tried = match tried.is_empty() {
+        true if crate::recipe::is_container_alias(&container.value) => {
+            "nothing: an srt-slurm container alias names no image; audit through the master config that runs it (--master FILE), whose entry's image it stands for, or pass --from".to_string()
+        }
+        true => "nothing: the tag names no version or commit".to_string(),
+        false => tried.join(", "),
+    };
     Err(Unresolved {
         engine: engine.display,
         what: container.value.clone(),

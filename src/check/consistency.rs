@@ -36,7 +36,8 @@ pub(crate) fn check_entry(master: &RecipeFile, entry: &MasterEntry, recipe: &Rec
     let key = &entry.key.value;
     for dep in &recipe.deployments {
         if let (Some(image), Some(container)) = (&entry.image, &dep.container) {
-            if !same_image(&image.value, &container.value) {
+            // An srt-slurm alias stands for the entry's image (see `audit::master_links`).
+            if !crate::recipe::is_container_alias(&container.value) && !same_image(&image.value, &container.value) {
                 let kind = FindingKind::ImageMismatch {
                     recipe_image: container.value.clone(),
                     key: key.clone(),

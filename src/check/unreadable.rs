@@ -29,6 +29,21 @@ pub(crate) fn missing_link(entry_key: &str, link: &RecipeLink, target: &str) -> 
     )
 }
 
+/// A link whose selector names no variant of the file it links.
+pub(crate) fn missing_variant(entry_key: &str, link: &RecipeLink, target: &str, selector: &str, variants: &[&str]) -> Finding {
+    let quoted = |vs: &[&str]| vs.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
+    let variants = match variants.len() {
+        0 => "none".to_string(),
+        1..=5 => quoted(variants),
+        n => format!("{} and {} more", quoted(&variants[..5]), n - 5),
+    };
+    Finding::new(
+        FindingKind::MissingVariant { entry: entry_key.to_string(), target: target.to_string(), selector: selector.to_string(), variants },
+        Location::from_span(&link.span),
+        target,
+    )
+}
+
 /// The error without the path prefix its `Display` starts with.
 fn reason(error: &RecipeError) -> String {
     let text = error.to_string();

@@ -15,9 +15,6 @@ use crate::suppress::{self, Policy};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Where master-config links point when neither `--recipes-dir` nor the config says.
-const DEFAULT_RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes";
-
 /// Everything one audit run reads, resolved from flags and the config file.
 struct Inputs {
     paths: Vec<PathBuf>,
@@ -78,8 +75,7 @@ pub(crate) fn run(args: AuditArgs) -> miette::Result<ExitCode> {
 /// (loaded by the caller beside the recipes): flags first, then the config
 /// file, then the built-in defaults.
 fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
-    let recipes_dir = args.recipes_dir.clone().or_else(|| config.file.recipes_dir.clone()).unwrap_or_else(|| DEFAULT_RECIPES_DIR.into());
-    let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir };
+    let mapping = config.link_mapping(args.recipes_dir.as_deref());
     let mut paths = args.paths.clone();
     if paths.is_empty() && args.master.is_none() {
         paths = config.recipe_roots();
@@ -154,6 +150,10 @@ fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<Finding>) {
     let (loaded, more) = recipe::collect_with(&paths, &inputs.mapping);
     files.extend(loaded);
     errors.extend(more);
+    // Through `--master`, the key runs what its links select; a master config
+    // among the files given still says which image an alias stands for.
+    let how = if inputs.master.is_some() { audit::master_links::Apply::Selectors } else { audit::master_links::Apply::ImagesOnly };
+    unread.extend(audit::master_links::apply(&mut files, inputs.key.as_deref(), how));
     for e in errors {
         unread.push(check::unreadable::unreadable(&e));
         eprintln!("{:?}", miette::Report::new(e));
@@ -233,10 +233,12 @@ fn fix_roots(inputs: &Inputs) -> Vec<PathBuf> {
     roots
 }
 
-/// The recipes repo root of a master config: the folder above `configs/`, else
-/// the master's own folder (as `linked_recipes` resolves links).
+/// The recipes repo root of a master config: the folder above the nearest
+/// `configs/` it is in (`configs/deprecated/x-master.yaml` links as
+/// `configs/x-master.yaml` does), else the master's own folder (as
+/// `linked_recipes` resolves links).
 fn recipes_root(master: &Path) -> &Path {
-    match master.parent().filter(|p| p.file_name().is_some_and(|n| n == "configs")) {
+    match master.ancestors().skip(1).find(|p| p.file_name().is_some_and(|n| n == "configs")) {
         Some(configs) => crate::fix::disk::folder_of(configs),
         None => crate::fix::disk::folder_of(master),
     }
@@ -252,6 +254,13 @@ fn linked_recipes(master: &Path, file: &recipe::RecipeFile, key: Option<&str>) -
     let mut found: Vec<PathBuf> = Vec::new();
     let mut missing = Vec::new();
     for entry in config.entries.iter().filter(|e| key.is_none_or(|k| e.key.value == k)) {
+        // A script is found by name, as the runner finds it: the first
+        // candidate that exists. None existing is said by `check_masters`.
+        for script in &entry.scripts {
+            if let Some(path) = script.paths.iter().map(|p| root.join(p)).find(|p| recipe::read_confined(root, p).is_ok()) {
+                found.push(path);
+            }
+        }
         for link in &entry.links {
             let Some(target) = &link.recipe else { continue };
             let path = root.join(target);

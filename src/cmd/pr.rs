@@ -27,17 +27,13 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Where master-config links point when neither `--recipes-dir` nor the config says.
-const DEFAULT_RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes";
-
 pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
     let snaps = Snapshots::open(&args.repo, &args.base, &args.head)?;
     let config = match &args.gate.config {
         Some(path) => Config::load(path)?,
         None => snaps.base_config(&args.repo)?,
     };
-    let recipes_dir = args.recipes_dir.clone().or_else(|| config.file.recipes_dir.clone()).unwrap_or_else(|| DEFAULT_RECIPES_DIR.into());
-    let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir };
+    let mapping = config.link_mapping(args.recipes_dir.as_deref());
     let change = Change::read(&snaps, &config.file.recipe_roots, &mapping);
 
     let base = audit_sources(&args.sources, &config);

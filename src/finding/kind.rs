@@ -92,6 +92,9 @@ pub enum FindingKind {
     UnreadableRecipe { reason: String },
     /// EA305: a master-config link to a file that is not there.
     MissingLink { entry: String, target: String },
+    /// EA305: a master-config link whose srtctl selector names no variant of the
+    /// file; `variants` lists the ones it has.
+    MissingVariant { entry: String, target: String, selector: String, variants: String },
     /// A risk rule's hit: its id, name, message and doc page come from the rule file.
     Rule { id: String, name: String, message: String, doc: String },
 }
@@ -261,7 +264,7 @@ impl FindingKind {
             FindingKind::EngineRefMismatch { .. } => Code::EA302,
             FindingKind::UnresolvedRef { .. } => Code::EA303,
             FindingKind::DuplicateKey { .. } => Code::EA304,
-            FindingKind::UnreadableRecipe { .. } | FindingKind::MissingLink { .. } => Code::EA305,
+            FindingKind::UnreadableRecipe { .. } | FindingKind::MissingLink { .. } | FindingKind::MissingVariant { .. } => Code::EA305,
             FindingKind::Rule { .. } => return None,
         })
     }
@@ -425,6 +428,9 @@ impl FindingKind {
             FindingKind::UnreadableRecipe { reason } => format!("cannot be read as a recipe, so nothing in it was audited: {reason}"),
             FindingKind::MissingLink { entry, target } => {
                 format!("`{entry}` links `{target}`, which does not exist; nothing it would run was audited")
+            }
+            FindingKind::MissingVariant { entry, target, selector, variants } => {
+                format!("`{entry}` runs `{target}:{selector}`, but that file has no variant `{selector}` (it has {variants}); nothing it would run was audited")
             }
             FindingKind::Rule { message, .. } => message.clone(),
         }

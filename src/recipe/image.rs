@@ -31,6 +31,13 @@ pub struct ImageTag {
     pub commit: Option<String>,
 }
 
+/// An srt-slurm container alias (`dynamo-sglang`): a name from the cluster's
+/// `containers:` map, not an image reference (no registry path, tag or digest).
+pub fn is_container_alias(reference: &str) -> bool {
+    let r = reference.trim();
+    !r.is_empty() && !r.contains(['/', ':', '@']) && !r.ends_with(".sqsh")
+}
+
 pub fn parse_image(reference: &str) -> ImageTag {
     let reference = reference.trim();
     let (name, digest) = match reference.split_once('@') {

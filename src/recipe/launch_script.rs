@@ -276,6 +276,7 @@ pub(crate) fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), Rec
                 precision: None,
                 gpu_type: None,
                 dynamo: None,
+                entry_image: None,
             });
         }
     }

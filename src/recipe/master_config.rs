@@ -7,11 +7,13 @@
 //! layout does not silently drop them.
 
 use super::format::{self, EditIntent, Loaded, RecipeFormat, Syntax};
+use super::script_naming::{self, EntryFacts, ScriptCandidates};
 use super::span::{SourceText, Span, Spanned};
 use super::yaml::{Node, NodeKind};
 use super::{Note, RecipeError, RecipeFile, RecipeKind};
 use crate::finding::Edit;
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 /// How a link in the master config names a recipe file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,12 +22,20 @@ pub struct LinkMapping {
     pub link_prefix: String,
     /// Where that prefix points, relative to the recipes repository root.
     pub recipes_dir: String,
+    /// How an entry that links nothing names its single-node script (see
+    /// [`script_naming`](super::script_naming)): patterns tried in order.
+    pub single_node_scripts: Vec<String>,
 }
 
 impl Default for LinkMapping {
-    /// The InferenceX layout: `recipes/X` is `benchmarks/multi_node/srt-slurm-recipes/X`.
+    /// The InferenceX layout: `recipes/X` is `benchmarks/multi_node/srt-slurm-recipes/X`,
+    /// single-node scripts as its runners name them.
     fn default() -> Self {
-        LinkMapping { link_prefix: "recipes/".into(), recipes_dir: "benchmarks/multi_node/srt-slurm-recipes".into() }
+        LinkMapping {
+            link_prefix: "recipes/".into(),
+            recipes_dir: "benchmarks/multi_node/srt-slurm-recipes".into(),
+            single_node_scripts: super::script_naming::DEFAULT_PATTERNS.iter().map(|p| p.to_string()).collect(),
+        }
     }
 }
 
@@ -66,6 +76,10 @@ pub struct MasterEntry {
     pub runner: Option<Spanned<String>>,
     pub precision: Option<Spanned<String>>,
     pub links: Vec<RecipeLink>,
+    /// For an entry that links no recipe and is not multi-node: the launch
+    /// scripts its runner would look for, by the naming convention.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<ScriptCandidates>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -85,8 +99,26 @@ pub struct RecipeLink {
     pub raw: String,
     /// The repository path it names, when the mapping knows it.
     pub recipe: Option<String>,
+    /// The srtctl selector after the file name (`x.yaml:override_y`,
+    /// `x.yaml:zip_override_z[0]`): which of the file's variants the entry runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
     /// Span of the path text (after `=`), inside the quoted setting.
     pub span: Span,
+}
+
+/// `x.yaml:selector` → (`x.yaml`, `selector`), as srtctl reads `-f FILE:SELECTOR`:
+/// only after a YAML file name, so a `:` elsewhere in a path is kept.
+fn split_selector(link: &str) -> (&str, Option<&str>) {
+    for ext in [".yaml:", ".yml:"] {
+        if let Some(i) = link.rfind(ext) {
+            let (file, selector) = (&link[..i + ext.len() - 1], &link[i + ext.len()..]);
+            if !selector.is_empty() && !selector.contains('/') {
+                return (file, Some(selector));
+            }
+        }
+    }
+    (link, None)
 }
 
 /// The InferenceX master config as a [`RecipeFormat`]: it starts no server
@@ -156,7 +188,13 @@ pub(crate) fn read(src: &SourceText, root: &Node, mapping: &LinkMapping) -> (Mas
             };
             notes.push(note);
         }
+        let scripts = if links.is_empty() && value.get("multinode").and_then(Node::as_str) != Some("true") {
+            single_node_scripts(value, mapping)
+        } else {
+            Vec::new()
+        };
         entries.push(MasterEntry {
+            scripts,
             key: Spanned { value: key.to_string(), span: entry.key.span.clone() },
             image: scalar("image"),
             framework: scalar("framework"),
@@ -167,6 +205,37 @@ pub(crate) fn read(src: &SourceText, root: &Node, mapping: &LinkMapping) -> (Mas
         });
     }
     (MasterConfig { entries }, notes)
+}
+
+/// The scripts the runners would look for, when the entry has every field the
+/// names are made of.
+fn single_node_scripts(entry: &Node, mapping: &LinkMapping) -> Vec<ScriptCandidates> {
+    let field = |k: &str| entry.get(k).and_then(Node::as_str);
+    let (Some(model_prefix), Some(precision), Some(runner), Some(framework)) =
+        (field("model-prefix"), field("precision"), field("runner"), field("framework"))
+    else {
+        return Vec::new();
+    };
+    let scenarios = entry
+        .get("scenarios")
+        .and_then(Node::as_map)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|s| {
+            let name = s.key.as_str()?.to_string();
+            let specs: BTreeSet<String> = s
+                .value
+                .as_seq()
+                .unwrap_or_default()
+                .iter()
+                .flat_map(|item| item.get("search-space").and_then(Node::as_seq).unwrap_or_default())
+                .filter_map(|space| space.get("spec-decoding").and_then(Node::as_str).map(|v| v.trim().to_string()))
+                .collect();
+            Some((name, specs))
+        })
+        .collect();
+    let facts = EntryFacts { model_prefix, precision, runner, framework, scenarios };
+    script_naming::candidates(&mapping.single_node_scripts, &facts)
 }
 
 fn spanned(node: Option<&Node>) -> Option<Spanned<String>> {
@@ -183,10 +252,12 @@ fn find_links(src: &SourceText, node: &Node, mapping: &LinkMapping, out: &mut Ve
             if !setting.ends_with("CONFIG_FILE") || setting.contains(char::is_whitespace) {
                 return;
             }
+            let (file, selector) = split_selector(path);
             out.push(RecipeLink {
                 setting: setting.to_string(),
                 raw: path.to_string(),
-                recipe: mapping.resolve(path),
+                recipe: mapping.resolve(file),
+                selector: selector.map(str::to_string),
                 span: value_span(src, &node.span, &s.text, setting.len() + 1),
             });
         }
@@ -262,9 +333,18 @@ m2-fp8-h200-sglang:
 
     #[test]
     fn mapping_is_a_parameter() {
-        let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir: "srt".into() };
+        let mapping = LinkMapping { link_prefix: "recipes/".into(), recipes_dir: "srt".into(), ..LinkMapping::default() };
         assert_eq!(mapping.resolve("recipes/a/b.yaml").as_deref(), Some("srt/a/b.yaml"));
         assert_eq!(mapping.resolve("srt/a.yaml").as_deref(), Some("srt/a.yaml"));
         assert_eq!(mapping.resolve("a.yaml"), None);
+    }
+
+    #[test]
+    fn selectors_follow_the_file_name() {
+        assert_eq!(split_selector("recipes/a/b.yaml:zip_override_x[3]"), ("recipes/a/b.yaml", Some("zip_override_x[3]")));
+        assert_eq!(split_selector("recipes/a/b.yml:override_y"), ("recipes/a/b.yml", Some("override_y")));
+        assert_eq!(split_selector("recipes/a/b.yaml"), ("recipes/a/b.yaml", None));
+        assert_eq!(split_selector("recipes/a/b.yaml:"), ("recipes/a/b.yaml:", None));
+        assert_eq!(split_selector("c:/x.yaml:/etc"), ("c:/x.yaml:/etc", None));
     }
 }

@@ -13,13 +13,14 @@ pub(crate) mod format;
 pub(crate) mod image;
 pub(crate) mod launch_script;
 pub(crate) mod master_config;
+mod script_naming;
 pub(crate) mod span;
 pub(crate) mod srt_slurm;
 pub(crate) mod yaml;
 
 pub use files::{collect, collect_with, load_path, load_path_with, read_confined, MAX_RECIPE_BYTES};
 pub(crate) use format::EditIntent;
-pub use image::{parse_image, DynamoRef, ImageTag};
+pub use image::{is_container_alias, parse_image, DynamoRef, ImageTag};
 pub(crate) use launch_script::{bind, ArgToken};
 pub use master_config::{LinkMapping, MasterConfig, MasterEntry, RecipeLink, Router};
 pub(crate) use span::{SourceText, Span, Spanned};
@@ -89,6 +90,21 @@ pub struct Deployment {
     pub precision: Option<Spanned<String>>,
     pub gpu_type: Option<Spanned<String>>,
     pub dynamo: Option<DynamoSpec>,
+    /// The image a master-config entry runs this deployment with, when the
+    /// recipe names none it can be audited by: a script (its image is the CI
+    /// job's) or an srt-slurm container alias (`dynamo-sglang`, which the
+    /// runners map to the entry's image). `image` is then this image parsed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_image: Option<EntryImage>,
+}
+
+/// An image named by the master-config entry that runs a deployment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EntryImage {
+    /// The master-config key.
+    pub key: String,
+    /// The entry's `image`, in the master config.
+    pub image: Spanned<String>,
 }
 
 /// The server flags and environment of one worker role.

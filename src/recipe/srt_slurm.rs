@@ -173,6 +173,7 @@ fn read_deployment(
         precision: scalar(&["model", "precision"], notes),
         gpu_type: scalar(&["resources", "gpu_type"], notes),
         dynamo: tree.get("dynamo").and_then(|d| read_dynamo(d, notes)),
+        entry_image: None,
     }
 }
 

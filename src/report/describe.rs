@@ -221,9 +221,13 @@ pub(crate) fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> Strin
         }
         FindingKind::UnreadableRecipe { reason } if zh => format!("无法作为配方读取，其中内容均未审计：{reason}"),
         FindingKind::MissingLink { entry, target } if zh => format!("`{entry}` 链接的 `{target}` 不存在，它要运行的内容均未审计"),
-        FindingKind::DuplicateKey { .. } | FindingKind::UnreadableRecipe { .. } | FindingKind::MissingLink { .. } => {
-            f.message().trim_end_matches('.').to_string()
+        FindingKind::MissingVariant { entry, target, selector, variants } if zh => {
+            format!("`{entry}` 运行 `{target}:{selector}`，但该文件没有变体 `{selector}`（它有 {variants}），它要运行的内容均未审计")
         }
+        FindingKind::DuplicateKey { .. }
+        | FindingKind::UnreadableRecipe { .. }
+        | FindingKind::MissingLink { .. }
+        | FindingKind::MissingVariant { .. } => f.message().trim_end_matches('.').to_string(),
     }
 }
 

@@ -8,6 +8,7 @@ mod corpus_acceptance;
 mod demo_audit;
 mod fact_cache;
 mod fix;
+mod master_links;
 mod oracle;
 mod pr;
 mod reports;

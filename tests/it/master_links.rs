@@ -1,0 +1,95 @@
+//! A master config's entries run what the runners run: the variants an srt-slurm
+//! selector names, the entry's image behind a container alias, and the
+//! single-node script found by the runners' naming convention.
+//! Real data: the corpus (ENGINE_AUDIT_CORPUS) and ../shared/recipes (ENGINE_AUDIT_SHARED).
+
+use std::path::{Path, PathBuf};
+
+fn corpus() -> Option<PathBuf> {
+    let dir = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from);
+    if dir.is_none() {
+        eprintln!("ENGINE_AUDIT_CORPUS is not set: skipped (.ci/run sets it)");
+    }
+    dir
+}
+
+fn shared() -> PathBuf {
+    std::env::var_os("ENGINE_AUDIT_SHARED").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
+
+/// `audit --master MASTER --key KEY` to `to`, as JSON, run in `dir`.
+fn audit_key(dir: &Path, corpus: &Path, master: &str, key: &str, to: &str) -> serde_json::Value {
+    let cache = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .current_dir(dir)
+        .env("ENGINE_AUDIT_CACHE_DIR", cache.path())
+        .args(["audit", "--master", master, "--key", key, "--sglang"])
+        .arg(corpus.join("sglang.git"))
+        .arg("--dynamo")
+        .arg(corpus.join("dynamo.git"))
+        .args(["--to", to, "--offline", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn findings<'a>(report: &'a serde_json::Value, code: &str) -> Vec<&'a serde_json::Value> {
+    report["findings"].as_array().unwrap().iter().filter(|f| f["code"] == code).collect()
+}
+
+#[test]
+fn a_single_node_key_audits_the_script_its_runner_picks_with_its_image() {
+    let Some(corpus) = corpus() else { return };
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/inferencex");
+    let report = audit_key(&fixtures, &corpus, "configs/nvidia-master.yaml", "dsr1-fp8-h200-sglang", "v0.5.19");
+    let bump = report["bumps"].as_array().unwrap().iter().find(|b| b["engine"] == "sglang").unwrap();
+    assert_eq!(bump["from"], "v0.5.16", "the entry's image is the from-version: {bump}");
+    let aliases: Vec<&str> = findings(&report, "EA003").iter().map(|f| f["recipe"].as_str().unwrap()).collect();
+    assert_eq!(aliases.len(), 2, "--cuda-graph-max-bs and --disable-piecewise-cuda-graph: {:#}", report["findings"]);
+    assert!(aliases.iter().all(|p| p.ends_with("benchmarks/single_node/fixed_seq_len/dsr1_fp8_h200.sh")), "{aliases:?}");
+    assert_eq!(report["master_entries_checked"], 1);
+
+    // The MTP key's script does not exist: said, with the names looked for.
+    let cache = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .current_dir(&fixtures)
+        .env("ENGINE_AUDIT_CACHE_DIR", cache.path())
+        .args(["audit", "--master", "configs/nvidia-master.yaml", "--key", "dsr1-fp8-h200-sglang-mtp", "--sglang"])
+        .arg(corpus.join("sglang.git"))
+        .args(["--to", "v0.5.19", "--offline"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "nothing audited: {stdout}");
+    assert!(stdout.contains("benchmarks/single_node/fixed_seq_len/dsr1_fp8_h200_mtp.sh"), "{stdout}");
+}
+
+#[test]
+fn selector_links_audit_the_variants_they_name() {
+    let Some(corpus) = corpus() else { return };
+    let recipes = shared().join("recipes");
+    let report =
+        audit_key(&recipes, &corpus, "configs/deprecated/nvidia-glm5-glm5.1-master.yaml", "glm5-fp4-gb200-dynamo-sglang-mtp", "v0.5.23");
+    // The key links ten `zip_override_*[i]` variants of one file (of its 16).
+    assert_eq!(report["deployments_audited"], 10, "{:#}", report["problems"]);
+    assert!(findings(&report, "EA305").is_empty(), "every selector names a variant");
+    assert_eq!(report["master_entries_checked"], 1);
+}
+
+#[test]
+fn a_container_alias_runs_the_master_entrys_image() {
+    let Some(corpus) = corpus() else { return };
+    let recipes = shared().join("recipes");
+    let report = audit_key(&recipes, &corpus, "configs/nvidia-master.yaml", "dsv4-fp4-gb300-dynamo-sglang-agentic-agg", "v0.5.23");
+    // `container: dynamo-sglang`: the entry's nightly image, whose commit the
+    // corpus (release wheels) does not hold: a located input problem, not silence.
+    let unresolved = findings(&report, "EA303");
+    let sglang: Vec<_> =
+        unresolved.iter().filter(|f| f["message"].as_str().unwrap().contains("nightly-dev-cu13-20260719-99f5a6f4")).collect();
+    assert_eq!(sglang.len(), 1, "{unresolved:#?}");
+    assert_eq!(sglang[0]["recipe"], "configs/nvidia-master.yaml", "points at the entry's image");
+    assert!(findings(&report, "EA301").is_empty(), "an alias is no image mismatch");
+}
