@@ -12,7 +12,9 @@
 
 use crate::check::unreadable::missing_variant;
 use crate::finding::Finding;
-use crate::recipe::{is_container_alias, parse_image, EntryImage, MasterConfig, MasterEntry, Note, RecipeFile, RecipeKind, RecipeLink};
+use crate::recipe::{
+    is_container_alias, parse_image, Deployment, EntryImage, MasterConfig, MasterEntry, Note, RecipeFile, RecipeKind, RecipeLink,
+};
 use std::collections::BTreeSet;
 
 /// What applying a master config does to the recipes it links.
@@ -34,21 +36,34 @@ pub(crate) fn apply(files: &mut [RecipeFile], key: Option<&str>, how: Apply) -> 
     let mut findings = Vec::new();
     give_scripts_their_images(files, &masters, key);
     for file in files.iter_mut().filter(|f| f.kind == RecipeKind::SrtSlurm) {
-        let runs: Vec<(&MasterEntry, &RecipeLink)> = masters
-            .iter()
-            .flat_map(|m| &m.entries)
-            .filter(|e| key.is_none_or(|k| e.key.value == k))
-            .flat_map(|e| e.links.iter().filter(|l| l.recipe.as_deref().is_some_and(|r| names_file(&file.path, r))).map(move |l| (e, l)))
-            .collect();
+        let runs = runs_of(&masters, key, &file.path);
         if runs.is_empty() {
             continue;
         }
         if how == Apply::Selectors {
             select_variants(file, &runs, &mut findings);
         }
-        resolve_aliases(file, &runs);
+        let notes = resolve_aliases(&mut file.deployments, &runs);
+        file.notes.extend(notes);
     }
     findings
+}
+
+/// The images of `masters` for the aliased deployments of the recipe at
+/// `path`, read apart from its file (`pr`'s deployments before the change).
+pub(crate) fn alias_images(masters: &[MasterConfig], path: &str, deployments: &mut [Deployment]) {
+    let runs = runs_of(masters, None, path);
+    resolve_aliases(deployments, &runs);
+}
+
+/// The links of the entries (only `key`'s) that name the file at `path`.
+fn runs_of<'m>(masters: &'m [MasterConfig], key: Option<&str>, path: &str) -> Vec<(&'m MasterEntry, &'m RecipeLink)> {
+    masters
+        .iter()
+        .flat_map(|m| &m.entries)
+        .filter(|e| key.is_none_or(|k| e.key.value == k))
+        .flat_map(|e| e.links.iter().filter(|l| l.recipe.as_deref().is_some_and(|r| names_file(path, r))).map(move |l| (e, l)))
+        .collect()
 }
 
 /// A single-node script runs with the image of the entries that name it (the
@@ -122,9 +137,9 @@ fn select_variants(file: &mut RecipeFile, runs: &[(&MasterEntry, &RecipeLink)], 
 
 /// Give each deployment whose container is an alias the image of the entries
 /// that run it, when they agree on one.
-fn resolve_aliases(file: &mut RecipeFile, runs: &[(&MasterEntry, &RecipeLink)]) {
+fn resolve_aliases(deployments: &mut [Deployment], runs: &[(&MasterEntry, &RecipeLink)]) -> Vec<Note> {
     let mut notes = Vec::new();
-    for dep in &mut file.deployments {
+    for dep in deployments {
         let Some(container) = dep.container.as_ref().filter(|c| is_container_alias(&c.value)) else { continue };
         let running = runs.iter().filter(|(_, l)| match (l.selector.as_deref(), dep.variant.as_deref()) {
             (None, _) => true,
@@ -152,7 +167,7 @@ fn resolve_aliases(file: &mut RecipeFile, runs: &[(&MasterEntry, &RecipeLink)]) 
             )),
         }
     }
-    file.notes.extend(notes);
+    notes
 }
 
 #[cfg(test)]

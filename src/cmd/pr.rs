@@ -200,6 +200,16 @@ impl Change {
         for (head, base) in &masters {
             change.check_master(snaps, head, base.as_ref(), mapping);
         }
+        // A container alias runs the image of the entries that link the recipe:
+        // at head for the audit, at base for the release it ran before.
+        let head_masters: Vec<recipe::MasterConfig> = masters.iter().filter_map(|(h, _)| h.master.clone()).collect();
+        let base_masters: Vec<recipe::MasterConfig> = masters.iter().filter_map(|(_, b)| b.as_ref()?.master.clone()).collect();
+        for recipe in &mut change.recipes {
+            audit::master_links::alias_images(&head_masters, &recipe.path, &mut recipe.deployments);
+        }
+        for (path, deployments) in &mut change.baseline {
+            audit::master_links::alias_images(&base_masters, path, deployments);
+        }
         change.others.extend(masters.into_iter().map(|(head, _)| head));
         change
     }

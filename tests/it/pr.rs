@@ -355,3 +355,24 @@ fn the_real_bump_pr_on_the_corpus() {
     assert!(markdown.contains("SGLang flag audit (v0.5.12.post1 → v0.5.19)"), "{markdown}");
     assert!(markdown.contains("`--cuda-graph-max-bs` is a deprecated alias for `--cuda-graph-max-bs-decode`"), "{markdown}");
 }
+
+/// A recipe whose container is the srt-slurm alias `dynamo-sglang` runs the
+/// master entry's image: the PR that moves the entry's image is a bump of the
+/// recipe, from the image at base to the image at head.
+#[test]
+fn a_container_alias_is_bumped_by_its_master_entry() {
+    let (_dir, ws, root) = demo_recipes();
+    let repo = RecipesRepo::init(&root);
+    repo.edit(DISAGG, "\"example/sglang:v1.0.0-cu130\"", "dynamo-sglang");
+    let base = repo.commit("main", None, "the recipe runs the entry's image");
+    repo.edit("configs/demo-master.yaml", "example/sglang:v1.0.0-cu129", "example/sglang:v1.1.0-cu129");
+    repo.edit(DISAGG, "version: 0.1.0", "version: 0.2.0");
+    repo.commit("bump", Some(base), "bump the entry's image");
+    let engines = ["--sglang".as_ref(), ws.sglang_repo.as_os_str(), "--dynamo".as_ref(), ws.dynamo_repo.as_os_str()];
+    let out = pr(&root, "main", "bump", &engines);
+    let report = json(&out);
+    let sglang = report["bumps"].as_array().unwrap().iter().find(|b| b["engine"] == "sglang").unwrap().clone();
+    assert_eq!((sglang["from"].as_str(), sglang["to"].as_str()), (Some("v1.0.0"), Some("v1.1.0")), "{:#}", report["bumps"]);
+    let found = findings(&report);
+    assert!(!found.iter().any(|(code, _, _)| code == "EA301" || code == "EA303"), "the alias is the entry's image: {found:?}");
+}
