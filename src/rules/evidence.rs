@@ -135,6 +135,14 @@ impl<'t> SourceIndex<'t> {
                 Evidence::SymbolExists(p) => &p.files,
                 Evidence::AssignsAttribute(p) => &p.files,
                 Evidence::ReturnsBefore(p) => &p.files,
+                Evidence::GuardExcludes(p) => {
+                    for path in self.files(&p.helper_files) {
+                        if !out.contains(&path) {
+                            out.push(path);
+                        }
+                    }
+                    &p.files
+                }
                 Evidence::TextInFunction(p) => &p.files,
                 Evidence::Query(p) => &p.files,
             };
@@ -221,6 +229,7 @@ impl<'t> SourceIndex<'t> {
             Evidence::SymbolExists(p) => self.symbol_exists(p),
             Evidence::AssignsAttribute(p) => self.assigns_attribute(p),
             Evidence::ReturnsBefore(p) => self.returns_before(p),
+            Evidence::GuardExcludes(p) => self.guard_excludes(p),
             Evidence::TextInFunction(p) => self.text_in_function(p),
             Evidence::TextInFile(p) => self.text_in_file(p),
             Evidence::Query(p) => self.query(p),
@@ -302,6 +311,60 @@ impl<'t> SourceIndex<'t> {
         })
     }
 
+    /// Cites, for every assignment of the attribute, the guard that excludes it
+    /// and the helper's `return not (...)`; nothing when one assignment is not
+    /// excluded (or there is none).
+    fn guard_excludes(&self, p: &GuardExcludes) -> Vec<Cite> {
+        self.first_in_functions(&p.files, p.class.as_deref(), &p.function, |file, func| {
+            let assignments: Vec<Node> = own_descendants(func, "assignment")
+                .into_iter()
+                .filter(|a| {
+                    a.child_by_field_name("left").is_some_and(|l| {
+                        l.kind() == "attribute" && l.child_by_field_name("attribute").is_some_and(|n| file.text(n) == p.attribute)
+                    })
+                })
+                .collect();
+            let mut cites = Vec::new();
+            for a in &assignments {
+                let excluded = required_calls(*a, func).into_iter().find_map(|call| {
+                    let name = called_name(file, call)?;
+                    let helper = self.negated_helper(&p.helper_files, name, &p.excludes)?;
+                    Some((call, name, helper))
+                });
+                let Some((call, name, helper)) = excluded else { return Vec::new() };
+                let scope = scope_name(p.class.as_deref(), &p.function);
+                cites.push(cite(&file.path, file.line(call), &p.note, || {
+                    format!("{scope}: `{}` at line {} needs `{name}()` ...", p.attribute, file.line(*a))
+                }));
+                cites.push(Cite { note: format!("... which is false for `{}`", p.excludes), ..helper });
+            }
+            cites
+        })
+    }
+
+    /// The `return not (...)` of a function named `name` whose negated operand
+    /// is an `or` chain of terms one of which mentions `excludes`.
+    fn negated_helper(&self, files: &[String], name: &str, excludes: &str) -> Option<Cite> {
+        for path in self.files(files) {
+            let Some(file) = self.parse(&path) else { continue };
+            for func in find_functions(&file, None, name) {
+                let Some(body) = func.child_by_field_name("body") else { continue };
+                let returns = own_descendants(body, "return_statement");
+                // One return: a helper with several answers is not folded.
+                let [ret] = returns.as_slice() else { continue };
+                let Some(value) = ret.named_child(0) else { continue };
+                if value.kind() != "not_operator" {
+                    continue;
+                }
+                let Some(operand) = value.child_by_field_name("argument") else { continue };
+                if or_terms(operand).into_iter().any(|t| !mentions(&file, t, excludes).is_empty()) {
+                    return Some(Cite { path: path.clone(), line: file.line(*ret), note: String::new() });
+                }
+            }
+        }
+        None
+    }
+
     fn text_in_function(&self, p: &TextInFunction) -> Vec<Cite> {
         self.first_in_functions(&p.files, p.class.as_deref(), &p.function, |file, func| {
             let Some(at) = file.text(func).find(&p.text) else { return Vec::new() };
@@ -354,6 +417,58 @@ impl<'t> SourceIndex<'t> {
 }
 
 /// `(condition, consequence)` of every `if` and `elif` in a body (own scope only).
+/// The calls that must be true for `node` to run: the `and`-conjuncts that are
+/// calls, of the condition of every `if` (up to `func`) whose consequence holds it.
+fn required_calls<'t>(node: Node<'t>, func: Node<'t>) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    let mut child = node;
+    while let Some(parent) = child.parent() {
+        if parent == func {
+            break;
+        }
+        if parent.kind() == "if_statement" && parent.child_by_field_name("consequence") == Some(child) {
+            if let Some(cond) = parent.child_by_field_name("condition") {
+                out.extend(and_terms(cond).into_iter().filter(|t| t.kind() == "call"));
+            }
+        }
+        child = parent;
+    }
+    out
+}
+
+/// `a and (b and c)` → `[a, b, c]`, parentheses dropped.
+fn and_terms(node: Node) -> Vec<Node> {
+    bool_terms(node, "and")
+}
+
+fn or_terms(node: Node) -> Vec<Node> {
+    bool_terms(node, "or")
+}
+
+fn bool_terms<'t>(node: Node<'t>, op: &str) -> Vec<Node<'t>> {
+    match node.kind() {
+        "parenthesized_expression" => node.named_child(0).map(|n| bool_terms(n, op)).unwrap_or_default(),
+        "boolean_operator" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == op) => {
+            let mut out = Vec::new();
+            for side in ["left", "right"] {
+                out.extend(node.child_by_field_name(side).map(|n| bool_terms(n, op)).unwrap_or_default());
+            }
+            out
+        }
+        _ => vec![node],
+    }
+}
+
+/// `x.y().name()` / `name()` → `name`.
+fn called_name<'f>(file: &'f PyFile, call: Node) -> Option<&'f str> {
+    let function = call.child_by_field_name("function")?;
+    match function.kind() {
+        "attribute" => function.child_by_field_name("attribute").map(|n| file.text(n)),
+        "identifier" => Some(file.text(function)),
+        _ => None,
+    }
+}
+
 fn condition_branches(body: Node) -> Vec<(Node, Node)> {
     let mut out = Vec::new();
     for kind in ["if_statement", "elif_clause"] {

@@ -295,6 +295,10 @@ fn validate_evidence(e: &Evidence, key: &str) -> Result<(), Invalid> {
         Evidence::SymbolExists(p) => files("symbol_exists", &p.files),
         Evidence::AssignsAttribute(p) => files("assigns_attribute", &p.files),
         Evidence::ReturnsBefore(p) => files("returns_before", &p.files),
+        Evidence::GuardExcludes(p) => {
+            files("guard_excludes", &p.files)?;
+            files_ok(&p.helper_files, &format!("{key}.guard_excludes.helper_files"))
+        }
         Evidence::TextInFunction(p) => files("text_in_function", &p.files),
         Evidence::TextInFile(p) => files("text_in_file", &p.files),
         Evidence::Query(p) => files("query", &p.files),

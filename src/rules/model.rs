@@ -118,6 +118,10 @@ pub enum Evidence {
     AssignsAttribute(AssignsAttribute),
     /// In F, an `if` whose condition mentions X returns before the first mention of Y.
     ReturnsBefore(ReturnsBefore),
+    /// Every assignment of `x.<attribute>` in F sits under an `if` whose
+    /// condition requires a helper call (`backend().supports_x()`) that returns
+    /// `not (... <excludes> ...)`: the assignment cannot run for that case.
+    GuardExcludes(GuardExcludes),
     TextInFunction(TextInFunction),
     TextInFile(TextInFile),
     /// A raw tree-sitter query over tree-sitter-python (optionally within F).
@@ -162,6 +166,22 @@ pub struct AssignsAttribute {
     /// Source text of the assigned value (`True`), compared trimmed.
     #[serde(default)]
     pub value: Option<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuardExcludes {
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub class: Option<String>,
+    pub function: String,
+    pub attribute: String,
+    /// Where the helper the guard calls is defined (any class or module level).
+    pub helper_files: Vec<String>,
+    /// A name the helper's negated `or` chain mentions (`is_flashinfer_trtllm`).
+    pub excludes: String,
     #[serde(default)]
     pub note: Option<String>,
 }
