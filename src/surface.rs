@@ -147,6 +147,17 @@ pub struct EnvVar {
     pub evidence: Evidence,
 }
 
+impl EnvVar {
+    /// Still a field of the registry (`EnvBool`, ...), whatever deprecation is
+    /// attached: code reads it through `envs.X.get()`, so setting it still
+    /// takes effect. Not so for a name only the deprecation table lists
+    /// (`deprecated`) or a plain read (`read`, whose notice-only reads are
+    /// told apart when extracted).
+    pub fn is_registry_field(&self) -> bool {
+        self.kind != "deprecated" && self.kind != "read"
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Module {
     /// Dotted name (`sglang.srt.server_args`).

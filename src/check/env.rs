@@ -90,7 +90,10 @@ fn check_use(site: &Site, u: &EnvUse, bump: Bump) -> Option<Finding> {
                 .fix(Some(rename_fix(site, u, &target, transform))),
         );
     }
-    let Some(dep) = &var.deprecated else {
+    // A field upstream lists as deprecated without a successor ("the field is
+    // still defined for legacy call sites") is still read: no removal notice.
+    let retired_field = |d: &&crate::surface::EnvDeprecation| d.kind == EnvDeprecationKind::Removed && var.is_registry_field();
+    let Some(dep) = var.deprecated.as_ref().filter(|d| !retired_field(d)) else {
         return default_changed(u, var, bump);
     };
     let (name, target, upstream) = (u.name.clone(), to_ref.to_string(), dep.message.clone());

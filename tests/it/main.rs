@@ -6,6 +6,7 @@ mod cache_folder;
 mod codes;
 mod corpus_acceptance;
 mod demo_audit;
+mod engine_verdicts;
 mod fact_cache;
 mod fix;
 mod master_links;

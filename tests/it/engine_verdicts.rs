@@ -1,0 +1,58 @@
+//! Engine-side verdicts checked against the real releases (issue 26): what a
+//! finding claims about the engine must hold in its source.
+//! Runs when ENGINE_AUDIT_CORPUS names the corpus folder; `.ci/run` sets it.
+
+use std::path::PathBuf;
+
+fn corpus() -> Option<PathBuf> {
+    let dir = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from);
+    if dir.is_none() {
+        eprintln!("ENGINE_AUDIT_CORPUS is not set: skipped (.ci/run sets it)");
+    }
+    dir
+}
+
+/// The codes and subjects of an audit of one srt-slurm recipe text.
+fn audit(corpus: &std::path::Path, recipe: &str, from: &str, to: &str) -> Vec<(String, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("r.yaml"), recipe).unwrap();
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .arg("audit")
+        .arg(dir.path().join("r.yaml"))
+        .arg("--sglang")
+        .arg(corpus.join("sglang.git"))
+        .args(["--from", from, "--to", to, "--offline", "--no-cache", "--format", "json", "--fail-on", "never"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["code"].as_str().unwrap().to_string(), f["subject"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn a_removal_notice_only_for_vars_nothing_else_reads() {
+    let Some(corpus) = corpus() else { return };
+    // At v0.5.19 both are in `_DEPRECATED_ENVS` without a replacement, but
+    // SGLANG_ENABLE_UNIFIED_RADIX_TREE is still an EnvBool field that
+    // mem_cache/kv_cache_builder.py reads ("still defined for legacy call
+    // sites"); SGLANG_CUTLASS_MOE is only in the deprecation table.
+    let recipe = "\
+name: r
+backend:
+  type: sglang
+  decode_environment:
+    SGLANG_ENABLE_UNIFIED_RADIX_TREE: '1'
+    SGLANG_CUTLASS_MOE: '1'
+  sglang_config:
+    decode: {tensor-parallel-size: 8}
+";
+    let found = audit(&corpus, recipe, "v0.5.16", "v0.5.19");
+    let notices: Vec<&str> = found.iter().filter(|(c, _)| c == "EA103").map(|(_, s)| s.as_str()).collect();
+    assert_eq!(notices, ["SGLANG_CUTLASS_MOE"], "{found:?}");
+}
