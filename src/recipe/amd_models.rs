@@ -111,7 +111,7 @@ enum TableEngine {
 /// other `*_flags` strings and are named `models_<engine>.yaml`.
 fn table_engine(path: &str, root: &Node) -> Option<TableEngine> {
     let entries = root.as_map().filter(|e| !e.is_empty())?;
-    if root.get("backend").is_some() || entries.iter().any(|e| e.value.as_map().is_none()) {
+    if entries.iter().any(|e| e.value.as_map().is_none()) {
         return None;
     }
     let has = |e: &Entry, key: &str| e.value.get(key).is_some();
@@ -232,13 +232,13 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
         return Vec::new();
     };
     let mut strings: Vec<(&str, Vec<ArgToken>)> = Vec::new();
-    let mut roles: Vec<(&str, RoleFields)> = Vec::new();
+    let mut roles: [Option<RoleFields>; 2] = Default::default();
     for field in entry.value.as_map().unwrap_or_default() {
         let Some(key) = field.key.as_str() else { continue };
         if let Some(&name) = FLAG_STRINGS.iter().find(|&&s| s == key) {
             strings.push((name, flag_words(src, &format!("{model}.{key}"), &field.value, notes)));
-        } else if let Some(&role) = ROLES.iter().find(|&&r| r == key) {
-            roles.push((role, read_role(src, model, role, field, notes)));
+        } else if let Some(i) = ROLES.iter().position(|&r| r == key) {
+            roles[i] = Some(read_role(src, model, ROLES[i], field, notes));
         } else {
             notes.push(Note::warning(
                 format!("`{model}.{key}`: not a key the server script reads (base_flags, dp_flags, ep_flags, mtp_flags, prefill, decode); not audited"),
@@ -246,14 +246,19 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
             ));
         }
     }
-    let missing: Vec<&str> = ROLES.into_iter().filter(|r| !roles.iter().any(|(k, _)| k == r)).collect();
-    for role in missing {
-        notes.push(Note::warning(
-            format!("`{model}` has no `{role}` map: its {role} server is read with the flag strings only"),
-            Some(entry.key.span.clone()),
-        ));
-        roles.push((role, RoleFields::default()));
-    }
+    let roles: Vec<RoleFields> = roles
+        .into_iter()
+        .zip(ROLES)
+        .map(|(read, role)| {
+            read.unwrap_or_else(|| {
+                notes.push(Note::warning(
+                    format!("`{model}` has no `{role}` map: its {role} server is read with the flag strings only"),
+                    Some(entry.key.span.clone()),
+                ));
+                RoleFields::default()
+            })
+        })
+        .collect();
     let words = |key: &str| strings.iter().find(|(k, _)| *k == key).map(|(_, w)| w.as_slice()).unwrap_or_default();
     let mtp = if words("mtp_flags").is_empty() { vec![false] } else { vec![false, true] };
     let mut deployments = Vec::new();
@@ -261,8 +266,8 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
         for &with_mtp in &mtp {
             let roles = ROLES
                 .iter()
-                .map(|&name| {
-                    let role = roles.iter().find(|(k, _)| *k == name).map(|(_, r)| r).expect("every role was added above");
+                .zip(&roles)
+                .map(|(&name, role)| {
                     let mut argv: Vec<ArgToken> = words("base_flags").to_vec();
                     mode.strings().iter().for_each(|s| argv.extend_from_slice(words(s)));
                     if with_mtp && name == "decode" {
@@ -688,8 +693,9 @@ fn delete_words(file: &RecipeFile, key: &Span, value: &Span) -> Option<Edit> {
     let end = key.end().max(value.end());
     let text = file.text.as_bytes();
     let words = file.text.get(start..end)?;
-    // Spans of whole words on one line (escapes inside them go with them).
-    if !words.starts_with("--") || words.contains(['\n', '\r']) || value.offset < key.offset {
+    // Spans of whole words on one line (escapes inside them go with them); a
+    // switch's value span is its own word.
+    if !words.starts_with("--") || words.contains(['\n', '\r']) || value.offset < start {
         return None;
     }
     let blank = |b: u8| b == b' ' || b == b'\t';

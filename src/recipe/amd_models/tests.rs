@@ -231,6 +231,11 @@ fn renames_switch_rewrites_and_deletes_edit_the_flag_strings() {
     assert!(delete(mode).contains("  ep_flags: \"--ep-dispatch-algorithm fake --moe-a2a-backend mori\"\n"));
     assert!(delete(flag(&decode, "speculative-algorithm")).contains("  mtp_flags: \"--speculative-eagle-topk 1\"\n"));
     assert!(delete(flag(&decode, "moe-dense-tp-size")).contains("  dp_flags: \"--enable-dp-attention --enable-dp-lm-head\"\n"));
+    assert!(
+        delete(flag(&decode, "enable-dp-attention")).contains("  dp_flags: \"--moe-dense-tp-size 1 --enable-dp-lm-head\"\n"),
+        "a switch"
+    );
+    assert!(delete(head).contains("  dp_flags: \"--enable-dp-attention --moe-dense-tp-size 1\"\n"));
     let only = load_as("models.yaml", "M:\n  base_flags: \"--tp 4\"\n  mtp_flags: --x 1\n  prefill: {}\n  decode: {}\n");
     let decode = flags(deployment(&only, "M", "no_dp, mtp"), "decode");
     let tp = flag(&decode, "tp");
