@@ -664,7 +664,7 @@ fn set_value(file: &RecipeFile, span: &Span, value: &str) -> Option<Edit> {
     if !plain_word(value) {
         return None;
     }
-    let line = &file.text[file.text[..span.offset].rfind('\n').map_or(0, |i| i + 1)..span.offset];
+    let line = line_before(file, span.offset)?;
     let field_value = match line.trim().strip_suffix(':') {
         Some(key) => [ROLE_FIELDS, BLOCK_FIELDS]
             .iter()
@@ -676,6 +676,12 @@ fn set_value(file: &RecipeFile, span: &Span, value: &str) -> Option<Edit> {
     // A switch's value span is the switch itself: it is not a value to replace.
     let in_flag_string = !line.trim().ends_with(':') && plain_word(written) && !written.starts_with('-');
     (field_value || in_flag_string).then(|| format::replace_value(file, span, value)).flatten()
+}
+
+/// The text of the line holding `offset`, up to it.
+fn line_before(file: &RecipeFile, offset: usize) -> Option<&str> {
+    let before = file.text.get(..offset)?;
+    Some(&before[before.rfind('\n').map_or(0, |i| i + 1)..])
 }
 
 /// `--name` in a flag string becomes `--a=v --b=v`.
@@ -704,7 +710,7 @@ fn delete_words(file: &RecipeFile, key: &Span, value: &Span) -> Option<Edit> {
     let word_follows = text.get(end + after).is_some_and(|&b| !matches!(b, b'"' | b'\'' | b'\n' | b'\r' | b'#'));
     let (from, to) = if word_follows { (start, end + after) } else { (start - before, end) };
     // A plain scalar left empty would be null, not an empty string of flags.
-    if file.text[file.text[..from].rfind('\n').map_or(0, |i| i + 1)..from].trim_end().ends_with(':') {
+    if line_before(file, from)?.trim_end().ends_with(':') {
         return None;
     }
     // The words must be a whole part of the string: a quote or a blank before them.
