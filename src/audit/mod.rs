@@ -88,7 +88,7 @@ impl<'a> Run<'a> {
                 report.notes.push(format!("{at}: {}", note.message));
             }
             match &file.kind {
-                RecipeKind::SrtSlurm | RecipeKind::LaunchScript => {}
+                RecipeKind::SrtSlurm | RecipeKind::LaunchScript | RecipeKind::AmdModels => {}
                 RecipeKind::Other { backend: Some(b) } => {
                     report.notes.push(format!("{}: skipped, a recipe for the {b} backend", file.path));
                     continue;

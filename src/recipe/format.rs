@@ -70,8 +70,13 @@ pub(crate) trait RecipeFormat: Sync {
 }
 
 /// Every format, in the order detection tries them.
-pub(crate) static FORMATS: &[&dyn RecipeFormat] =
-    &[&super::launch_script::LaunchScript, &super::master_config::MasterConfigFormat, &super::srt_slurm::SrtSlurm, &Unrecognised];
+pub(crate) static FORMATS: &[&dyn RecipeFormat] = &[
+    &super::launch_script::LaunchScript,
+    &super::master_config::MasterConfigFormat,
+    &super::srt_slurm::SrtSlurm,
+    &super::amd_models::AmdModels,
+    &Unrecognised,
+];
 
 /// The format of a file already read.
 pub(crate) fn of(kind: &RecipeKind) -> &'static dyn RecipeFormat {

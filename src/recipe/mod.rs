@@ -1,13 +1,15 @@
 //! Recipe readers: what a deployment asks of the engine, with the exact place it asks.
 //!
-//! Three formats are read: srt-slurm recipe YAML ([`srt_slurm`]), the InferenceX
-//! master config ([`master_config`]) and shell launch scripts ([`launch_script`]).
+//! Four formats are read: srt-slurm recipe YAML ([`srt_slurm`]), the InferenceX
+//! master config ([`master_config`]), shell launch scripts ([`launch_script`]) and
+//! the AMD multi-node model table ([`amd_models`]).
 //! Each yields [`Deployment`]s whose every value carries a [`Span`] into the file as
 //! read, so a finding names the line and `--fix` can edit the text in place.
 //!
 //! This module knows recipe files, not engines or git: it reports what is written
 //! (and what cannot be known statically, as `Dynamic`), never whether it is valid.
 
+pub(crate) mod amd_models;
 mod files;
 pub(crate) mod format;
 pub(crate) mod image;
@@ -18,6 +20,7 @@ pub(crate) mod span;
 pub(crate) mod srt_slurm;
 pub(crate) mod yaml;
 
+pub use amd_models::model_deployments;
 pub use files::{collect, collect_with, load_path, load_path_with, read_confined, MAX_RECIPE_BYTES};
 pub(crate) use format::EditIntent;
 pub use image::{is_container_alias, parse_image, DynamoRef, ImageTag};
@@ -59,8 +62,11 @@ pub enum RecipeKind {
     SrtSlurm,
     MasterConfig,
     LaunchScript,
-    /// Recognised but not audited: an srt-slurm recipe for another backend
-    /// (`backend: Some("vllm")`), or a file that is no recipe (`backend: None`).
+    /// The AMD multi-node SGLang model table (`amd_utils/models.yaml`).
+    AmdModels,
+    /// Recognised but not audited: an srt-slurm recipe or an AMD model table for
+    /// another engine (`backend: Some("vllm")`), or a file that is no recipe
+    /// (`backend: None`).
     Other {
         backend: Option<String>,
     },
@@ -115,12 +121,14 @@ pub struct RoleConfig {
     pub role: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
-    /// Flags as the recipe passes them. For launch scripts this is empty: whether
-    /// `--x y` binds `y` to `--x` depends on the engine's flag arity, so the raw
-    /// tokens are kept in `argv` and bound by the checker with [`bind`].
+    /// Flags as the recipe passes them, when the recipe's structure says which
+    /// value is whose. Words of a command line are kept in `argv` instead:
+    /// whether `--x y` binds `y` to `--x` depends on the engine's flag arity, so
+    /// the checker binds them with [`bind`].
     pub flags: Vec<FlagUse>,
     pub env: Vec<EnvUse>,
-    /// Command-line tokens after the launcher, for launch scripts.
+    /// Command-line tokens after the launcher (launch scripts), or the flag
+    /// strings a role passes (AMD model tables).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub argv: Option<Vec<ArgToken>>,
     /// Why this role's command line cannot be fully known (built by `eval`, in a loop).
@@ -129,13 +137,12 @@ pub struct RoleConfig {
 }
 
 impl RoleConfig {
-    /// The flags of this role, binding raw script tokens with the engine's knowledge
-    /// of which flags take no value.
+    /// The flags of this role: raw command-line tokens bound with the engine's
+    /// knowledge of which flags take no value, then the flags read as such.
     pub fn flag_uses(&self, is_switch: impl Fn(&str) -> bool) -> Vec<FlagUse> {
-        match &self.argv {
-            Some(tokens) => bind(tokens, is_switch).flags,
-            None => self.flags.clone(),
-        }
+        let mut uses = self.argv.as_ref().map(|tokens| bind(tokens, is_switch).flags).unwrap_or_default();
+        uses.extend(self.flags.iter().cloned());
+        uses
     }
 }
 

@@ -1,0 +1,303 @@
+//! The model table on `fixtures/amd/models.yaml` (two models shaped like the
+//! real ones) and on small texts for the edge cases.
+
+use super::*;
+use crate::recipe::{load_text, NoteLevel};
+
+const FIXTURE: &str = include_str!("../../../fixtures/amd/models.yaml");
+
+fn load_as(path: &str, text: &str) -> RecipeFile {
+    load_text(path, text.to_string(), &LinkMapping::default()).unwrap()
+}
+
+fn fixture() -> RecipeFile {
+    load_as("amd_utils/models.yaml", FIXTURE)
+}
+
+fn deployment<'f>(file: &'f RecipeFile, model: &str, variant: &str) -> &'f Deployment {
+    file.deployments
+        .iter()
+        .find(|d| d.name == model && d.variant.as_deref() == Some(variant))
+        .unwrap_or_else(|| panic!("no {model} [{variant}]"))
+}
+
+/// A role's flags bound as SGLang binds them (the fixture's switches).
+fn flags(d: &Deployment, role: &str) -> Vec<FlagUse> {
+    let switches = ["enable-dp-attention", "enable-dp-lm-head", "disable-radix-cache", "prefill-round-robin-balance"];
+    d.roles.iter().find(|r| r.role == role).unwrap().flag_uses(|n| switches.contains(&n))
+}
+
+fn flag<'f>(flags: &'f [FlagUse], name: &str) -> &'f FlagUse {
+    flags.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("no {name} in {:?}", flags.iter().map(|f| &f.name).collect::<Vec<_>>()))
+}
+
+fn at<'t>(file: &'t RecipeFile, span: &Span) -> &'t str {
+    &file.text[span.offset..span.end()]
+}
+
+fn apply(file: &RecipeFile, edits: &[Edit]) -> String {
+    let mut text = file.text.clone();
+    let mut edits = edits.to_vec();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.offset));
+    for e in edits {
+        text.replace_range(e.offset..e.offset + e.len, &e.replacement);
+    }
+    text
+}
+
+#[test]
+fn the_sglang_table_is_read_and_other_engines_tables_are_not() {
+    let file = fixture();
+    assert_eq!(file.kind, RecipeKind::AmdModels);
+    assert!(file.format().owns(&RecipeKind::AmdModels));
+    let vllm =
+        "Kimi:\n  prefill_flags: \"--tensor-parallel-size 8\"\n  decode_flags: \"--tensor-parallel-size 8\"\n  env: \"VLLM_USE_V1=1\"\n";
+    let file = load_as("amd_utils/models_vllm.yaml", vllm);
+    assert_eq!(file.kind, RecipeKind::Other { backend: Some("vllm".into()) });
+    assert!(file.deployments.is_empty() && file.notes[0].message.contains("for vllm: skipped"), "{:?}", file.notes);
+    // Named for another engine: never read as SGLang, whatever its shape.
+    let file = load_as("models_atom.yaml", FIXTURE);
+    assert_eq!(file.kind, RecipeKind::Other { backend: Some("atom".into()) });
+    assert!(file.deployments.is_empty());
+    // Another engine's shape without the name is no table at all.
+    assert_eq!(load_as("models.yaml", vllm).kind, RecipeKind::Other { backend: None });
+    assert_eq!(load_as("x.yaml", "a:\n  b: 1\n").kind, RecipeKind::Other { backend: None });
+    assert_eq!(load_as("x.yaml", "rules:\n  - framework: x\n").kind, RecipeKind::Other { backend: None });
+}
+
+#[test]
+fn every_configuration_the_script_builds_is_a_deployment() {
+    let file = fixture();
+    let variants: Vec<String> =
+        file.deployments.iter().map(|d| format!("{} [{}]", d.name, d.variant.as_deref().unwrap_or_default())).collect();
+    assert_eq!(
+        variants,
+        [
+            "DeepSeek-R1-0528 [dp]",
+            "DeepSeek-R1-0528 [dp, mtp]",
+            "DeepSeek-R1-0528 [ep_only]",
+            "DeepSeek-R1-0528 [ep_only, mtp]",
+            "DeepSeek-R1-0528 [no_dp]",
+            "DeepSeek-R1-0528 [no_dp, mtp]",
+            // `mtp_flags: ""`: MTP adds nothing, so no variant of its own.
+            "GLM-5-FP8 [dp]",
+            "GLM-5-FP8 [ep_only]",
+            "GLM-5-FP8 [no_dp]",
+        ]
+    );
+    for d in &file.deployments {
+        assert_eq!(d.engine, "sglang");
+        assert_eq!(d.roles.iter().map(|r| r.role.as_str()).collect::<Vec<_>>(), ["prefill", "decode"]);
+        assert_eq!(at(&file, d.name_span.as_ref().unwrap()), d.name);
+    }
+    assert_eq!(model_deployments(&file, "GLM-5-FP8").len(), 3);
+    assert!(model_deployments(&file, "GLM-5").is_empty());
+    assert!(model_deployments(&load_as("models_vllm.yaml", FIXTURE), "GLM-5-FP8").is_empty());
+}
+
+#[test]
+fn flag_strings_and_fields_become_flags_per_mode() {
+    let file = fixture();
+    let names = |d: &Deployment, role: &str| flags(d, role).into_iter().map(|f| f.name).collect::<Vec<_>>();
+    let dp_mtp = deployment(&file, "DeepSeek-R1-0528", "dp, mtp");
+    let decode = flags(dp_mtp, "decode");
+    assert_eq!(flag(&decode, "enable-dp-attention").value, FlagValue::Switch { on: true });
+    assert!(matches!(&flag(&decode, "speculative-algorithm").value, FlagValue::Scalar { text, .. } if text == "NEXTN"));
+    assert!(matches!(&flag(&decode, "deepep-mode").value, FlagValue::Scalar { text, .. } if text == "normal"));
+    assert_eq!(flag(&decode, "prefill-round-robin-balance").value, FlagValue::Switch { on: true });
+    assert!(matches!(&flag(&decode, "mem-fraction-static").value, FlagValue::Scalar { text, ty: ScalarType::Float, .. } if text == "0.85"));
+    assert!(
+        matches!(&flag(&decode, "chunked-prefill-size").value, FlagValue::Dynamic { text } if text.starts_with("MORI_MAX_DISPATCH_TOKENS_DECODE"))
+    );
+    let FlagValue::List { items } = &flag(&decode, "cuda-graph-bs").value else { panic!() };
+    assert_eq!(items.iter().map(|i| i.value.as_str()).collect::<Vec<_>>(), ["1", "2", "3", "4", "5", "6", "7", "8"], "seq 1 8");
+    assert!(items.iter().all(|i| at(&file, &i.span) == "1-8"));
+    // MTP is the decode server's only.
+    assert!(!names(dp_mtp, "prefill").contains(&"speculative-algorithm".to_string()));
+    let prefill = flags(dp_mtp, "prefill");
+    let FlagValue::List { items } = &flag(&prefill, "cuda-graph-bs").value else { panic!() };
+    assert_eq!(items.iter().map(|i| at(&file, &i.span)).collect::<Vec<_>>(), ["1", "2", "3"], "each value where it is written");
+
+    let no_dp = deployment(&file, "DeepSeek-R1-0528", "no_dp");
+    for absent in ["enable-dp-attention", "moe-a2a-backend", "speculative-algorithm"] {
+        assert!(!names(no_dp, "decode").contains(&absent.to_string()), "{absent}");
+    }
+    assert!(matches!(&flag(&flags(no_dp, "decode"), "chunked-prefill-size").value, FlagValue::Scalar { text, .. } if text == "262144"));
+    // EP without DP attention: ep_flags, and the ep_only block where the role has one (else no_dp's).
+    let ep = deployment(&file, "DeepSeek-R1-0528", "ep_only");
+    assert!(
+        names(ep, "decode").contains(&"moe-a2a-backend".to_string()) && !names(ep, "decode").contains(&"enable-dp-attention".to_string())
+    );
+    let range = |role: &str| at(&file, &flag(&flags(ep, role), "cuda-graph-bs").value_span).to_string();
+    assert_eq!((range("decode").as_str(), range("prefill").as_str()), ("\"1-16\"", "\"1-4\""));
+
+    let glm = deployment(&file, "GLM-5-FP8", "dp");
+    let prefill = flags(glm, "prefill");
+    assert_eq!(flag(&prefill, "disable-radix-cache").value, FlagValue::Switch { on: false }, "false: not passed");
+    assert!(matches!(&flag(&prefill, "chunked-prefill-size").value, FlagValue::Scalar { text, quoted: true, .. } if text == "16384"));
+    // A quoted JSON value with spaces is one word, as `bash -c` reads it.
+    let json = flag(&prefill, "model-loader-extra-config");
+    assert!(matches!(&json.value, FlagValue::Scalar { text, quoted: true, .. } if text == r#"{\"num_threads\": 8}"#), "{:?}", json.value);
+    assert_eq!(at(&file, &json.value_span), r#"'{\\\"num_threads\\\": 8}'"#);
+}
+
+#[test]
+fn every_span_is_the_text_it_was_read_from() {
+    let file = fixture();
+    for d in &file.deployments {
+        for role in ["prefill", "decode"] {
+            for f in flags(d, role) {
+                let key = at(&file, &f.key_span);
+                let field = key.contains('_');
+                if field {
+                    assert_eq!(key.trim_end_matches("_range").replace('_', "-"), f.name);
+                } else {
+                    assert_eq!(key, f.name);
+                    assert_eq!(&file.text[f.key_span.offset - 2..f.key_span.offset], "--");
+                }
+            }
+        }
+    }
+    let decode = flags(deployment(&file, "DeepSeek-R1-0528", "dp, mtp"), "decode");
+    let topk = flag(&decode, "speculative-eagle-topk");
+    assert_eq!((topk.key_span.line, topk.key_span.column), (4, 47));
+    assert_eq!(at(&file, &topk.value_span), "1");
+    let balance = flag(&decode, "prefill-round-robin-balance");
+    assert_eq!((balance.key_span.line, balance.key_span.column, at(&file, &balance.value_span)), (20, 5, "true"));
+}
+
+#[test]
+fn what_the_format_cannot_read_is_noted() {
+    let file = fixture();
+    let warnings: Vec<&str> = file.notes.iter().filter(|n| n.level == NoteLevel::Warning).map(|n| n.message.as_str()).collect();
+    assert!(warnings.iter().any(|m| m.starts_with("`GLM-5-FP8.prefill.disable_cuda_graph`: not a field")), "{warnings:#?}");
+    assert!(warnings.iter().any(|m| m.starts_with("`GLM-5-FP8.prefill.dp.context_length`: not a field")), "{warnings:#?}");
+    assert_eq!(warnings.len(), 2, "{warnings:#?}");
+    let arithmetic = file.notes.iter().filter(|n| n.message.contains("is the bash arithmetic")).count();
+    assert_eq!(arithmetic, 2, "once per field, not per variant");
+    assert!(file.notes.iter().any(|n| n.message.contains("env.sh")));
+
+    let odd = "M:\n  base_flags: \"--a 1 # rest\"\n  dp_flags: \"--b $X\"\n  ep_flags:\n  mtp_flags: [x]\n  extra: 1\n  prefill:\n    dp:\n      cuda_graph_bs_range: \"9-1\"\n    no_dp: []\n";
+    let file = load_as("models.yaml", odd);
+    let messages: Vec<&str> = file.notes.iter().map(|n| n.message.as_str()).collect();
+    for expected in [
+        "`M.base_flags`: a `#` starts a shell comment",
+        "`M.dp_flags`: `$X` is expanded by the shell at run time",
+        "`M.ep_flags` is null",
+        "`M.mtp_flags` should be a string of flags",
+        "`M.extra`: not a key the server script reads",
+        "`M.prefill.dp.cuda_graph_bs_range`: `9-1` is empty",
+        "`M.prefill.no_dp` should be a map",
+        "`M` has no `decode` map",
+    ] {
+        assert!(messages.iter().any(|m| m.starts_with(expected)), "{expected}: {messages:#?}");
+    }
+    let prefill = flags(deployment(&file, "M", "dp"), "prefill");
+    assert!(matches!(flag(&prefill, "b").value, FlagValue::Dynamic { .. }));
+    assert!(matches!(flag(&prefill, "cuda-graph-bs").value, FlagValue::Invalid { .. }));
+    assert!(prefill.iter().all(|f| f.name != "rest"));
+}
+
+#[test]
+fn a_string_over_several_lines_is_read_but_never_edited() {
+    let text = "M:\n  base_flags: \"--tp 4\n    --log-level info\"\n  prefill: {}\n  decode: {}\n";
+    let file = load_as("models.yaml", text);
+    assert!(file.notes.iter().any(|n| n.message.contains("over several lines")));
+    let decode = flags(deployment(&file, "M", "no_dp"), "decode");
+    let level = flag(&decode, "log-level");
+    assert_eq!(at(&file, &level.key_span), "\"--tp 4\n    --log-level info\"", "the whole value");
+    assert!(file.edit(EditIntent::Rename { span: &level.key_span, old: "log-level", new: "log-lvl" }).is_empty());
+    assert!(file.edit(EditIntent::Delete { key: &level.key_span, value: &level.value_span }).is_empty());
+}
+
+#[test]
+fn renames_switch_rewrites_and_deletes_edit_the_flag_strings() {
+    let file = fixture();
+    let decode = flags(deployment(&file, "DeepSeek-R1-0528", "dp, mtp"), "decode");
+    let mode = flag(&decode, "deepep-mode");
+    let edited = apply(&file, &file.edit(EditIntent::Rename { span: &mode.key_span, old: "deepep-mode", new: "moe-deepep-mode" }));
+    assert!(edited.contains("--moe-a2a-backend mori --moe-deepep-mode normal\"\n"));
+    assert!(file.edit(EditIntent::Rename { span: &mode.key_span, old: "deepep-mode", new: "a b" }).is_empty(), "never a word that splits");
+
+    let head = flag(&decode, "enable-dp-lm-head");
+    let edited = apply(&file, &file.edit(EditIntent::RenameSwitch { flag: head, new_name: "dp-lm-head", value: "on" }));
+    assert!(edited.contains("--moe-dense-tp-size 1 --dp-lm-head=on\"\n"));
+    let into = [("a-x".to_string(), "off".to_string()), ("a-y".to_string(), "off".to_string())];
+    let edited = apply(&file, &file.edit(EditIntent::SplitSwitch { flag: head, into: &into }));
+    assert!(edited.contains("--moe-dense-tp-size 1 --a-x=off --a-y=off\"\n"));
+
+    // Deleted with its value and one blank, at the start, middle or end of a string.
+    let delete = |f: &FlagUse| apply(&file, &file.edit(EditIntent::Delete { key: &f.key_span, value: &f.value_span }));
+    assert!(delete(mode).contains("  ep_flags: \"--ep-dispatch-algorithm fake --moe-a2a-backend mori\"\n"));
+    assert!(delete(flag(&decode, "speculative-algorithm")).contains("  mtp_flags: \"--speculative-eagle-topk 1\"\n"));
+    assert!(delete(flag(&decode, "moe-dense-tp-size")).contains("  dp_flags: \"--enable-dp-attention --enable-dp-lm-head\"\n"));
+    assert!(
+        delete(flag(&decode, "enable-dp-attention")).contains("  dp_flags: \"--moe-dense-tp-size 1 --enable-dp-lm-head\"\n"),
+        "a switch"
+    );
+    assert!(delete(head).contains("  dp_flags: \"--enable-dp-attention --moe-dense-tp-size 1\"\n"));
+    let only = load_as("models.yaml", "M:\n  base_flags: \"--tp 4\"\n  mtp_flags: --x 1\n  prefill: {}\n  decode: {}\n");
+    let decode = flags(deployment(&only, "M", "no_dp, mtp"), "decode");
+    let tp = flag(&decode, "tp");
+    assert!(apply(&only, &only.edit(EditIntent::Delete { key: &tp.key_span, value: &tp.value_span })).contains("  base_flags: \"\"\n"));
+    let x = flag(&decode, "x");
+    assert!(only.edit(EditIntent::Delete { key: &x.key_span, value: &x.value_span }).is_empty(), "a plain scalar left empty is null");
+
+    let json = delete(flag(&flags(deployment(&file, "GLM-5-FP8", "dp"), "prefill"), "model-loader-extra-config"));
+    assert!(json.contains("  base_flags: \"--log-level warning --tool-call-parser glm47\"\n"), "{json}");
+    // Every edit leaves a table that reads back.
+    for edited in [delete(mode), json] {
+        assert_eq!(load_as("models.yaml", &edited).deployments.len(), 9, "{edited}");
+    }
+}
+
+#[test]
+fn fields_are_deleted_or_set_but_never_renamed() {
+    let file = fixture();
+    let decode = flags(deployment(&file, "DeepSeek-R1-0528", "dp"), "decode");
+    let balance = flag(&decode, "prefill-round-robin-balance");
+    assert!(file.edit(EditIntent::Rename { span: &balance.key_span, old: &balance.name, new: "balance" }).is_empty());
+    assert!(file.edit(EditIntent::RenameSwitch { flag: balance, new_name: "balance", value: "on" }).is_empty());
+    let edited = apply(&file, &file.edit(EditIntent::Delete { key: &balance.key_span, value: &balance.value_span }));
+    assert!(edited.contains("    mem_fraction_static: 0.85\n    dp:\n      max_running_requests: 4096\n"), "{edited}");
+
+    let mem = flag(&decode, "mem-fraction-static");
+    assert!(apply(&file, &file.edit(EditIntent::SetValue { span: &mem.value_span, value: "0.9" })).contains("mem_fraction_static: 0.9\n"));
+    let chunk = flag(&decode, "chunked-prefill-size");
+    let edited = apply(&file, &file.edit(EditIntent::SetValue { span: &chunk.value_span, value: "8192" }));
+    assert!(edited.contains("      chunked_prefill_size: \"8192\"\n"), "quotes kept");
+    let bs = flag(&decode, "cuda-graph-bs");
+    assert!(file.edit(EditIntent::SetValue { span: &bs.value_span, value: "8" }).is_empty(), "a range is no single value");
+    let decode = flags(deployment(&file, "DeepSeek-R1-0528", "dp, mtp"), "decode");
+    let topk = flag(&decode, "speculative-eagle-topk");
+    assert!(
+        apply(&file, &file.edit(EditIntent::SetValue { span: &topk.value_span, value: "2" })).contains("--speculative-eagle-topk 2\"\n")
+    );
+}
+
+#[test]
+fn words_split_as_bash_splits_them() {
+    let chars = |s: &str| s.chars().enumerate().map(|(at, c)| SrcChar { c, at, len: 1 }).collect::<Vec<_>>();
+    let words = |s: &str| {
+        let mut problems = Vec::new();
+        let words = shell_words(&chars(s), &mut problems);
+        (words.into_iter().map(|w| (w.value, w.quoted, w.dynamic)).collect::<Vec<_>>(), problems)
+    };
+    let (w, p) = words(r#"--a 'x y' --b "q \"r\" $S" c\ d --e=f"#);
+    assert_eq!(
+        w,
+        [
+            ("--a".to_string(), false, false),
+            ("x y".to_string(), true, false),
+            ("--b".to_string(), false, false),
+            (r#"q "r" $S"#.to_string(), true, true),
+            ("c d".to_string(), false, false),
+            ("--e=f".to_string(), false, false),
+        ]
+    );
+    assert!(p.is_empty());
+    let (w, p) = words("--a 'open");
+    assert!(w[1].2 && p[0].contains("never closed"));
+    let (w, p) = words("--a x;y");
+    assert!(w[1].2 && p[0].contains("shell operator"));
+}
