@@ -167,7 +167,7 @@ impl Config {
             } else {
                 self.file.single_node_scripts.clone()
             },
-            link_prefix: default.link_prefix,
+            ..default
         }
     }
 

@@ -24,10 +24,15 @@ pub(super) fn check_masters(files: &[RecipeFile], opts: &AuditOptions, audited: 
         for entry in &selected {
             let linked: BTreeSet<&str> = entry.links.iter().filter_map(|l| l.recipe.as_deref()).collect();
             let scripts = entry.scripts.iter().flat_map(|s| &s.paths);
-            let mut audited_link = files
-                .iter()
-                .filter(|f| f.kind == RecipeKind::LaunchScript)
-                .any(|f| scripts.clone().any(|p| super::master_links::names_file(&f.path, p)) && audited.contains(f.path.as_str()));
+            let table = entry.model_table.as_ref();
+            let mut audited_link = files.iter().filter(|f| audited.contains(f.path.as_str())).any(|f| match f.kind {
+                RecipeKind::LaunchScript => scripts.clone().any(|p| super::master_links::names_file(&f.path, p)),
+                // The table counts when the entry's model is among its audited deployments.
+                RecipeKind::AmdModels => table.is_some_and(|t| {
+                    super::master_links::names_file(&f.path, &t.table) && f.deployments.iter().any(|d| d.name == t.model.value)
+                }),
+                _ => false,
+            });
             for recipe in files.iter().filter(|f| f.kind == RecipeKind::SrtSlurm) {
                 if linked.iter().any(|l| recipe.path.ends_with(l)) {
                     check::consistency::check_entry(master, entry, recipe, &mut report.findings);
@@ -52,6 +57,11 @@ fn why_unchecked(config: &MasterConfig, selected: &[&MasterEntry], key: Option<&
         Some(k) if selected.is_empty() => {
             let keys: Vec<&str> = config.entries.iter().map(|e| e.key.value.as_str()).collect();
             format!("key `{k}` not found; nearest keys: {}", nearest(k, &keys, 5).join(", "))
+        }
+        Some(k) if links.is_empty() && selected.iter().any(|e| e.model_table.is_some()) => {
+            let rows: Vec<String> =
+                selected.iter().filter_map(|e| e.model_table.as_ref()).map(|t| format!("`{}` of {}", t.model.value, t.table)).collect();
+            format!("key `{k}` runs the model table rows {}, and none was audited (no such row, or the table could not be read)", rows.join(", "))
         }
         Some(k) if links.is_empty() => match selected.iter().flat_map(|e| &e.scripts).map(|s| s.paths.join(" or ")).collect::<Vec<_>>() {
             scripts if scripts.is_empty() => format!("key `{k}` links no recipe (no `CONFIG_FILE=recipes/...` setting): nothing to check"),

@@ -35,6 +35,9 @@ pub(crate) fn apply(files: &mut [RecipeFile], key: Option<&str>, how: Apply) -> 
     let masters: Vec<MasterConfig> = files.iter().filter(|f| f.kind == RecipeKind::MasterConfig).filter_map(|f| f.master.clone()).collect();
     let mut findings = Vec::new();
     give_scripts_their_images(files, &masters, key);
+    for file in files.iter_mut().filter(|f| f.kind == RecipeKind::AmdModels) {
+        run_table_rows(file, &masters, key, how);
+    }
     for file in files.iter_mut().filter(|f| f.kind == RecipeKind::SrtSlurm) {
         let runs = runs_of(&masters, key, &file.path);
         if runs.is_empty() {
@@ -96,6 +99,63 @@ fn give_scripts_their_images(files: &mut [RecipeFile], masters: &[MasterConfig],
             dep.entry_image = Some(EntryImage { key: entry.key.value.clone(), image: image.clone() });
         }
     }
+}
+
+/// The AMD model table: each `sglang-disagg` entry runs its model's rows
+/// (every mode the server script may build for it) with the entry's image.
+/// Through `--master`, only the rows of the keys' models are audited.
+fn run_table_rows(file: &mut RecipeFile, masters: &[MasterConfig], key: Option<&str>, how: Apply) {
+    let entries: Vec<&MasterEntry> = masters
+        .iter()
+        .flat_map(|m| &m.entries)
+        .filter(|e| key.is_none_or(|k| e.key.value == k))
+        .filter(|e| e.model_table.as_ref().is_some_and(|t| names_file(&file.path, &t.table)))
+        .collect();
+    if entries.is_empty() {
+        return;
+    }
+    let models: BTreeSet<&str> = file.deployments.iter().map(|d| d.name.as_str()).collect();
+    for entry in &entries {
+        let model = &entry.model_table.as_ref().expect("filtered on the table").model;
+        if !models.contains(model.value.as_str()) {
+            file.notes.push(Note::warning(
+                format!(
+                    "`{}` runs model `{}`, which this table has no entry for (its models: {}); nothing of the key is audited",
+                    entry.key.value,
+                    model.value,
+                    models.iter().copied().collect::<Vec<_>>().join(", ")
+                ),
+                Some(model.span.clone()),
+            ));
+        }
+    }
+    if how == Apply::Selectors {
+        file.deployments.retain(|d| entries.iter().any(|e| e.model_table.as_ref().is_some_and(|t| t.model.value == d.name)));
+    }
+    let mut notes = Vec::new();
+    for dep in &mut file.deployments {
+        let running: Vec<&&MasterEntry> =
+            entries.iter().filter(|e| e.model_table.as_ref().is_some_and(|t| t.model.value == dep.name) && e.image.is_some()).collect();
+        let images: BTreeSet<&str> = running.iter().filter_map(|e| e.image.as_ref()).map(|i| i.value.as_str()).collect();
+        match (running.first(), images.len()) {
+            (Some(entry), 1) => {
+                let image = entry.image.clone().expect("filtered on image");
+                dep.image = Some(parse_image(&image.value));
+                dep.entry_image = Some(EntryImage { key: entry.key.value.clone(), image });
+            }
+            (_, 0) => {}
+            _ if !notes.iter().any(|n: &Note| n.message.starts_with(&format!("`{}`", dep.name))) => notes.push(Note::warning(
+                format!(
+                    "`{}` is run by master keys with different images ({}); no release is taken from them: audit one key with --key",
+                    dep.name,
+                    images.into_iter().collect::<Vec<_>>().join(", ")
+                ),
+                dep.name_span.clone(),
+            )),
+            _ => {}
+        }
+    }
+    file.notes.extend(notes);
 }
 
 /// `path` (as loaded: the recipes root joined with the link) is the file `target` names.

@@ -256,6 +256,19 @@ fn linked_recipes(master: &Path, file: &recipe::RecipeFile, key: Option<&str>) -
     for entry in config.entries.iter().filter(|e| key.is_none_or(|k| e.key.value == k)) {
         // A script is found by name, as the runner finds it: the first
         // candidate that exists. None existing is said by `check_masters`.
+        if let Some(link) = &entry.model_table {
+            let path = root.join(&link.table);
+            match recipe::read_confined(root, &path) {
+                Ok(_) => found.push(path),
+                Err(reason) => {
+                    let error = RecipeError::Io {
+                        path: path.display().to_string(),
+                        message: format!("the model table `{}` runs `{}` from: {reason}", entry.key.value, link.model.value),
+                    };
+                    missing.push(check::unreadable::unreadable(&error));
+                }
+            }
+        }
         for script in &entry.scripts {
             if let Some(path) = script.paths.iter().map(|p| root.join(p)).find(|p| recipe::read_confined(root, p).is_ok()) {
                 found.push(path);

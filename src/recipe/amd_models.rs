@@ -292,6 +292,7 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
                 precision: None,
                 gpu_type: None,
                 dynamo: None,
+                entry_image: None,
             });
         }
     }

@@ -25,6 +25,9 @@ pub struct LinkMapping {
     /// How an entry that links nothing names its single-node script (see
     /// [`script_naming`](super::script_naming)): patterns tried in order.
     pub single_node_scripts: Vec<String>,
+    /// The AMD multi-node model table (`models.yaml`) a `sglang-disagg` entry
+    /// runs its model's entry of, by the last part of its `model` path.
+    pub amd_models: String,
 }
 
 impl Default for LinkMapping {
@@ -35,6 +38,7 @@ impl Default for LinkMapping {
             link_prefix: "recipes/".into(),
             recipes_dir: "benchmarks/multi_node/srt-slurm-recipes".into(),
             single_node_scripts: super::script_naming::DEFAULT_PATTERNS.iter().map(|p| p.to_string()).collect(),
+            amd_models: "benchmarks/multi_node/amd_utils/models.yaml".into(),
         }
     }
 }
@@ -80,6 +84,20 @@ pub struct MasterEntry {
     /// scripts its runner would look for, by the naming convention.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scripts: Vec<ScriptCandidates>,
+    /// For an AMD disaggregated SGLang entry (`framework: sglang-disagg`) that
+    /// links no recipe: the model table its server script reads, and the
+    /// table key (the `model` path's last part).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_table: Option<ModelTableLink>,
+}
+
+/// A master entry's row of the AMD model table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelTableLink {
+    /// The table's path in the recipes repository.
+    pub table: String,
+    /// The table key: `amd/DeepSeek-R1-0528-MXFP4-v2` → `DeepSeek-R1-0528-MXFP4-v2`.
+    pub model: Spanned<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -188,13 +206,21 @@ pub(crate) fn read(src: &SourceText, root: &Node, mapping: &LinkMapping) -> (Mas
             };
             notes.push(note);
         }
-        let scripts = if links.is_empty() && value.get("multinode").and_then(Node::as_str) != Some("true") {
+        let scripts = if links.is_empty() && field_str(value, "multinode") != Some("true") {
             single_node_scripts(value, mapping)
         } else {
             Vec::new()
         };
+        let model_table = match (field_str(value, "framework"), spanned(value.get("model"))) {
+            (Some("sglang-disagg"), Some(model)) if links.is_empty() => Some(ModelTableLink {
+                table: mapping.amd_models.clone(),
+                model: Spanned { value: model.value.rsplit('/').next().unwrap_or(&model.value).to_string(), span: model.span },
+            }),
+            _ => None,
+        };
         entries.push(MasterEntry {
             scripts,
+            model_table,
             key: Spanned { value: key.to_string(), span: entry.key.span.clone() },
             image: scalar("image"),
             framework: scalar("framework"),
@@ -236,6 +262,10 @@ fn single_node_scripts(entry: &Node, mapping: &LinkMapping) -> Vec<ScriptCandida
         .collect();
     let facts = EntryFacts { model_prefix, precision, runner, framework, scenarios };
     script_naming::candidates(&mapping.single_node_scripts, &facts)
+}
+
+fn field_str<'n>(node: &'n Node, key: &str) -> Option<&'n str> {
+    node.get(key).and_then(Node::as_str)
 }
 
 fn spanned(node: Option<&Node>) -> Option<Spanned<String>> {

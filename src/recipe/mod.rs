@@ -25,7 +25,7 @@ pub use files::{collect, collect_with, load_path, load_path_with, read_confined,
 pub(crate) use format::EditIntent;
 pub use image::{is_container_alias, parse_image, DynamoRef, ImageTag};
 pub(crate) use launch_script::{bind, ArgToken};
-pub use master_config::{LinkMapping, MasterConfig, MasterEntry, RecipeLink, Router};
+pub use master_config::{LinkMapping, MasterConfig, MasterEntry, ModelTableLink, RecipeLink, Router};
 pub(crate) use span::{SourceText, Span, Spanned};
 
 use crate::surface::Known;

@@ -93,3 +93,21 @@ fn a_container_alias_runs_the_master_entrys_image() {
     assert_eq!(sglang[0]["recipe"], "configs/nvidia-master.yaml", "points at the entry's image");
     assert!(findings(&report, "EA301").is_empty(), "an alias is no image mismatch");
 }
+
+#[test]
+fn an_amd_disagg_key_audits_its_model_table_rows_with_its_image() {
+    let Some(corpus) = corpus() else { return };
+    let recipes = shared().join("recipes");
+    let report = audit_key(&recipes, &corpus, "configs/amd-master.yaml", "qwen3.5-fp8-mi355x-sglang-disagg", "v0.5.23");
+    let bump = report["bumps"].as_array().unwrap().iter().find(|b| b["engine"] == "sglang").unwrap();
+    assert_eq!(bump["from"], "v0.5.16", "lmsysorg/sglang:v0.5.16-rocm720-mi35x: {bump}");
+    // Qwen3.5-397B-A17B-FP8 has no MTP flags: the dp, ep_only and no_dp rows.
+    assert_eq!(bump["deployments"], 3, "{bump}");
+    let findings = report["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+    assert!(
+        findings.iter().filter(|f| f["code"] != "EA007").all(|f| f["recipe"].as_str().unwrap().ends_with("amd_utils/models.yaml")),
+        "{findings:#?}"
+    );
+    assert_eq!(report["master_entries_checked"], 1);
+}
