@@ -8,7 +8,7 @@ use super::refs::{self, DerivedRef, Unresolved};
 use super::AuditOptions;
 use crate::finding::{Finding, Location};
 use crate::profiles::{self, Engine};
-use crate::recipe::Deployment;
+use crate::recipe::{Deployment, RecipeKind};
 use std::collections::BTreeMap;
 
 /// The refs one deployment is audited across, by engine profile id: the engine
@@ -57,6 +57,7 @@ fn recipe_place(engine: Engine, dep: &Deployment) -> (Option<&crate::recipe::Spa
 }
 
 pub(super) fn derive_refs(
+    kind: &RecipeKind,
     dep: &Deployment,
     base: Option<&Deployment>,
     opts: &AuditOptions,
@@ -66,7 +67,12 @@ pub(super) fn derive_refs(
 ) -> DeploymentRefs {
     let mut refs = DeploymentRefs::default();
     let Some(server) = profiles::by_id(dep.engine) else { return refs };
-    let consumers = profiles::CONSUMER_LINKS.iter().filter(|l| l.engine == server.id).filter_map(|l| profiles::by_id(l.consumer));
+    // Only srt-slurm starts the engine under its consumers (Dynamo's workers);
+    // a launch script or the AMD model table starts the server itself.
+    let consumers = profiles::CONSUMER_LINKS
+        .iter()
+        .filter(|l| l.engine == server.id && kind == &RecipeKind::SrtSlurm)
+        .filter_map(|l| profiles::by_id(l.consumer));
     for engine in std::iter::once(server).chain(consumers) {
         let handle = engines.get(engine);
         let repo = handle.and_then(|h| h.source.repo());

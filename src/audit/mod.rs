@@ -99,7 +99,7 @@ impl<'a> Run<'a> {
                 let Some(engine) = profiles::by_id(dep.engine) else { continue };
                 let base =
                     opts.baseline.get(&file.path).and_then(|old| old.iter().find(|b| b.name == dep.name && b.variant == dep.variant));
-                let refs = derive_refs(dep, base, opts, engines, &mut report.findings, &mut report.notes);
+                let refs = derive_refs(&file.kind, dep, base, opts, engines, &mut report.findings, &mut report.notes);
                 planned.push(Planned { file, dep, refs, engine });
             }
         }

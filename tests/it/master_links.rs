@@ -103,6 +103,8 @@ fn an_amd_disagg_key_audits_its_model_table_rows_with_its_image() {
     assert_eq!(bump["from"], "v0.5.16", "lmsysorg/sglang:v0.5.16-rocm720-mi35x: {bump}");
     // Qwen3.5-397B-A17B-FP8 has no MTP flags: the dp, ep_only and no_dp rows.
     assert_eq!(bump["deployments"], 3, "{bump}");
+    // The AMD server script starts SGLang itself: no Dynamo runs it.
+    assert!(report["bumps"].as_array().unwrap().iter().all(|b| b["engine"] != "dynamo"), "{:#}", report["bumps"]);
     let findings = report["findings"].as_array().unwrap();
     assert!(!findings.is_empty());
     assert!(
