@@ -54,6 +54,55 @@ fn visit_fields_depth(ev: &ConstEval, class: &ClassRef, visit: &mut dyn FnMut(&P
     }
 }
 
+/// What `dataclasses.fields(C)` / `msgspec.structs.fields(C)` iterate: each
+/// field's declaring class and name, in declaration order, a redeclared field
+/// once (at its first position).
+pub(crate) fn record_fields(ev: &ConstEval, class: &ClassRef) -> Vec<(ClassRef, String)> {
+    let mut out: Vec<(ClassRef, String)> = Vec::new();
+    visit_record_fields(ev, class, &mut |_, owner, site| match out.iter_mut().find(|(_, n)| *n == site.name) {
+        Some(slot) => slot.0 = owner.clone(),
+        None => out.push((owner.clone(), site.name)),
+    });
+    out
+}
+
+/// A field's declared default, as declared by `owner`: the value after `=`,
+/// or the `default=` of a `field(...)` call. A field without one is unknown.
+pub(crate) fn field_default(ev: &ConstEval, owner: &ClassRef, name: &str) -> crate::extract::consts::Folded {
+    let mut found = None;
+    visit_record_fields(ev, owner, &mut |file, declared_by, site| {
+        if declared_by != owner || site.name != name {
+            return;
+        }
+        let scope = Scope { module: &owner.module, locals: None, class: None };
+        found = Some(match site.default {
+            None => Err(name.to_string()),
+            Some(node) => default_value(ev, file, node, scope),
+        });
+    });
+    found.unwrap_or_else(|| Err(name.to_string()))
+}
+
+fn default_value(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> crate::extract::consts::Folded {
+    if node.kind() == "call" {
+        if let Some(Ok(Val::External(callee))) = node.child_by_field_name("function").map(|f| ev.eval(file, f, scope)) {
+            if callee.ends_with(".field") {
+                let args = node.child_by_field_name("arguments").map(named_children).unwrap_or_default();
+                let default = args
+                    .into_iter()
+                    .filter(|a| a.kind() == "keyword_argument")
+                    .find(|kw| kw.child_by_field_name("name").map(|k| file.text(k)) == Some("default"))
+                    .and_then(|kw| kw.child_by_field_name("value"));
+                return match default {
+                    Some(value) => ev.eval(file, value, scope),
+                    None => Err(file.text(node).to_string()),
+                };
+            }
+        }
+    }
+    ev.eval(file, node, scope)
+}
+
 fn is_class_var(file: &PyFile, annotation: Node) -> bool {
     let text = file.text(annotation);
     text.starts_with("ClassVar") || text.starts_with("typing.ClassVar")

@@ -163,6 +163,15 @@ fn newest_release_without_oracle_extracts_plausibly() {
     }
     assert!(flags.len() > 450, "implausibly few flags at 0.5.23: {}", flags.len());
     assert!(flags.iter().any(|f| f.names.iter().any(|n| n == "--model-path")));
+    // Choices built by helper functions (`_reasoning_parser_choices()`, the
+    // static path past a `sys.modules` test) and defaults read back from the
+    // struct (`_declared_default("x")`) fold. `--sampling-backend` stays
+    // dynamic: `token_oracle` joins its choices when an env var is on.
+    let flag = |name: &str| flags.iter().find(|f| f.names.iter().any(|n| n == name)).unwrap();
+    let Some(Known::Value(choices)) = &flag("--reasoning-parser").choices else { panic!("reasoning-parser choices dynamic") };
+    assert!(choices.iter().any(|c| c == "deepseek-r1") && choices[0] == "auto", "{choices:?}");
+    assert_eq!(dynamic_defaults, 0);
+    assert_eq!(dynamic_choices, 1);
 }
 
 #[test]

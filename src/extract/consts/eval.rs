@@ -122,6 +122,7 @@ pub(super) fn eval(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> F
             sub(if c { *then } else { *otherwise })
         }
         "call" => call(ev, file, node, scope),
+        "comparison_operator" => compare(ev, file, node, scope),
         "list_comprehension" | "set_comprehension" | "generator_expression" => {
             let items = comprehension(ev, file, node, scope)?;
             if node.kind() == "set_comprehension" {
@@ -133,6 +134,27 @@ pub(super) fn eval(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> F
             } else {
                 Ok(Val::List(items))
             }
+        }
+        _ => unknown(),
+    }
+}
+
+/// `a == b`, `a != b`, `a in b`, `a not in b` on literal values (one operator:
+/// a chain `a < b < c` is left unfolded).
+fn compare(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Folded {
+    let unknown = || Err(file.text(node).to_string());
+    let operands = named_children(node);
+    let [left, right] = operands.as_slice() else { return unknown() };
+    let mut cursor = node.walk();
+    let op: String = node.children_by_field_name("operators", &mut cursor).map(|o| file.text(o)).collect::<Vec<_>>().join(" ");
+    let (l, r) = (ev.eval(file, *left, scope)?, ev.eval(file, *right, scope)?);
+    let literal = |v: &Val| v.to_json().is_some();
+    match op.split_whitespace().collect::<Vec<_>>().join(" ").as_str() {
+        "==" if literal(&l) && literal(&r) => Ok(Val::Bool(l == r)),
+        "!=" if literal(&l) && literal(&r) => Ok(Val::Bool(l != r)),
+        "in" | "not in" if literal(&l) => {
+            let items = r.iter_items().ok_or_else(|| file.text(node).to_string())?;
+            Ok(Val::Bool(items.contains(&l) == (op.trim() == "in")))
         }
         _ => unknown(),
     }
@@ -209,6 +231,11 @@ fn attribute(ev: &ConstEval, base: Val, attr: &str) -> Option<Val> {
             }
         }
         Val::Class(c) => ev.class_attr(&c, attr).ok(),
+        Val::Field { class, name } => match attr {
+            "name" => Some(Val::Str(name)),
+            "default" => crate::extract::classes::field_default(ev, &class, &name).ok(),
+            _ => None,
+        },
         Val::EnumMember { name, value, .. } => match attr {
             "name" => Some(Val::Str(name)),
             "value" => value.as_ref().clone().ok(),
@@ -329,7 +356,28 @@ fn call(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Folded {
     }
 
     let callee = ev.eval(file, func, scope).map_err(|_| file.text(node).to_string())?;
+    if let Val::Function(module, name) = &callee {
+        if !keywords.is_empty() {
+            return unknown();
+        }
+        let mut args = Vec::new();
+        for a in &positional {
+            args.push(ev.eval(file, *a, scope)?);
+        }
+        return super::function::call(ev, module, name, &args).map_err(|_| file.text(node).to_string());
+    }
     let Val::External(name) = callee else { return unknown() };
+    // `C = msgspec.defstruct("C", [...fields of C...], namespace=...)`: the
+    // struct rebuilt from the class of the same name, whose fields the record
+    // walk reads (its namespaces included).
+    if matches!(name.as_str(), "msgspec.defstruct" | "dataclasses.make_dataclass") {
+        let Some(Ok(Val::Str(class))) = positional.first().map(|n| ev.eval(file, *n, scope)) else { return unknown() };
+        let module_file = ev.module_file(scope.module).ok_or_else(|| file.text(node).to_string())?;
+        return match ev.class_def(&module_file, &class) {
+            Some(_) => Ok(Val::Class(super::ClassRef { module: scope.module.to_string(), name: class })),
+            None => unknown(),
+        };
+    }
     // `dataclasses.field(default=X)`: the class attribute is X.
     if matches!(name.as_str(), "dataclasses.field" | "msgspec.field") {
         for kw in &keywords {
@@ -413,6 +461,10 @@ fn builtin_call(ev: &ConstEval, name: &str, args: &[Val]) -> Option<Val> {
             }
         }
         ("len", [v]) => Val::Int(items(v)?.len() as i64),
+        ("next", [v]) => items(v)?.into_iter().next()?,
+        ("dataclasses.fields" | "msgspec.structs.fields", [Val::Class(c)]) => {
+            Val::List(crate::extract::classes::record_fields(ev, c).into_iter().map(|(class, name)| Val::Field { class, name }).collect())
+        }
         ("int", [Val::Int(i)]) => Val::Int(*i),
         ("int", [Val::Str(s)]) => Val::Int(s.trim().parse().ok()?),
         ("float", [Val::Int(i)]) => Val::Float(*i as f64),

@@ -5,12 +5,16 @@
 //! `X += [...]` and bound-alias `add_x = X.extend; add_x([...])` mutations that
 //! follow them), `+`/`|` concatenation, constants imported from other engine
 //! modules, class attributes, dict keys (`list(D)`, `list(D.keys())`) and
-//! comprehensions over literal sequences or `Enum` classes. Anything else is
+//! comprehensions over literal sequences or `Enum` classes, comparisons of
+//! literals, calls to engine functions whose body folds (see [`function`]),
+//! and the fields of a dataclass or msgspec struct (`next(f.default for f in
+//! msgspec.structs.fields(C) if f.name == name)`). Anything else is
 //! `Err(<source text>)`: never a guess. Cycles (self-referential constants,
 //! circular imports) end in `Err` through an in-progress set.
 
 mod bindings;
 mod eval;
+mod function;
 mod value;
 
 pub(crate) use bindings::{
@@ -431,6 +435,7 @@ fn is_builtin(name: &str) -> bool {
             | "frozenset"
             | "tuple"
             | "len"
+            | "next"
             | "sorted"
             | "min"
             | "max"

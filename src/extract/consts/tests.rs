@@ -63,8 +63,8 @@ fn imports_classes_enums_and_dict_keys() {
     ];
     assert_eq!(fold(&files, "e.m", "A"), value(json!(["n1", "n2", "n3"])));
     assert_eq!(fold(&files, "e.m", "B"), value(json!(["red", "blue"])));
-    // `!=` is not folded: the comprehension is unknown rather than guessed.
-    assert!(fold(&files, "e.m", "C").is_dynamic());
+    // Comparisons of literals fold (`k.value != 'r'` on each member).
+    assert_eq!(fold(&files, "e.m", "C"), value(json!(["b"])));
     assert_eq!(fold(&files, "e.m", "D"), value(json!(["t1", "t2"])));
     assert_eq!(fold(&files, "e.m", "E"), value(json!(["t1", "t2"])));
     assert_eq!(fold(&files, "e.m", "F"), value(json!("b")));
@@ -82,4 +82,51 @@ fn cycles_terminate_as_unknown() {
     assert!(fold(&files, "e.a", "X").is_dynamic());
     assert!(fold(&files, "e.a", "SELF").is_dynamic());
     assert!(fold(&files, "e.b", "Y").is_dynamic());
+}
+
+#[test]
+fn engine_functions_fold_their_static_path() {
+    let names = "NAMES = ['deepseek-r1', 'qwen3']\n";
+    let m = r#"
+import sys
+import msgspec
+
+
+def _choices():
+    module = sys.modules.get("e.heavy")
+    if module is not None:
+        return list(module.Parser.Map)
+    from e.names import NAMES
+
+    return list(NAMES)
+
+
+def _declared_default(name: str):
+    """A field default."""
+    return next(
+        field.default
+        for field in msgspec.structs.fields(Args)
+        if field.name == name
+    )
+
+
+class Args:
+    port: int = 30000
+    mode: str = msgspec.field(default="fast")
+
+
+Args = msgspec.defstruct("Args", [(n, a) for n, a in Args.__annotations__.items()])
+
+CHOICES = ["auto"] + _choices()
+PORT = _declared_default("port")
+MODE = _declared_default("mode")
+UNKNOWN = _declared_default("nope")
+NAMES_OF = [f.name for f in msgspec.structs.fields(Args)]
+"#;
+    let files = [("p/e/__init__.py", ""), ("p/e/names.py", names), ("p/e/m.py", m)];
+    assert_eq!(fold(&files, "e.m", "CHOICES"), value(json!(["auto", "deepseek-r1", "qwen3"])));
+    assert_eq!(fold(&files, "e.m", "PORT"), value(json!(30000)));
+    assert_eq!(fold(&files, "e.m", "MODE"), value(json!("fast")));
+    assert_eq!(fold(&files, "e.m", "NAMES_OF"), value(json!(["port", "mode"])), "the struct rebuilt from the class");
+    assert!(fold(&files, "e.m", "UNKNOWN").is_dynamic(), "no such field: next() of nothing");
 }

@@ -39,6 +39,13 @@ pub enum Val {
         name: String,
         value: Box<Folded>,
     },
+    /// One field of an engine dataclass or msgspec struct, as
+    /// `dataclasses.fields(C)` / `msgspec.structs.fields(C)` yield it: its
+    /// `name`, and its `default` (the class attribute).
+    Field {
+        class: ClassRef,
+        name: String,
+    },
     /// A name from outside the engine (`argparse.BooleanOptionalAction`, `int`, `json.loads`).
     External(String),
     /// A bound list/set/dict method kept in a name (`add_x = X.extend`): target
@@ -64,7 +71,7 @@ impl Val {
             Val::Str(s) => !s.is_empty(),
             Val::List(v) | Val::Tuple(v) | Val::Set(v) => !v.is_empty(),
             Val::Dict(d) => !d.is_empty(),
-            Val::Class(_) | Val::Function(..) | Val::Module(_) | Val::EnumMember { .. } => true,
+            Val::Class(_) | Val::Function(..) | Val::Module(_) | Val::EnumMember { .. } | Val::Field { .. } => true,
             Val::External(_) | Val::BoundMutator { .. } | Val::Opaque(_) => return None,
         })
     }
@@ -104,6 +111,7 @@ impl Val {
                 J::Object(map)
             }
             Val::EnumMember { .. }
+            | Val::Field { .. }
             | Val::Class(_)
             | Val::Function(..)
             | Val::Module(_)
@@ -129,6 +137,7 @@ impl Val {
             Val::Dict(d) => format!("{{{}}}", d.iter().map(|(k, v)| format!("{}: {}", k.repr(), v.repr())).collect::<Vec<_>>().join(", ")),
             Val::EnumMember { class, name, .. } => format!("{}.{}", class.name, name),
             Val::Class(c) => c.name.clone(),
+            Val::Field { class, name } => format!("<field {}.{name}>", class.name),
             Val::Function(_, n) => n.clone(),
             Val::Module(m) => m.clone(),
             Val::External(e) => e.clone(),
