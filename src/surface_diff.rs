@@ -287,29 +287,47 @@ pub(crate) fn added_modules<'a>(from: &EngineSurface, to: &'a EngineSurface) -> 
         .collect()
 }
 
-/// Where a removed module went: a new module with the same leaf name (the closest
-/// in dotted path when several), else one defining the same symbols.
+/// Where a removed module went: a new module with most of its names and the
+/// same leaf name, or nearly all of them under another name (a move, not a
+/// coincidence of file names: `replay/__main__.py` and `triton/__main__.py`
+/// share a leaf and little else); among those, the most names shared, then
+/// the same leaf name, then the closest dotted path. `None` when the symbols of
+/// either side are unknown: no successor is claimed without evidence.
 pub(crate) fn relocation(old: &crate::surface::Module, added: &[&crate::surface::Module]) -> Option<String> {
     fn leaf(name: &str) -> &str {
         name.rsplit('.').next().unwrap_or(name)
     }
-    let old_leaf = leaf(&old.name);
     let shared_prefix = |a: &str, b: &str| a.split('.').zip(b.split('.')).take_while(|(x, y)| x == y).count();
-    let same_leaf: Vec<&&crate::surface::Module> = added.iter().filter(|m| leaf(&m.name) == old_leaf && old_leaf != "__init__").collect();
-    if let Some(best) = same_leaf.iter().max_by_key(|m| (shared_prefix(&m.name, &old.name), std::cmp::Reverse(m.name.len()))) {
-        return Some(best.name.clone());
+    let old_symbols: Vec<&String> = old.symbols.as_ref()?.iter().filter(|s| is_telling(s)).collect();
+    if old_symbols.is_empty() {
+        return None;
     }
-    let old_symbols = old.symbols.as_ref().filter(|s| !s.is_empty())?;
     added
         .iter()
         .filter_map(|m| {
             let symbols = m.symbols.as_ref()?;
             let shared = old_symbols.iter().filter(|s| symbols.contains(s)).count();
-            // Most of the old module's names must be there: a rename, not a coincidence.
-            (shared * 2 > old_symbols.len()).then_some((shared, m))
+            // Symbols include what a module imports, which files of one kind
+            // (tests, entry points) share: under another name, nearly all of
+            // the old module's names must be there.
+            let enough = if leaf(&m.name) == leaf(&old.name) {
+                shared * 2 > old_symbols.len()
+            } else {
+                shared >= 2 && shared * 10 >= old_symbols.len() * 9
+            };
+            enough.then_some((shared, m))
         })
-        .max_by_key(|(shared, _)| *shared)
+        .max_by_key(|(shared, m)| {
+            (*shared, leaf(&m.name) == leaf(&old.name), shared_prefix(&m.name, &old.name), std::cmp::Reverse(m.name.len()))
+        })
         .map(|(_, m)| m.name.clone())
+}
+
+/// A name that says what a module is: not private, not a dunder, not one
+/// every entry point or test file defines (`main`, `logger`, `test_*`).
+fn is_telling(name: &str) -> bool {
+    const GENERIC: &[&str] = &["main", "logger", "log", "app", "cli", "run", "parser", "parse_args", "setup", "TYPE_CHECKING"];
+    !name.starts_with('_') && !name.starts_with("test_") && !GENERIC.contains(&name)
 }
 
 fn diff_classes(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
@@ -324,5 +342,33 @@ fn diff_classes(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
                 });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod relocation_tests {
+    use super::relocation;
+    use crate::surface::Module;
+
+    fn module(name: &str, symbols: Option<&[&str]>) -> Module {
+        Module { name: name.into(), path: String::new(), symbols: symbols.map(|s| s.iter().map(|x| x.to_string()).collect()) }
+    }
+
+    #[test]
+    fn a_move_is_claimed_only_from_shared_names() {
+        let old = module("dynamo.replay.__main__", Some(&["main", "_run", "ReplayConfig", "sys"]));
+        let unrelated = module("dynamo.triton.__main__", Some(&["main", "sys", "TritonServer"]));
+        assert_eq!(relocation(&old, &[&unrelated]), None, "a leaf, `main` and one import are no evidence");
+        let old = module("e.config_parser", Some(&["ConfigMerger", "load"]));
+        let moved = module("e.utils.config_parser", Some(&["ConfigMerger", "load", "extra"]));
+        let same_leaf_other = module("e.other.config_parser", Some(&["Parser"]));
+        assert_eq!(relocation(&old, &[&same_leaf_other, &moved]).as_deref(), Some("e.utils.config_parser"));
+        assert_eq!(relocation(&old, &[&same_leaf_other]), None, "same leaf, nothing shared");
+        let unknown = module("e.utils.config_parser", None);
+        assert_eq!(relocation(&old, &[&unknown]), None, "symbols not read: no claim");
+        let renamed = module("e.settings_loader", Some(&["ConfigMerger", "load"]));
+        assert_eq!(relocation(&old, &[&renamed]).as_deref(), Some("e.settings_loader"), "all names under another name");
+        let partly = module("e.tests.test_b", Some(&["ConfigMerger"]));
+        assert_eq!(relocation(&old, &[&partly]), None, "another name needs nearly all names");
     }
 }

@@ -241,7 +241,8 @@ mod tests {
         let paths: Vec<(String, &str)> = files.iter().map(|(p, t)| (format!("python/sglang/{p}"), *t)).collect();
         let tree = MemTree::from_files(tag, paths.iter().map(|(p, t)| (p.as_str(), *t)));
         let demand = Demand {
-            symbols_of: vec!["sglang.srt.server_args".into(), "sglang.srt.utils".into()],
+            // What the audit asks for: the modules Dynamo imports, at both releases.
+            symbols_of: vec!["sglang.srt.server_args".into(), "sglang.srt.utils".into(), "sglang.srt.config_parser".into()],
             classes: vec![("sglang.srt.server_args".into(), "ServerArgs".into())],
             ..Demand::default()
         };

@@ -12,13 +12,25 @@ use std::process::ExitCode;
 pub(crate) fn run(args: DiffArgs) -> miette::Result<ExitCode> {
     let (engine, spec, root) = pick_engine(args.engine, &args.sources)?;
     let source = EngineSource::open(&spec, &open_options(&args.sources))?;
+    let mut trees = Vec::new();
     let mut surfaces = Vec::new();
     for at in [&args.from, &args.to] {
         let (tree, ref_name) = source.tree(Some(at))?;
         let package_root = discover_package_root(tree.as_ref(), engine, root.as_deref())?;
-        surfaces.push(full_surface(engine, tree.as_ref(), &package_root, &ref_name));
+        surfaces.push(full_surface(engine, tree.as_ref(), &package_root, &ref_name, &[]));
+        trees.push((tree, package_root, ref_name));
     }
-    let d = diff(&surfaces[0], &surfaces[1]);
+    let mut d = diff(&surfaces[0], &surfaces[1]);
+    // A relocation is claimed only from shared symbols: read those of the
+    // removed modules and of the modules added, then compare again.
+    if !d.modules_removed.is_empty() {
+        let removed: Vec<String> = d.modules_removed.iter().map(|m| m.module.clone()).collect();
+        for (i, wanted) in [removed, d.modules_added.clone()].into_iter().enumerate() {
+            let (tree, package_root, ref_name) = &trees[i];
+            surfaces[i] = full_surface(engine, tree.as_ref(), package_root, ref_name, &wanted);
+        }
+        d = diff(&surfaces[0], &surfaces[1]);
+    }
     match args.format {
         DiffFormat::Json => emit_json(&d)?,
         DiffFormat::Text => emit(&render(&d, false)),

@@ -40,9 +40,17 @@ pub(crate) fn open_package_tree(
 
 /// Everything `engine` offers at one tree (the `surface` and `diff` commands),
 /// through the user's fact cache.
-pub(crate) fn full_surface(engine: Engine, tree: &dyn Tree, package_root: &str, ref_name: &str) -> crate::surface::EngineSurface {
+/// Everything `surface` shows, plus the top-level symbols of `symbols_of`.
+pub(crate) fn full_surface(
+    engine: Engine,
+    tree: &dyn Tree,
+    package_root: &str,
+    ref_name: &str,
+    symbols_of: &[String],
+) -> crate::surface::EngineSurface {
     let cache = crate::cache::FactCache::default_cache();
-    crate::extract::extract_surface_with(tree, engine, package_root, ref_name, &crate::extract::Demand::full(engine), &cache)
+    let demand = crate::extract::Demand { symbols_of: symbols_of.to_vec(), ..crate::extract::Demand::full(engine) };
+    crate::extract::extract_surface_with(tree, engine, package_root, ref_name, &demand, &cache)
 }
 
 /// The engine sources and how to open them, from the flags, else the config file.

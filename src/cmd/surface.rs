@@ -9,7 +9,7 @@ use std::process::ExitCode;
 pub(crate) fn run(args: SurfaceArgs) -> miette::Result<ExitCode> {
     let (engine, spec, root) = pick_engine(args.engine, &args.sources)?;
     let (tree, ref_name, package_root) = open_package_tree(engine, &spec, root.as_deref(), args.at.as_deref(), &args.sources)?;
-    let surface = full_surface(engine, tree.as_ref(), &package_root, &ref_name);
+    let surface = full_surface(engine, tree.as_ref(), &package_root, &ref_name, &[]);
     match args.format {
         SurfaceFormat::Json => emit_json(&surface)?,
         SurfaceFormat::Text => emit(&render_text(&surface)),

@@ -179,9 +179,20 @@ fn metadata_of(units: &Units, wanted: bool) -> WithWarnings<(Option<String>, Vec
     })
 }
 
-/// Top-level symbols of each wanted module, one cached unit per module.
+/// Top-level symbols of each wanted module, one cached unit per module. For
+/// a wanted module this release does not have, the modules with its leaf name
+/// too: where it may have moved is only claimed when their symbols say so.
 fn symbols_of(units: &Units, pkg: &Package, wanted: &[String], ref_name: &str) -> Vec<(String, WithWarnings<Option<Vec<String>>>)> {
     let _span = crate::trace::span(|| format!("  symbols {ref_name}"));
+    let mut wanted: Vec<String> = wanted.to_vec();
+    let absent: Vec<&str> = wanted.iter().filter(|m| pkg.module_path(m).is_none()).map(|m| leaf(m)).filter(|l| *l != "__init__").collect();
+    if !absent.is_empty() {
+        let absent: std::collections::BTreeSet<String> = absent.into_iter().map(str::to_string).collect();
+        let candidates: Vec<String> = pkg.modules().into_iter().map(|m| m.name).filter(|n| absent.contains(leaf(n))).collect();
+        wanted.extend(candidates);
+        wanted.sort();
+        wanted.dedup();
+    }
     wanted
         .par_iter()
         .filter(|dotted| pkg.module_path(dotted).is_some())
@@ -194,6 +205,10 @@ fn symbols_of(units: &Units, pkg: &Package, wanted: &[String], ref_name: &str) -
             (dotted.clone(), syms)
         })
         .collect()
+}
+
+fn leaf(dotted: &str) -> &str {
+    dotted.rsplit('.').next().unwrap_or(dotted)
 }
 
 /// The registry, then reads elsewhere of the wanted names the registry does not

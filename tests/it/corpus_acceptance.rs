@@ -104,6 +104,19 @@ fn module_moves_and_class_members_show_in_the_diff() {
     let repo = open(&corpus, "sglang.git");
     let d = engine_audit::surface_diff::diff(&sglang_surface(&repo, "v0.5.12.post1"), &sglang_surface(&repo, "v0.5.19"));
     let moved = d.modules_removed.iter().find(|m| m.module == "sglang.srt.server_args_config_parser").expect("removed");
+    assert_eq!(moved.moved_to, None, "no move is claimed without the symbols that show it");
+    // With the symbols read (as `diff` reads them for removed and added modules).
+    let with_symbols = |tag: &str, modules: &[&str]| {
+        let tree = repo.tree_at(&repo.resolve(tag).unwrap()).unwrap();
+        let sglang = &engine_audit::profiles::SGLANG;
+        let demand = Demand { symbols_of: modules.iter().map(|m| m.to_string()).collect(), ..Demand::full(sglang) };
+        extract_surface(&tree, sglang, "python/sglang", tag, &demand)
+    };
+    let d = engine_audit::surface_diff::diff(
+        &with_symbols("v0.5.12.post1", &["sglang.srt.server_args_config_parser"]),
+        &with_symbols("v0.5.19", &["sglang.srt.utils.server_args_config_parser"]),
+    );
+    let moved = d.modules_removed.iter().find(|m| m.module == "sglang.srt.server_args_config_parser").expect("removed");
     assert_eq!(moved.moved_to.as_deref(), Some("sglang.srt.utils.server_args_config_parser"));
     assert!(d.class_members_removed.iter().any(|m| m.class == "ServerArgs" && m.member == "use_mla_backend"));
     let alias = d.flags_deprecated.iter().find(|f| f.flag == "--cuda-graph-max-bs").expect("deprecated");

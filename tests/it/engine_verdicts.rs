@@ -56,3 +56,23 @@ backend:
     let notices: Vec<&str> = found.iter().filter(|(c, _)| c == "EA103").map(|(_, s)| s.as_str()).collect();
     assert_eq!(notices, ["SGLANG_CUTLASS_MOE"], "{found:?}");
 }
+
+#[test]
+fn diff_claims_a_move_only_with_shared_names() {
+    let Some(corpus) = corpus() else { return };
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .args(["diff", "--dynamo"])
+        .arg(corpus.join("dynamo.git"))
+        .args(["--from", "v1.3.0.post1", "--to", "v1.5.0", "--offline", "--no-cache", "--format", "json"])
+        .output()
+        .unwrap();
+    let d: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let moved: Vec<(&str, &str)> =
+        d["modules_removed"].as_array().unwrap().iter().filter_map(|m| Some((m["module"].as_str()?, m["moved_to"].as_str()?))).collect();
+    // `replay/__main__.py` and `triton/__main__.py` share a leaf name, `main`
+    // and an import; the planner clients really moved (same names, one folder down).
+    assert!(!moved.iter().any(|(from, _)| *from == "dynamo.replay.__main__"), "{moved:?}");
+    assert!(moved.contains(&("dynamo.planner.connectors.kubernetes_api", "dynamo.planner.connectors.clients.kubernetes_api")), "{moved:?}");
+}
