@@ -438,16 +438,31 @@ fn heredoc_text_is_not_read_as_flags() {
 }
 
 #[test]
-fn launches_in_a_loop_or_through_eval_are_dynamic_not_guessed() {
+fn launches_in_a_loop_are_marked_and_eval_is_read_only_when_known() {
     let looped = "#!/bin/bash\nfor tp in 4 8; do\n  python3 -m sglang.launch_server --tp-size $tp\ndone\n";
     let file = load("l.sh", looped).unwrap();
     let role = &file.deployments[0].roles[0];
     assert!(role.dynamic.as_deref().unwrap_or("").contains("loop (line 2)"), "{role:#?}");
 
+    // A known string is read as the script it is.
     let evaled = "#!/bin/bash\nCMD=\"python3 -m sglang.launch_server --tp-size 8\"\neval \"$CMD\"\n";
     let file = load("e.sh", evaled).unwrap();
     let role = &file.deployments[0].roles[0];
-    assert!(role.dynamic.as_deref().unwrap_or("").contains("eval"), "{role:#?}");
+    assert_eq!(role.dynamic, None, "{role:#?}");
+    let words: Vec<_> = role.argv.as_ref().unwrap().iter().map(|t| t.value.value().cloned().unwrap_or_default()).collect();
+    assert_eq!(words, ["--tp-size", "8"]);
+
+    // A string nobody can know is named, never guessed.
+    let unknown = "#!/bin/bash\neval \"$SERVER_CMD\"\n";
+    let file = load("u.sh", unknown).unwrap();
+    assert!(file.deployments.is_empty());
+    assert!(
+        file.notes
+            .iter()
+            .any(|n| n.message.contains("line 2: `eval` of a string that is not known (`$SERVER_CMD` comes from the environment)")),
+        "{:#?}",
+        file.notes
+    );
 }
 
 #[test]

@@ -1,0 +1,1456 @@
+//! The abstract interpreter: runs a script's statements over a bounded set of
+//! states (variables, exports, the path condition), never executing anything.
+//!
+//! Every branch of an `if`/`elif`/`else`, a `case` or a `test && ...` is a
+//! possible path: a state forks there, carrying the test it assumed, and states
+//! that end up equal are joined again. Functions are inlined at their calls,
+//! `source` reads the named file, `eval` and `bash -c` re-parse a string whose
+//! value is known. Each of these nests at most [`MAX_DEPTH`] deep, at most
+//! [`MAX_STATES`] states are kept (beyond that, differing variables become
+//! unknown) and at most [`MAX_STEPS`] statements are evaluated per file.
+
+use super::super::launch_script::ArgToken;
+use super::super::span::{SourceText, Span};
+use super::super::{EnvUse, Note};
+use super::cond::{decided, Atom, Path, Test};
+use super::launch;
+use super::words::{self, fields, joined, known_text, Field, Frag, Item, Origin};
+use crate::profiles::{Engine, Launcher};
+use crate::surface::Known;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path as FsPath, PathBuf};
+use tree_sitter::{Node, Parser, Tree};
+
+/// States kept at once; more are joined, their differing variables unknown.
+pub(crate) const MAX_STATES: usize = 32;
+/// Nesting of function calls, `source`, `eval` and `bash -c`.
+pub(crate) const MAX_DEPTH: usize = 8;
+/// Statements evaluated (summed over states) per script.
+pub(crate) const MAX_STEPS: usize = 200_000;
+/// Elements kept in one array.
+const MAX_ELEMENTS: usize = 4096;
+
+/// One way a launch command ran: the path to it, its argv and its environment.
+#[derive(Debug, Clone)]
+pub(crate) struct Run {
+    pub path: Path,
+    /// `None`: the command line could not be read at all (`dynamic` says why).
+    pub argv: Option<Vec<ArgToken>>,
+    /// Set for the command only (`A=1 python3 ...`, `env A=1 ...`).
+    pub env: Vec<EnvUse>,
+    /// The script's exported variables at the command.
+    pub exports: Vec<EnvUse>,
+    pub dynamic: Option<String>,
+}
+
+/// A command that starts an engine's server, and every path that reached it.
+#[derive(Debug, Clone)]
+pub(crate) struct Site {
+    pub engine: Engine,
+    pub launcher: &'static Launcher,
+    pub span: Span,
+    pub runs: Vec<Run>,
+}
+
+/// What evaluating a script found.
+pub(crate) struct Evaluation {
+    pub sites: Vec<Site>,
+    pub notes: Vec<Note>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Value {
+    Str(Vec<Frag>),
+    Array(Vec<Field>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Var {
+    value: Value,
+    exported: bool,
+    /// Where the name and the value were last written (for the env var's spans).
+    name_at: Origin,
+    value_at: Origin,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct State {
+    vars: BTreeMap<String, Var>,
+    path: Path,
+    /// `$1 ...` of the function (or script) being run.
+    positional: Option<Vec<Field>>,
+    /// Per function call: the variables `local` shadowed, to restore on return.
+    frames: Vec<Vec<(String, Option<Var>)>>,
+    returned: bool,
+}
+
+/// A file the evaluator read: the script, a sourced file, or the text of an
+/// `eval` (whose bytes map back to the file they are written in, where they are
+/// written verbatim).
+struct File {
+    tree: Tree,
+    text: String,
+    /// For eval text: byte → (real file, offset), `None` where not verbatim.
+    map: Option<Vec<Option<(usize, usize)>>>,
+    /// For eval text: where to point when a byte does not map (the eval'd word).
+    fallback: Option<Origin>,
+    /// The real file's index in `Interp::real`.
+    real: Option<usize>,
+}
+
+pub(crate) struct Interp<'a> {
+    files: Vec<std::rc::Rc<File>>,
+    /// Real files, for spans (index 0 is the script).
+    pub real: Vec<SourceText>,
+    real_paths: Vec<Option<PathBuf>>,
+    /// Where `source` may read from.
+    root: Option<PathBuf>,
+    functions: HashMap<String, (usize, usize, usize)>,
+    /// Variables the script assigns somewhere: unset on a path means empty, not
+    /// "from the environment"...
+    script_vars: BTreeSet<String>,
+    /// ...unless the script also gives them a default (`${X:-d}`): those come
+    /// from the job's environment when it sets them.
+    env_vars: BTreeSet<String>,
+    sites: Vec<Site>,
+    notes: Vec<Note>,
+    steps: usize,
+    exhausted: bool,
+    joined_note: bool,
+    parser: &'a mut Parser,
+    evals: HashMap<(String, Origin), usize>,
+}
+
+impl<'a> Interp<'a> {
+    /// Evaluate `src` (already parsed as `tree`). `disk` is the file on disk,
+    /// when there is one: `source` reads relative to it, inside `root`.
+    pub(crate) fn run(src: &SourceText, tree: Tree, disk: Option<PathBuf>, parser: &'a mut Parser) -> Evaluation {
+        let root = disk.as_deref().and_then(repository_root);
+        let mut interp = Interp {
+            files: Vec::new(),
+            real: vec![src.clone()],
+            real_paths: vec![disk],
+            root,
+            functions: HashMap::new(),
+            script_vars: BTreeSet::new(),
+            env_vars: BTreeSet::new(),
+            sites: Vec::new(),
+            notes: Vec::new(),
+            steps: 0,
+            exhausted: false,
+            joined_note: false,
+            parser,
+            evals: HashMap::new(),
+        };
+        let file = interp.add_file(File { tree, text: src.text.clone(), map: None, fallback: None, real: Some(0) });
+        let start = State { vars: BTreeMap::new(), path: Path::new(), positional: None, frames: Vec::new(), returned: false };
+        interp.exec_file(file, vec![start], 0);
+        Evaluation { sites: interp.sites, notes: interp.notes }
+    }
+
+    fn add_file(&mut self, file: File) -> usize {
+        collect_assigned(file.tree.root_node(), &file.text, &mut self.script_vars);
+        collect_defaulted(&file.text, &mut self.env_vars);
+        self.files.push(std::rc::Rc::new(file));
+        self.files.len() - 1
+    }
+
+    fn exec_file(&mut self, file: usize, states: Vec<State>, depth: usize) -> Vec<State> {
+        let f = self.files[file].clone();
+        let root = f.tree.root_node();
+        self.block(&f, file, &named_children(root), states, depth)
+    }
+
+    // ---- positions ----------------------------------------------------------------
+
+    fn origin(&self, file: usize, start: usize, end: usize, verbatim: bool) -> Origin {
+        let f = &self.files[file];
+        match (&f.map, f.real) {
+            (None, Some(real)) => Origin { file: real, start, end, verbatim },
+            (Some(map), _) => {
+                let first = map.get(start).copied().flatten();
+                let last = if end > start { map.get(end - 1).copied().flatten() } else { first };
+                match (first, last) {
+                    (Some((a, s)), Some((b, e))) if a == b && e + 1 - s == end - start => {
+                        Origin { file: a, start: s, end: e + 1, verbatim }
+                    }
+                    (Some((a, s)), _) if end == start => Origin { file: a, start: s, end: s, verbatim },
+                    _ => Origin { verbatim: false, ..f.fallback.unwrap_or(Origin { file: 0, start: 0, end: 0, verbatim: false }) },
+                }
+            }
+            (None, None) => Origin { file: 0, start: 0, end: 0, verbatim: false },
+        }
+    }
+
+    fn node_origin(&self, file: usize, node: Node) -> Origin {
+        self.origin(file, node.start_byte(), node.end_byte(), false)
+    }
+
+    fn span_of(&self, origin: Origin) -> Span {
+        self.real[origin.file].span(origin.start, origin.end)
+    }
+
+    fn line(&self, file: usize, node: Node) -> String {
+        let o = self.node_origin(file, node);
+        let span = self.span_of(o);
+        if o.file == 0 {
+            format!("line {}", span.line)
+        } else {
+            format!("{}:{}", span.path, span.line)
+        }
+    }
+
+    fn note(&mut self, message: String, origin: Option<Origin>) {
+        let span = origin.map(|o| self.span_of(o));
+        let note = Note::warning(message, span);
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+
+    // ---- statements ---------------------------------------------------------------
+
+    fn block(&mut self, f: &File, file: usize, nodes: &[Node], mut states: Vec<State>, depth: usize) -> Vec<State> {
+        for node in nodes {
+            if states.is_empty() {
+                break;
+            }
+            let (live, done): (Vec<State>, Vec<State>) = states.into_iter().partition(|s| !s.returned);
+            states = done;
+            if !live.is_empty() {
+                states.extend(self.statement(f, file, *node, live, depth));
+            }
+            states = self.join(states);
+        }
+        states
+    }
+
+    fn statement(&mut self, f: &File, file: usize, node: Node, states: Vec<State>, depth: usize) -> Vec<State> {
+        self.steps += states.len();
+        if self.steps > MAX_STEPS {
+            if !self.exhausted {
+                self.exhausted = true;
+                let at = self.line(file, node);
+                self.note(
+                    format!("{at}: stopped evaluating after {MAX_STEPS} statements; commands from here on are not read"),
+                    Some(self.node_origin(file, node)),
+                );
+            }
+            return states;
+        }
+        match node.kind() {
+            "comment" => states,
+            "function_definition" => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    let name = f.text[name.byte_range()].to_string();
+                    self.functions.insert(name, (file, node.start_byte(), node.end_byte()));
+                }
+                states
+            }
+            "variable_assignment" => states.into_iter().map(|s| self.assign(f, file, node, s, false, false)).collect(),
+            "variable_assignments" => {
+                let parts = named_children(node);
+                self.block(f, file, &parts, states, depth)
+            }
+            "declaration_command" => states.into_iter().map(|s| self.declare(f, file, node, s)).collect(),
+            "unset_command" => states
+                .into_iter()
+                .map(|mut s| {
+                    for child in named_children(node) {
+                        s.vars.remove(&f.text[child.byte_range()]);
+                    }
+                    s
+                })
+                .collect(),
+            "command" => states.into_iter().flat_map(|s| self.command(f, file, node, s, depth)).collect(),
+            "redirected_statement" => match node.child_by_field_name("body") {
+                Some(body) => self.statement(f, file, body, states, depth),
+                None => states,
+            },
+            "compound_statement" | "do_group" => self.block(f, file, &named_children(node), states, depth),
+            // A subshell, a pipeline's parts: their assignments do not reach the
+            // script, their launches do.
+            "subshell" | "pipeline" => {
+                for child in named_children(node) {
+                    self.statement(f, file, child, states.clone(), depth);
+                }
+                states
+            }
+            "negated_command" => match node.named_child(0) {
+                Some(inner) => self.statement(f, file, inner, states, depth),
+                None => states,
+            },
+            "list" => self.list(f, file, node, states, depth),
+            "if_statement" => self.if_statement(f, file, node, states, depth),
+            "case_statement" => self.case_statement(f, file, node, states, depth),
+            "for_statement" | "c_style_for_statement" | "while_statement" => self.loop_statement(f, file, node, states, depth),
+            _ => states,
+        }
+    }
+
+    /// `a && b`, `a || b`: a test on the left is a condition; any other command
+    /// is taken to succeed.
+    fn list(&mut self, f: &File, file: usize, node: Node, states: Vec<State>, depth: usize) -> Vec<State> {
+        let parts = named_children(node);
+        let op = (0..node.child_count()).filter_map(|i| node.child(i)).find(|c| matches!(c.kind(), "&&" | "||")).map(|c| c.kind());
+        let (Some(left), Some(right), Some(op)) = (parts.first(), parts.last(), op) else {
+            return self.block(f, file, &parts, states, depth);
+        };
+        if !is_test(f, *left) {
+            return self.block(f, file, &parts, states, depth);
+        }
+        let mut out = Vec::new();
+        for state in states {
+            let cond = self.condition(f, file, &[*left], &state);
+            let (yes, no) = fork(state, cond);
+            let (run, skip) = if op == "&&" { (yes, no) } else { (no, yes) };
+            if let Some(run) = run {
+                out.extend(self.statement(f, file, *right, vec![run], depth));
+            }
+            out.extend(skip);
+        }
+        out
+    }
+
+    fn if_statement(&mut self, f: &File, file: usize, node: Node, states: Vec<State>, depth: usize) -> Vec<State> {
+        // (condition statements, body statements) per `if`/`elif`, then the `else` body.
+        let mut clauses: Vec<(Vec<Node>, Vec<Node>)> = Vec::new();
+        let mut otherwise: Option<Vec<Node>> = None;
+        clauses.push(split_then(node));
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            match child.kind() {
+                "elif_clause" => clauses.push(split_then(child)),
+                "else_clause" => otherwise = Some(named_children(child).into_iter().filter(|c| c.kind() != "comment").collect()),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        let mut remaining = states;
+        for (cond, body) in clauses {
+            let mut next = Vec::new();
+            for state in remaining {
+                let c = self.condition(f, file, &cond, &state);
+                let (yes, no) = fork(state, c);
+                if let Some(yes) = yes {
+                    out.extend(self.block(f, file, &body, vec![yes], depth));
+                }
+                next.extend(no);
+            }
+            remaining = next;
+        }
+        match otherwise {
+            Some(body) => out.extend(self.block(f, file, &body, remaining, depth)),
+            None => out.extend(remaining),
+        }
+        out
+    }
+
+    fn case_statement(&mut self, f: &File, file: usize, node: Node, states: Vec<State>, depth: usize) -> Vec<State> {
+        let Some(value) = node.child_by_field_name("value") else { return states };
+        let var = plain_variable(f, value);
+        let items: Vec<Node> = named_children(node).into_iter().filter(|c| c.kind() == "case_item").collect();
+        let mut out = Vec::new();
+        for state in states {
+            let subject = known_text(&joined(self.expand(f, file, value, &state, false), self.node_origin(file, value)));
+            let mut remaining = vec![state];
+            for item in &items {
+                let mut cursor = item.walk();
+                let patterns: Vec<Node> = item.children_by_field_name("value", &mut cursor).collect();
+                let body: Vec<Node> = named_children(*item)
+                    .into_iter()
+                    .filter(|c| !patterns.iter().any(|p| p.id() == c.id()) && c.kind() != "comment")
+                    .collect();
+                let mut next = Vec::new();
+                for s in remaining {
+                    let texts: Vec<Option<String>> = patterns
+                        .iter()
+                        .map(|p| known_text(&joined(self.expand(f, file, *p, &s, true), self.node_origin(file, *p))))
+                        .collect();
+                    let cond = match (&subject, texts.iter().cloned().collect::<Option<Vec<String>>>()) {
+                        (Some(subject), Some(ps)) => Cond::Known(ps.iter().any(|p| words::glob_match(p, subject))),
+                        (None, Some(ps)) if ps.iter().any(|p| p == "*") => Cond::Known(true),
+                        (None, Some(ps)) if ps.iter().all(|p| !p.contains(['*', '?', '['])) && var.is_some() => {
+                            Cond::Atom(Atom { test: Test::Is { var: var.clone().unwrap_or_default(), values: ps }, holds: true })
+                        }
+                        _ => Cond::Atom(Atom {
+                            test: Test::Text(format!(
+                                "{} matches {}",
+                                squash(&f.text[value.byte_range()]),
+                                patterns.iter().map(|p| squash(&f.text[p.byte_range()])).collect::<Vec<_>>().join("|")
+                            )),
+                            holds: true,
+                        }),
+                    };
+                    let (yes, no) = fork(s, cond);
+                    if let Some(yes) = yes {
+                        out.extend(self.block(f, file, &body, vec![yes], depth));
+                    }
+                    next.extend(no);
+                }
+                remaining = next;
+            }
+            out.extend(remaining);
+        }
+        out
+    }
+
+    /// A loop's body is read once, with the loop variable unknown (the value it
+    /// takes differs per iteration).
+    fn loop_statement(&mut self, f: &File, file: usize, node: Node, states: Vec<State>, depth: usize) -> Vec<State> {
+        let Some(body) = node.child_by_field_name("body") else { return states };
+        let states = match node.child_by_field_name("variable") {
+            Some(var) => {
+                let name = f.text[var.byte_range()].to_string();
+                let at = self.node_origin(file, var);
+                states
+                    .into_iter()
+                    .map(|mut s| {
+                        let why = format!("the loop variable of line {}", self.span_of(at).line);
+                        let frag = Frag { text: format!("${name}"), unknown: Some(why), split: false, quoted: false, origin: at, word: at };
+                        s.vars.insert(name.clone(), Var { value: Value::Str(vec![frag]), exported: false, name_at: at, value_at: at });
+                        s
+                    })
+                    .collect()
+            }
+            None => states,
+        };
+        self.statement(f, file, body, states, depth)
+    }
+
+    // ---- assignments ------------------------------------------------------------------
+
+    fn assign(&mut self, f: &File, file: usize, node: Node, mut state: State, export: bool, local: bool) -> State {
+        let Some(name_node) = node.child_by_field_name("name") else { return state };
+        let append = (0..node.child_count()).filter_map(|i| node.child(i)).any(|c| c.kind() == "+=");
+        let (name, index) = match name_node.kind() {
+            "subscript" => {
+                let n = name_node.child_by_field_name("name").map(|n| f.text[n.byte_range()].to_string()).unwrap_or_default();
+                (n, name_node.child_by_field_name("index"))
+            }
+            _ => (f.text[name_node.byte_range()].to_string(), None),
+        };
+        if local {
+            let previous = state.vars.get(&name).cloned();
+            if let Some(frame) = state.frames.last_mut() {
+                frame.push((name.clone(), previous));
+            }
+        }
+        let value_node = node.child_by_field_name("value");
+        let name_at = self.origin(file, name_node.start_byte(), name_node.end_byte(), true);
+        let value_at = match value_node {
+            Some(v) => self.node_origin(file, v),
+            None => self.origin(file, node.end_byte(), node.end_byte(), true),
+        };
+        let new_value = match value_node {
+            Some(v) if v.kind() == "array" => {
+                let mut elements = Vec::new();
+                for element in named_children(v).into_iter().filter(|c| c.kind() != "comment") {
+                    elements.extend(fields(self.expand(f, file, element, &state, false), true));
+                }
+                Value::Array(elements)
+            }
+            Some(v) => Value::Str(joined(self.expand(f, file, v, &state, true), value_at)),
+            None => Value::Str(Vec::new()),
+        };
+        let old = state.vars.get(&name).cloned();
+        let exported = export || old.as_ref().is_some_and(|o| o.exported);
+        let value = match (index, new_value, old.map(|o| o.value)) {
+            (Some(index), Value::Str(frags), old) => {
+                let mut elements = match old {
+                    Some(Value::Array(e)) => e,
+                    Some(Value::Str(s)) => vec![s],
+                    None => Vec::new(),
+                };
+                let at = known_text(&joined(self.expand(f, file, index, &state, true), value_at)).and_then(|t| t.parse::<usize>().ok());
+                match at.filter(|i| *i < MAX_ELEMENTS) {
+                    Some(i) => {
+                        if elements.len() <= i {
+                            elements.resize(i + 1, Vec::new());
+                        }
+                        elements[i] = if append { [std::mem::take(&mut elements[i]), frags].concat() } else { frags };
+                        Value::Array(elements)
+                    }
+                    None => unknown_value(&name, "an element of it is set at an index not known", value_at),
+                }
+            }
+            (_, Value::Array(new), Some(Value::Array(mut old))) if append => {
+                old.extend(new);
+                old.truncate(MAX_ELEMENTS);
+                Value::Array(old)
+            }
+            (_, Value::Array(new), Some(Value::Str(old))) if append => Value::Array([vec![old], new].concat()),
+            (_, Value::Str(new), Some(Value::Str(old))) if append => Value::Str([old, new].concat()),
+            (_, Value::Str(new), Some(Value::Array(mut old))) if append => {
+                if let Some(first) = old.first_mut() {
+                    first.extend(new);
+                }
+                Value::Array(old)
+            }
+            (_, new, _) => new,
+        };
+        state.vars.insert(name, Var { value, exported, name_at, value_at });
+        state
+    }
+
+    /// `export`, `local`, `declare [-x] [-a]`, `readonly`, `typeset`.
+    fn declare(&mut self, f: &File, file: usize, node: Node, mut state: State) -> State {
+        let keyword = node.child(0).map(|k| &f.text[k.byte_range()]).unwrap_or("");
+        let children = named_children(node);
+        let options: Vec<&str> = children.iter().map(|c| &f.text[c.byte_range()]).filter(|t| t.starts_with('-')).collect();
+        let export = keyword == "export" || options.iter().any(|o| o.contains('x'));
+        let local = keyword == "local" || (matches!(keyword, "declare" | "typeset") && !state.frames.is_empty());
+        for child in children {
+            match child.kind() {
+                "variable_assignment" => state = self.assign(f, file, child, state, export, local),
+                "variable_name" => {
+                    let name = f.text[child.byte_range()].to_string();
+                    let at = self.origin(file, child.start_byte(), child.end_byte(), true);
+                    if local {
+                        let previous = state.vars.get(&name).cloned();
+                        if let Some(frame) = state.frames.last_mut() {
+                            frame.push((name.clone(), previous));
+                        }
+                        state.vars.remove(&name);
+                    }
+                    if export {
+                        let from_environment = self.is_environment_input(&name, &state);
+                        match state.vars.get_mut(&name) {
+                            Some(var) => var.exported = true,
+                            // Exporting a variable the script never sets passes on the job's value.
+                            None if from_environment => {
+                                let value = unknown_value(&name, "comes from the environment", at);
+                                state.vars.insert(name, Var { value, exported: true, name_at: at, value_at: at });
+                            }
+                            None => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        state
+    }
+
+    // ---- commands -----------------------------------------------------------------------
+
+    fn command(&mut self, f: &File, file: usize, node: Node, mut state: State, depth: usize) -> Vec<State> {
+        let mut prefix = Vec::new();
+        let mut items_per_word = Vec::new();
+        for part in named_children(node) {
+            match part.kind() {
+                "variable_assignment" => prefix.push(part),
+                "file_redirect" | "herestring_redirect" | "heredoc_redirect" => {}
+                "command_name" => items_per_word.push(part.named_child(0).unwrap_or(part)),
+                _ => items_per_word.push(part),
+            }
+        }
+        let mut words: Vec<Field> = Vec::new();
+        for w in &items_per_word {
+            let keep = has_quotes(f, *w);
+            words.extend(fields(self.expand(f, file, *w, &state, false), keep));
+        }
+        let name = words.first().and_then(|w| known_text(w));
+        match name.as_deref() {
+            Some("source" | ".") => return self.source(file, node, &words, state, depth),
+            Some("eval") => return self.eval(f, file, node, &words[1..], state, depth, false),
+            Some("exit") => return Vec::new(),
+            Some("return") => {
+                if !state.frames.is_empty() {
+                    state.returned = true;
+                }
+                return vec![state];
+            }
+            Some("shift") => {
+                if let Some(p) = state.positional.as_mut() {
+                    let n = words.get(1).and_then(|w| known_text(w)).and_then(|t| t.parse().ok()).unwrap_or(1usize);
+                    p.drain(..n.min(p.len()));
+                }
+                return vec![state];
+            }
+            Some("read" | "mapfile" | "readarray" | "getopts") => {
+                for w in words.iter().skip(1).filter_map(|w| known_text(w)).filter(|w| launch::is_env_name(w)) {
+                    let at = self.node_origin(file, node);
+                    state.vars.insert(
+                        w.clone(),
+                        Var { value: unknown_value(&w, "is read from input", at), exported: false, name_at: at, value_at: at },
+                    );
+                }
+                return vec![state];
+            }
+            Some(n) if self.functions.contains_key(n) => return self.call(n.to_string(), file, node, &words, state, depth),
+            _ => {}
+        }
+        let tokens: Vec<ArgToken> = words.iter().filter_map(|w| words::token(w, &self.real)).collect();
+        // `bash -c "$CMD"`, `setsid bash -c ...`: a new shell reads the string.
+        if let Some(c) = tokens.windows(2).position(|w| {
+            w[0].value.value().is_some_and(|p| matches!(p.rsplit('/').next(), Some("bash" | "sh")))
+                && w[1].value.value().is_some_and(|o| o == "-c")
+        }) {
+            if let Some(script) = words.get(c + 2) {
+                let child = State {
+                    vars: state.vars.iter().filter(|(_, v)| v.exported).map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    ..state.clone()
+                };
+                self.eval(f, file, node, std::slice::from_ref(script), child, depth, true);
+                return vec![state];
+            }
+        }
+        let Some(found) = launch::find(&tokens) else {
+            if tokens.first().is_some_and(|t| t.value.is_dynamic()) {
+                self.unknown_command(f, file, node, &tokens);
+            }
+            return vec![state];
+        };
+        let mut env: Vec<EnvUse> = Vec::new();
+        for assignment in prefix {
+            let s = self.assign(f, file, assignment, state.clone(), true, false);
+            if let Some(name) = assignment.child_by_field_name("name") {
+                let name = &f.text[name.byte_range()];
+                if let Some(var) = s.vars.get(name) {
+                    env.retain(|e| e.name != name);
+                    env.push(self.env_use(name, var));
+                }
+            }
+        }
+        for &i in &found.env_words {
+            let token = &tokens[i];
+            if let Some((name, value)) = token.value.value().and_then(|w| w.split_once('=')) {
+                env.retain(|e| e.name != name);
+                env.push(EnvUse {
+                    name: name.to_string(),
+                    value: Known::Value(value.to_string()),
+                    name_span: token.span.clone(),
+                    value_span: token.span.clone(),
+                    shadowed: Vec::new(),
+                    condition: None,
+                });
+            }
+        }
+        let argv = tokens[found.args..].to_vec();
+        let site = self.span_of(self.node_origin(file, node));
+        let dynamic = ancestors(node)
+            .find(|a| matches!(a.kind(), "for_statement" | "c_style_for_statement" | "while_statement"))
+            .map(|l| format!("launched inside a loop ({}): may run with other arguments each time", self.line(file, l)));
+        let exports = self.exported_env(&state).into_iter().filter(|e| !env.iter().any(|p| p.name == e.name)).collect();
+        self.record(found.engine, found.launcher, site, Run { path: state.path.clone(), argv: Some(argv), env, exports, dynamic });
+        vec![state]
+    }
+
+    fn record(&mut self, engine: Engine, launcher: &'static Launcher, span: Span, run: Run) {
+        match self.sites.iter_mut().find(|s| s.span == span) {
+            Some(site) => site.runs.push(run),
+            None => self.sites.push(Site { engine, launcher, span, runs: vec![run] }),
+        }
+    }
+
+    /// A command whose program is not known: a launch nobody can read, if its
+    /// text (or what the variables it expands were set to) names a launcher.
+    fn unknown_command(&mut self, f: &File, file: usize, node: Node, tokens: &[ArgToken]) {
+        let text = &f.text[node.byte_range()];
+        if let Some((engine, launcher)) = launch::mentions_launcher(text) {
+            let span = self.span_of(self.node_origin(file, node));
+            let why = format!("the command's name `{}` is not known", tokens[0].raw);
+            self.record(
+                engine,
+                launcher,
+                span,
+                Run { path: Path::new(), argv: None, env: Vec::new(), exports: Vec::new(), dynamic: Some(why) },
+            );
+        }
+    }
+
+    fn exported_env(&self, state: &State) -> Vec<EnvUse> {
+        // In the order they are written, as the script reads.
+        let mut exported: Vec<(&String, &Var)> = state.vars.iter().filter(|(_, v)| v.exported).collect();
+        exported.sort_by_key(|(_, v)| (v.name_at.file, v.name_at.start));
+        exported.into_iter().map(|(name, var)| self.env_use(name, var)).collect()
+    }
+
+    fn env_use(&self, name: &str, var: &Var) -> EnvUse {
+        let value = match &var.value {
+            Value::Str(frags) => match known_text(frags) {
+                Some(t) => Known::Value(t),
+                None => {
+                    Known::dynamic(self.real[var.value_at.file].text.get(var.value_at.start..var.value_at.end).unwrap_or("").to_string())
+                }
+            },
+            Value::Array(_) => Known::dynamic("(an array: bash exports no arrays)"),
+        };
+        EnvUse {
+            name: name.to_string(),
+            value,
+            name_span: self.span_of(var.name_at),
+            value_span: self.span_of(var.value_at),
+            shadowed: Vec::new(),
+            condition: None,
+        }
+    }
+
+    fn call(&mut self, name: String, file: usize, node: Node, words: &[Field], state: State, depth: usize) -> Vec<State> {
+        if depth >= MAX_DEPTH {
+            let at = self.line(file, node);
+            self.note(
+                format!("{at}: `{name}` is called more than {MAX_DEPTH} levels deep; not followed"),
+                Some(self.node_origin(file, node)),
+            );
+            return vec![state];
+        }
+        let Some(&(def_file, start, end)) = self.functions.get(&name) else { return vec![state] };
+        let def = self.files[def_file].clone();
+        let Some(body) = def.tree.root_node().descendant_for_byte_range(start, end).and_then(|n| {
+            std::iter::successors(Some(n), |n| n.parent())
+                .find(|n| n.kind() == "function_definition")
+                .and_then(|n| n.child_by_field_name("body"))
+        }) else {
+            return vec![state];
+        };
+        let saved = state.positional.clone();
+        let mut inner = state;
+        inner.positional = Some(words[1..].to_vec());
+        inner.frames.push(Vec::new());
+        let out = self.statement(&def, def_file, body, vec![inner], depth + 1);
+        out.into_iter()
+            .map(|mut s| {
+                if let Some(frame) = s.frames.pop() {
+                    for (name, previous) in frame.into_iter().rev() {
+                        match previous {
+                            Some(v) => s.vars.insert(name, v),
+                            None => s.vars.remove(&name),
+                        };
+                    }
+                }
+                s.positional = saved.clone();
+                s.returned = false;
+                s
+            })
+            .collect()
+    }
+
+    /// `source FILE` / `. FILE`: relative to the script's folder, else to the
+    /// repository root; never outside the repository the script is in.
+    fn source(&mut self, file: usize, node: Node, words: &[Field], state: State, depth: usize) -> Vec<State> {
+        let at = self.line(file, node);
+        let origin = self.node_origin(file, node);
+        let Some(name) = words.get(1).and_then(|w| known_text(w)) else {
+            let raw = words.get(1).and_then(|w| words::token(w, &self.real)).map(|t| t.raw).unwrap_or_default();
+            self.note(format!("{at}: `source {raw}`: the file's name is not known; what it sets is not read"), Some(origin));
+            return vec![state];
+        };
+        if depth >= MAX_DEPTH {
+            self.note(format!("{at}: `source {name}` nested more than {MAX_DEPTH} levels deep; not read"), Some(origin));
+            return vec![state];
+        }
+        let path = match self.resolve_source(file, &name) {
+            Ok(p) => p,
+            Err(why) => {
+                self.note(format!("{at}: `source {name}`: {why}; what it sets is not read"), Some(origin));
+                return vec![state];
+            }
+        };
+        let text = match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() && m.len() <= super::super::MAX_RECIPE_BYTES => std::fs::read_to_string(&path).map_err(|e| e.to_string()),
+            Ok(_) => Err("not a regular file of at most 4 MiB".to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        let text = match text {
+            Ok(t) if !t.contains('\0') => t,
+            Ok(_) => {
+                self.note(format!("{at}: `source {name}`: not a text file; not read"), Some(origin));
+                return vec![state];
+            }
+            Err(e) => {
+                self.note(format!("{at}: `source {name}`: {e}; what it sets is not read"), Some(origin));
+                return vec![state];
+            }
+        };
+        let shown = self.shown_path(&path);
+        let Some(tree) = self.parser.parse(&text, None) else { return vec![state] };
+        let real = self.real.len();
+        self.real.push(SourceText::new(shown, text.clone()));
+        self.real_paths.push(Some(path));
+        let id = self.add_file(File { tree, text, map: None, fallback: None, real: Some(real) });
+        if self.files[id].tree.root_node().has_error() {
+            self.note(format!("{at}: `source {name}`: shell syntax error in it; commands around it may be missed"), Some(origin));
+        }
+        self.exec_file(id, vec![state], depth + 1)
+    }
+
+    /// How a sourced file is named in notes and spans: next to the script's path
+    /// as the user gave it.
+    fn shown_path(&self, path: &FsPath) -> String {
+        match (&self.root, self.real_paths[0].as_ref()) {
+            (Some(root), Some(script)) => {
+                let real_root = root.canonicalize().unwrap_or(root.clone());
+                let rel = path.strip_prefix(&real_root).unwrap_or(path);
+                let script_rel = script.canonicalize().ok().and_then(|s| s.strip_prefix(&real_root).ok().map(FsPath::to_path_buf));
+                // The script's path as given ends with its path in the repository.
+                match script_rel.and_then(|r| self.real[0].path.strip_suffix(&r.display().to_string()).map(str::to_string)) {
+                    Some(prefix) => format!("{prefix}{}", rel.display()),
+                    None => path.display().to_string(),
+                }
+            }
+            _ => path.display().to_string(),
+        }
+    }
+
+    fn resolve_source(&self, file: usize, name: &str) -> Result<PathBuf, String> {
+        let real = self.files[file].real.unwrap_or(0);
+        let Some(script) = self.real_paths.get(real).cloned().flatten().or_else(|| self.real_paths[0].clone()) else {
+            return Err("the script is not read from disk".into());
+        };
+        let Some(root) = &self.root else { return Err("the script is in no repository or folder it could be read from".into()) };
+        let dir = script.parent().map(FsPath::to_path_buf).unwrap_or_default();
+        let candidates = if FsPath::new(name).is_absolute() { vec![PathBuf::from(name)] } else { vec![dir.join(name), root.join(name)] };
+        let real_root = root.canonicalize().map_err(|e| e.to_string())?;
+        for candidate in &candidates {
+            if let Ok(resolved) = candidate.canonicalize() {
+                return if resolved.starts_with(&real_root) {
+                    Ok(resolved)
+                } else {
+                    Err(format!("resolves to {}, outside {}; not read", resolved.display(), real_root.display()))
+                };
+            }
+        }
+        Err(format!("no such file next to the script or in {}", real_root.display()))
+    }
+
+    /// `eval WORDS` (their text joined by spaces) or `bash -c STRING`: the text
+    /// is read as a script. A part whose value is not known stays as written
+    /// (`$MODEL`): read again, it is the same unknown value. A string that is
+    /// not known and names no launcher is a note.
+    #[allow(clippy::too_many_arguments)]
+    fn eval(&mut self, f: &File, file: usize, node: Node, args: &[Field], state: State, depth: usize, subshell: bool) -> Vec<State> {
+        let what = if subshell { "bash -c" } else { "eval" };
+        let at = self.line(file, node);
+        let origin = self.node_origin(file, node);
+        let mut text = String::new();
+        let mut map: Vec<Option<(usize, usize)>> = Vec::new();
+        let mut unknown = None;
+        for (i, field) in args.iter().enumerate() {
+            if i > 0 {
+                text.push(' ');
+                map.push(None);
+            }
+            for frag in field {
+                if frag.unknown.is_some() {
+                    unknown.get_or_insert_with(|| (frag.text.clone(), frag.unknown.clone().unwrap_or_default()));
+                }
+                text.push_str(&frag.text);
+                let exact = (frag.origin.verbatim || frag.unknown.is_some()) && frag.origin.end - frag.origin.start == frag.text.len();
+                map.extend((0..frag.text.len()).map(|k| exact.then_some((frag.origin.file, frag.origin.start + k))));
+            }
+        }
+        if let Some((expansion, why)) = &unknown {
+            if launch::mentions_launcher(&text).is_none() {
+                let message = format!("{at}: `{what}` of a string that is not known (`{expansion}` {why}); commands in it are not read");
+                match launch::mentions_launcher(&f.text[node.byte_range()]) {
+                    Some((engine, launcher)) => {
+                        let span = self.span_of(origin);
+                        let run = Run {
+                            path: state.path.clone(),
+                            argv: None,
+                            env: Vec::new(),
+                            exports: self.exported_env(&state),
+                            dynamic: Some(message),
+                        };
+                        self.record(engine, launcher, span, run);
+                    }
+                    None => self.note(message, Some(origin)),
+                }
+                return vec![state];
+            }
+        }
+        if depth >= MAX_DEPTH {
+            self.note(format!("{at}: `{what}` nested more than {MAX_DEPTH} levels deep; not read"), Some(origin));
+            return vec![state];
+        }
+        let key = (text.clone(), origin);
+        let id = match self.evals.get(&key) {
+            Some(id) => *id,
+            None => {
+                let Some(tree) = self.parser.parse(&text, None) else { return vec![state] };
+                if tree.root_node().has_error() {
+                    self.note(format!("{at}: the string given to `{what}` is not valid shell; commands in it may be missed"), Some(origin));
+                }
+                let id = self.add_file(File { tree, text, map: Some(map), fallback: Some(origin), real: None });
+                self.evals.insert(key, id);
+                id
+            }
+        };
+        self.exec_file(id, vec![state], depth + 1)
+    }
+
+    // ---- conditions ---------------------------------------------------------------------
+
+    fn condition(&mut self, f: &File, file: usize, nodes: &[Node], state: &State) -> Cond {
+        let [node] = nodes else {
+            let text = nodes.iter().map(|n| squash(&f.text[n.byte_range()])).collect::<Vec<_>>().join("; ");
+            return Cond::Atom(Atom { test: Test::Text(text), holds: true });
+        };
+        let node = *node;
+        let text_atom = || Cond::Atom(Atom { test: Test::Text(squash(&f.text[node.byte_range()])), holds: true });
+        match node.kind() {
+            "negated_command" => match node.named_child(0) {
+                Some(inner) => self.condition(f, file, &[inner], state).negate(),
+                None => text_atom(),
+            },
+            "test_command" => match node.named_child(0) {
+                Some(inner) if node.named_child_count() == 1 => self.test_expression(f, file, inner, state).unwrap_or_else(text_atom),
+                _ => text_atom(),
+            },
+            "command" => {
+                // `test X = y` / `[ X = y ]` written as a command.
+                let name = node.child_by_field_name("name").map(|n| &f.text[n.byte_range()]);
+                let args: Vec<Node> = named_children(node).into_iter().filter(|c| c.kind() != "command_name").collect();
+                match (name, args.as_slice()) {
+                    (Some("true"), []) => Cond::Known(true),
+                    (Some("false"), []) => Cond::Known(false),
+                    (Some("test"), [l, op, r]) => self.compare(f, file, *l, &f.text[op.byte_range()], *r, state).unwrap_or_else(text_atom),
+                    _ => text_atom(),
+                }
+            }
+            _ => text_atom(),
+        }
+    }
+
+    fn test_expression(&mut self, f: &File, file: usize, node: Node, state: &State) -> Option<Cond> {
+        match node.kind() {
+            "binary_expression" => {
+                let left = node.child_by_field_name("left")?;
+                let right = node.child_by_field_name("right")?;
+                let op = node.child_by_field_name("operator").map(|o| &f.text[o.byte_range()])?;
+                match op {
+                    "&&" | "||" => {
+                        let (a, b) = (self.test_expression(f, file, left, state)?, self.test_expression(f, file, right, state)?);
+                        match (a, b, op) {
+                            (Cond::Known(x), Cond::Known(y), "&&") => Some(Cond::Known(x && y)),
+                            (Cond::Known(x), Cond::Known(y), _) => Some(Cond::Known(x || y)),
+                            (Cond::Known(false), _, "&&") | (_, Cond::Known(false), "&&") => Some(Cond::Known(false)),
+                            (Cond::Known(true), _, "||") | (_, Cond::Known(true), "||") => Some(Cond::Known(true)),
+                            (Cond::Known(true), other, "&&") | (other, Cond::Known(true), "&&") => Some(other),
+                            (Cond::Known(false), other, _) | (other, Cond::Known(false), _) => Some(other),
+                            _ => None,
+                        }
+                    }
+                    _ => self.compare(f, file, left, op, right, state),
+                }
+            }
+            "unary_expression" => {
+                let op = node.child(0).map(|o| &f.text[o.byte_range()])?;
+                let operand = node.named_children(&mut node.walk()).last()?;
+                let value = known_text(&joined(self.expand(f, file, operand, state, true), self.node_origin(file, operand)));
+                match (op, value) {
+                    ("-n", Some(v)) => Some(Cond::Known(!v.is_empty())),
+                    ("-z", Some(v)) => Some(Cond::Known(v.is_empty())),
+                    ("!", _) => None,
+                    _ => None,
+                }
+            }
+            "parenthesized_expression" => self.test_expression(f, file, node.named_child(0)?, state),
+            _ => None,
+        }
+    }
+
+    fn compare(&mut self, f: &File, file: usize, left: Node, op: &str, right: Node, state: &State) -> Option<Cond> {
+        let l = known_text(&joined(self.expand(f, file, left, state, true), self.node_origin(file, left)));
+        let r = known_text(&joined(self.expand(f, file, right, state, true), self.node_origin(file, right)));
+        let equal = match op {
+            "==" | "=" => true,
+            "!=" => false,
+            "-eq" | "-ne" => op == "-eq",
+            "-lt" | "-le" | "-gt" | "-ge" => {
+                let (a, b) = (l?.trim().parse::<i64>().ok()?, r?.trim().parse::<i64>().ok()?);
+                return Some(Cond::Known(match op {
+                    "-lt" => a < b,
+                    "-le" => a <= b,
+                    "-gt" => a > b,
+                    _ => a >= b,
+                }));
+            }
+            _ => return None,
+        };
+        let numeric = op.starts_with('-');
+        if let (Some(l), Some(r)) = (&l, &r) {
+            let same = if numeric { l.trim().parse::<i64>().ok()? == r.trim().parse::<i64>().ok()? } else { words::glob_match(r, l) };
+            return Some(Cond::Known(same == equal));
+        }
+        let (var, value) = match (plain_variable(f, left), r, plain_variable(f, right), l) {
+            (Some(var), Some(value), _, _) | (_, _, Some(var), Some(value)) if !value.contains(['*', '?', '[']) => (var, value),
+            _ => return None,
+        };
+        Some(Cond::Atom(Atom { test: Test::Is { var, values: vec![value] }, holds: equal }))
+    }
+
+    // ---- expansion ------------------------------------------------------------------------
+
+    /// The items a word stands for; `quoted`: inside double quotes (no splitting).
+    fn expand(&mut self, f: &File, file: usize, node: Node, state: &State, quoted: bool) -> Vec<Item> {
+        let word = self.node_origin(file, node);
+        self.expand_in(f, file, node, state, quoted, word)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn expand_in(&mut self, f: &File, file: usize, node: Node, state: &State, quoted: bool, word: Origin) -> Vec<Item> {
+        let raw = &f.text[node.byte_range()];
+        let literal = |interp: &Self, text: String, start: usize, end: usize, q: bool| {
+            let verbatim = text.len() == end - start && text == f.text[start..end];
+            Item::Frag(Frag::literal(text, interp.origin(file, start, end, verbatim), word, q))
+        };
+        match node.kind() {
+            "word" | "number" | "extglob_pattern" | "special_variable_name" | "variable_name" => {
+                vec![literal(self, words::unescape_word(raw), node.start_byte(), node.end_byte(), quoted)]
+            }
+            "raw_string" => vec![literal(
+                self,
+                raw[1..raw.len().saturating_sub(1).max(1)].to_string(),
+                node.start_byte() + 1,
+                node.end_byte().saturating_sub(1).max(node.start_byte() + 1),
+                true,
+            )],
+            "ansi_c_string" => {
+                let inner = raw.trim_start_matches("$'").trim_end_matches('\'').to_string();
+                vec![literal(self, inner, node.start_byte() + 2, node.end_byte().saturating_sub(1).max(node.start_byte() + 2), true)]
+            }
+            "string" | "translated_string" => {
+                let mut out = Vec::new();
+                let open = if node.kind() == "string" { 1 } else { 2 };
+                let (start, end) = (node.start_byte() + open, node.end_byte().saturating_sub(1).max(node.start_byte() + open));
+                let mut last = start;
+                for child in named_children(node) {
+                    if child.start_byte() > last {
+                        out.push(literal(
+                            self,
+                            words::unescape_double_quoted(&f.text[last..child.start_byte()]),
+                            last,
+                            child.start_byte(),
+                            true,
+                        ));
+                    }
+                    out.extend(self.expand_in(f, file, child, state, true, word));
+                    last = child.end_byte();
+                }
+                if end > last {
+                    out.push(literal(self, words::unescape_double_quoted(&f.text[last..end]), last, end, true));
+                }
+                if out.is_empty() {
+                    out.push(literal(self, String::new(), start, start, true));
+                }
+                out
+            }
+            "string_content" => vec![literal(self, words::unescape_double_quoted(raw), node.start_byte(), node.end_byte(), true)],
+            "concatenation" => {
+                let mut out = Vec::new();
+                let mut last = node.start_byte();
+                for child in named_children(node) {
+                    if child.start_byte() > last {
+                        out.push(literal(self, words::unescape_word(&f.text[last..child.start_byte()]), last, child.start_byte(), quoted));
+                    }
+                    out.extend(self.expand_in(f, file, child, state, quoted, word));
+                    last = child.end_byte();
+                }
+                if node.end_byte() > last {
+                    out.push(literal(self, words::unescape_word(&f.text[last..node.end_byte()]), last, node.end_byte(), quoted));
+                }
+                out
+            }
+            "simple_expansion" => {
+                let name = raw.trim_start_matches('$');
+                let at = self.node_origin(file, node);
+                self.lookup(name, None, state, quoted, at, raw)
+            }
+            "expansion" => self.expansion(f, file, node, state, quoted, word),
+            "command_substitution" => {
+                let at = self.node_origin(file, node);
+                if let Some(dir) = self.script_dir_substitution(raw, file) {
+                    return vec![Item::Frag(Frag::literal(dir, Origin { verbatim: false, ..at }, word, quoted))];
+                }
+                vec![unknown_frag(raw, "is the output of a command", !quoted, quoted, at)]
+            }
+            "arithmetic_expansion" => {
+                let at = self.node_origin(file, node);
+                let inner = raw.trim_start_matches("$((").trim_start_matches("$[").trim_end_matches("))").trim_end_matches(']');
+                let mut value_of = |name: &str| -> Option<i64> {
+                    let items = self.lookup(name, None, state, true, at, name);
+                    known_text(&joined(items, at))?.trim().parse().ok()
+                };
+                match words::arithmetic(inner, &mut value_of) {
+                    Some(v) => vec![Item::Frag(Frag {
+                        split: !quoted,
+                        ..Frag::literal(v.to_string(), Origin { verbatim: false, ..at }, word, quoted)
+                    })],
+                    None => vec![unknown_frag(raw, "is arithmetic on values not known", false, quoted, at)],
+                }
+            }
+            _ => {
+                let at = self.node_origin(file, node);
+                vec![unknown_frag(raw, "is not read by engine-audit", !quoted, quoted, at)]
+            }
+        }
+    }
+
+    /// `$(dirname "$0")` and the like: the folder of the file being read, so
+    /// `source "$(dirname "$0")/../lib.sh"` finds its file.
+    fn script_dir_substitution(&self, raw: &str, file: usize) -> Option<String> {
+        let names_self = raw.contains("$0") || raw.contains("BASH_SOURCE");
+        if !(raw.contains("dirname") && names_self) || raw.matches("$(").count() > 3 {
+            return None;
+        }
+        let real = self.files[file].real.unwrap_or(0);
+        let path = self.real_paths.get(real).cloned().flatten()?;
+        Some(path.parent()?.display().to_string())
+    }
+
+    /// `${...}`: `${X}`, `${X:-d}`, `${X-d}`, `${X:=d}`, `${X:+alt}`, `${#X}`,
+    /// `${A[@]}`, `${A[*]}`, `${A[i]}`, `${X,,}`, `${X^^}`; others are unknown.
+    fn expansion(&mut self, f: &File, file: usize, node: Node, state: &State, quoted: bool, word: Origin) -> Vec<Item> {
+        let raw = &f.text[node.byte_range()];
+        let at = self.node_origin(file, node);
+        let unknown = |why: &str| vec![unknown_frag(raw, why, !quoted, quoted, at)];
+        let Some(inner) = raw.strip_prefix("${").and_then(|r| r.strip_suffix('}')) else { return unknown("is not read by engine-audit") };
+        let (length, inner) = match inner.strip_prefix('#') {
+            Some(rest) if !rest.is_empty() => (true, rest),
+            _ => (false, inner),
+        };
+        let name_len = inner
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(inner.len())
+            .max(usize::from(inner.starts_with(['@', '*', '#', '?', '$', '!'])));
+        let (name, rest) = inner.split_at(name_len);
+        if name.is_empty() || inner.starts_with('!') {
+            return unknown("is an indirect expansion");
+        }
+        let (index, op) = match rest.strip_prefix('[').and_then(|r| r.split_once(']')) {
+            Some((index, op)) => (Some(index), op),
+            None => (None, rest),
+        };
+        if length {
+            let items = self.lookup(name, index.filter(|i| *i != "@" && *i != "*"), state, true, at, raw);
+            let count = match (index, state.vars.get(name).map(|v| &v.value)) {
+                (Some("@" | "*"), Some(Value::Array(e))) => Some(e.len()),
+                _ => known_text(&joined(items, at)).map(|t| t.chars().count()),
+            };
+            return match count {
+                Some(n) => vec![Item::Frag(Frag::literal(n.to_string(), Origin { verbatim: false, ..at }, word, quoted))],
+                None => unknown("has a length not known"),
+            };
+        }
+        let value = self.lookup(name, index, state, quoted, at, raw);
+        if op.is_empty() {
+            return value;
+        }
+        // The operand: the nodes after the operator.
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        let op_pos = children.iter().position(|c| !c.is_named() && c.kind() != "${" && c.kind() != "[" && c.kind() != "]");
+        let operand: Vec<Item> = match op_pos {
+            Some(p) => children[p + 1..]
+                .iter()
+                .filter(|c| c.kind() != "}")
+                .flat_map(|c| self.expand_in(f, file, *c, state, quoted, word))
+                .collect(),
+            None => Vec::new(),
+        };
+        let set = state.vars.contains_key(name);
+        let text = known_text(&joined(value.clone(), at));
+        let is_null = text.as_deref().map(str::is_empty);
+        let unset_known = !set && !self.is_environment_input(name, state);
+        let pick = |use_operand: Option<bool>| match use_operand {
+            Some(true) => operand.clone(),
+            Some(false) => value.clone(),
+            None => unknown("comes from the environment or its default"),
+        };
+        match op {
+            _ if op.starts_with(":-") || op.starts_with(":=") => pick(match is_null {
+                Some(null) => Some(null),
+                None if unset_known => Some(true),
+                None => None,
+            }),
+            _ if op.starts_with('-') || op.starts_with('=') => pick(if set || unset_known { Some(!set) } else { None }),
+            _ if op.starts_with(":+") => match is_null {
+                Some(true) => Vec::new(),
+                Some(false) => operand,
+                None => unknown("is set by the environment or not"),
+            },
+            _ if op.starts_with('+') => match (set, unset_known) {
+                (true, _) => operand,
+                (false, true) => Vec::new(),
+                _ => unknown("is set by the environment or not"),
+            },
+            ",," | "^^" => match text {
+                Some(t) => {
+                    let t = if op == ",," { t.to_lowercase() } else { t.to_uppercase() };
+                    vec![Item::Frag(Frag { split: !quoted, ..Frag::literal(t, Origin { verbatim: false, ..at }, word, quoted) })]
+                }
+                None => unknown("comes from the environment"),
+            },
+            _ => unknown("uses an operator engine-audit does not evaluate"),
+        }
+    }
+
+    /// Whether `name`'s value comes from the job's environment on this path.
+    fn is_environment_input(&self, name: &str, state: &State) -> bool {
+        !state.vars.contains_key(name) && (!self.script_vars.contains(name) || self.env_vars.contains(name))
+    }
+
+    /// The items `$name` / `${name[index]}` stands for.
+    #[allow(clippy::too_many_arguments)]
+    fn lookup(&self, name: &str, index: Option<&str>, state: &State, quoted: bool, at: Origin, raw: &str) -> Vec<Item> {
+        let split = |frags: &Field| frags.iter().map(|fr| Item::Frag(Frag { split: !quoted, quoted, ..fr.clone() })).collect::<Vec<_>>();
+        let elements = |elements: &[Field], star: bool| {
+            let mut out = Vec::new();
+            for (i, e) in elements.iter().enumerate() {
+                if i > 0 {
+                    if quoted && star {
+                        out.push(Item::Frag(Frag::literal(" ".into(), Origin { verbatim: false, ..at }, at, true)));
+                    } else {
+                        out.push(Item::Break);
+                    }
+                }
+                out.extend(split(e));
+            }
+            out
+        };
+        let positional = matches!(name, "@" | "*") || name.chars().all(|c| c.is_ascii_digit()) && name != "0";
+        if positional || name == "#" {
+            let Some(args) = &state.positional else {
+                return vec![unknown_frag(raw, "is an argument of the script", !quoted || name == "@", quoted, at)];
+            };
+            return match name {
+                "@" | "*" => elements(args, name == "*"),
+                "#" => vec![Item::Frag(Frag::literal(args.len().to_string(), Origin { verbatim: false, ..at }, at, quoted))],
+                n => n.parse::<usize>().ok().and_then(|i| args.get(i.wrapping_sub(1))).map(split).unwrap_or_default(),
+            };
+        }
+        if name == "0" {
+            return vec![Item::Frag(Frag::literal(self.real[0].path.clone(), Origin { verbatim: false, ..at }, at, quoted))];
+        }
+        // A variable whose whole value is unknown is pointed at where it is used.
+        if let Some(Var { value: Value::Str(frags), value_at, .. }) = state.vars.get(name) {
+            if let [only] = frags.as_slice() {
+                if only.unknown.is_some() && only.origin == *value_at {
+                    let why = only.unknown.clone().unwrap_or_default();
+                    return vec![unknown_frag(raw, &why, !quoted || index == Some("@"), quoted, at)];
+                }
+            }
+        }
+        match state.vars.get(name).map(|v| &v.value) {
+            Some(Value::Str(frags)) => match index {
+                None | Some("0") | Some("@") | Some("*") => split(frags),
+                Some(_) => Vec::new(),
+            },
+            Some(Value::Array(items)) => match index {
+                Some("@") => elements(items, false),
+                Some("*") => elements(items, true),
+                Some(i) => match i.parse::<usize>() {
+                    Ok(i) => items.get(i).map(split).unwrap_or_default(),
+                    Err(_) => vec![unknown_frag(raw, "is an element at an index not known", !quoted, quoted, at)],
+                },
+                None => items.first().map(split).unwrap_or_default(),
+            },
+            None if !self.is_environment_input(name, state) => Vec::new(),
+            None => {
+                let many = !quoted || index == Some("@");
+                vec![unknown_frag(raw, "comes from the environment", many, quoted, at)]
+            }
+        }
+    }
+
+    // ---- states -----------------------------------------------------------------------------
+
+    /// Equal states (but their paths) become one whose path keeps the tests both
+    /// share; beyond [`MAX_STATES`], the last two are joined anyway, and what
+    /// differs between them becomes unknown.
+    fn join(&mut self, states: Vec<State>) -> Vec<State> {
+        let mut out: Vec<State> = Vec::with_capacity(states.len());
+        for s in states {
+            match out
+                .iter_mut()
+                .find(|o| o.vars == s.vars && o.positional == s.positional && o.frames == s.frames && o.returned == s.returned)
+            {
+                Some(o) => o.path = o.path.intersection(&s.path).cloned().collect(),
+                None => out.push(s),
+            }
+        }
+        while out.len() > MAX_STATES {
+            if !self.joined_note {
+                self.joined_note = true;
+                self.note(
+                    format!(
+                        "more than {MAX_STATES} paths through the script: values that differ between some of them are taken as unknown"
+                    ),
+                    None,
+                );
+            }
+            let b = out.pop().unwrap_or_else(|| unreachable!("more than MAX_STATES states"));
+            let a = out.last_mut().unwrap_or_else(|| unreachable!("more than MAX_STATES states"));
+            a.path = a.path.intersection(&b.path).cloned().collect();
+            let names: BTreeSet<String> = a.vars.keys().chain(b.vars.keys()).cloned().collect();
+            for name in names {
+                let (x, y) = (a.vars.get(&name), b.vars.get(&name));
+                if x != y {
+                    let template = x.or(y).cloned().unwrap_or_else(|| unreachable!("name from one of the maps"));
+                    let value = unknown_value(&name, "differs between paths through the script", template.value_at);
+                    a.vars.insert(name, Var { value, ..template });
+                }
+            }
+        }
+        out
+    }
+}
+
+/// An `if`/`elif` clause's condition statements and body statements.
+fn split_then<'t>(n: Node<'t>) -> (Vec<Node<'t>>, Vec<Node<'t>>) {
+    let mut cond = Vec::new();
+    let mut body = Vec::new();
+    let mut seen_then = false;
+    let mut cursor = n.walk();
+    for child in n.children(&mut cursor) {
+        match child.kind() {
+            "then" => seen_then = true,
+            "elif_clause" | "else_clause" | "comment" => {}
+            _ if !child.is_named() => {}
+            _ if seen_then => body.push(child),
+            _ => cond.push(child),
+        }
+    }
+    (cond, body)
+}
+
+/// What a test is known to be on a path.
+enum Cond {
+    Known(bool),
+    Atom(Atom),
+}
+
+impl Cond {
+    fn negate(self) -> Cond {
+        match self {
+            Cond::Known(b) => Cond::Known(!b),
+            Cond::Atom(a) => Cond::Atom(a.negated()),
+        }
+    }
+}
+
+/// The state on the true side and on the false side of a test, where possible.
+fn fork(state: State, cond: Cond) -> (Option<State>, Option<State>) {
+    match cond {
+        Cond::Known(true) => (Some(state), None),
+        Cond::Known(false) => (None, Some(state)),
+        Cond::Atom(atom) => match decided(&state.path, &atom) {
+            Some(true) => (Some(state), None),
+            Some(false) => (None, Some(state)),
+            None => {
+                let mut yes = state.clone();
+                yes.path.insert(atom.clone());
+                let mut no = state;
+                no.path.insert(atom.negated());
+                (Some(yes), Some(no))
+            }
+        },
+    }
+}
+
+fn unknown_frag(raw: &str, why: &str, split: bool, quoted: bool, at: Origin) -> Item {
+    Item::Frag(Frag { text: raw.to_string(), unknown: Some(why.to_string()), split, quoted, origin: at, word: at })
+}
+
+fn unknown_value(name: &str, why: &str, at: Origin) -> Value {
+    Value::Str(vec![Frag { text: format!("${name}"), unknown: Some(why.to_string()), split: false, quoted: false, origin: at, word: at }])
+}
+
+/// `[[ ]]`, `[ ]`, `test`: a command whose only effect is its status.
+fn is_test(f: &File, node: Node) -> bool {
+    match node.kind() {
+        "test_command" => true,
+        "negated_command" => node.named_child(0).is_some_and(|n| is_test(f, n)),
+        "command" => node.child_by_field_name("name").is_some_and(|n| matches!(&f.text[n.byte_range()], "test" | "[" | "true" | "false")),
+        _ => false,
+    }
+}
+
+/// The variable a word is: `$X`, `"$X"`, `${X}`, `${X:-d}` → `X`.
+fn plain_variable(f: &File, node: Node) -> Option<String> {
+    let node = if node.kind() == "string" && node.named_child_count() == 1 { node.named_child(0)? } else { node };
+    let raw = &f.text[node.byte_range()];
+    let inner = match node.kind() {
+        "simple_expansion" => raw.strip_prefix('$')?,
+        "expansion" => raw.strip_prefix("${")?.strip_suffix('}')?,
+        _ => return None,
+    };
+    let name: String = inner.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    let rest = &inner[name.len()..];
+    (launch::is_env_name(&name) && (rest.is_empty() || rest.starts_with(":-") || rest.starts_with('-'))).then_some(name)
+}
+
+/// Whether a word always yields a field: it has quotes, and is not only a
+/// quoted `"${A[@]}"` / `"$@"` (which yields none for an empty array).
+fn has_quotes(f: &File, node: Node) -> bool {
+    match node.kind() {
+        "raw_string" | "ansi_c_string" | "translated_string" => true,
+        "string" => !(node.named_child_count() == 1 && node.named_child(0).is_some_and(|c| expands_all(&f.text[c.byte_range()]))),
+        "concatenation" => named_children(node).into_iter().any(|c| has_quotes(f, c)),
+        _ => false,
+    }
+}
+
+fn expands_all(raw: &str) -> bool {
+    raw == "$@" || raw == "${@}" || (raw.starts_with("${") && raw.ends_with("[@]}") && !raw.starts_with("${#"))
+}
+
+/// Whitespace runs as one space, for conditions shown in one line.
+fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn named_children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+fn ancestors(node: Node) -> impl Iterator<Item = Node> {
+    std::iter::successors(node.parent(), |n| n.parent())
+}
+
+/// Every name a file assigns anywhere (`X=`, `X+=`, `X[i]=`, `declare X`,
+/// `read X`, `for X in`).
+fn collect_assigned(root: Node, text: &str, out: &mut BTreeSet<String>) {
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "variable_assignment" if n.parent().is_none_or(|p| p.kind() != "command") => {
+                if let Some(name) = n.child_by_field_name("name") {
+                    let name = if name.kind() == "subscript" { name.child_by_field_name("name").unwrap_or(name) } else { name };
+                    out.insert(text[name.byte_range()].to_string());
+                }
+            }
+            "for_statement" => {
+                if let Some(v) = n.child_by_field_name("variable") {
+                    out.insert(text[v.byte_range()].to_string());
+                }
+            }
+            _ => {}
+        }
+        stack.extend(named_children(n));
+    }
+}
+
+/// Every name given a default somewhere (`${X:-d}`, `${X-d}`, `${X:=d}`).
+fn collect_defaulted(text: &str, out: &mut BTreeSet<String>) {
+    for (i, _) in text.match_indices("${") {
+        let rest = &text[i + 2..];
+        let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        let op = &rest[name.len()..];
+        if !name.is_empty() && (op.starts_with(":-") || op.starts_with(":=") || op.starts_with('-') || op.starts_with('=')) {
+            out.insert(name);
+        }
+    }
+}
+
+/// The folder `source` may read in: the repository the script is in (the
+/// nearest folder above it with a `.git`), else the script's own folder.
+fn repository_root(script: &FsPath) -> Option<PathBuf> {
+    let script = script.canonicalize().ok()?;
+    let dir = script.parent()?;
+    dir.ancestors().find(|d| d.join(".git").exists()).map(FsPath::to_path_buf).or_else(|| Some(dir.to_path_buf()))
+}

@@ -1,0 +1,9 @@
+//! A bash evaluator for launch scripts: what each command that starts a server
+//! passes on every path through the script, read from the syntax tree and never
+//! executed. [`eval`] runs the statements, [`words`] builds and splits words,
+//! [`launch`] recognises launchers, [`cond`] names the paths.
+
+pub(crate) mod cond;
+pub(crate) mod eval;
+pub(crate) mod launch;
+pub(crate) mod words;
