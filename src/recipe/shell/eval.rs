@@ -150,7 +150,7 @@ impl<'a> Interp<'a> {
 
     fn add_file(&mut self, file: File) -> usize {
         collect_assigned(file.tree.root_node(), &file.text, &mut self.script_vars);
-        collect_defaulted(&file.text, &mut self.env_vars);
+        collect_defaulted(file.tree.root_node(), &file.text, &mut self.env_vars);
         self.files.push(std::rc::Rc::new(file));
         self.files.len() - 1
     }
@@ -1435,15 +1435,35 @@ fn collect_assigned(root: Node, text: &str, out: &mut BTreeSet<String>) {
     }
 }
 
-/// Every name given a default somewhere (`${X:-d}`, `${X-d}`, `${X:=d}`).
-fn collect_defaulted(text: &str, out: &mut BTreeSet<String>) {
+/// Names the script expects from the job's environment although it assigns
+/// them: given a default from themselves (`X=${X:-d}`, `export X="${X:-d}"`) or
+/// with `${X:=d}`. A bare `${X:-}` elsewhere is only `set -u` safety.
+fn collect_defaulted(root: Node, text: &str, out: &mut BTreeSet<String>) {
+    let defaulted = |expr: &str, name: &str| {
+        expr.match_indices("${").any(|(i, _)| {
+            let rest = &expr[i + 2..];
+            rest.strip_prefix(name)
+                .is_some_and(|op| op.starts_with(":-") || op.starts_with('-') || op.starts_with(":=") || op.starts_with('='))
+        })
+    };
     for (i, _) in text.match_indices("${") {
         let rest = &text[i + 2..];
         let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-        let op = &rest[name.len()..];
-        if !name.is_empty() && (op.starts_with(":-") || op.starts_with(":=") || op.starts_with('-') || op.starts_with('=')) {
+        if !name.is_empty() && (rest[name.len()..].starts_with(":=") || rest[name.len()..].starts_with('=')) {
             out.insert(name);
         }
+    }
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "variable_assignment" {
+            if let (Some(name), Some(value)) = (n.child_by_field_name("name"), n.child_by_field_name("value")) {
+                let name = &text[name.byte_range()];
+                if defaulted(&text[value.byte_range()], name) {
+                    out.insert(name.to_string());
+                }
+            }
+        }
+        stack.extend(named_children(n));
     }
 }
 
