@@ -92,6 +92,9 @@ pub enum FindingKind {
     UnreadableRecipe { reason: String },
     /// EA305: a master-config link to a file that is not there.
     MissingLink { entry: String, target: String },
+    /// EA306: words of a launch command that cannot be read (`words`: as written,
+    /// `$EXTRA_ARGS`), or a whole launch (`words: None`), and why.
+    UnreadLaunch { words: Option<String>, why: String },
     /// A risk rule's hit: its id, name, message and doc page come from the rule file.
     Rule { id: String, name: String, message: String, doc: String },
 }
@@ -262,6 +265,7 @@ impl FindingKind {
             FindingKind::UnresolvedRef { .. } => Code::EA303,
             FindingKind::DuplicateKey { .. } => Code::EA304,
             FindingKind::UnreadableRecipe { .. } | FindingKind::MissingLink { .. } => Code::EA305,
+            FindingKind::UnreadLaunch { .. } => Code::EA306,
             FindingKind::Rule { .. } => return None,
         })
     }
@@ -426,6 +430,10 @@ impl FindingKind {
             FindingKind::MissingLink { entry, target } => {
                 format!("`{entry}` links `{target}`, which does not exist; nothing it would run was audited")
             }
+            FindingKind::UnreadLaunch { words: Some(words), why } => {
+                format!("flags from `{words}` could not be read: {why}; what it passes is not audited")
+            }
+            FindingKind::UnreadLaunch { words: None, why } => format!("a server launch that could not be read: {why}; its flags are not audited"),
             FindingKind::Rule { message, .. } => message.clone(),
         }
     }

@@ -221,9 +221,12 @@ pub(crate) fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> Strin
         }
         FindingKind::UnreadableRecipe { reason } if zh => format!("无法作为配方读取，其中内容均未审计：{reason}"),
         FindingKind::MissingLink { entry, target } if zh => format!("`{entry}` 链接的 `{target}` 不存在，它要运行的内容均未审计"),
-        FindingKind::DuplicateKey { .. } | FindingKind::UnreadableRecipe { .. } | FindingKind::MissingLink { .. } => {
-            f.message().trim_end_matches('.').to_string()
-        }
+        FindingKind::UnreadLaunch { words: Some(words), why } if zh => format!("无法读取 `{words}` 给出的参数（{why}），其内容未审计"),
+        FindingKind::UnreadLaunch { words: None, why } if zh => format!("无法读取的服务器启动命令（{why}），其参数未审计"),
+        FindingKind::DuplicateKey { .. }
+        | FindingKind::UnreadableRecipe { .. }
+        | FindingKind::MissingLink { .. }
+        | FindingKind::UnreadLaunch { .. } => f.message().trim_end_matches('.').to_string(),
     }
 }
 
