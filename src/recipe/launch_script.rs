@@ -25,6 +25,7 @@ use crate::bounded_parse::{parse_bounded, parse_deadline, Bounded, Skipped, Stat
 use crate::finding::Edit;
 use crate::surface::Known;
 use serde::Serialize;
+use std::collections::HashMap;
 use tree_sitter::{Node, Parser};
 
 /// One command-line word after the launcher.
@@ -330,44 +331,62 @@ fn deployment(src: &SourceText, site: Site) -> Deployment {
         }
     }
     let paths: Vec<Path> = runs.iter().map(|r| r.path.clone()).collect();
-    let condition = |present: &dyn Fn(&Run) -> bool| {
-        let (yes, no): (Vec<usize>, Vec<usize>) = (0..runs.len()).partition(|i| present(&runs[*i]));
-        cond::describe(&yes.iter().map(|i| &paths[*i]).collect::<Vec<_>>(), &no.iter().map(|i| &paths[*i]).collect::<Vec<_>>())
-    };
-    let same_token = |a: &ArgToken, b: &ArgToken| a.span == b.span && a.value == b.value;
-    let same_env = |a: &EnvUse, b: &EnvUse| a.name == b.name && a.name_span == b.name_span && a.value == b.value;
-    let common_env: Vec<EnvUse> = runs
-        .first()
-        .map(|r| r.exports.iter().filter(|e| runs.iter().all(|o| o.exports.iter().any(|x| same_env(x, e)))).cloned().collect())
-        .unwrap_or_default();
-    let roles = runs
-        .iter()
-        .map(|run| {
-            let argv = run.argv.as_ref().map(|argv| {
-                argv.iter()
-                    .map(|t| ArgToken {
-                        condition: condition(&|r: &Run| r.argv.as_ref().is_some_and(|a| a.iter().any(|x| same_token(x, t)))),
-                        ..t.clone()
-                    })
-                    .collect()
-            });
-            let in_env = |e: &EnvUse| condition(&|r: &Run| r.env.iter().chain(&r.exports).any(|x| same_env(x, e)));
-            let env = run
-                .env
-                .iter()
-                .chain(run.exports.iter().filter(|e| !common_env.iter().any(|c| same_env(c, e))))
-                .map(|e| EnvUse { condition: in_env(e), ..e.clone() })
-                .collect();
-            RoleConfig {
-                role: site.launcher.role.into(),
-                span: Some(site.span.clone()),
-                flags: Vec::new(),
-                env,
-                argv,
-                dynamic: run.dynamic.clone(),
+    // Which runs pass each word and each env var (by where it is written and its
+    // value), and the condition of each set of runs, computed once.
+    type Key = (String, usize, usize, String);
+    let token_key = |t: &ArgToken| (t.span.path.clone(), t.span.offset, t.span.len, format!("{:?}", t.value));
+    let env_key = |e: &EnvUse| (e.name_span.path.clone(), e.name_span.offset, e.name.len(), format!("{}={:?}", e.name, e.value));
+    let mut token_runs: HashMap<Key, Vec<usize>> = HashMap::new();
+    let mut env_runs: HashMap<Key, Vec<usize>> = HashMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        for t in run.argv.iter().flatten() {
+            let seen = token_runs.entry(token_key(t)).or_default();
+            if seen.last() != Some(&i) {
+                seen.push(i);
             }
-        })
-        .collect();
+        }
+        for e in run.env.iter().chain(&run.exports) {
+            let seen = env_runs.entry(env_key(e)).or_default();
+            if seen.last() != Some(&i) {
+                seen.push(i);
+            }
+        }
+    }
+    let mut conditions: HashMap<Vec<usize>, Option<String>> = HashMap::new();
+    let mut condition = |present: &[usize]| -> Option<String> {
+        conditions
+            .entry(present.to_vec())
+            .or_insert_with(|| {
+                let yes: Vec<&Path> = present.iter().map(|i| &paths[*i]).collect();
+                let no: Vec<&Path> = (0..runs.len()).filter(|i| !present.contains(i)).map(|i| &paths[i]).collect();
+                cond::describe(&yes, &no)
+            })
+            .clone()
+    };
+    let everywhere = |present: &[usize]| present.len() == runs.len();
+    let common_env: Vec<EnvUse> =
+        runs.first().map(|r| r.exports.iter().filter(|e| everywhere(&env_runs[&env_key(e)])).cloned().collect()).unwrap_or_default();
+    let mut roles = Vec::new();
+    for run in &runs {
+        let argv = run
+            .argv
+            .as_ref()
+            .map(|argv| argv.iter().map(|t| ArgToken { condition: condition(&token_runs[&token_key(t)]), ..t.clone() }).collect());
+        let env = run
+            .env
+            .iter()
+            .chain(run.exports.iter().filter(|e| !everywhere(&env_runs[&env_key(e)])))
+            .map(|e| EnvUse { condition: condition(&env_runs[&env_key(e)]), ..e.clone() })
+            .collect();
+        roles.push(RoleConfig {
+            role: site.launcher.role.into(),
+            span: Some(site.span.clone()),
+            flags: Vec::new(),
+            env,
+            argv,
+            dynamic: run.dynamic.clone(),
+        });
+    }
     let name = if site.span.path == src.path {
         format!("{}@{}", site.launcher.role, site.span.line)
     } else {

@@ -82,7 +82,9 @@ pub(crate) fn decided(path: &Path, atom: &Atom) -> Option<bool> {
 /// conjunction of tests shared by the `present` paths that rules out every
 /// `absent` one; else the paths themselves, joined by "or".
 pub(crate) fn describe(present: &[&Path], absent: &[&Path]) -> Option<String> {
-    if absent.is_empty() || present.is_empty() {
+    // A path joined from others (beyond the cap on paths) assumes nothing: it
+    // cannot be told apart, so no condition is claimed.
+    if absent.is_empty() || present.is_empty() || present.iter().any(|p| p.is_empty()) {
         return None;
     }
     let common: Vec<&Atom> = present[0].iter().filter(|a| present.iter().all(|p| p.contains(*a))).collect();
@@ -106,11 +108,16 @@ pub(crate) fn describe(present: &[&Path], absent: &[&Path]) -> Option<String> {
     let mut alternatives: Vec<String> = present.iter().map(|p| render_path(p)).collect();
     alternatives.sort();
     alternatives.dedup();
+    // Long disjunctions help nobody: past a line, say how many paths.
+    const LONGEST: usize = 160;
     let more = alternatives.len().saturating_sub(SHOWN);
     alternatives.truncate(SHOWN);
     let mut text = alternatives.iter().map(|a| format!("({a})")).collect::<Vec<_>>().join(" or ");
     if more > 0 {
         text.push_str(&format!(" or {more} more paths"));
+    }
+    if text.len() > LONGEST {
+        text = format!("on {} of {} paths through the script", present.len(), present.len() + absent.len());
     }
     Some(text)
 }

@@ -14,15 +14,16 @@ use super::super::span::{SourceText, Span};
 use super::super::{EnvUse, Note};
 use super::cond::{decided, Atom, Path, Test};
 use super::launch;
+use super::vars::Vars;
 use super::words::{self, fields, joined, known_text, Field, Frag, Item, Origin};
 use crate::profiles::{Engine, Launcher};
 use crate::surface::Known;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path as FsPath, PathBuf};
 use tree_sitter::{Node, Parser, Tree};
 
 /// States kept at once; more are joined, their differing variables unknown.
-pub(crate) const MAX_STATES: usize = 32;
+pub(crate) const MAX_STATES: usize = 64;
 /// Nesting of function calls, `source`, `eval` and `bash -c`.
 pub(crate) const MAX_DEPTH: usize = 8;
 /// Statements evaluated (summed over states) per script.
@@ -58,15 +59,49 @@ pub(crate) struct Evaluation {
     pub notes: Vec<Note>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Value {
     Str(Vec<Frag>),
     Array(Vec<Field>),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A value shared between the states that hold it, with its hash computed once.
+#[derive(Debug, Clone)]
+struct Shared(std::rc::Rc<(Value, u64)>);
+
+impl Shared {
+    fn new(value: Value) -> Shared {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        value.hash(&mut h);
+        Shared(std::rc::Rc::new((value, h.finish())))
+    }
+}
+
+impl std::ops::Deref for Shared {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        &self.0 .0
+    }
+}
+
+impl PartialEq for Shared {
+    fn eq(&self, other: &Self) -> bool {
+        std::rc::Rc::ptr_eq(&self.0, &other.0) || (self.0 .1 == other.0 .1 && self.0 .0 == other.0 .0)
+    }
+}
+
+impl Eq for Shared {}
+
+impl std::hash::Hash for Shared {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.0 .1);
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Var {
-    value: Value,
+    value: Shared,
     exported: bool,
     /// Where the name and the value were last written (for the env var's spans).
     name_at: Origin,
@@ -75,7 +110,7 @@ struct Var {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct State {
-    vars: BTreeMap<String, Var>,
+    vars: Vars<Var>,
     path: Path,
     /// `$1 ...` of the function (or script) being run.
     positional: Option<Vec<Field>>,
@@ -143,7 +178,7 @@ impl<'a> Interp<'a> {
             evals: HashMap::new(),
         };
         let file = interp.add_file(File { tree, text: src.text.clone(), map: None, fallback: None, real: Some(0) });
-        let start = State { vars: BTreeMap::new(), path: Path::new(), positional: None, frames: Vec::new(), returned: false };
+        let start = State { vars: Vars::new(), path: Path::new(), positional: None, frames: Vec::new(), returned: false };
         interp.exec_file(file, vec![start], 0);
         Evaluation { sites: interp.sites, notes: interp.notes }
     }
@@ -408,7 +443,10 @@ impl<'a> Interp<'a> {
                     .map(|mut s| {
                         let why = format!("the loop variable of line {}", self.span_of(at).line);
                         let frag = Frag { text: format!("${name}"), unknown: Some(why), split: false, quoted: false, origin: at, word: at };
-                        s.vars.insert(name.clone(), Var { value: Value::Str(vec![frag]), exported: false, name_at: at, value_at: at });
+                        s.vars.insert(
+                            name.clone(),
+                            Var { value: Shared::new(Value::Str(vec![frag])), exported: false, name_at: at, value_at: at },
+                        );
                         s
                     })
                     .collect()
@@ -455,7 +493,7 @@ impl<'a> Interp<'a> {
         };
         let old = state.vars.get(&name).cloned();
         let exported = export || old.as_ref().is_some_and(|o| o.exported);
-        let value = match (index, new_value, old.map(|o| o.value)) {
+        let value = match (index, new_value, old.map(|o| (*o.value).clone())) {
             (Some(index), Value::Str(frags), old) => {
                 let mut elements = match old {
                     Some(Value::Array(e)) => e,
@@ -489,7 +527,7 @@ impl<'a> Interp<'a> {
             }
             (_, new, _) => new,
         };
-        state.vars.insert(name, Var { value, exported, name_at, value_at });
+        state.vars.insert(name, Var { value: Shared::new(value), exported, name_at, value_at });
         state
     }
 
@@ -515,12 +553,12 @@ impl<'a> Interp<'a> {
                     }
                     if export {
                         let from_environment = self.is_environment_input(&name, &state);
-                        match state.vars.get_mut(&name) {
-                            Some(var) => var.exported = true,
+                        match state.vars.get(&name).cloned() {
+                            Some(var) => state.vars.insert(name, Var { exported: true, ..var }),
                             // Exporting a variable the script never sets passes on the job's value.
                             None if from_environment => {
                                 let value = unknown_value(&name, "comes from the environment", at);
-                                state.vars.insert(name, Var { value, exported: true, name_at: at, value_at: at });
+                                state.vars.insert(name, Var { value: Shared::new(value), exported: true, name_at: at, value_at: at });
                             }
                             None => {}
                         }
@@ -573,7 +611,7 @@ impl<'a> Interp<'a> {
                     let at = self.node_origin(file, node);
                     state.vars.insert(
                         w.clone(),
-                        Var { value: unknown_value(&w, "is read from input", at), exported: false, name_at: at, value_at: at },
+                        Var { value: Shared::new(unknown_value(&w, "is read from input", at)), exported: false, name_at: at, value_at: at },
                     );
                 }
                 return vec![state];
@@ -668,7 +706,7 @@ impl<'a> Interp<'a> {
     }
 
     fn env_use(&self, name: &str, var: &Var) -> EnvUse {
-        let value = match &var.value {
+        let value = match &*var.value {
             Value::Str(frags) => match known_text(frags) {
                 Some(t) => Known::Value(t),
                 None => {
@@ -1126,7 +1164,7 @@ impl<'a> Interp<'a> {
         };
         if length {
             let items = self.lookup(name, index.filter(|i| *i != "@" && *i != "*"), state, true, at, raw);
-            let count = match (index, state.vars.get(name).map(|v| &v.value)) {
+            let count = match (index, state.vars.get(name).map(|v| &*v.value)) {
                 (Some("@" | "*"), Some(Value::Array(e))) => Some(e.len()),
                 _ => known_text(&joined(items, at)).map(|t| t.chars().count()),
             };
@@ -1226,7 +1264,7 @@ impl<'a> Interp<'a> {
             return vec![Item::Frag(Frag::literal(self.real[0].path.clone(), Origin { verbatim: false, ..at }, at, quoted))];
         }
         // A variable whose whole value is unknown is pointed at where it is used.
-        if let Some(Var { value: Value::Str(frags), value_at, .. }) = state.vars.get(name) {
+        if let Some((Value::Str(frags), value_at)) = state.vars.get(name).map(|v| (&*v.value, &v.value_at)) {
             if let [only] = frags.as_slice() {
                 if only.unknown.is_some() && only.origin == *value_at {
                     let why = only.unknown.clone().unwrap_or_default();
@@ -1234,7 +1272,7 @@ impl<'a> Interp<'a> {
                 }
             }
         }
-        match state.vars.get(name).map(|v| &v.value) {
+        match state.vars.get(name).map(|v| &*v.value) {
             Some(Value::Str(frags)) => match index {
                 None | Some("0") | Some("@") | Some("*") => split(frags),
                 Some(_) => Vec::new(),
@@ -1259,43 +1297,48 @@ impl<'a> Interp<'a> {
     // ---- states -----------------------------------------------------------------------------
 
     /// Equal states (but their paths) become one whose path keeps the tests both
-    /// share; beyond [`MAX_STATES`], the last two are joined anyway, and what
-    /// differs between them becomes unknown.
+    /// share. Beyond [`MAX_STATES`], all states become one: what differs between
+    /// them is unknown from there on (said once, in a note).
     fn join(&mut self, states: Vec<State>) -> Vec<State> {
-        let mut out: Vec<State> = Vec::with_capacity(states.len());
-        for s in states {
-            match out
-                .iter_mut()
-                .find(|o| o.vars == s.vars && o.positional == s.positional && o.frames == s.frames && o.returned == s.returned)
-            {
-                Some(o) => o.path = o.path.intersection(&s.path).cloned().collect(),
-                None => out.push(s),
-            }
+        if states.len() < 2 {
+            return states;
         }
-        while out.len() > MAX_STATES {
-            if !self.joined_note {
-                self.joined_note = true;
-                self.note(
-                    format!(
-                        "more than {MAX_STATES} paths through the script: values that differ between some of them are taken as unknown"
-                    ),
-                    None,
-                );
-            }
-            let b = out.pop().unwrap_or_else(|| unreachable!("more than MAX_STATES states"));
-            let a = out.last_mut().unwrap_or_else(|| unreachable!("more than MAX_STATES states"));
-            a.path = a.path.intersection(&b.path).cloned().collect();
-            let names: BTreeSet<String> = a.vars.keys().chain(b.vars.keys()).cloned().collect();
-            for name in names {
-                let (x, y) = (a.vars.get(&name), b.vars.get(&name));
-                if x != y {
-                    let template = x.or(y).cloned().unwrap_or_else(|| unreachable!("name from one of the maps"));
-                    let value = unknown_value(&name, "differs between paths through the script", template.value_at);
-                    a.vars.insert(name, Var { value, ..template });
+        let mut out: Vec<State> = Vec::with_capacity(states.len());
+        let mut by_fingerprint: HashMap<u64, Vec<usize>> = HashMap::new();
+        for s in states {
+            let same = by_fingerprint.get(&s.vars.fingerprint()).and_then(|candidates| {
+                candidates.iter().copied().find(|&i| {
+                    let o = &out[i];
+                    o.vars == s.vars && o.positional == s.positional && o.frames == s.frames && o.returned == s.returned
+                })
+            });
+            match same {
+                Some(i) => out[i].path = out[i].path.intersection(&s.path).cloned().collect(),
+                None => {
+                    by_fingerprint.entry(s.vars.fingerprint()).or_default().push(out.len());
+                    out.push(s);
                 }
             }
         }
-        out
+        if out.len() <= MAX_STATES {
+            return out;
+        }
+        if !self.joined_note {
+            self.joined_note = true;
+            self.note(
+                format!("more than {MAX_STATES} paths through the script: values that differ between them are taken as unknown"),
+                None,
+            );
+        }
+        // Flow (a `return` taken) and function frames must agree to be joined.
+        let mut groups: Vec<State> = Vec::new();
+        for s in out {
+            match groups.iter_mut().find(|g| g.returned == s.returned && g.frames.len() == s.frames.len() && g.positional == s.positional) {
+                Some(g) => widen(g, &s),
+                None => groups.push(s),
+            }
+        }
+        groups
     }
 }
 
@@ -1315,6 +1358,20 @@ fn split_then<'t>(n: Node<'t>) -> (Vec<Node<'t>>, Vec<Node<'t>>) {
         }
     }
     (cond, body)
+}
+
+/// `into` becomes a state that stands for itself and `other`: the tests both
+/// share, and each variable they disagree on unknown.
+fn widen(into: &mut State, other: &State) {
+    into.path = into.path.intersection(&other.path).cloned().collect();
+    for name in into.vars.differing(&other.vars) {
+        let (x, y) = (into.vars.get(&name), other.vars.get(&name));
+        {
+            let template = x.or(y).cloned().unwrap_or_else(|| unreachable!("the name comes from one of the maps"));
+            let value = unknown_value(&name, "differs between paths through the script", template.value_at);
+            into.vars.insert(name, Var { value: Shared::new(value), ..template });
+        }
+    }
 }
 
 /// What a test is known to be on a path.

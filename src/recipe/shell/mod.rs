@@ -6,4 +6,5 @@
 pub(crate) mod cond;
 pub(crate) mod eval;
 pub(crate) mod launch;
+pub(crate) mod vars;
 pub(crate) mod words;

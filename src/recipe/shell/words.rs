@@ -18,7 +18,7 @@ pub(crate) struct Origin {
 }
 
 /// A piece of a word's value.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Frag {
     /// The text, or for an unknown value the expansion as written (`$EXTRA`).
     pub text: String,
