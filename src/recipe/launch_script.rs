@@ -15,7 +15,7 @@
 use super::format::{self, EditIntent, Loaded, RecipeFormat, Syntax};
 use super::master_config::LinkMapping;
 use super::shell::cond::{self, Path};
-use super::shell::eval::{Interp, Run, Site};
+use super::shell::eval::{Interp, Run, Site, MAX_STEPS};
 use super::shell::launch;
 use super::span::{SourceText, Span};
 use super::yaml::Node as YamlNode;
@@ -281,19 +281,43 @@ pub(crate) fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), Rec
         let line = first_error(tree.root_node()).map(|n| n.start_position().row + 1).unwrap_or(1);
         notes.push(Note::warning(format!("shell syntax error near line {line}: commands around it may be missed"), None));
     }
-    let mention = first_mention(read_src, tree.root_node());
+    let mention = first_mention(read_src, tree.root_node(), 0);
     // `source` reads files next to the script, when it is one on disk.
     let disk = Some(std::path::PathBuf::from(&src.path)).filter(|p| p.is_file());
+    let root_tree = tree.clone();
     let evaluation = PARSER.with(|p| Interp::run(read_src, tree, disk, &mut p.borrow_mut()));
     notes.extend(evaluation.notes);
+    // Launches after the point evaluation stopped at are not read: each file
+    // that has one says so in the report.
+    let stopped = evaluation.stopped_at.and_then(|at| first_mention(read_src, root_tree.root_node(), at).map(|m| (at, m)));
     let mut deployments: Vec<Deployment> = evaluation.sites.into_iter().map(|site| deployment(src, site)).collect();
-    // A script that names a launcher but in no command the evaluator reached.
-    if let (true, Some((engine, launcher, span))) = (deployments.is_empty(), mention) {
-        let why = format!(
-            "line {} names `{}` but no command that starts it was found on any path (in a function never called, or a string never run?)",
-            span.line,
-            launcher.text()
-        );
+    // A script that names a launcher but in no command the evaluator reached,
+    // or past the point it stopped at.
+    let unread = match (stopped, mention) {
+        (Some((at, (engine, launcher, span))), _) => Some((
+            engine,
+            launcher,
+            format!(
+                "evaluation stopped at line {} (more than {MAX_STEPS} statements); `{}` at line {} is not read",
+                src.span(at, at).line,
+                launcher.text(),
+                span.line
+            ),
+            span,
+        )),
+        (None, Some((engine, launcher, span))) if deployments.is_empty() => Some((
+            engine,
+            launcher,
+            format!(
+                "line {} names `{}` but no command that starts it was found on any path (in a function never called, or a string never run?)",
+                span.line,
+                launcher.text()
+            ),
+            span,
+        )),
+        _ => None,
+    };
+    if let Some((engine, launcher, why, span)) = unread {
         deployments.push(Deployment {
             engine: engine.id,
             name: format!("{}@{}", launcher.role, span.line),
@@ -408,15 +432,19 @@ fn deployment(src: &SourceText, site: Site) -> Deployment {
     }
 }
 
-/// The first place outside comments and here-documents that names a launcher.
-fn first_mention(src: &SourceText, root: Node) -> Option<(crate::profiles::Engine, &'static crate::profiles::Launcher, Span)> {
+/// The first place at or after byte `from`, outside comments and
+/// here-documents, that names a launcher.
+fn first_mention(src: &SourceText, root: Node, from: usize) -> Option<(crate::profiles::Engine, &'static crate::profiles::Launcher, Span)> {
     let mut stack = vec![root];
     let mut found: Option<(usize, crate::profiles::Engine, &'static crate::profiles::Launcher, Node)> = None;
     while let Some(n) = stack.pop() {
-        if matches!(n.kind(), "comment" | "heredoc_body" | "heredoc_content") {
+        if matches!(n.kind(), "comment" | "heredoc_body" | "heredoc_content") || n.end_byte() <= from {
             continue;
         }
         if n.child_count() == 0 || matches!(n.kind(), "word" | "string_content" | "raw_string") {
+            if n.start_byte() < from {
+                continue;
+            }
             if let Some((engine, launcher)) = launch::mentions_launcher(&src.text[n.byte_range()]) {
                 if found.as_ref().is_none_or(|(at, ..)| n.start_byte() < *at) {
                     found = Some((n.start_byte(), engine, launcher, n));

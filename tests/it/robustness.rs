@@ -501,6 +501,25 @@ fn independent_branches_past_the_cap_are_bounded_and_said() {
     assert!(unread > 0, "what became unknown is there to report");
 }
 
+/// Past the statement budget, evaluation stops: a launch after that point is
+/// reported as not read (EA306), never dropped.
+#[test]
+fn a_launch_past_the_statement_budget_is_reported() {
+    let mut text = String::from("#!/bin/bash\n");
+    for i in 0..6 {
+        text.push_str(&format!("if [[ \"$V{i}\" == on ]]; then A{i}=1; fi\n"));
+    }
+    for i in 0..4000 {
+        text.push_str(&format!("B{i}=$(( {i} + 1 ))\n"));
+    }
+    text.push_str("python3 -m sglang.launch_server --tp-size 8\n");
+    let file = load("long.sh", &text).unwrap();
+    note_with(&file, "stopped evaluating after 200000 statements");
+    let [dep] = file.deployments.as_slice() else { panic!("{:#?}", file.deployments) };
+    let why = dep.roles[0].dynamic.as_deref().unwrap_or("");
+    assert!(dep.roles[0].argv.is_none() && why.contains("evaluation stopped at line") && why.contains("at line 4008 is not read"), "{why}");
+}
+
 /// A fork bomb of functions calling each other is cut at the depth cap.
 #[test]
 fn recursion_and_self_reference_are_bounded() {

@@ -57,6 +57,8 @@ pub(crate) struct Site {
 pub(crate) struct Evaluation {
     pub sites: Vec<Site>,
     pub notes: Vec<Note>,
+    /// Where in the script evaluation stopped (byte offset), past [`MAX_STEPS`].
+    pub stopped_at: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -150,7 +152,8 @@ pub(crate) struct Interp<'a> {
     sites: Vec<Site>,
     notes: Vec<Note>,
     steps: usize,
-    exhausted: bool,
+    /// Where evaluation stopped, past [`MAX_STEPS`].
+    stopped_at: Option<Origin>,
     joined_note: bool,
     parser: &'a mut Parser,
     evals: HashMap<(String, Origin), usize>,
@@ -172,7 +175,7 @@ impl<'a> Interp<'a> {
             sites: Vec::new(),
             notes: Vec::new(),
             steps: 0,
-            exhausted: false,
+            stopped_at: None,
             joined_note: false,
             parser,
             evals: HashMap::new(),
@@ -180,7 +183,8 @@ impl<'a> Interp<'a> {
         let file = interp.add_file(File { tree, text: src.text.clone(), map: None, fallback: None, real: Some(0) });
         let start = State { vars: Vars::new(), path: Path::new(), positional: None, frames: Vec::new(), returned: false };
         interp.exec_file(file, vec![start], 0);
-        Evaluation { sites: interp.sites, notes: interp.notes }
+        let stopped_at = interp.stopped_at.filter(|o| o.file == 0).map(|o| o.start);
+        Evaluation { sites: interp.sites, notes: interp.notes, stopped_at }
     }
 
     fn add_file(&mut self, file: File) -> usize {
@@ -263,8 +267,8 @@ impl<'a> Interp<'a> {
     fn statement(&mut self, f: &File, file: usize, node: Node, states: Vec<State>, depth: usize) -> Vec<State> {
         self.steps += states.len();
         if self.steps > MAX_STEPS {
-            if !self.exhausted {
-                self.exhausted = true;
+            if self.stopped_at.is_none() {
+                self.stopped_at = Some(self.node_origin(file, node));
                 let at = self.line(file, node);
                 self.note(
                     format!("{at}: stopped evaluating after {MAX_STEPS} statements; commands from here on are not read"),
@@ -726,15 +730,27 @@ impl<'a> Interp<'a> {
     }
 
     fn call(&mut self, name: String, file: usize, node: Node, words: &[Field], state: State, depth: usize) -> Vec<State> {
+        let Some(&(def_file, start, end)) = self.functions.get(&name) else { return vec![state] };
         if depth >= MAX_DEPTH {
             let at = self.line(file, node);
-            self.note(
-                format!("{at}: `{name}` is called more than {MAX_DEPTH} levels deep; not followed"),
-                Some(self.node_origin(file, node)),
-            );
+            let why = format!("{at}: `{name}` is called more than {MAX_DEPTH} levels deep; not followed");
+            // A launch in it is not read: said in the report, not only in a note.
+            match launch::mentions_launcher(&self.files[def_file].text[start..end]) {
+                Some((engine, launcher)) => {
+                    let span = self.span_of(self.node_origin(file, node));
+                    let run = Run {
+                        path: state.path.clone(),
+                        argv: None,
+                        env: Vec::new(),
+                        exports: self.exported_env(&state),
+                        dynamic: Some(why),
+                    };
+                    self.record(engine, launcher, span, run);
+                }
+                None => self.note(why, Some(self.node_origin(file, node))),
+            }
             return vec![state];
         }
-        let Some(&(def_file, start, end)) = self.functions.get(&name) else { return vec![state] };
         let def = self.files[def_file].clone();
         let Some(body) = def.tree.root_node().descendant_for_byte_range(start, end).and_then(|n| {
             std::iter::successors(Some(n), |n| n.parent())
