@@ -429,3 +429,16 @@ fn recipe_files_serialize_to_json() {
     assert_eq!(flag["key_span"]["line"], 29);
     assert_eq!(json["kind"]["kind"], "srt_slurm");
 }
+
+#[test]
+fn assign_defaults_and_arithmetic_follow_bash() {
+    let text = "#!/bin/bash\n: \"${BASE_PORT:=30000}\"\nMODE=\n: \"${MODE:=fast}\"\nPORT=$(( BASE_PORT + 1 ))\npython3 -m sglang.launch_server --mode \"$MODE\" --port $PORT --base $BASE_PORT\n";
+    let file = load_text("d.sh", text.into(), &LinkMapping::default()).unwrap();
+    let flags = file.deployments[0].roles[0].flag_uses(is_switch);
+    let value = |name: &str| flag(&flags, name).value.clone();
+    let scalar = |t: &str, quoted| FlagValue::Scalar { text: t.into(), quoted, ty: ScalarType::Str };
+    // A script variable set empty takes the default; one from the environment may keep its own value.
+    assert_eq!(value("mode"), scalar("fast", true));
+    assert!(matches!(value("base"), FlagValue::Dynamic { .. }), "{:?}", value("base"));
+    assert!(matches!(value("port"), FlagValue::Dynamic { .. }));
+}

@@ -471,7 +471,10 @@ fn a_10k_line_script_is_read_in_bounded_time() {
     let started = std::time::Instant::now();
     let file = load("big.sh", &text).unwrap();
     let took = started.elapsed();
-    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    eprintln!("10k-line script read in {took:?}");
+    // About 3 s alone in a debug build (16 paths through 10,000 lines); the bound
+    // leaves room for a loaded machine.
+    assert!(took < std::time::Duration::from_secs(15), "{took:?}");
     let [dep] = file.deployments.as_slice() else { panic!("{:#?}", file.notes) };
     let flags: Vec<_> = dep.roles.iter().flat_map(|r| r.flag_uses(|_| true)).collect();
     let condition = |name: &str| flags.iter().find(|f| f.name == name).and_then(|f| f.condition.clone());
@@ -493,7 +496,8 @@ fn independent_branches_past_the_cap_are_bounded_and_said() {
     let started = std::time::Instant::now();
     let file = load("branches.sh", &text).unwrap();
     let took = started.elapsed();
-    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    eprintln!("400 independent branches read in {took:?}");
+    assert!(took < std::time::Duration::from_secs(15), "{took:?}");
     let [dep] = file.deployments.as_slice() else { panic!("{:#?}", file.notes) };
     assert!(dep.roles.len() <= 64, "{} command lines", dep.roles.len());
     note_with(&file, "more than 64 paths");

@@ -242,3 +242,34 @@ fn conditions_name_the_variables_tested() {
     // Assigned but never exported: not the server's.
     assert!(conditions("SGLANG_BENCH_TAG").is_empty());
 }
+
+#[test]
+fn show_text_lists_launches_flags_env_conditions_and_what_is_unread() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::cargo_bin("engine-audit")
+        .unwrap()
+        .current_dir(dir)
+        .args([
+            "show",
+            "fixtures/inferencex/benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200.sh",
+            "tests/codes/EA306/flags-from-env/launch.sh",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let script = "fixtures/inferencex/benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200.sh";
+    for line in [
+        format!("{script} (launch script)"),
+        "  launch_server@35 (sglang, 8 distinct command lines)".to_string(),
+        format!("    --enable-dp-attention  {script}:20:85  [when DP_ATTENTION=true]"),
+        format!("    --cuda-graph-max-bs 256  {script}:42:7"),
+        format!("    env  SGLANG_DP_ATTENTION_LOAD_BALANCE=1  {script}:21:12  [when DP_ATTENTION=true]"),
+        "    not read: `$EXTRA_ARGS` at tests/codes/EA306/flags-from-env/launch.sh:7:56: `$EXTRA_ARGS` comes from the environment"
+            .to_string(),
+    ] {
+        assert!(text.lines().any(|l| l == line), "no line {line:?} in:\n{text}");
+    }
+    // Never exported: not the server's.
+    assert!(!text.contains("SGLANG_BENCH_TAG"), "{text}");
+}

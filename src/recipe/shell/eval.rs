@@ -479,6 +479,9 @@ impl<'a> Interp<'a> {
             }
         }
         let value_node = node.child_by_field_name("value");
+        if let Some(v) = value_node {
+            self.assign_defaults(f, file, v, &mut state);
+        }
         let name_at = self.origin(file, name_node.start_byte(), name_node.end_byte(), true);
         let value_at = match value_node {
             Some(v) => self.node_origin(file, v),
@@ -576,7 +579,36 @@ impl<'a> Interp<'a> {
 
     // ---- commands -----------------------------------------------------------------------
 
+    /// `${X:=d}` / `${X=d}` inside `node` assign `d` to `X` when it is unset (or
+    /// empty, for `:=`), as bash does while expanding (`: "${PORT:=30000}"`).
+    fn assign_defaults(&mut self, f: &File, file: usize, node: Node, state: &mut State) {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            stack.extend(named_children(n));
+            if n.kind() != "expansion" {
+                continue;
+            }
+            let raw = &f.text[n.byte_range()];
+            let Some(inner) = raw.strip_prefix("${") else { continue };
+            let name: String = inner.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let op = &inner[name.len()..];
+            if !launch::is_env_name(&name) || !(op.starts_with(":=") || op.starts_with('=')) {
+                continue;
+            }
+            let empty =
+                state.vars.get(&name).map(|v| matches!(&*v.value, Value::Str(frags) if known_text(frags).is_some_and(|t| t.is_empty())));
+            if !(empty.is_none() || (op.starts_with(':') && empty == Some(true))) {
+                continue;
+            }
+            let at = self.node_origin(file, n);
+            let value = joined(self.expand(f, file, n, state, true), at);
+            let exported = state.vars.get(&name).is_some_and(|v| v.exported);
+            state.vars.insert(name, Var { value: Shared::new(Value::Str(value)), exported, name_at: at, value_at: at });
+        }
+    }
+
     fn command(&mut self, f: &File, file: usize, node: Node, mut state: State, depth: usize) -> Vec<State> {
+        self.assign_defaults(f, file, node, &mut state);
         let mut prefix = Vec::new();
         let mut items_per_word = Vec::new();
         for part in named_children(node) {
