@@ -80,9 +80,10 @@ impl<'a> Run<'a> {
             report.findings.extend(check::duplicates::findings(file));
             report.findings.extend(check::unreadable::unread_launches(file));
             for note in &file.notes {
-                // Keep the line: a note about a value that could not be read must say where.
+                // Keep the line: a note about a value that could not be read must say where
+                // (in the file it is about: a script's note may be about a file it sources).
                 let at = match &note.span {
-                    Some(span) => format!("{}:{}:{}", file.path, span.line, span.column),
+                    Some(span) => format!("{}:{}:{}", span.path, span.line, span.column),
                     None => file.path.clone(),
                 };
                 report.notes.push(format!("{at}: {}", note.message));

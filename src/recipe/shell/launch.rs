@@ -7,8 +7,10 @@ use super::super::launch_script::ArgToken;
 use crate::profiles::{Engine, LaunchForm, Launcher};
 
 /// Programs that run the command after their own options.
-const WRAPPERS: &[&str] =
-    &["exec", "nohup", "srun", "numactl", "timeout", "env", "setsid", "stdbuf", "taskset", "nice", "time", "command", "ionice", "chrt"];
+const WRAPPERS: &[&str] = &[
+    "exec", "nohup", "srun", "numactl", "timeout", "env", "setsid", "stdbuf", "taskset", "nice", "time", "command", "ionice", "chrt",
+    "sudo", "uv", "conda", "mpirun",
+];
 
 /// A launch found in a command's words.
 pub(crate) struct Found {
