@@ -442,3 +442,13 @@ fn assign_defaults_and_arithmetic_follow_bash() {
     assert!(matches!(value("base"), FlagValue::Dynamic { .. }), "{:?}", value("base"));
     assert!(matches!(value("port"), FlagValue::Dynamic { .. }));
 }
+
+/// tree-sitter-bash puts the blank before `${B}` in `"${A} ${B}"` into the
+/// expansion: it is read as text, and `${B}` still expands.
+#[test]
+fn adjacent_expansions_in_a_string_both_expand() {
+    let text = "#!/bin/bash\nA=\"--tp-size 8\"\nB=\"--enable-metrics\"\nS=\"python3 -m sglang.launch_server ${A} ${B} $A\"\n$S\n";
+    let file = load_text("s.sh", text.into(), &LinkMapping::default()).unwrap();
+    let words: Vec<_> = file.deployments[0].roles[0].argv.as_ref().unwrap().iter().filter_map(|t| t.value.value().cloned()).collect();
+    assert_eq!(words, ["--tp-size", "8", "--enable-metrics", "--tp-size", "8"]);
+}

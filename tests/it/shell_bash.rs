@@ -53,6 +53,7 @@ fn scripts() -> Vec<Script> {
         Script { path: "agentic/dsr1_fp8_h200.sh", runs: agentic },
         Script { path: "fixed_seq_len/gptoss_fp4_b200.sh", runs: gptoss },
         Script { path: "fixed_seq_len/qwen3_fp8_h100.sh", runs: vec![vec![("RUN_EVAL", "true")], vec![("RUN_EVAL", "false")]] },
+        Script { path: "fixed_seq_len/llama_fp8_mi300x.sh", runs: vec![vec![("DP_ATTENTION", "true")], vec![("DP_ATTENTION", "false")]] },
     ]
 }
 
@@ -215,7 +216,7 @@ fn the_evaluator_reads_what_bash_passes() {
             }
         }
     }
-    assert_eq!(checked, 22);
+    assert_eq!(checked, 24);
 }
 
 #[test]

@@ -1079,6 +1079,21 @@ impl<'a> Interp<'a> {
     #[allow(clippy::too_many_arguments)]
     fn expand_in(&mut self, f: &File, file: usize, node: Node, state: &State, quoted: bool, word: Origin) -> Vec<Item> {
         let raw = &f.text[node.byte_range()];
+        // tree-sitter-bash puts the blank before an expansion inside a string into
+        // the expansion (`"${A} ${B}"`): it is text.
+        let lead = raw.len() - raw.trim_start().len();
+        if lead > 0 && matches!(node.kind(), "expansion" | "simple_expansion") {
+            let blank =
+                Frag::literal(raw[..lead].to_string(), self.origin(file, node.start_byte(), node.start_byte() + lead, true), word, quoted);
+            let mut out = vec![Item::Frag(blank)];
+            let rest = &raw[lead..];
+            let at = self.origin(file, node.start_byte() + lead, node.end_byte(), false);
+            out.extend(match node.kind() {
+                "simple_expansion" => self.lookup(rest.trim_start_matches('$'), None, state, quoted, at, rest),
+                _ => self.expansion_text(f, file, node, rest, at, state, quoted, word),
+            });
+            return out;
+        }
         let literal = |interp: &Self, text: String, start: usize, end: usize, q: bool| {
             let verbatim = text.len() == end - start && text == f.text[start..end];
             Item::Frag(Frag::literal(text, interp.origin(file, start, end, verbatim), word, q))
@@ -1105,26 +1120,20 @@ impl<'a> Interp<'a> {
                 let mut last = start;
                 for child in named_children(node) {
                     if child.start_byte() > last {
-                        out.push(literal(
-                            self,
-                            words::unescape_double_quoted(&f.text[last..child.start_byte()]),
-                            last,
-                            child.start_byte(),
-                            true,
-                        ));
+                        out.extend(self.quoted_text(f, file, last, child.start_byte(), state, word));
                     }
                     out.extend(self.expand_in(f, file, child, state, true, word));
                     last = child.end_byte();
                 }
                 if end > last {
-                    out.push(literal(self, words::unescape_double_quoted(&f.text[last..end]), last, end, true));
+                    out.extend(self.quoted_text(f, file, last, end, state, word));
                 }
                 if out.is_empty() {
                     out.push(literal(self, String::new(), start, start, true));
                 }
                 out
             }
-            "string_content" => vec![literal(self, words::unescape_double_quoted(raw), node.start_byte(), node.end_byte(), true)],
+            "string_content" => self.quoted_text(f, file, node.start_byte(), node.end_byte(), state, word),
             "concatenation" => {
                 let mut out = Vec::new();
                 let mut last = node.start_byte();
@@ -1175,6 +1184,64 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// Text inside double quotes that the grammar left as plain content. It can
+    /// still hold expansions (tree-sitter-bash reads `"${A} ${B}"` as `${A}`
+    /// then the content ` ${B}`): `$NAME` and `${NAME}` are looked up, any other
+    /// `$...` is unknown, the rest is text.
+    fn quoted_text(&self, f: &File, file: usize, start: usize, end: usize, state: &State, word: Origin) -> Vec<Item> {
+        let text = &f.text[start..end];
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        let mut literal_from = 0;
+        let mut i = 0;
+        let push_literal = |out: &mut Vec<Item>, from: usize, to: usize| {
+            if to > from {
+                let piece = words::unescape_double_quoted(&text[from..to]);
+                let verbatim = piece.len() == to - from;
+                out.push(Item::Frag(Frag::literal(piece, self.origin(file, start + from, start + to, verbatim), word, true)));
+            }
+        };
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' => i += 2,
+                b'$' => {
+                    let rest = &text[i + 1..];
+                    let (len, name) = if let Some(inner) = rest.strip_prefix('{') {
+                        match inner.find('}') {
+                            Some(close) => (close + 3, Some(&inner[..close])),
+                            None => (rest.len() + 1, None),
+                        }
+                    } else {
+                        let n = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+                        (n + 1, (n > 0).then(|| &rest[..n]))
+                    };
+                    if len == 1 || rest.starts_with('(') {
+                        if rest.starts_with('(') {
+                            push_literal(&mut out, literal_from, i);
+                            let at = self.origin(file, start + i, end, false);
+                            out.push(unknown_frag(&text[i..], "is the output of a command", false, true, at));
+                            return out;
+                        }
+                        i += 1;
+                        continue;
+                    }
+                    push_literal(&mut out, literal_from, i);
+                    let raw = &text[i..i + len];
+                    let at = self.origin(file, start + i, start + i + len, false);
+                    match name.filter(|n| launch::is_env_name(n) || n.chars().all(|c| c.is_ascii_digit())) {
+                        Some(name) => out.extend(self.lookup(name, None, state, true, at, raw)),
+                        None => out.push(unknown_frag(raw, "is not read by engine-audit", false, true, at)),
+                    }
+                    i += len;
+                    literal_from = i;
+                }
+                _ => i += 1,
+            }
+        }
+        push_literal(&mut out, literal_from, bytes.len().min(text.len()));
+        out
+    }
+
     /// `$(dirname "$0")` and the like: the folder of the file being read, so
     /// `source "$(dirname "$0")/../lib.sh"` finds its file.
     fn script_dir_substitution(&self, raw: &str, file: usize) -> Option<String> {
@@ -1192,6 +1259,21 @@ impl<'a> Interp<'a> {
     fn expansion(&mut self, f: &File, file: usize, node: Node, state: &State, quoted: bool, word: Origin) -> Vec<Item> {
         let raw = &f.text[node.byte_range()];
         let at = self.node_origin(file, node);
+        self.expansion_text(f, file, node, raw, at, state, quoted, word)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn expansion_text(
+        &mut self,
+        f: &File,
+        file: usize,
+        node: Node,
+        raw: &str,
+        at: Origin,
+        state: &State,
+        quoted: bool,
+        word: Origin,
+    ) -> Vec<Item> {
         let unknown = |why: &str| vec![unknown_frag(raw, why, !quoted, quoted, at)];
         let Some(inner) = raw.strip_prefix("${").and_then(|r| r.strip_suffix('}')) else { return unknown("is not read by engine-audit") };
         let (length, inner) = match inner.strip_prefix('#') {
