@@ -34,6 +34,24 @@ pub(crate) enum Command {
     Pr(PrArgs),
     /// The fact cache (extracted engine facts reused across runs): its size, or empty it.
     Cache(CacheArgs),
+    /// What the audit reads from recipes: every launch, flag and env var with its
+    /// value, place and path condition, and what could not be read.
+    Show(ShowArgs),
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShowFormat {
+    Text,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ShowArgs {
+    /// Recipe files or folders (walked for .yaml, .yml and .sh files).
+    #[arg(required = true, value_name = "RECIPE")]
+    pub paths: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ShowFormat,
 }
 
 #[derive(Args, Debug)]

@@ -138,6 +138,7 @@ catalog! {
     EA303 "unresolved-ref" Recipes Warning InputProblem Recipe Target "an image tag or wheel version maps to no engine ref";
     EA304 "duplicate-key" Recipes Warning Degrades Recipe Target "a recipe sets a key twice in one map; the loader keeps the last";
     EA305 "unreadable-recipe" Recipes Error InputProblem Recipe Target "a recipe the audit was given, or a master config links, could not be read";
+    EA306 "unread-launch" Recipes Warning InputProblem Recipe Target "a launch script passes flags the audit cannot read, or starts a server it cannot find";
 }
 
 /// A finding's code as written (`EA003`, or a rule id such as `R001`): the

@@ -79,10 +79,12 @@ impl<'a> Run<'a> {
         let mut planned = Vec::new();
         for file in files {
             report.findings.extend(check::duplicates::findings(file));
+            report.findings.extend(check::unreadable::unread_launches(file));
             for note in &file.notes {
-                // Keep the line: a note about a value that could not be read must say where.
+                // Keep the line: a note about a value that could not be read must say where
+                // (in the file it is about: a script's note may be about a file it sources).
                 let at = match &note.span {
-                    Some(span) => format!("{}:{}:{}", file.path, span.line, span.column),
+                    Some(span) => format!("{}:{}:{}", span.path, span.line, span.column),
                     None => file.path.clone(),
                 };
                 report.notes.push(format!("{at}: {}", note.message));
@@ -422,7 +424,8 @@ fn rule_info(rule: &crate::rules::Rule) -> RuleInfo {
 /// launches, an override recipe's `backend.environment`), by byte offset: that
 /// line is checked once, with the first deployment that sets it. Checked for
 /// every launch, 1,000 exports before 1,000 launches made a million findings.
-fn already_checked_common_env(planned: &[Planned]) -> Vec<HashSet<usize>> {
+fn already_checked_common_env(planned: &[Planned]) -> Vec<HashSet<(String, usize)>> {
+    // By the file the line is written in: a sourced file's exports are not the script's.
     let mut seen: HashSet<(&str, usize, Option<&str>, Option<&str>)> = HashSet::new();
     planned
         .iter()
@@ -432,8 +435,8 @@ fn already_checked_common_env(planned: &[Planned]) -> Vec<HashSet<usize>> {
             p.dep
                 .common_env
                 .iter()
-                .map(|e| e.name_span.offset)
-                .filter(|&offset| !seen.insert((p.file.path.as_str(), offset, from, to)))
+                .filter(|e| !seen.insert((e.name_span.path.as_str(), e.name_span.offset, from, to)))
+                .map(|e| (e.name_span.path.clone(), e.name_span.offset))
                 .collect()
         })
         .collect()

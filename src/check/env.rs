@@ -26,7 +26,7 @@ pub(crate) fn check_deployment(
     file: &RecipeFile,
     dep: &Deployment,
     bump: Bump,
-    already_checked: &HashSet<usize>,
+    already_checked: &HashSet<(String, usize)>,
     out: &mut Vec<Finding>,
 ) {
     if bump.to.env.is_empty() {
@@ -35,11 +35,13 @@ pub(crate) fn check_deployment(
     let uses = env_uses(dep);
     let site = Site { file, taken: uses.iter().map(|(_, u)| u.name.clone()).collect() };
     for (role, use_) in uses {
-        if !engine.owns_env(&use_.name) || (role.is_none() && already_checked.contains(&use_.name_span.offset)) {
+        if !engine.owns_env(&use_.name)
+            || (role.is_none() && already_checked.contains(&(use_.name_span.path.clone(), use_.name_span.offset)))
+        {
             continue;
         }
         if let Some(f) = check_use(&site, use_, bump) {
-            out.push(f.role(role).deployment(&dep.name));
+            out.push(f.role(role).deployment(&dep.name).condition(use_.condition.clone()));
         }
     }
 }

@@ -101,6 +101,7 @@ pub(crate) fn to_finding(hit: RuleHit, file: &RecipeFile, dep: &Deployment) -> F
             .collect(),
         fix,
         affects: Vec::new(),
+        condition: None,
     }
 }
 

@@ -1,9 +1,10 @@
-//! EA305: a recipe the audit was asked to read and could not. The gate must
-//! fail closed: a change that breaks a file's syntax would otherwise hide every
-//! flag in it.
+//! EA305: a recipe the audit was asked to read and could not; EA306: a launch
+//! script's command line, or part of it, that could not be read. The gate must
+//! fail closed: a change that breaks a file's syntax, or hides a flag behind a
+//! value nobody can know, would otherwise pass unseen.
 
 use crate::finding::{Finding, FindingKind, Location};
-use crate::recipe::{RecipeError, RecipeLink};
+use crate::recipe::{ArgToken, Deployment, RecipeError, RecipeFile, RecipeLink};
 
 /// The finding for a file that could not be loaded, at the place the error names.
 pub(crate) fn unreadable(error: &RecipeError) -> Finding {
@@ -42,6 +43,40 @@ pub(crate) fn missing_variant(entry_key: &str, link: &RecipeLink, target: &str, 
         Location::from_span(&link.span),
         target,
     )
+}
+
+/// EA306 for each launch whose command line could not be read at all (built by
+/// `eval` of a string not known, a program not known, a launcher named but never
+/// reached): the role says why.
+pub(crate) fn unread_launches(file: &RecipeFile) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for dep in &file.deployments {
+        for role in dep.roles.iter().filter(|r| r.argv.is_none() && r.flags.is_empty()) {
+            let (Some(why), Some(span)) = (&role.dynamic, &role.span) else { continue };
+            let kind = FindingKind::UnreadLaunch { words: None, why: why.clone() };
+            out.push(Finding::new(kind, Location::from_span(span), &role.role).role(Some(&role.role)).deployment(&dep.name));
+        }
+    }
+    out
+}
+
+/// EA306 for words of a launch command where a flag is expected and whose text
+/// is not known (`$EXTRA_ARGS` from the environment): the flags they stand for
+/// are not audited. A value from the environment right after its flag is fine.
+pub(crate) fn unread_words(dep: &Deployment, role: &str, unbound: &[ArgToken]) -> Vec<Finding> {
+    unbound
+        .iter()
+        .filter(|t| t.value.is_dynamic())
+        .map(|t| {
+            let why = t.unread.clone().unwrap_or_else(|| "its value is not known".into());
+            let why = match why.strip_prefix(&format!("`{}` ", t.raw)) {
+                Some(rest) => format!("its value {rest}"),
+                None => why,
+            };
+            let kind = FindingKind::UnreadLaunch { words: Some(t.raw.clone()), why };
+            Finding::new(kind, Location::from_span(&t.span), &t.raw).role(Some(role)).deployment(&dep.name).condition(t.condition.clone())
+        })
+        .collect()
 }
 
 /// The error without the path prefix its `Display` starts with.

@@ -9,6 +9,7 @@ pub(crate) mod explain;
 pub(crate) mod output;
 pub(crate) mod pr;
 pub(crate) mod rules;
+pub(crate) mod show;
 pub(crate) mod surface;
 
 use crate::cli::{Cli, Command};
@@ -32,7 +33,7 @@ pub fn main() -> ExitCode {
         Command::Surface(a) => a.sources.no_cache,
         Command::Diff(a) => a.sources.no_cache,
         Command::Pr(a) => a.sources.no_cache,
-        Command::Demo(_) | Command::Cache(_) | Command::Explain(_) | Command::Rules(_) => false,
+        Command::Demo(_) | Command::Cache(_) | Command::Explain(_) | Command::Rules(_) | Command::Show(_) => false,
     };
     if no_cache {
         crate::cache::FactCache::disable_default();
@@ -46,6 +47,7 @@ pub fn main() -> ExitCode {
         Command::Rules(command) => rules::run(command),
         Command::Pr(args) => pr::run(args),
         Command::Cache(args) => cache::run(args),
+        Command::Show(args) => show::run(args),
     };
     match result {
         Ok(code) => code,

@@ -95,6 +95,9 @@ pub enum FindingKind {
     /// EA305: a master-config link whose srtctl selector names no variant of the
     /// file; `variants` lists the ones it has.
     MissingVariant { entry: String, target: String, selector: String, variants: String },
+    /// EA306: words of a launch command that cannot be read (`words`: as written,
+    /// `$EXTRA_ARGS`), or a whole launch (`words: None`), and why.
+    UnreadLaunch { words: Option<String>, why: String },
     /// A risk rule's hit: its id, name, message and doc page come from the rule file.
     Rule { id: String, name: String, message: String, doc: String },
 }
@@ -265,6 +268,7 @@ impl FindingKind {
             FindingKind::UnresolvedRef { .. } => Code::EA303,
             FindingKind::DuplicateKey { .. } => Code::EA304,
             FindingKind::UnreadableRecipe { .. } | FindingKind::MissingLink { .. } | FindingKind::MissingVariant { .. } => Code::EA305,
+            FindingKind::UnreadLaunch { .. } => Code::EA306,
             FindingKind::Rule { .. } => return None,
         })
     }
@@ -432,6 +436,10 @@ impl FindingKind {
             FindingKind::MissingVariant { entry, target, selector, variants } => {
                 format!("`{entry}` runs `{target}:{selector}`, but that file has no variant `{selector}` (it has {variants}); nothing it would run was audited")
             }
+            FindingKind::UnreadLaunch { words: Some(words), why } => {
+                format!("flags from `{words}` could not be read: {why}; what it passes is not audited")
+            }
+            FindingKind::UnreadLaunch { words: None, why } => format!("a server launch that could not be read: {why}; its flags are not audited"),
             FindingKind::Rule { message, .. } => message.clone(),
         }
     }

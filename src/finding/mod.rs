@@ -161,6 +161,9 @@ pub struct Finding {
     /// places that install that engine build (their `dynamo:` value), so reports
     /// can point at lines of the user's repository too.
     pub affects: Vec<Location>,
+    /// For launch scripts: the paths through the script on which it happens,
+    /// when not all of them ("DP_ATTENTION=true").
+    pub condition: Option<String>,
 }
 
 /// A finding as the JSON report (and SARIF's properties) write it.
@@ -181,6 +184,8 @@ struct FindingRecord<'a> {
     doc: String,
     #[serde(skip_serializing_if = "<[Location]>::is_empty")]
     affects: &'a [Location],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    condition: &'a Option<String>,
 }
 
 impl Serialize for Finding {
@@ -198,6 +203,7 @@ impl Serialize for Finding {
             fix: &self.fix,
             doc: self.doc(),
             affects: &self.affects,
+            condition: &self.condition,
         }
         .serialize(s)
     }
@@ -217,6 +223,7 @@ impl Finding {
             evidence: Vec::new(),
             fix: None,
             affects: Vec::new(),
+            condition: None,
         }
     }
     pub fn role(mut self, role: Option<&str>) -> Self {
@@ -233,6 +240,10 @@ impl Finding {
     }
     pub fn fix(mut self, fix: Option<Fix>) -> Self {
         self.fix = fix;
+        self
+    }
+    pub fn condition(mut self, condition: Option<String>) -> Self {
+        self.condition = condition;
         self
     }
     pub fn severity(mut self, severity: Severity) -> Self {
@@ -252,7 +263,10 @@ impl Finding {
     }
     /// The message, in English, rendered from the kind.
     pub fn message(&self) -> String {
-        self.kind.message()
+        match &self.condition {
+            Some(c) => format!("{} (when {c})", self.kind.message()),
+            None => self.kind.message(),
+        }
     }
     /// Repository-relative doc page of the code or rule.
     pub fn doc(&self) -> String {

@@ -412,6 +412,7 @@ fn field_flag(src: &SourceText, path: &str, field: &Field, entry: &Entry, notes:
         key_span: entry.key.span.clone(),
         value_span: node.span.clone(),
         shadowed: Vec::new(),
+        condition: None,
     })
 }
 
@@ -487,7 +488,7 @@ fn flag_words(src: &SourceText, path: &str, node: &Node, notes: &mut Vec<Note>) 
                 notes.push(Note::info(format!("`{path}`: `{}` is expanded by the shell at run time", w.value), Some(src.span(start, end))));
             }
             let value = if w.dynamic { Known::dynamic(w.value) } else { Known::Value(w.value) };
-            ArgToken { value, raw, span: src.span(start, end), quoted: w.quoted }
+            ArgToken { value, raw, span: src.span(start, end), quoted: w.quoted, condition: None, unread: None }
         })
         .collect()
 }

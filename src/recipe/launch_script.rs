@@ -1,13 +1,12 @@
 //! Shell launch scripts: the command lines that start an engine's server (its
 //! profile's launchers: `python3 -m sglang.launch_server ...`, `sglang serve ...`),
-//! read with tree-sitter-bash.
+//! read with tree-sitter-bash and evaluated by [`super::shell`] (never run).
 //!
-//! Words are evaluated the way the shell would, as far as that is knowable: quotes
-//! are removed, `$VAR` / `${VAR:-default}` are substituted when `VAR` is assigned a
-//! literal exactly once, at the top level of the script, before the use. Everything
-//! else (environment input, loop variables, command substitutions, arrays) is
-//! `Dynamic` and a note says so. A launch built with `eval` or inside a loop is
-//! marked dynamic rather than guessed.
+//! Each command that starts a server is one [`Deployment`] (`launch_server@80`);
+//! each distinct command line that reaches it on some path through the script is
+//! one of its roles. A word or env var passed on some paths only carries the
+//! condition it depends on ("DP_ATTENTION=true"), so a finding can say it. A launch
+//! whose arguments cannot be read at all has no `argv` and says why in `dynamic`.
 //!
 //! Whether `--x y` gives `y` to `--x` depends on the engine's flag arity, which this
 //! module does not know: the raw tokens are kept and [`bind`] pairs them once the
@@ -15,17 +14,19 @@
 
 use super::format::{self, EditIntent, Loaded, RecipeFormat, Syntax};
 use super::master_config::LinkMapping;
+use super::shell::cond::{self, Path};
+use super::shell::eval::{Interp, Run, Site, MAX_STEPS};
+use super::shell::launch;
 use super::span::{SourceText, Span};
 use super::yaml::Node as YamlNode;
 use super::yaml::ScalarType;
 use super::{Deployment, EnvUse, FlagUse, FlagValue, Note, RecipeError, RecipeFile, RecipeKind, RoleConfig, Spanned};
 use crate::bounded_parse::{parse_bounded, parse_deadline, Bounded, Skipped, StatementSyntax, WhyNot, MAX_SYNTAX_DEPTH};
 use crate::finding::Edit;
-use crate::profiles::{Engine, LaunchForm, Launcher};
 use crate::surface::Known;
 use serde::Serialize;
 use std::collections::HashMap;
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{Node, Parser};
 
 /// One command-line word after the launcher.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -36,6 +37,13 @@ pub struct ArgToken {
     pub raw: String,
     pub span: Span,
     pub quoted: bool,
+    /// The paths through the script on which this word is passed, when not all
+    /// of them ("DP_ATTENTION=true").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// Why the value is not known (`comes from the environment`), when it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unread: Option<String>,
 }
 
 /// Flags bound from a token sequence, and the tokens that are no flag.
@@ -63,7 +71,14 @@ pub(crate) fn bind(tokens: &[ArgToken], is_switch: impl Fn(&str) -> bool) -> Bin
         if let Some(name) = dynamic_flag_name(token) {
             let (_, value_span) = split_span_raw(token, name.len() + 2);
             let key_span = key_span(token, name);
-            binding.flags.push(FlagUse { name: name.to_string(), value: dynamic(token), key_span, value_span, shadowed: Vec::new() });
+            binding.flags.push(FlagUse {
+                name: name.to_string(),
+                value: dynamic(token),
+                key_span,
+                value_span,
+                shadowed: Vec::new(),
+                condition: token.condition.clone(),
+            });
             continue;
         }
         let Some(word) = token.value.value().filter(|w| is_flag(w)) else {
@@ -80,6 +95,7 @@ pub(crate) fn bind(tokens: &[ArgToken], is_switch: impl Fn(&str) -> bool) -> Bin
                 value: scalar(value, token.quoted),
                 value_span,
                 shadowed: Vec::new(),
+                condition: token.condition.clone(),
             });
             continue;
         }
@@ -116,9 +132,21 @@ pub(crate) fn bind(tokens: &[ArgToken], is_switch: impl Fn(&str) -> bool) -> Bin
             (Some(first), Some(last)) => Span { len: last.span.end() - first.span.offset, ..first.span.clone() },
             _ => token.span.clone(),
         };
-        binding.flags.push(FlagUse { key_span: key_span(token, &name), name, value, value_span, shadowed: Vec::new() });
+        let condition = condition_of(std::iter::once(token).chain(values.iter().copied()));
+        binding.flags.push(FlagUse { key_span: key_span(token, &name), name, value, value_span, shadowed: Vec::new(), condition });
     }
     binding
+}
+
+/// The condition of a flag written over several words: each word's, once.
+fn condition_of<'t>(tokens: impl Iterator<Item = &'t ArgToken>) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in tokens.filter_map(|t| t.condition.as_deref()) {
+        if !parts.contains(&c) {
+            parts.push(c);
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(" and "))
 }
 
 /// The flag name of a dynamic `--name=...` token whose name part is literal text.
@@ -205,6 +233,7 @@ impl RecipeFormat for LaunchScript {
     /// deleted (what follows it may be its value, or the next command).
     fn edit(&self, file: &RecipeFile, intent: EditIntent) -> Vec<Edit> {
         match intent {
+            EditIntent::RenameSwitch { flag, .. } | EditIntent::SplitSwitch { flag, .. } if flag.key_span.path != file.path => Vec::new(),
             EditIntent::RenameSwitch { flag, new_name, value } => {
                 format::replace_in_span(file, &flag.key_span, &flag.name, &format!("{new_name}={value}")).into_iter().collect()
             }
@@ -214,6 +243,8 @@ impl RecipeFormat for LaunchScript {
                 format::replace_in_span(file, &flag.key_span, &flag.name, &words.join(" --")).into_iter().collect()
             }
             EditIntent::Delete { .. } => Vec::new(),
+            // A word read from another file (a sourced one) is not this file's to edit.
+            EditIntent::Rename { span, .. } | EditIntent::SetValue { span, .. } if span.path != file.path => Vec::new(),
             other => format::edit_in_place(file, other),
         }
     }
@@ -239,48 +270,194 @@ pub(crate) fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), Rec
     // Offsets and lines are unchanged by blanking: spans into the blanked text
     // are spans into the file.
     let blanked;
-    let src = if bounded.skipped_anything() {
+    let read_src = if bounded.skipped_anything() {
         blanked = SourceText::new(src.path.clone(), bounded.text);
         &blanked
     } else {
         src
     };
     let tree = bounded.tree;
-    let vars = Variables::collect(src, tree.root_node());
-    let script = Script { src, tree: tree.clone(), vars };
     if tree.root_node().has_error() {
         let line = first_error(tree.root_node()).map(|n| n.start_position().row + 1).unwrap_or(1);
         notes.push(Note::warning(format!("shell syntax error near line {line}: commands around it may be missed"), None));
     }
-    let mut commands = Vec::new();
-    collect_kind(tree.root_node(), "command", &mut commands);
-    let exports = script.exports(tree.root_node(), &mut notes);
-    let mut deployments = Vec::new();
-    for command in commands {
-        if let Some((engine, mut role)) = script.launch(command, &mut notes) {
-            let offset = command.start_byte();
-            let line = command.start_position().row + 1;
-            let common_env = exports.iter().filter(|e| e.name_span.offset < offset).cloned().collect();
-            let name = format!("{}@{line}", role.role);
-            role.span = Some(src.span(command.start_byte(), command.end_byte()));
-            deployments.push(Deployment {
-                engine: engine.id,
-                name,
-                name_span: None,
-                variant: None,
-                roles: vec![role],
-                common_env,
-                container: None,
-                image: None,
-                model_path: None,
-                precision: None,
-                gpu_type: None,
-                dynamo: None,
-                entry_image: None,
-            });
-        }
+    let mention = first_mention(read_src, tree.root_node(), 0);
+    // `source` reads files next to the script, when it is one on disk.
+    let disk = Some(std::path::PathBuf::from(&src.path)).filter(|p| p.is_file());
+    let root_tree = tree.clone();
+    let evaluation = PARSER.with(|p| Interp::run(read_src, tree, disk, &mut p.borrow_mut()));
+    notes.extend(evaluation.notes);
+    // Launches after the point evaluation stopped at are not read: each file
+    // that has one says so in the report.
+    let stopped = evaluation.stopped_at.and_then(|at| first_mention(read_src, root_tree.root_node(), at).map(|m| (at, m)));
+    let mut deployments: Vec<Deployment> = evaluation.sites.into_iter().map(|site| deployment(src, site)).collect();
+    // A script that names a launcher but in no command the evaluator reached,
+    // or past the point it stopped at.
+    let unread = match (stopped, mention) {
+        (Some((at, (engine, launcher, span))), _) => Some((
+            engine,
+            launcher,
+            format!(
+                "evaluation stopped at line {} (more than {MAX_STEPS} statements); `{}` at line {} is not read",
+                src.span(at, at).line,
+                launcher.text(),
+                span.line
+            ),
+            span,
+        )),
+        (None, Some((engine, launcher, span))) if deployments.is_empty() => Some((
+            engine,
+            launcher,
+            format!(
+                "line {} names `{}` but no command that starts it was found on any path (in a function never called, or a string never run?)",
+                span.line,
+                launcher.text()
+            ),
+            span,
+        )),
+        _ => None,
+    };
+    if let Some((engine, launcher, why, span)) = unread {
+        deployments.push(Deployment {
+            engine: engine.id,
+            name: format!("{}@{}", launcher.role, span.line),
+            name_span: None,
+            variant: None,
+            roles: vec![RoleConfig {
+                role: launcher.role.into(),
+                span: Some(span),
+                flags: Vec::new(),
+                env: Vec::new(),
+                argv: None,
+                dynamic: Some(why),
+            }],
+            common_env: Vec::new(),
+            container: None,
+            image: None,
+            model_path: None,
+            precision: None,
+            gpu_type: None,
+            dynamo: None,
+            entry_image: None,
+        });
     }
     Ok((deployments, notes))
+}
+
+/// One deployment per launch site; one role per distinct command line reaching
+/// it. Words and env vars seen on some paths only carry their condition.
+fn deployment(src: &SourceText, site: Site) -> Deployment {
+    let mut runs: Vec<Run> = Vec::new();
+    for run in site.runs {
+        match runs.iter_mut().find(|r| r.argv == run.argv && r.env == run.env && r.exports == run.exports && r.dynamic == run.dynamic) {
+            // The same command line on two paths: on either of them.
+            Some(r) => r.path = r.path.intersection(&run.path).cloned().collect(),
+            None => runs.push(run),
+        }
+    }
+    let paths: Vec<Path> = runs.iter().map(|r| r.path.clone()).collect();
+    // Which runs pass each word and each env var (by where it is written and its
+    // value), and the condition of each set of runs, computed once.
+    type Key = (String, usize, usize, String);
+    let token_key = |t: &ArgToken| (t.span.path.clone(), t.span.offset, t.span.len, format!("{:?}", t.value));
+    let env_key = |e: &EnvUse| (e.name_span.path.clone(), e.name_span.offset, e.name.len(), format!("{}={:?}", e.name, e.value));
+    let mut token_runs: HashMap<Key, Vec<usize>> = HashMap::new();
+    let mut env_runs: HashMap<Key, Vec<usize>> = HashMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        for t in run.argv.iter().flatten() {
+            let seen = token_runs.entry(token_key(t)).or_default();
+            if seen.last() != Some(&i) {
+                seen.push(i);
+            }
+        }
+        for e in run.env.iter().chain(&run.exports) {
+            let seen = env_runs.entry(env_key(e)).or_default();
+            if seen.last() != Some(&i) {
+                seen.push(i);
+            }
+        }
+    }
+    let mut conditions: HashMap<Vec<usize>, Option<String>> = HashMap::new();
+    let mut condition = |present: &[usize]| -> Option<String> {
+        conditions
+            .entry(present.to_vec())
+            .or_insert_with(|| {
+                let yes: Vec<&Path> = present.iter().map(|i| &paths[*i]).collect();
+                let no: Vec<&Path> = (0..runs.len()).filter(|i| !present.contains(i)).map(|i| &paths[i]).collect();
+                cond::describe(&yes, &no)
+            })
+            .clone()
+    };
+    let everywhere = |present: &[usize]| present.len() == runs.len();
+    let common_env: Vec<EnvUse> =
+        runs.first().map(|r| r.exports.iter().filter(|e| everywhere(&env_runs[&env_key(e)])).cloned().collect()).unwrap_or_default();
+    let mut roles = Vec::new();
+    for run in &runs {
+        let argv = run
+            .argv
+            .as_ref()
+            .map(|argv| argv.iter().map(|t| ArgToken { condition: condition(&token_runs[&token_key(t)]), ..t.clone() }).collect());
+        let env = run
+            .env
+            .iter()
+            .chain(run.exports.iter().filter(|e| !everywhere(&env_runs[&env_key(e)])))
+            .map(|e| EnvUse { condition: condition(&env_runs[&env_key(e)]), ..e.clone() })
+            .collect();
+        roles.push(RoleConfig {
+            role: site.launcher.role.into(),
+            span: Some(site.span.clone()),
+            flags: Vec::new(),
+            env,
+            argv,
+            dynamic: run.dynamic.clone(),
+        });
+    }
+    let name = if site.span.path == src.path {
+        format!("{}@{}", site.launcher.role, site.span.line)
+    } else {
+        format!("{}@{}:{}", site.launcher.role, site.span.path.rsplit('/').next().unwrap_or(&site.span.path), site.span.line)
+    };
+    Deployment {
+        engine: site.engine.id,
+        name,
+        name_span: None,
+        variant: None,
+        roles,
+        common_env,
+        container: None,
+        image: None,
+        model_path: None,
+        precision: None,
+        gpu_type: None,
+        dynamo: None,
+        entry_image: None,
+    }
+}
+
+/// The first place at or after byte `from`, outside comments and
+/// here-documents, that names a launcher.
+fn first_mention(src: &SourceText, root: Node, from: usize) -> Option<(crate::profiles::Engine, &'static crate::profiles::Launcher, Span)> {
+    let mut stack = vec![root];
+    let mut found: Option<(usize, crate::profiles::Engine, &'static crate::profiles::Launcher, Node)> = None;
+    while let Some(n) = stack.pop() {
+        if matches!(n.kind(), "comment" | "heredoc_body" | "heredoc_content") || n.end_byte() <= from {
+            continue;
+        }
+        if n.child_count() == 0 || matches!(n.kind(), "word" | "string_content" | "raw_string") {
+            if n.start_byte() < from {
+                continue;
+            }
+            if let Some((engine, launcher)) = launch::mentions_launcher(&src.text[n.byte_range()]) {
+                if found.as_ref().is_none_or(|(at, ..)| n.start_byte() < *at) {
+                    found = Some((n.start_byte(), engine, launcher, n));
+                }
+            }
+            continue;
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.children(&mut cursor));
+    }
+    found.map(|(_, engine, launcher, n)| (engine, launcher, src.span(n.start_byte(), n.end_byte())))
 }
 
 /// bash's commands and compound statements, and the no-op that stands in for
@@ -336,468 +513,4 @@ fn first_error(node: Node) -> Option<Node> {
     let mut cursor = node.walk();
     let children: Vec<Node> = node.children(&mut cursor).collect();
     children.into_iter().filter(|c| c.has_error()).find_map(first_error)
-}
-
-fn collect_kind<'t>(node: Node<'t>, kind: &str, out: &mut Vec<Node<'t>>) {
-    // Iterative: deeply nested scripts must not overflow the stack.
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        if n.kind() == kind {
-            out.push(n);
-        }
-        let mut cursor = n.walk();
-        let children: Vec<Node> = n.children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev());
-    }
-    out.sort_by_key(|n| n.start_byte());
-}
-
-fn named_children(node: Node) -> Vec<Node> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor).collect()
-}
-
-struct Script<'s> {
-    src: &'s SourceText,
-    tree: Tree,
-    vars: Variables,
-}
-
-impl Script<'_> {
-    fn text(&self, node: Node) -> &str {
-        &self.src.text[node.byte_range()]
-    }
-
-    fn span(&self, node: Node) -> Span {
-        self.src.span(node.start_byte(), node.end_byte())
-    }
-
-    /// The engine and role of a command that starts an engine's server, if it is one.
-    fn launch(&self, command: Node, notes: &mut Vec<Note>) -> Option<(Engine, RoleConfig)> {
-        let mut cursor = command.walk();
-        let parts: Vec<Node> = command.named_children(&mut cursor).collect();
-        let name_node = command.child_by_field_name("name")?;
-        let command_name = self.text(name_node);
-        if matches!(command_name, "eval" | "bash" | "sh") {
-            if let Some((engine, launcher)) = self.mentioned_launcher(command) {
-                notes.push(Note::warning(
-                    format!("{} launch built with `{command_name}`: its arguments cannot be known statically", engine.display),
-                    Some(self.span(command)),
-                ));
-                return Some((
-                    engine,
-                    RoleConfig {
-                        role: launcher.role.into(),
-                        span: None,
-                        flags: Vec::new(),
-                        env: Vec::new(),
-                        argv: None,
-                        dynamic: Some(format!("command line built with `{command_name}`")),
-                    },
-                ));
-            }
-            return None;
-        }
-        let mut env = Vec::new();
-        let mut words = Vec::new();
-        for part in parts {
-            match part.kind() {
-                "variable_assignment" => env.push(self.env_use(part)),
-                "file_redirect" | "herestring_redirect" | "heredoc_redirect" => {}
-                "command_name" => words.extend(self.words(part.named_child(0).unwrap_or(part))),
-                _ => words.extend(self.words(part)),
-            }
-        }
-        let (engine, launcher, start) = find_launcher(&words)?;
-        // `env A=1 python3 -m ...`: assignments handed to `env` are the server's env.
-        for token in &words[..start] {
-            if let Some((name, value)) = token.value.value().and_then(|w| w.split_once('=')) {
-                if is_env_name(name) {
-                    env.push(EnvUse {
-                        name: name.to_string(),
-                        value: Known::Value(value.to_string()),
-                        name_span: token.span.clone(),
-                        value_span: token.span.clone(),
-                        shadowed: Vec::new(),
-                    });
-                }
-            }
-        }
-        let argv: Vec<ArgToken> = words[start..].to_vec();
-        for token in argv.iter().filter(|t| t.value.is_dynamic()) {
-            notes.push(Note::info(
-                format!("`{}` is not assigned a literal earlier in the script: its value is unknown", token.raw),
-                Some(token.span.clone()),
-            ));
-        }
-        let in_loop = ancestors(command).find(|a| matches!(a.kind(), "for_statement" | "c_style_for_statement" | "while_statement"));
-        Some((
-            engine,
-            RoleConfig {
-                role: launcher.role.into(),
-                span: None,
-                flags: Vec::new(),
-                env,
-                argv: Some(argv),
-                dynamic: in_loop.map(|l| {
-                    format!("launched inside a loop (line {}): may run with other arguments each time", l.start_position().row + 1)
-                }),
-            },
-        ))
-    }
-
-    /// The launcher a command's text, or the text assigned to any variable it
-    /// expands, names (`eval "$CMD"` with `CMD="python3 -m sglang..."`).
-    fn mentioned_launcher(&self, command: Node) -> Option<(Engine, &'static Launcher)> {
-        let named_in = |t: &str| {
-            crate::profiles::servers()
-                .flat_map(|(engine, server)| server.launchers.iter().map(move |l| (engine, l)))
-                .find(|(_, l)| t.contains(&l.text()))
-        };
-        if let Some(found) = named_in(self.text(command)) {
-            return Some(found);
-        }
-        let mut expansions = Vec::new();
-        collect_kind(command, "simple_expansion", &mut expansions);
-        collect_kind(command, "expansion", &mut expansions);
-        expansions.iter().find_map(|e| {
-            let raw = self.text(*e);
-            let name: String = raw.trim_start_matches(['$', '{']).chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-            self.vars
-                .sites
-                .get(&name)
-                .into_iter()
-                .flatten()
-                .find_map(|site| site.value.and_then(|(start, end)| named_in(&self.src.text[start..end])))
-        })
-    }
-
-    fn env_use(&self, assignment: Node) -> EnvUse {
-        let name = assignment.child_by_field_name("name").unwrap_or(assignment);
-        let value_node = assignment.child_by_field_name("value");
-        let at = assignment.start_byte();
-        let (value, value_span) = match value_node {
-            Some(v) => (self.eval(v, at), self.span(v)),
-            None => (Known::Value(String::new()), self.src.span(assignment.end_byte(), assignment.end_byte())),
-        };
-        EnvUse { name: self.text(name).to_string(), value, name_span: self.span(name), value_span, shadowed: Vec::new() }
-    }
-
-    /// `export NAME=value` / `export NAME` / `declare -x NAME=value`, anywhere in the script.
-    fn exports(&self, root: Node, notes: &mut Vec<Note>) -> Vec<EnvUse> {
-        let mut declarations = Vec::new();
-        collect_kind(root, "declaration_command", &mut declarations);
-        let mut env = Vec::new();
-        for declaration in declarations {
-            let keyword = declaration.child(0).map(|k| self.text(k)).unwrap_or("");
-            let exported = keyword == "export"
-                || (keyword == "declare"
-                    && named_children(declaration).iter().any(|c| self.text(*c).starts_with("-") && self.text(*c).contains('x')));
-            if !exported {
-                continue;
-            }
-            for child in named_children(declaration) {
-                match child.kind() {
-                    "variable_assignment" => env.push(self.env_use(child)),
-                    "variable_name" => {
-                        let name = self.text(child).to_string();
-                        let value = match self.vars.resolve(self, &name, child.start_byte(), 0) {
-                            Some(v) => Known::Value(v),
-                            None => {
-                                notes.push(Note::info(
-                                    format!("`export {name}`: its value is not assigned literally in the script"),
-                                    Some(self.span(child)),
-                                ));
-                                Known::dynamic(format!("${name}"))
-                            }
-                        };
-                        env.push(EnvUse { name, value, name_span: self.span(child), value_span: self.span(child), shadowed: Vec::new() });
-                    }
-                    _ => {}
-                }
-            }
-        }
-        env
-    }
-
-    /// The command-line words one argument node stands for. An unquoted `$VAR`
-    /// whose value holds spaces splits into several words, as the shell does.
-    fn words(&self, node: Node) -> Vec<ArgToken> {
-        let raw = self.text(node).to_string();
-        let span = self.span(node);
-        let value = self.eval(node, node.start_byte());
-        let splits = matches!(node.kind(), "simple_expansion" | "expansion");
-        if let (true, Known::Value(v)) = (splits, &value) {
-            return v
-                .split_whitespace()
-                .map(|w| ArgToken { value: Known::Value(w.to_string()), raw: raw.clone(), span: span.clone(), quoted: false })
-                .collect();
-        }
-        let quoted = contains_kind(node, &["string", "raw_string", "ansi_c_string"]);
-        vec![ArgToken { value, raw, span, quoted }]
-    }
-
-    /// The value of a word at byte offset `at`, or `Dynamic` with its source text.
-    fn eval(&self, node: Node, at: usize) -> Known<String> {
-        self.eval_depth(node, at, 0)
-    }
-
-    fn eval_depth(&self, node: Node, at: usize, depth: usize) -> Known<String> {
-        let raw = self.text(node);
-        let dynamic = || Known::dynamic(raw);
-        let value = match node.kind() {
-            "word" | "number" => Some(unescape_word(raw)),
-            "raw_string" => Some(raw.trim_start_matches('\'').trim_end_matches('\'').to_string()),
-            "string" | "concatenation" => {
-                let mut out = String::new();
-                let mut last = if node.kind() == "string" { node.start_byte() + 1 } else { node.start_byte() };
-                let end = if node.kind() == "string" { node.end_byte().saturating_sub(1) } else { node.end_byte() };
-                for child in named_children(node) {
-                    // Text between named children (e.g. plain `$` or `"` pieces) is literal.
-                    if child.start_byte() > last && node.kind() == "string" {
-                        out.push_str(&unescape_double_quoted(&self.src.text[last..child.start_byte()]));
-                    }
-                    match self.eval_depth(child, at, depth + 1) {
-                        Known::Value(v) => out.push_str(&v),
-                        Known::Dynamic { .. } => return dynamic(),
-                    }
-                    last = child.end_byte();
-                }
-                if end > last && node.kind() == "string" {
-                    out.push_str(&unescape_double_quoted(&self.src.text[last..end]));
-                }
-                Some(out)
-            }
-            "string_content" => Some(unescape_double_quoted(raw)),
-            "simple_expansion" => {
-                let name = raw.trim_start_matches('$');
-                self.vars.resolve(self, name, at, depth)
-            }
-            "expansion" => self.expansion(raw, at, depth),
-            _ => None,
-        };
-        value.map(Known::Value).unwrap_or_else(dynamic)
-    }
-
-    /// `${NAME}`, `${NAME:-default}`, `${NAME-default}`; other operators are dynamic.
-    fn expansion(&self, raw: &str, at: usize, depth: usize) -> Option<String> {
-        let inner = raw.strip_prefix("${")?.strip_suffix('}')?;
-        let name_len = inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(inner.len());
-        let (name, op) = inner.split_at(name_len);
-        if name.is_empty() {
-            return None;
-        }
-        let value = self.vars.resolve(self, name, at, depth);
-        let literal_default = |d: &str| (!d.contains(['$', '`', '"', '\'', '\\'])).then(|| d.to_string());
-        match op {
-            "" => value,
-            _ if op.starts_with(":-") => match value {
-                Some(v) if !v.is_empty() => Some(v),
-                Some(_) => literal_default(&op[2..]),
-                None => None,
-            },
-            _ if op.starts_with('-') => value,
-            _ => None,
-        }
-    }
-}
-
-fn contains_kind(node: Node, kinds: &[&str]) -> bool {
-    if kinds.contains(&node.kind()) {
-        return true;
-    }
-    named_children(node).into_iter().any(|c| contains_kind(c, kinds))
-}
-
-fn ancestors(node: Node) -> impl Iterator<Item = Node> {
-    std::iter::successors(node.parent(), |n| n.parent())
-}
-
-fn is_env_name(name: &str) -> bool {
-    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.starts_with(|c: char| c.is_ascii_digit())
-}
-
-/// Which engine the command starts and where the server's own arguments start:
-/// after one of the engines' launchers (`python[3[.N]] -m sglang.launch_server`,
-/// `sglang serve`), behind any wrapper (`srun ...`, `nohup`, `exec`, `env A=1`).
-fn find_launcher(words: &[ArgToken]) -> Option<(Engine, &'static Launcher, usize)> {
-    let word = |i: usize| words.get(i).and_then(|t| t.value.value()).map(String::as_str);
-    let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
-    for i in 0..words.len() {
-        let Some(w) = word(i) else { continue };
-        let program = base(w);
-        let is_python = program == "python"
-            || program
-                .strip_prefix("python3")
-                .is_some_and(|rest| rest.is_empty() || (rest.starts_with('.') && rest[1..].chars().all(|c| c.is_ascii_digit())));
-        for (engine, server) in crate::profiles::servers() {
-            for launcher in server.launchers {
-                let args = match launcher.form {
-                    LaunchForm::PythonModule(module) if is_python && word(i + 1) == Some("-m") && word(i + 2) == Some(module) => i + 3,
-                    LaunchForm::Program { program: p, subcommand } if program == p && word(i + 1) == Some(subcommand) => i + 2,
-                    _ => continue,
-                };
-                return Some((engine, launcher, args));
-            }
-        }
-    }
-    None
-}
-
-/// Backslash removal in an unquoted word (`\"` → `"`, `\<newline>` → nothing).
-fn unescape_word(raw: &str) -> String {
-    let mut out = String::new();
-    let mut chars = raw.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            match chars.next() {
-                Some('\n') | None => {}
-                Some(n) => out.push(n),
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Inside double quotes a backslash only escapes `$`, `` ` ``, `"`, `\` and newline.
-fn unescape_double_quoted(raw: &str) -> String {
-    let mut out = String::new();
-    let mut chars = raw.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            match chars.peek() {
-                Some('$' | '`' | '"' | '\\') => out.push(chars.next().unwrap_or_default()),
-                Some('\n') => {
-                    chars.next();
-                }
-                _ => out.push(c),
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-// ---- shell variables --------------------------------------------------------------
-
-/// Every place a shell variable is set, to tell which uses have a knowable value.
-struct Variables {
-    sites: HashMap<String, Vec<Site>>,
-}
-
-struct Site {
-    offset: usize,
-    /// Directly in the script body (not in a loop, branch, function, subshell or list).
-    top_level: bool,
-    /// The value node's byte range, for a `NAME=value` assignment.
-    value: Option<(usize, usize)>,
-}
-
-impl Variables {
-    fn collect(src: &SourceText, root: Node) -> Variables {
-        let mut sites: HashMap<String, Vec<Site>> = HashMap::new();
-        let text = |n: Node| src.text[n.byte_range()].to_string();
-        let mut add = |name: String, site: Site| sites.entry(name).or_default().push(site);
-        let mut nodes = Vec::new();
-        for kind in ["variable_assignment", "for_statement", "command", "unset_command", "declaration_command"] {
-            collect_kind(root, kind, &mut nodes);
-        }
-        for node in nodes {
-            match node.kind() {
-                // `A=1 cmd` sets A for cmd only; it is not a shell variable.
-                "variable_assignment" if node.parent().is_some_and(|p| p.kind() == "command") => {}
-                "variable_assignment" => {
-                    let Some(name) = node.child_by_field_name("name") else {
-                        continue;
-                    };
-                    let plain_name = name.kind() == "variable_name";
-                    let op_is_set = node.child(1).is_some_and(|op| &src.text[op.byte_range()] == "=");
-                    add(
-                        text(if plain_name { name } else { name.named_child(0).unwrap_or(name) }),
-                        Site {
-                            offset: node.start_byte(),
-                            top_level: plain_name && op_is_set && is_top_level(node),
-                            value: node
-                                .child_by_field_name("value")
-                                .filter(|v| v.kind() != "array")
-                                .map(|v| (v.start_byte(), v.end_byte()))
-                                .or(Some((node.end_byte(), node.end_byte()))),
-                        },
-                    );
-                }
-                "for_statement" => {
-                    if let Some(var) = node.child_by_field_name("variable") {
-                        add(text(var), Site { offset: node.start_byte(), top_level: false, value: None });
-                    }
-                }
-                "unset_command" => {
-                    for child in named_children(node) {
-                        add(text(child), Site { offset: node.start_byte(), top_level: false, value: None });
-                    }
-                }
-                "declaration_command" => {
-                    // `local X` / `declare X` without a value still (re)defines X.
-                    let keyword = node.child(0).map(text).unwrap_or_default();
-                    if keyword != "export" {
-                        for child in named_children(node).into_iter().filter(|c| c.kind() == "variable_name") {
-                            add(text(child), Site { offset: node.start_byte(), top_level: false, value: None });
-                        }
-                    }
-                }
-                "command" => {
-                    // `read X`, `mapfile X`, `getopts spec X` set X from input.
-                    let name = node.child_by_field_name("name").map(text).unwrap_or_default();
-                    if matches!(name.as_str(), "read" | "mapfile" | "readarray" | "getopts" | "printf") {
-                        for arg in named_children(node).into_iter().skip(1) {
-                            let word = text(arg);
-                            if is_env_name(&word) {
-                                add(word, Site { offset: node.start_byte(), top_level: false, value: None });
-                            }
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        Variables { sites }
-    }
-
-    /// The value of `name` at byte `at`: known only when it is set exactly once,
-    /// to a literal, at the top level, before `at`.
-    fn resolve(&self, script: &Script, name: &str, at: usize, depth: usize) -> Option<String> {
-        const MAX_DEPTH: usize = 16; // `A=$B; B=$A`-style chains stop here
-        let [site] = self.sites.get(name)?.as_slice() else {
-            return None;
-        };
-        if !site.top_level || site.offset >= at || depth > MAX_DEPTH {
-            return None;
-        }
-        let (start, end) = site.value?;
-        if start == end {
-            return Some(String::new());
-        }
-        let root = find_node(script, start, end)?;
-        script.eval_depth(root, site.offset, depth + 1).value().cloned()
-    }
-}
-
-/// The node spanning exactly `start..end` (the value of an assignment site).
-fn find_node<'t>(script: &'t Script, start: usize, end: usize) -> Option<Node<'t>> {
-    let n = script.tree.root_node().descendant_for_byte_range(start, end)?;
-    Some(std::iter::successors(Some(n), |n| n.parent()).find(|n| n.start_byte() == start && n.end_byte() == end).unwrap_or(n))
-}
-
-fn is_top_level(node: Node) -> bool {
-    let mut current = node;
-    while let Some(parent) = current.parent() {
-        match parent.kind() {
-            "program" => return true,
-            "declaration_command" | "variable_assignments" => current = parent,
-            _ => return false,
-        }
-    }
-    false
 }

@@ -16,6 +16,7 @@ pub(crate) mod image;
 pub(crate) mod launch_script;
 pub(crate) mod master_config;
 mod script_naming;
+pub(crate) mod shell;
 pub(crate) mod span;
 pub(crate) mod srt_slurm;
 pub(crate) mod yaml;
@@ -160,6 +161,10 @@ pub struct FlagUse {
     /// (see `yaml::Entry::shadows`): edits of this flag's key carry over to them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub shadowed: Vec<(Span, Span)>,
+    /// For launch scripts: the paths through the script that pass it, when not
+    /// all of them ("DP_ATTENTION=true").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -190,6 +195,9 @@ pub struct EnvUse {
     /// As for [`FlagUse::shadowed`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub shadowed: Vec<(Span, Span)>,
+    /// As for [`FlagUse::condition`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
 }
 
 /// The Dynamo build a recipe installs (`dynamo: {hash|wheel|version, install}`).

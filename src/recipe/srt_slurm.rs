@@ -264,6 +264,7 @@ fn read_flags(config_key: &str, role: &str, node: &Node, notes: &mut Vec<Note>) 
                 key_span: entry.key.span.clone(),
                 value_span: entry.value.span.clone(),
                 shadowed: entry.shadows.clone(),
+                condition: None,
             })
         })
         .collect()
@@ -344,6 +345,7 @@ fn read_env(node: &Node, notes: &mut Vec<Note>) -> Vec<EnvUse> {
             name_span: entry.key.span.clone(),
             value_span: entry.value.span.clone(),
             shadowed: entry.shadows.clone(),
+            condition: None,
         });
     }
     env

@@ -255,11 +255,18 @@ fn launch_script_resolves_literals_and_marks_the_rest_dynamic() {
     let tp = flag(&flags, "tp");
     assert_eq!((tp.key_span.line, tp.key_span.column), (17, 7));
     assert_eq!(at(&file, &tp.key_span), "tp");
-    assert_eq!(at(&file, &tp.value_span), "$TP");
+    // A value from a variable points where the value is written (`TP=4`).
+    assert_eq!(at(&file, &tp.value_span), "4");
+    assert_eq!(tp.value_span.line, 6);
+    assert_eq!(at(&file, &flag(&flags, "port").value_span), "$PORT");
+    // Words split from `$EXTRA` point into its value.
+    assert_eq!(at(&file, &flag(&flags, "enable-metrics").key_span), "enable-metrics");
     let ct = flag(&flags, "chat-template");
     assert_eq!(at(&file, &ct.key_span), "chat-template");
     assert_eq!(at(&file, &ct.value_span), "\"${TEMPLATE}\"");
-    assert!(file.notes.iter().any(|n| n.message.contains("$PORT")), "{:#?}", file.notes);
+    // A value from the environment is fine as a value; the token says where it comes from.
+    let port = r.argv.as_ref().unwrap().iter().find(|t| t.raw == "$PORT").unwrap();
+    assert_eq!(port.unread.as_deref(), Some("`$PORT` comes from the environment or its default"));
 
     let serve = &file.deployments[1].roles[0];
     assert_eq!(serve.role, "serve");
@@ -273,26 +280,34 @@ fn launch_lines_built_at_run_time_are_dynamic() {
     let roles: Vec<&RoleConfig> = file.deployments.iter().map(|d| &d.roles[0]).collect();
     assert_eq!(roles.len(), 4, "{:#?}", file.deployments);
 
-    // $ARGS is assigned twice (once in a loop): unknown.
+    // $ARGS gains `--$flag` in a loop: a word in flag position nobody can read.
     let flags = roles[0].flag_uses(is_switch);
     assert_eq!(flags.len(), 1, "{:#?}", roles[0]);
     let b = bind(roles[0].argv.as_ref().unwrap(), is_switch);
     assert_eq!(b.unbound.len(), 1);
     assert!(b.unbound[0].value.is_dynamic());
+    assert!(b.unbound[0].unread.as_deref().unwrap().contains("loop variable"), "{:#?}", b.unbound[0]);
 
-    // eval: no argv at all, said so.
-    assert!(roles[1].argv.is_none());
-    assert!(roles[1].dynamic.as_ref().unwrap().contains("eval"));
+    // eval of a known string: read as the script it is.
+    let flags = roles[1].flag_uses(is_switch);
+    assert_eq!(flag(&flags, "tp").value, FlagValue::Scalar { text: "8".into(), quoted: false, ty: ScalarType::Str });
+    assert_eq!(at(&file, &flag(&flags, "tp").key_span), "tp", "spans point into the string");
 
     // Inside a loop: marked, and the loop variable is dynamic.
     assert!(roles[2].dynamic.as_ref().unwrap().contains("loop"));
     assert!(matches!(flag(&roles[2].flag_uses(is_switch), "tp").value, FlagValue::Dynamic { .. }));
 
-    // `env A=1 /usr/bin/python3.11 -m ...`, a variable set only in a branch, arithmetic.
+    // `env A=1 /usr/bin/python3.11 -m ...`, a variable set only in a branch
+    // (one command line per path, each value with its condition), arithmetic.
+    let d = &file.deployments[3];
+    assert_eq!(d.roles.len(), 2, "{:#?}", d.roles);
     assert_eq!(roles[3].env[0].name, "SGLANG_X");
-    let flags = roles[3].flag_uses(is_switch);
-    assert!(matches!(flag(&flags, "mode").value, FlagValue::Dynamic { .. }));
-    assert!(matches!(flag(&flags, "port").value, FlagValue::Dynamic { .. }));
+    let modes: Vec<_> = d.roles.iter().map(|r| flag(&r.flag_uses(is_switch), "mode").clone()).collect();
+    assert_eq!(modes[0].value, FlagValue::Scalar { text: "fast".into(), quoted: true, ty: ScalarType::Str });
+    assert_eq!(modes[0].condition.as_deref(), Some("[ -n \"${FAST:-}\" ]"));
+    assert_eq!(modes[1].condition.as_deref(), Some("not [ -n \"${FAST:-}\" ]"));
+    let port = flag(&roles[3].flag_uses(is_switch), "port").clone();
+    assert_eq!((port.value, port.condition), (FlagValue::Scalar { text: "30001".into(), quoted: false, ty: ScalarType::Str }, None));
 }
 
 #[test]
@@ -313,7 +328,7 @@ fn bind_pairs_flags_by_arity() {
         .map(|w| {
             let span = src.span(offset, offset + w.len());
             offset += w.len() + 1;
-            ArgToken { value: Known::Value(w.into()), raw: w.into(), span, quoted: false }
+            ArgToken { value: Known::Value(w.into()), raw: w.into(), span, quoted: false, condition: None, unread: None }
         })
         .collect();
     let b = bind(&tokens, |n| n == "sw");
@@ -413,4 +428,27 @@ fn recipe_files_serialize_to_json() {
     assert_eq!(flag["value"]["type"], "scalar");
     assert_eq!(flag["key_span"]["line"], 29);
     assert_eq!(json["kind"]["kind"], "srt_slurm");
+}
+
+#[test]
+fn assign_defaults_and_arithmetic_follow_bash() {
+    let text = "#!/bin/bash\n: \"${BASE_PORT:=30000}\"\nMODE=\n: \"${MODE:=fast}\"\nPORT=$(( BASE_PORT + 1 ))\npython3 -m sglang.launch_server --mode \"$MODE\" --port $PORT --base $BASE_PORT\n";
+    let file = load_text("d.sh", text.into(), &LinkMapping::default()).unwrap();
+    let flags = file.deployments[0].roles[0].flag_uses(is_switch);
+    let value = |name: &str| flag(&flags, name).value.clone();
+    let scalar = |t: &str, quoted| FlagValue::Scalar { text: t.into(), quoted, ty: ScalarType::Str };
+    // A script variable set empty takes the default; one from the environment may keep its own value.
+    assert_eq!(value("mode"), scalar("fast", true));
+    assert!(matches!(value("base"), FlagValue::Dynamic { .. }), "{:?}", value("base"));
+    assert!(matches!(value("port"), FlagValue::Dynamic { .. }));
+}
+
+/// tree-sitter-bash puts the blank before `${B}` in `"${A} ${B}"` into the
+/// expansion: it is read as text, and `${B}` still expands.
+#[test]
+fn adjacent_expansions_in_a_string_both_expand() {
+    let text = "#!/bin/bash\nA=\"--tp-size 8\"\nB=\"--enable-metrics\"\nS=\"python3 -m sglang.launch_server ${A} ${B} $A\"\n$S\n";
+    let file = load_text("s.sh", text.into(), &LinkMapping::default()).unwrap();
+    let words: Vec<_> = file.deployments[0].roles[0].argv.as_ref().unwrap().iter().filter_map(|t| t.value.value().cloned()).collect();
+    assert_eq!(words, ["--tp-size", "8", "--enable-metrics", "--tp-size", "8"]);
 }

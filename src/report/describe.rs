@@ -57,6 +57,16 @@ fn past_flag(p: &Past<PastFlag>, lang: Lang) -> String {
 /// What the finding says, in one phrase without a final full stop. Code spans are
 /// Markdown backticks (the text report shows them as written).
 pub(crate) fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
+    let p = kind_phrase(f, lang, rule_title);
+    // A launch script's flag passed on some paths only: the condition it depends on.
+    match (&f.condition, lang) {
+        (None, _) => p,
+        (Some(c), Lang::Zh) => format!("{p}（当 {c} 时）"),
+        (Some(c), _) => format!("{p} (when {c})"),
+    }
+}
+
+fn kind_phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
     let zh = lang == Lang::Zh;
     let opt = option(&f.subject);
     let sub = &f.subject;
@@ -224,10 +234,13 @@ pub(crate) fn phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> Strin
         FindingKind::MissingVariant { entry, target, selector, variants } if zh => {
             format!("`{entry}` 运行 `{target}:{selector}`，但该文件没有变体 `{selector}`（它有 {variants}），它要运行的内容均未审计")
         }
+        FindingKind::UnreadLaunch { words: Some(words), why } if zh => format!("无法读取 `{words}` 给出的参数（{why}），其内容未审计"),
+        FindingKind::UnreadLaunch { words: None, why } if zh => format!("无法读取的服务器启动命令（{why}），其参数未审计"),
         FindingKind::DuplicateKey { .. }
         | FindingKind::UnreadableRecipe { .. }
         | FindingKind::MissingLink { .. }
-        | FindingKind::MissingVariant { .. } => f.message().trim_end_matches('.').to_string(),
+        | FindingKind::MissingVariant { .. }
+        | FindingKind::UnreadLaunch { .. } => f.kind.message().trim_end_matches('.').to_string(),
     }
 }
 
@@ -273,6 +286,16 @@ fn semantic_change_zh(c: &SemanticChange) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_conditional_finding_says_its_condition_once() {
+        let at = crate::finding::Location { path: "l.sh".into(), line: 3, column: 5, offset: None, len: None };
+        let kind = FindingKind::UnreadLaunch { words: Some("$DP_FLAGS".into()), why: "its value comes from the environment".into() };
+        let f = Finding::new(kind, at, "$DP_FLAGS").condition(Some("DP_ATTENTION=true".into()));
+        assert_eq!(f.message().matches("(when DP_ATTENTION=true)").count(), 1, "{}", f.message());
+        assert_eq!(phrase(&f, Lang::En, None).matches("(when DP_ATTENTION=true)").count(), 1);
+        assert!(phrase(&f, Lang::Zh, None).ends_with("（当 DP_ATTENTION=true 时）"));
+    }
 
     #[test]
     fn semantics_read_in_chinese() {

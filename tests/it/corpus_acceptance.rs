@@ -407,3 +407,30 @@ fn rules_see_the_option_an_abbreviation_stands_for() {
     let r001 = with_code(&r, "R001");
     assert_eq!(r001.len(), 2, "{:#?}", r.findings.iter().map(|f| (f.code(), &f.subject)).collect::<Vec<_>>());
 }
+
+/// The InferenceX-shaped single-node script (issue 24): read through its sourced
+/// helpers, arrays and branches, its deprecated flags are found at the bump.
+#[test]
+fn the_single_node_script_reports_its_deprecated_aliases() {
+    let Some(corpus) = corpus() else { return };
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/inferencex/benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200.sh");
+    let (files, errors) = engine_audit::recipe::collect(&[script]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let opts = AuditOptions { open: OpenOptions { offline: true, cache_dir: None }, ..AuditOptions::default() }
+        .with_source(&SGLANG, Some(corpus.join("sglang.git").display().to_string()), None)
+        .with_refs(&SGLANG, Some("v0.5.16".into()), Some("v0.5.19".into()));
+    let r = audit::run(&files, &opts).unwrap();
+    assert_eq!(r.deployments_audited, 1);
+    for (flag, replacement) in
+        [("cuda-graph-max-bs", "cuda-graph-max-bs-decode"), ("disable-piecewise-cuda-graph", "cuda-graph-backend-prefill=disabled")]
+    {
+        let found: Vec<_> = r.findings.iter().filter(|f| f.subject == flag).collect();
+        assert!(
+            matches!(found.as_slice(), [f] if f.code() == "EA003" && f.message().contains(replacement) && f.condition.is_none()),
+            "{flag}: {found:#?}"
+        );
+    }
+    // Read on every path: nothing about the script is unread.
+    assert!(with_code(&r, "EA306").is_empty(), "{:#?}", with_code(&r, "EA306"));
+}

@@ -16,6 +16,7 @@ mod pr;
 mod reports;
 mod robustness;
 mod semver_guard;
+mod shell_bash;
 mod smart_http;
 mod source_dir;
 mod source_git;

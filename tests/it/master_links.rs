@@ -51,6 +51,15 @@ fn a_single_node_key_audits_the_script_its_runner_picks_with_its_image() {
     assert!(aliases.iter().all(|p| p.ends_with("benchmarks/single_node/fixed_seq_len/dsr1_fp8_h200.sh")), "{aliases:?}");
     assert_eq!(report["master_entries_checked"], 1);
 
+    // InferenceX's `dsr1-fp4-b200-sglang` runs `fixed_seq_len/dsr1_fp4_b200.sh`
+    // (no `_sglang` script): arrays per branch, read on every path.
+    let report = audit_key(&fixtures, &corpus, "configs/nvidia-master.yaml", "dsr1-fp4-b200-sglang", "v0.5.19");
+    let aliases: Vec<(&str, &str)> =
+        findings(&report, "EA003").iter().map(|f| (f["subject"].as_str().unwrap(), f["recipe"].as_str().unwrap())).collect();
+    assert_eq!(aliases.len(), 2, "{aliases:?}");
+    assert!(aliases.iter().any(|(s, _)| *s == "cuda-graph-max-bs") && aliases.iter().any(|(s, _)| *s == "disable-piecewise-cuda-graph"));
+    assert!(aliases.iter().all(|(_, p)| p.ends_with("single_node/fixed_seq_len/dsr1_fp4_b200.sh")), "{aliases:?}");
+
     // The MTP key's script does not exist: said, with the names looked for.
     let cache = tempfile::tempdir().unwrap();
     let out = assert_cmd::Command::cargo_bin("engine-audit")

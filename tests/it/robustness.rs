@@ -428,6 +428,112 @@ fn an_unterminated_quote_does_not_lose_the_script() {
 }
 
 #[test]
+fn a_quote_left_open_later_keeps_the_launch_before_it() {
+    let text = "#!/bin/bash\npython3 -m sglang.launch_server --tp-size 8\necho \"unterminated\nexport SGLANG_Y=1\n";
+    let file = load("q.sh", text).unwrap();
+    let words: Vec<_> = file.deployments[0].roles[0].argv.as_ref().unwrap().iter().filter_map(|t| t.value.value().cloned()).collect();
+    assert_eq!(words, ["--tp-size", "8"]);
+    note_with(&file, "shell syntax error near line");
+}
+
+/// `source` of a file that is not there: named, and the rest is read.
+#[test]
+fn a_missing_sourced_file_is_named_and_the_rest_is_audited() {
+    let w = ws();
+    w.write("bench/.git/HEAD", "ref: refs/heads/main\n");
+    w.write("bench/launch.sh", "#!/bin/bash\nsource \"$(dirname \"$0\")/missing_lib.sh\"\n. ../../../etc/passwd\npython3 -m sglang.launch_server --tp-size 8 --bogus-flag\n");
+    let file = recipe::load_path(&w.root.join("bench/launch.sh")).unwrap();
+    note_with(&file, "line 2: `source ");
+    assert!(note_with(&file, "missing_lib.sh").message.contains("what it sets is not read"));
+    // Never outside the repository the script is in.
+    let outside = note_with(&file, "line 3: `source ../../../etc/passwd`");
+    assert!(outside.message.contains("outside") || outside.message.contains("no such file"), "{outside:?}");
+    let o = run(w.audit(&["bench/launch.sh", "--to", "v1.1.0", "--format", "json", "--fail-on", "never"]));
+    let report: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let codes: Vec<_> =
+        report["findings"].as_array().unwrap().iter().map(|f| (f["code"].as_str().unwrap(), f["subject"].as_str().unwrap())).collect();
+    assert!(codes.contains(&("EA001", "bogus-flag")), "{codes:?}");
+}
+
+/// A 10,000-line script in the shape of the real ones, grown: thousands of
+/// assignments, exports, helper functions and their calls, and branches on the
+/// same few job variables. Read quickly, and exactly.
+#[test]
+fn a_10k_line_script_is_read_in_bounded_time() {
+    let mut text = String::from("#!/bin/bash\nARGS=(--tp-size 8)\nDP_ATTENTION=${DP_ATTENTION:-false}\n");
+    for i in 0..1000 {
+        let var = ["DP_ATTENTION", "EVAL_ONLY", "SPEC", "KV"][i % 4];
+        text.push_str(&format!("export SGLANG_V{i}=$(( {i} + 1 ))\nVALUE_{i}=\"x{i}\"\nhelper_{i}() {{\n  local y=\"$1\"\n  Z_{i}=\"$y\"\n}}\nhelper_{i} \"$VALUE_{i}\"\n"));
+        text.push_str(&format!("if [[ \"${var}\" == \"true\" ]]; then\n  ARGS+=(--flag-{})\nfi\n", i % 4));
+    }
+    text.push_str("python3 -m sglang.launch_server \"${ARGS[@]}\"\n");
+    assert!(text.lines().count() >= 10_000, "{}", text.lines().count());
+    let started = std::time::Instant::now();
+    let file = load("big.sh", &text).unwrap();
+    let took = started.elapsed();
+    eprintln!("10k-line script read in {took:?}");
+    // About 3 s alone in a debug build (16 paths through 10,000 lines); the bound
+    // leaves room for a loaded machine.
+    assert!(took < std::time::Duration::from_secs(15), "{took:?}");
+    let [dep] = file.deployments.as_slice() else { panic!("{:#?}", file.notes) };
+    let flags: Vec<_> = dep.roles.iter().flat_map(|r| r.flag_uses(|_| true)).collect();
+    let condition = |name: &str| flags.iter().find(|f| f.name == name).and_then(|f| f.condition.clone());
+    assert_eq!(condition("tp-size"), None);
+    assert_eq!(condition("flag-0").as_deref(), Some("DP_ATTENTION=true"));
+    assert_eq!(condition("flag-3").as_deref(), Some("KV=true"));
+    assert_eq!(dep.common_env.len(), 1000);
+}
+
+/// Hundreds of independent branches: the paths are capped, what differs
+/// between them becomes unknown (and is reported, EA306), in bounded time.
+#[test]
+fn independent_branches_past_the_cap_are_bounded_and_said() {
+    let mut text = String::from("#!/bin/bash\nARGS=(--tp-size 8)\n");
+    for i in 0..400 {
+        text.push_str(&format!("if [[ \"$V{i}\" == on ]]; then\n  ARGS+=(--flag-{i})\n  X{i}=$(( {i} * 2 ))\nfi\n"));
+    }
+    text.push_str("python3 -m sglang.launch_server \"${ARGS[@]}\"\n");
+    let started = std::time::Instant::now();
+    let file = load("branches.sh", &text).unwrap();
+    let took = started.elapsed();
+    eprintln!("400 independent branches read in {took:?}");
+    assert!(took < std::time::Duration::from_secs(15), "{took:?}");
+    let [dep] = file.deployments.as_slice() else { panic!("{:#?}", file.notes) };
+    assert!(dep.roles.len() <= 64, "{} command lines", dep.roles.len());
+    note_with(&file, "more than 64 paths");
+    let unread = dep.roles.iter().flat_map(|r| r.argv.iter().flatten()).filter(|t| t.value.is_dynamic()).count();
+    assert!(unread > 0, "what became unknown is there to report");
+}
+
+/// Past the statement budget, evaluation stops: a launch after that point is
+/// reported as not read (EA306), never dropped.
+#[test]
+fn a_launch_past_the_statement_budget_is_reported() {
+    let mut text = String::from("#!/bin/bash\n");
+    for i in 0..6 {
+        text.push_str(&format!("if [[ \"$V{i}\" == on ]]; then A{i}=1; fi\n"));
+    }
+    for i in 0..4000 {
+        text.push_str(&format!("B{i}=$(( {i} + 1 ))\n"));
+    }
+    text.push_str("python3 -m sglang.launch_server --tp-size 8\n");
+    let file = load("long.sh", &text).unwrap();
+    note_with(&file, "stopped evaluating after 200000 statements");
+    let [dep] = file.deployments.as_slice() else { panic!("{:#?}", file.deployments) };
+    let why = dep.roles[0].dynamic.as_deref().unwrap_or("");
+    assert!(dep.roles[0].argv.is_none() && why.contains("evaluation stopped at line") && why.contains("at line 4008 is not read"), "{why}");
+}
+
+/// A fork bomb of functions calling each other is cut at the depth cap.
+#[test]
+fn recursion_and_self_reference_are_bounded() {
+    let text = "#!/bin/bash\nf() { f; g; }\ng() { f; }\nA=$A$A\nf\npython3 -m sglang.launch_server --tp-size 8\n";
+    let file = load("r.sh", text).unwrap();
+    assert_eq!(file.deployments.len(), 1);
+    note_with(&file, "more than 8 levels deep");
+}
+
+#[test]
 fn heredoc_text_is_not_read_as_flags() {
     let text = "#!/bin/bash\ncat > cfg.txt <<EOF\npython3 -m sglang.launch_server --not-a-real-flag 1\nEOF\npython3 -m sglang.launch_server --tp-size 8\n";
     let file = load("h.sh", text).unwrap();
@@ -438,16 +544,31 @@ fn heredoc_text_is_not_read_as_flags() {
 }
 
 #[test]
-fn launches_in_a_loop_or_through_eval_are_dynamic_not_guessed() {
+fn launches_in_a_loop_are_marked_and_eval_is_read_only_when_known() {
     let looped = "#!/bin/bash\nfor tp in 4 8; do\n  python3 -m sglang.launch_server --tp-size $tp\ndone\n";
     let file = load("l.sh", looped).unwrap();
     let role = &file.deployments[0].roles[0];
     assert!(role.dynamic.as_deref().unwrap_or("").contains("loop (line 2)"), "{role:#?}");
 
+    // A known string is read as the script it is.
     let evaled = "#!/bin/bash\nCMD=\"python3 -m sglang.launch_server --tp-size 8\"\neval \"$CMD\"\n";
     let file = load("e.sh", evaled).unwrap();
     let role = &file.deployments[0].roles[0];
-    assert!(role.dynamic.as_deref().unwrap_or("").contains("eval"), "{role:#?}");
+    assert_eq!(role.dynamic, None, "{role:#?}");
+    let words: Vec<_> = role.argv.as_ref().unwrap().iter().map(|t| t.value.value().cloned().unwrap_or_default()).collect();
+    assert_eq!(words, ["--tp-size", "8"]);
+
+    // A string nobody can know is named, never guessed.
+    let unknown = "#!/bin/bash\neval \"$SERVER_CMD\"\n";
+    let file = load("u.sh", unknown).unwrap();
+    assert!(file.deployments.is_empty());
+    assert!(
+        file.notes
+            .iter()
+            .any(|n| n.message.contains("line 2: `eval` of a string that is not known (`$SERVER_CMD` comes from the environment)")),
+        "{:#?}",
+        file.notes
+    );
 }
 
 #[test]

@@ -1,0 +1,110 @@
+//! Which commands start an engine's server: one of the profiles' launchers
+//! (`python3 -m sglang.launch_server`, `sglang serve`), possibly behind wrappers
+//! (`exec`, `nohup`, `srun ...`, `numactl ...`, `timeout 3600`, `env A=1`) or a
+//! program held in a variable (`"$SGLANG_PYTHON" -m sglang.launch_server`).
+
+use super::super::launch_script::ArgToken;
+use crate::profiles::{Engine, LaunchForm, Launcher};
+
+/// Programs that run the command after their own options.
+const WRAPPERS: &[&str] = &[
+    "exec", "nohup", "srun", "numactl", "timeout", "env", "setsid", "stdbuf", "taskset", "nice", "time", "command", "ionice", "chrt",
+    "sudo", "uv", "conda", "mpirun",
+];
+
+/// A launch found in a command's words.
+pub(crate) struct Found {
+    pub engine: Engine,
+    pub launcher: &'static Launcher,
+    /// Index of the first server argument.
+    pub args: usize,
+    /// Words before the launcher that `env` hands to it as `NAME=value`.
+    pub env_words: Vec<usize>,
+}
+
+fn base(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+pub(crate) fn is_python(word: &str) -> bool {
+    let program = base(word);
+    program == "python"
+        || program
+            .strip_prefix("python3")
+            .is_some_and(|rest| rest.is_empty() || (rest.starts_with('.') && rest[1..].chars().all(|c| c.is_ascii_digit())))
+}
+
+/// The launch a command's words make, if any: the command must start with a
+/// launcher, a wrapper, or a program whose name is not known (`"$PY"`).
+pub(crate) fn find(words: &[ArgToken]) -> Option<Found> {
+    let word = |i: usize| words.get(i).and_then(|t| t.value.value()).map(String::as_str);
+    let first = words.first()?;
+    let starts_plausibly = match first.value.value() {
+        Some(w) => WRAPPERS.contains(&base(w)) || is_python(w) || launcher_program(w),
+        None => true,
+    };
+    if !starts_plausibly {
+        return None;
+    }
+    let mut env_words = Vec::new();
+    for i in 0..words.len() {
+        // A program held in an unknown variable, run with `-m <module>`, is a Python.
+        let python = match words[i].value.value() {
+            Some(w) => is_python(w),
+            None => true,
+        };
+        for (engine, server) in crate::profiles::servers() {
+            for launcher in server.launchers {
+                let args = match launcher.form {
+                    LaunchForm::PythonModule(module) if python => python_module_args(words, i, module),
+                    LaunchForm::Program { program, subcommand }
+                        if word(i).map(base) == Some(program) && word(i + 1) == Some(subcommand) =>
+                    {
+                        Some(i + 2)
+                    }
+                    _ => None,
+                };
+                if let Some(args) = args {
+                    return Some(Found { engine, launcher, args, env_words });
+                }
+            }
+        }
+        if word(i).is_some_and(|w| w.split_once('=').is_some_and(|(n, _)| is_env_name(n))) {
+            env_words.push(i);
+        }
+    }
+    None
+}
+
+fn launcher_program(word: &str) -> bool {
+    crate::profiles::servers()
+        .flat_map(|(_, s)| s.launchers.iter())
+        .any(|l| matches!(l.form, LaunchForm::Program { program, .. } if program == base(word)))
+}
+
+/// `python [-u|-O|-B|-X opt ...] -m <module>`: where the module's arguments start.
+fn python_module_args(words: &[ArgToken], at: usize, module: &str) -> Option<usize> {
+    let word = |i: usize| words.get(i).and_then(|t| t.value.value()).map(String::as_str);
+    let mut i = at + 1;
+    while let Some(w) = word(i) {
+        match w {
+            "-m" => return (word(i + 1) == Some(module)).then_some(i + 2),
+            "-X" | "-W" => i += 2,
+            _ if w.starts_with('-') && w.len() > 1 && !w.starts_with("--") => i += 1,
+            _ => return None,
+        }
+    }
+    None
+}
+
+pub(crate) fn is_env_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// Whether a text names one of the engines' launchers (`sglang.launch_server`).
+pub(crate) fn mentions_launcher(text: &str) -> Option<(Engine, &'static Launcher)> {
+    crate::profiles::servers().flat_map(|(engine, server)| server.launchers.iter().map(move |l| (engine, l))).find(|(_, l)| match l.form {
+        LaunchForm::PythonModule(module) => text.contains(module),
+        LaunchForm::Program { .. } => text.contains(&l.text()),
+    })
+}
