@@ -25,8 +25,8 @@ audit_cmd() { # PATH: the audit of the bench (the nine recipes' bump)
         --to v0.5.19 --dynamo-from v1.3.0.post1 --dynamo-to v1.5.0 --offline --format json
 }
 
-audit_to_cmd() { # PATH TO: every recipe to TO, the current releases from the images (history read as needed)
-    echo "$BIN" audit "$1" --sglang "$CORPUS/sglang.git" --dynamo "$CORPUS/dynamo.git" \
+audit_to_cmd() { # "PATHS" TO: every recipe to TO, the current releases from the images (history read as needed)
+    echo "$BIN" audit $1 --sglang "$CORPUS/sglang.git" --dynamo "$CORPUS/dynamo.git" \
         --to "$2" --dynamo-to v1.6.1 --offline --format json
 }
 

@@ -29,7 +29,9 @@ read -r -a AUDIT_NINE <<<"$(audit_cmd "$NINE")"
 read -r -a AUDIT_ALL <<<"$(audit_cmd "$RECIPES")"
 # Every SGLang recipe to v0.5.23: from-versions v0.5.12.post1 and v0.5.16 (the
 # images), v0.5.19 read for the release history; its floor reads every tree involved.
-read -r -a AUDIT_23 <<<"$(audit_to_cmd "$RECIPES" v0.5.23)"
+# The SGLang srt-slurm recipes, the AMD model table and the launch-script
+# fixtures (InferenceX's scripts are not in ../shared; ours take their shapes).
+read -r -a AUDIT_23 <<<"$(audit_to_cmd "$RECIPES $SHARED/recipes/benchmarks/multi_node/amd_utils/models.yaml $ROOT/fixtures/inferencex/benchmarks" v0.5.23)"
 FLOOR_23=(bash -c 'for t in v0.5.12.post1 v0.5.16 v0.5.19 v0.5.23; do git -C "$0" archive "$t" >/dev/null; done; git -C "$1" archive v1.6.1 >/dev/null' "$SG" "$CORPUS/dynamo.git")
 WALLS_cold=() WALLS_warm=() WALLS_floor=() WALLS_parse_all=() WALLS_scale=() WALLS_scale_warm=() WALLS_to23=() WALLS_to23_warm=() WALLS_floor23=()
 # One timed run of every case per round. A cold run fills the cache its warm
@@ -77,7 +79,7 @@ cat <<TABLE
 | 4. naive: tree-sitter parse of every .py of both tags | $MED_parse_all | $RSS_parse_all | $(paired_ratio parse_all cold) × cold |
 | 5. audit, every SGLang recipe, cold | $MED_scale | $RSS_scale | $R_SCALE × case 1 (target ≤ 1.3: $(verdict "$R_SCALE" 1.3)) |
 | 5w. same, warm | $MED_scale_warm | $RSS_scale_warm | $(paired_ratio scale_warm warm) × case 2 |
-| 6. every SGLang recipe to v0.5.23 (history), cold | $MED_to23 | $RSS_to23 | $(paired_ratio to23 floor23) × its floor (target ≤ 1.5: $(verdict "$(paired_ratio to23 floor23)" 1.5)) |
+| 6. every SGLang recipe, the AMD table and the script fixtures to v0.5.23 (history), cold | $MED_to23 | $RSS_to23 | $(paired_ratio to23 floor23) × its floor (target ≤ 1.5: $(verdict "$(paired_ratio to23 floor23)" 1.5)) |
 | 6w. same, warm | $MED_to23_warm | $RSS_to23_warm | target ≤ 0.100 s: $(verdict "$MED_to23_warm" 0.100) |
 | 6f. floor: git archive of the four SGLang tags and Dynamo v1.6.1 | $MED_floor23 | | 1 |
 
