@@ -80,25 +80,33 @@ fn give_scripts_their_images(files: &mut [RecipeFile], masters: &[MasterConfig],
         runs.extend(entry.scripts.iter().filter_map(|s| chosen(&s.paths)).map(|path| (path, entry)));
     }
     for file in files.iter_mut().filter(|f| f.kind == RecipeKind::LaunchScript) {
-        let entries: Vec<&MasterEntry> = runs.iter().filter(|(p, _)| *p == file.path).map(|(_, e)| *e).collect();
-        let images: BTreeSet<&str> = entries.iter().filter_map(|e| e.image.as_ref()).map(|i| i.value.as_str()).collect();
-        let Some(entry) = entries.iter().find(|e| e.image.is_some()) else { continue };
-        if images.len() > 1 {
-            file.notes.push(Note::warning(
-                format!(
-                    "run by master keys with different images ({}); no release is taken from them: audit one key with --key",
-                    images.into_iter().collect::<Vec<_>>().join(", ")
-                ),
-                None,
-            ));
-            continue;
-        }
-        let image = entry.image.clone().expect("found with an image");
-        for dep in &mut file.deployments {
-            dep.image = Some(parse_image(&image.value));
-            dep.entry_image = Some(EntryImage { key: entry.key.value.clone(), image: image.clone() });
+        match agreed_image(runs.iter().filter(|(p, _)| *p == file.path).map(|(_, e)| *e)) {
+            Ok(Some(image)) => file.deployments.iter_mut().for_each(|dep| give_image(dep, image.clone())),
+            Ok(None) => {}
+            Err(images) => file.notes.push(Note::warning(disagreeing("this script", &images), None)),
         }
     }
+}
+
+/// The image the entries that run a deployment agree on: `Ok(None)` when none
+/// names one, `Err(their images)` when they disagree.
+fn agreed_image<'e>(entries: impl IntoIterator<Item = &'e MasterEntry>) -> Result<Option<EntryImage>, String> {
+    let entries: Vec<&MasterEntry> = entries.into_iter().filter(|e| e.image.is_some()).collect();
+    let images: BTreeSet<&str> = entries.iter().filter_map(|e| e.image.as_ref()).map(|i| i.value.as_str()).collect();
+    match (entries.first(), images.len()) {
+        (Some(entry), 1) => Ok(Some(EntryImage { key: entry.key.value.clone(), image: entry.image.clone().expect("filtered on image") })),
+        (_, 0) => Ok(None),
+        _ => Err(images.into_iter().collect::<Vec<_>>().join(", ")),
+    }
+}
+
+fn give_image(dep: &mut Deployment, image: EntryImage) {
+    dep.image = Some(parse_image(&image.image.value));
+    dep.entry_image = Some(image);
+}
+
+fn disagreeing(what: &str, images: &str) -> String {
+    format!("{what} is run by master keys with different images ({images}); no release is taken from them: audit one key with --key")
 }
 
 /// The AMD model table: each `sglang-disagg` entry runs its model's rows
@@ -132,27 +140,19 @@ fn run_table_rows(file: &mut RecipeFile, masters: &[MasterConfig], key: Option<&
     if how == Apply::Selectors {
         file.deployments.retain(|d| entries.iter().any(|e| e.model_table.as_ref().is_some_and(|t| t.model.value == d.name)));
     }
-    let mut notes = Vec::new();
+    let mut notes: Vec<Note> = Vec::new();
     for dep in &mut file.deployments {
-        let running: Vec<&&MasterEntry> =
-            entries.iter().filter(|e| e.model_table.as_ref().is_some_and(|t| t.model.value == dep.name) && e.image.is_some()).collect();
-        let images: BTreeSet<&str> = running.iter().filter_map(|e| e.image.as_ref()).map(|i| i.value.as_str()).collect();
-        match (running.first(), images.len()) {
-            (Some(entry), 1) => {
-                let image = entry.image.clone().expect("filtered on image");
-                dep.image = Some(parse_image(&image.value));
-                dep.entry_image = Some(EntryImage { key: entry.key.value.clone(), image });
+        let running = entries.iter().copied().filter(|e| e.model_table.as_ref().is_some_and(|t| t.model.value == dep.name));
+        match agreed_image(running) {
+            Ok(Some(image)) => give_image(dep, image),
+            Ok(None) => {}
+            // One note per model, not per row.
+            Err(images) => {
+                let message = disagreeing(&format!("`{}`", dep.name), &images);
+                if !notes.iter().any(|n| n.message == message) {
+                    notes.push(Note::warning(message, dep.name_span.clone()));
+                }
             }
-            (_, 0) => {}
-            _ if !notes.iter().any(|n: &Note| n.message.starts_with(&format!("`{}`", dep.name))) => notes.push(Note::warning(
-                format!(
-                    "`{}` is run by master keys with different images ({}); no release is taken from them: audit one key with --key",
-                    dep.name,
-                    images.into_iter().collect::<Vec<_>>().join(", ")
-                ),
-                dep.name_span.clone(),
-            )),
-            _ => {}
         }
     }
     file.notes.extend(notes);
@@ -206,25 +206,13 @@ fn resolve_aliases(deployments: &mut [Deployment], runs: &[(&MasterEntry, &Recip
             (Some(s), Some(v)) => selects(s, v),
             (Some(_), None) => false,
         });
-        let mut entries: Vec<&MasterEntry> = running.filter(|(e, _)| e.image.is_some()).map(|(e, _)| *e).collect();
-        entries.dedup_by(|a, b| a.key.value == b.key.value);
-        let images: BTreeSet<&str> = entries.iter().filter_map(|e| e.image.as_ref()).map(|i| i.value.as_str()).collect();
-        match (entries.first(), images.len()) {
-            (Some(entry), 1) => {
-                let image = entry.image.clone().expect("filtered on image");
-                dep.image = Some(parse_image(&image.value));
-                dep.entry_image = Some(EntryImage { key: entry.key.value.clone(), image });
+        match agreed_image(running.map(|(e, _)| *e)) {
+            Ok(Some(image)) => give_image(dep, image),
+            Ok(None) => {}
+            Err(images) => {
+                let what = format!("`{}` (container alias `{}`)", dep.name, container.value);
+                notes.push(Note::warning(disagreeing(&what, &images), Some(container.span.clone())));
             }
-            (_, 0) => {}
-            _ => notes.push(Note::warning(
-                format!(
-                    "`{}` (container alias `{}`) is run by master keys with different images ({}); no release is taken from them: audit one key with --key",
-                    dep.name,
-                    container.value,
-                    images.into_iter().collect::<Vec<_>>().join(", ")
-                ),
-                Some(container.span.clone()),
-            )),
         }
     }
     notes

@@ -280,19 +280,9 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
                 })
                 .collect();
             deployments.push(Deployment {
-                engine: crate::profiles::SGLANG.id,
-                name: model.to_string(),
                 name_span: Some(entry.key.span.clone()),
                 variant: Some(if with_mtp { format!("{}, mtp", mode.name()) } else { mode.name().to_string() }),
-                roles,
-                common_env: Vec::new(),
-                container: None,
-                image: None,
-                model_path: None,
-                precision: None,
-                gpu_type: None,
-                dynamo: None,
-                entry_image: None,
+                ..Deployment::launched(crate::profiles::SGLANG.id, model.to_string(), roles, Vec::new())
             });
         }
     }

@@ -318,28 +318,15 @@ pub(crate) fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), Rec
         _ => None,
     };
     if let Some((engine, launcher, why, span)) = unread {
-        deployments.push(Deployment {
-            engine: engine.id,
-            name: format!("{}@{}", launcher.role, span.line),
-            name_span: None,
-            variant: None,
-            roles: vec![RoleConfig {
-                role: launcher.role.into(),
-                span: Some(span),
-                flags: Vec::new(),
-                env: Vec::new(),
-                argv: None,
-                dynamic: Some(why),
-            }],
-            common_env: Vec::new(),
-            container: None,
-            image: None,
-            model_path: None,
-            precision: None,
-            gpu_type: None,
-            dynamo: None,
-            entry_image: None,
-        });
+        let role = RoleConfig {
+            role: launcher.role.into(),
+            span: Some(span.clone()),
+            flags: Vec::new(),
+            env: Vec::new(),
+            argv: None,
+            dynamic: Some(why),
+        };
+        deployments.push(Deployment::launched(engine.id, format!("{}@{}", launcher.role, span.line), vec![role], Vec::new()));
     }
     Ok((deployments, notes))
 }
@@ -417,21 +404,7 @@ fn deployment(src: &SourceText, site: Site) -> Deployment {
     } else {
         format!("{}@{}:{}", site.launcher.role, site.span.path.rsplit('/').next().unwrap_or(&site.span.path), site.span.line)
     };
-    Deployment {
-        engine: site.engine.id,
-        name,
-        name_span: None,
-        variant: None,
-        roles,
-        common_env,
-        container: None,
-        image: None,
-        model_path: None,
-        precision: None,
-        gpu_type: None,
-        dynamo: None,
-        entry_image: None,
-    }
+    Deployment::launched(site.engine.id, name, roles, common_env)
 }
 
 /// The first place at or after byte `from`, outside comments and

@@ -105,6 +105,28 @@ pub struct Deployment {
     pub entry_image: Option<EntryImage>,
 }
 
+impl Deployment {
+    /// A server a script or table starts itself: its roles and environment,
+    /// no image, model or Dynamo of its own (a master entry may give the image).
+    pub(crate) fn launched(engine: &'static str, name: String, roles: Vec<RoleConfig>, common_env: Vec<EnvUse>) -> Deployment {
+        Deployment {
+            engine,
+            name,
+            name_span: None,
+            variant: None,
+            roles,
+            common_env,
+            container: None,
+            image: None,
+            model_path: None,
+            precision: None,
+            gpu_type: None,
+            dynamo: None,
+            entry_image: None,
+        }
+    }
+}
+
 /// An image named by the master-config entry that runs a deployment.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EntryImage {
