@@ -31,7 +31,9 @@ pub(crate) fn check(consumer: &Consumer, sglang: Bump, out: &mut Vec<Finding>) {
             UseKind::Attribute { .. } => None,
         };
         if let Some(f) = failure {
-            out.push(finish(f, u, consumer));
+            if !falls_back_to_the_target(u, sglang.to) {
+                out.push(finish(f, u, consumer));
+            }
         }
     }
 }
@@ -186,6 +188,17 @@ fn handler_never_runs(u: &ConsumerUse, all: &[ConsumerUse], to: &EngineSurface) 
         })
 }
 
+/// A `getattr` default that leads, further down the function, only to engine
+/// functions the target defines: the code takes the newer API, nothing
+/// degrades (`get_model_config` gone, `model_config_of(server_args)` there).
+fn falls_back_to_the_target(u: &ConsumerUse, to: &EngineSurface) -> bool {
+    let Some(guard) = u.guard.as_ref().filter(|g| g.kind == GuardKind::Getattr && !g.then_calls.is_empty()) else { return false };
+    guard
+        .then_calls
+        .iter()
+        .all(|(module, name)| to.module(module).and_then(|m| m.symbols.as_ref()).is_some_and(|s| s.iter().any(|x| x == name)))
+}
+
 fn finish(f: Failure, u: &ConsumerUse, c: &Consumer) -> Finding {
     let at = Location::from_evidence(&u.evidence);
     let display = |id: &str| crate::profiles::by_id(id).map_or(id.to_string(), |p| p.display.to_string());
@@ -242,7 +255,12 @@ mod tests {
         let tree = MemTree::from_files(tag, paths.iter().map(|(p, t)| (p.as_str(), *t)));
         let demand = Demand {
             // What the audit asks for: the modules Dynamo imports, at both releases.
-            symbols_of: vec!["sglang.srt.server_args".into(), "sglang.srt.utils".into(), "sglang.srt.config_parser".into()],
+            symbols_of: vec![
+                "sglang.srt.server_args".into(),
+                "sglang.srt.utils".into(),
+                "sglang.srt.config_parser".into(),
+                "sglang.srt.overrides".into(),
+            ],
             classes: vec![("sglang.srt.server_args".into(), "ServerArgs".into())],
             ..Demand::default()
         };
@@ -265,6 +283,7 @@ mod tests {
         ("srt/utils/__init__.py", "def get_ip(): pass\n"),
         ("srt/utils/config_parser.py", "class ConfigArgumentMerger: pass\n"),
         ("srt/server_args.py", "class ServerArgs:\n    tp_size: int = 1\n"),
+        ("srt/overrides.py", "def prefill_balance_of(server_args): pass\n"),
     ];
 
     /// Dynamo's SGLang worker (`components/src/dynamo/sglang/main.py`), checked for SGLang OLD → NEW.
@@ -289,6 +308,20 @@ mod tests {
         assert!(found[0].message().contains("sglang.srt.utils.config_parser"), "{}", found[0].message());
         assert!(matches!(&found[0].kind, FindingKind::ConsumerMissing { at_start: true, .. }));
         assert!(found[0].evidence.iter().any(|e| e.path == "python/sglang/srt/utils/config_parser.py"));
+    }
+
+    #[test]
+    fn a_getattr_whose_fallback_calls_the_targets_api_degrades_nothing() {
+        // Dynamo v1.6.1's `_compat.py` shape: the method moved to a module-level function.
+        let worker = |function: &str| {
+            format!(
+                "from sglang.srt.server_args import ServerArgs\ntry:\n    from sglang.srt.overrides import {function} as new_api\nexcept ImportError:\n    new_api = None\n\ndef balance(server_args: ServerArgs):\n    legacy = getattr(server_args, 'prefill_balance', None)\n    if legacy is not None:\n        return legacy()\n    return new_api(server_args)\n"
+            )
+        };
+        let found = findings(&worker("prefill_balance_of"));
+        assert!(codes(&found).is_empty(), "the newer API is there: {:?}", codes(&found));
+        let found = findings(&worker("not_there"));
+        assert!(codes(&found).contains(&("EA204", "ServerArgs.prefill_balance")), "{:?}", codes(&found));
     }
 
     #[test]

@@ -76,3 +76,33 @@ fn diff_claims_a_move_only_with_shared_names() {
     assert!(!moved.iter().any(|(from, _)| *from == "dynamo.replay.__main__"), "{moved:?}");
     assert!(moved.contains(&("dynamo.planner.connectors.kubernetes_api", "dynamo.planner.connectors.clients.kubernetes_api")), "{moved:?}");
 }
+
+#[test]
+fn a_getattr_fallback_to_the_targets_api_is_no_degradation() {
+    let Some(corpus) = corpus() else { return };
+    // Dynamo v1.6.1 `_compat.py`: `getattr(server_args, "get_model_config", None)`,
+    // else `model_config_of(server_args)` from `sglang.srt.arg_groups.overrides`,
+    // which SGLang v0.5.23 defines (likewise `use_mla_backend`).
+    let recipes = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp");
+    let recipes = std::env::var_os("ENGINE_AUDIT_SHARED")
+        .map(|s| PathBuf::from(s).join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp"))
+        .unwrap_or(recipes);
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .arg("audit")
+        .arg(&recipes)
+        .arg("--sglang")
+        .arg(corpus.join("sglang.git"))
+        .arg("--dynamo")
+        .arg(corpus.join("dynamo.git"))
+        .args(["--to", "v0.5.23", "--dynamo-from", "v1.3.0.post1", "--dynamo-to", "v1.6.1"])
+        .args(["--offline", "--no-cache", "--format", "json", "--fail-on", "never"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let consumer: Vec<&str> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "EA204").map(|f| f["subject"].as_str().unwrap()).collect();
+    assert!(!consumer.contains(&"ServerArgs.get_model_config") && !consumer.contains(&"ServerArgs.use_mla_backend"), "{consumer:?}");
+}

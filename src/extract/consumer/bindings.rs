@@ -31,6 +31,8 @@ pub(super) struct EngineImports {
     /// Every other name a `from <engine> import ...` binds (functions, classes,
     /// submodules): never a `ServerArgs` value, whatever it is called.
     pub other_names: HashSet<String>,
+    /// What each name a `from <engine> import ...` binds stands for: (module, name).
+    pub sources: std::collections::HashMap<String, (String, String)>,
 }
 
 /// Whether a dotted module name belongs to the engine package.
@@ -95,6 +97,7 @@ impl EngineImports {
             let (Some(imported), Some(bound)) = (imported, bound) else {
                 continue;
             };
+            self.sources.insert(bound.to_string(), (file.text(module).to_string(), imported.to_string()));
             if imported == CLASS {
                 self.class_aliases.insert(bound.to_string());
             } else {

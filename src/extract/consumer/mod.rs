@@ -114,6 +114,12 @@ pub struct Guard {
     /// statement (past `if ...: raise` filters), the `getattr` default, `False` for
     /// `hasattr` itself, or the branch that runs when the `hasattr` test fails.
     pub fallback: String,
+    /// For a `getattr` with a default: the engine functions the rest of the
+    /// function calls (`(module, name)` of `from module import name [as x]`),
+    /// where the code goes when the attribute is gone (`x = getattr(sa, "f",
+    /// None); if x is not None: return x(); return module_level_f(sa)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub then_calls: Vec<(String, String)>,
 }
 
 /// The use sits in an `except` handler: it runs only after the `try` at `try_line`

@@ -54,7 +54,7 @@ fn try_except<'c>(catches: &'c [&'c str]) -> impl Fn(&Option<Guard>) -> bool + '
 }
 
 fn hasattr_guard(fallback: &str) -> Option<Guard> {
-    Some(Guard { kind: GuardKind::Hasattr, fallback: fallback.to_string() })
+    Some(Guard { kind: GuardKind::Hasattr, fallback: fallback.to_string(), then_calls: Vec::new() })
 }
 
 fn flags(u: &ConsumerUse) -> (bool, bool) {
@@ -188,7 +188,7 @@ fn stubs_and_other_objects_are_not_server_args() {
 fn getattr_hasattr_and_setattr() {
     let (uses, _) = fixture_uses();
     let with_default = only(&uses, "with_default");
-    assert_eq!(with_default.guard, Some(Guard { kind: GuardKind::Getattr, fallback: "None".into() }));
+    assert_eq!(with_default.guard, Some(Guard { kind: GuardKind::Getattr, fallback: "None".into(), then_calls: Vec::new() }));
     assert!(only(&uses, "without_default").guard.is_none());
     let probed = attribute(&uses, WORKER, "probed");
     assert_eq!(probed.len(), 2);

@@ -534,8 +534,12 @@ impl<'a> Walker<'a> {
         };
         let reflection = self.file.text(function);
         let guard = match (reflection, args.get(2)) {
-            ("getattr", Some(default)) => Some(Guard { kind: GuardKind::Getattr, fallback: guards::statement_text(self.file, *default) }),
-            ("hasattr", _) => Some(Guard { kind: GuardKind::Hasattr, fallback: "False".to_string() }),
+            ("getattr", Some(default)) => Some(Guard {
+                kind: GuardKind::Getattr,
+                fallback: guards::statement_text(self.file, *default),
+                then_calls: self.engine_calls_after(call),
+            }),
+            ("hasattr", _) => Some(Guard { kind: GuardKind::Hasattr, fallback: "False".to_string(), then_calls: Vec::new() }),
             _ => self.guard_for(Failure::Attribute, Some(&name), ctx),
         };
         let kind = UseKind::Attribute {
@@ -547,6 +551,34 @@ impl<'a> Walker<'a> {
         self.emit(kind, guard, call, ctx);
     }
 
+    /// The engine functions (imported by name) called by the statements that
+    /// follow the one holding `node` in its function's body.
+    fn engine_calls_after(&self, node: Node<'a>) -> Vec<(String, String)> {
+        let mut stmt = node;
+        while let Some(parent) = stmt.parent() {
+            if parent.kind() == "block" && parent.parent().is_some_and(|p| p.kind() == "function_definition") {
+                break;
+            }
+            stmt = parent;
+        }
+        let Some(body) = stmt.parent().filter(|b| b.kind() == "block") else { return Vec::new() };
+        let mut out = Vec::new();
+        for later in named_children(body).into_iter().skip_while(|s| s.id() != stmt.id()).skip(1) {
+            crate::extract::python::walk(later, |n| {
+                let callee = (n.kind() == "call").then(|| n.child_by_field_name("function")).flatten();
+                if let Some(source) =
+                    callee.filter(|f| f.kind() == "identifier").and_then(|f| self.oracle.imports.sources.get(self.file.text(f)))
+                {
+                    out.push(source.clone());
+                }
+                true
+            });
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
     // ---- output ----------------------------------------------------------------
 
     /// The innermost active protection against `failure`.
@@ -555,10 +587,11 @@ impl<'a> Walker<'a> {
             Active::Try { try_line, handlers } => guards::recovering_handler(handlers, failure).map(|h| Guard {
                 kind: GuardKind::TryExcept { catches: h.catches.clone(), try_line: *try_line },
                 fallback: h.fallback.clone(),
+                then_calls: Vec::new(),
             }),
             Active::Hasattr { attributes, fallback } => {
                 let proven = failure == Failure::Attribute && attribute.is_some_and(|a| attributes.iter().any(|p| p == a));
-                proven.then(|| Guard { kind: GuardKind::Hasattr, fallback: fallback.clone() })
+                proven.then(|| Guard { kind: GuardKind::Hasattr, fallback: fallback.clone(), then_calls: Vec::new() })
             }
         })
     }
