@@ -31,17 +31,9 @@ pub(crate) fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, 
         return;
     }
     for role in &dep.roles {
-        // Command-line words bound as argparse would (scripts, the AMD table's
-        // flag strings), then the flags read as such (YAML keys, table fields).
-        let mut uses = match &role.argv {
-            Some(argv) => {
-                let binding = crate::recipe::bind(argv, |name| is_switch(&bump, name));
-                out.extend(super::unreadable::unread_words(dep, &role.role, &binding.unbound));
-                binding.flags
-            }
-            None => Vec::new(),
-        };
-        uses.extend(role.flags.iter().cloned());
+        let binding = role.bound(|name| is_switch(&bump, name));
+        out.extend(super::unreadable::unread_words(dep, &role.role, &binding.unbound));
+        let uses = binding.flags;
         let site = Site { file, taken: uses.iter().filter(|u| passed(&u.value)).map(|u| option_of(&u.name)).collect(), target: bump.to };
         for use_ in uses {
             let mut found = Vec::new();

@@ -163,9 +163,15 @@ impl RoleConfig {
     /// The flags of this role: raw command-line tokens bound with the engine's
     /// knowledge of which flags take no value, then the flags read as such.
     pub fn flag_uses(&self, is_switch: impl Fn(&str) -> bool) -> Vec<FlagUse> {
-        let mut uses = self.argv.as_ref().map(|tokens| bind(tokens, is_switch).flags).unwrap_or_default();
-        uses.extend(self.flags.iter().cloned());
-        uses
+        self.bound(is_switch).flags
+    }
+
+    /// [`flag_uses`](Self::flag_uses), with the words where a flag was
+    /// expected that bind to none (positionals, unknown `$X`).
+    pub(crate) fn bound(&self, is_switch: impl Fn(&str) -> bool) -> launch_script::Binding {
+        let mut binding = self.argv.as_ref().map(|tokens| bind(tokens, is_switch)).unwrap_or_default();
+        binding.flags.extend(self.flags.iter().cloned());
+        binding
     }
 }
 

@@ -2,15 +2,12 @@
 //! data: read, and (when ENGINE_AUDIT_CORPUS is set) audited against the real
 //! SGLang and fixed.
 
+use super::real_data::{corpus, fixable, shared};
 use assert_cmd::Command;
 use engine_audit::recipe::{self, FlagUse, RecipeFile, RecipeKind};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 const AMD_UTILS: &str = "recipes/benchmarks/multi_node/amd_utils";
-
-fn shared() -> PathBuf {
-    std::env::var_os("ENGINE_AUDIT_SHARED").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-}
 
 /// The shared `amd_utils` folder, when present.
 fn amd_utils(test: &str) -> Option<PathBuf> {
@@ -90,24 +87,12 @@ fn json(out: &std::process::Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
-fn fixable(report: &serde_json::Value) -> Vec<String> {
-    let findings = report["findings"].as_array().unwrap();
-    findings
-        .iter()
-        .filter(|f| f["fix"]["edits"].as_array().is_some_and(|e| !e.is_empty()))
-        .map(|f| format!("{} {}:{} {}", f["code"], f["recipe"], f["line"], f["subject"]))
-        .collect()
-}
-
 /// The real table against the real SGLang, v0.5.12.post1 → v0.5.23: what
 /// breaks is found at its line in models.yaml, and `--fix` leaves nothing with
 /// an edit and a table that still reads.
 #[test]
 fn the_real_table_is_audited_and_fixed_against_the_real_sglang() {
-    let Some(corpus) = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from) else {
-        eprintln!("ENGINE_AUDIT_CORPUS is not set: the real model-table audit is skipped (.ci/run sets it)");
-        return;
-    };
+    let Some(corpus) = corpus("the real model-table audit") else { return };
     let Some(dir) = amd_utils("the real model-table audit") else { return };
     let tmp = tempfile::tempdir().unwrap();
     let copy = tmp.path().join("models.yaml");

@@ -2,18 +2,8 @@
 //! Runs when ENGINE_AUDIT_CORPUS names the corpus folder; `.ci/run` sets it.
 //! Without it each test prints why it did nothing.
 
+use super::real_data::{corpus, shared};
 use engine_audit::source::{discover_package_root, EngineRepo, OpenOptions, Tree};
-use std::path::PathBuf;
-
-fn corpus() -> Option<PathBuf> {
-    match std::env::var_os("ENGINE_AUDIT_CORPUS") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None => {
-            eprintln!("ENGINE_AUDIT_CORPUS is not set: corpus acceptance skipped (.ci/run sets it)");
-            None
-        }
-    }
-}
 
 fn open(corpus: &std::path::Path, name: &str) -> EngineRepo {
     let path = corpus.join(name);
@@ -23,7 +13,7 @@ fn open(corpus: &std::path::Path, name: &str) -> EngineRepo {
 
 #[test]
 fn opens_the_real_repos_and_reads_the_engine_files() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let sglang = open(&corpus, "sglang.git");
     for tag in ["v0.5.12.post1", "v0.5.19"] {
         let tree = sglang.tree_at(&sglang.resolve(tag).unwrap()).unwrap();
@@ -47,7 +37,7 @@ fn opens_the_real_repos_and_reads_the_engine_files() {
 
 #[test]
 fn surface_json_names_the_commit_and_the_modules() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let out = assert_cmd::Command::cargo_bin("engine-audit")
         .unwrap()
         .args(["surface", "--sglang"])
@@ -79,7 +69,7 @@ fn sglang_surface(repo: &EngineRepo, tag: &str) -> EngineSurface {
 
 #[test]
 fn env_registry_facts_across_releases() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let repo = open(&corpus, "sglang.git");
     let old = sglang_surface(&repo, "v0.5.12.post1");
     let new = sglang_surface(&repo, "v0.5.19");
@@ -100,7 +90,7 @@ fn env_registry_facts_across_releases() {
 
 #[test]
 fn module_moves_and_class_members_show_in_the_diff() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let repo = open(&corpus, "sglang.git");
     let d = engine_audit::surface_diff::diff(&sglang_surface(&repo, "v0.5.12.post1"), &sglang_surface(&repo, "v0.5.19"));
     let moved = d.modules_removed.iter().find(|m| m.module == "sglang.srt.server_args_config_parser").expect("removed");
@@ -133,7 +123,7 @@ fn every_python_file_of_every_release_is_read() {
     use engine_audit::extract::symbols::{module_symbols, module_symbols_from_whole_files};
     use engine_audit::extract::Package;
     use rayon::prelude::*;
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     for (name, engine) in [("sglang.git", &engine_audit::profiles::SGLANG), ("dynamo.git", &engine_audit::profiles::DYNAMO)] {
         let repo = open(&corpus, name);
         for tag in repo.tags() {
@@ -166,12 +156,6 @@ use engine_audit::audit::{self, AuditOptions, AuditReport};
 use engine_audit::profiles::{DYNAMO, SGLANG};
 use engine_audit::report::Finding;
 
-fn shared() -> PathBuf {
-    std::env::var_os("ENGINE_AUDIT_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-}
-
 const FAMILY_8K1K: &str = "recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp";
 
 fn audit_8k1k(corpus: &std::path::Path, to: &str, dynamo_to: &str) -> AuditReport {
@@ -197,7 +181,7 @@ fn with_code<'a>(r: &'a AuditReport, code: &str) -> Vec<&'a Finding> {
 
 #[test]
 fn the_real_bump_v0_5_12_post1_to_v0_5_19() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let r = audit_8k1k(&corpus, "v0.5.19", "v1.3.0.post1");
     assert_eq!(r.deployments_audited, 9);
     let bump = r.bumps.iter().find(|b| b.engine == "sglang").unwrap();
@@ -259,7 +243,7 @@ fn the_real_bump_v0_5_12_post1_to_v0_5_19() {
 
 #[test]
 fn the_real_bump_with_dynamo_v1_5_0() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let r = audit_8k1k(&corpus, "v0.5.19", "v1.5.0");
     assert!(with_code(&r, "EA201").iter().all(|f| f.subject != "sglang.srt.server_args_config_parser"), "_compat.py tries both paths");
     assert!(with_code(&r, "EA204").iter().any(|f| f.subject == "ServerArgs.use_mla_backend"));
@@ -270,7 +254,7 @@ fn the_real_bump_with_dynamo_v1_5_0() {
 
 #[test]
 fn r001_follows_the_engine_source_across_releases() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     // v0.5.16 gates the fusion on SGLANG_ENABLE_NVFP4_GEMM_SWIGLU_FUSION, which its
     // environ.py declares EnvBool(True): on by default, and these recipes leave it
     // unset, so R001 fires there too (the rule's own cases cover the falsy opt-out).
@@ -295,7 +279,7 @@ fn peak_rss_mb() -> Option<u64> {
 
 #[test]
 fn sweep_every_release_and_every_recipe() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let started = std::time::Instant::now();
     for (name, engine) in [("sglang.git", &engine_audit::profiles::SGLANG), ("dynamo.git", &engine_audit::profiles::DYNAMO)] {
         let repo = open(&corpus, name);
@@ -352,7 +336,7 @@ fn sweep_every_release_and_every_recipe() {
 /// prefix is the option it stands for, several make argparse exit.
 #[test]
 fn abbreviations_are_judged_as_argparse_judges_them() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let recipe = shared().join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/8k1k/disagg-b300-1p1d-tp4-tp4-mtp.yaml");
     let (files, errors) = engine_audit::recipe::collect(&[recipe]);
     assert!(errors.is_empty(), "{errors:?}");
@@ -387,7 +371,7 @@ fn abbreviations_are_judged_as_argparse_judges_them() {
 /// A rule names the option; a recipe that abbreviates it is still caught.
 #[test]
 fn rules_see_the_option_an_abbreviation_stands_for() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let original = shared().join(FAMILY_8K1K).join("8k1k_mtp2_throughput_3p1d.yaml");
     let text = std::fs::read_to_string(&original).unwrap();
     assert!(text.contains("fp4-gemm-backend: \"flashinfer_trtllm\""));
@@ -412,7 +396,7 @@ fn rules_see_the_option_an_abbreviation_stands_for() {
 /// helpers, arrays and branches, its deprecated flags are found at the bump.
 #[test]
 fn the_single_node_script_reports_its_deprecated_aliases() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/inferencex/benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200.sh");
     let (files, errors) = engine_audit::recipe::collect(&[script]);

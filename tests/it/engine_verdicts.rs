@@ -2,15 +2,7 @@
 //! finding claims about the engine must hold in its source.
 //! Runs when ENGINE_AUDIT_CORPUS names the corpus folder; `.ci/run` sets it.
 
-use std::path::PathBuf;
-
-fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from);
-    if dir.is_none() {
-        eprintln!("ENGINE_AUDIT_CORPUS is not set: skipped (.ci/run sets it)");
-    }
-    dir
-}
+use super::real_data::{corpus, shared};
 
 /// The codes and subjects of an audit of one srt-slurm recipe text.
 fn audit(corpus: &std::path::Path, recipe: &str, from: &str, to: &str) -> Vec<(String, String)> {
@@ -37,7 +29,7 @@ fn audit(corpus: &std::path::Path, recipe: &str, from: &str, to: &str) -> Vec<(S
 
 #[test]
 fn a_removal_notice_only_for_vars_nothing_else_reads() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     // At v0.5.19 both are in `_DEPRECATED_ENVS` without a replacement, but
     // SGLANG_ENABLE_UNIFIED_RADIX_TREE is still an EnvBool field that
     // mem_cache/kv_cache_builder.py reads ("still defined for legacy call
@@ -59,7 +51,7 @@ backend:
 
 #[test]
 fn diff_claims_a_move_only_with_shared_names() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let out = assert_cmd::Command::cargo_bin("engine-audit")
         .unwrap()
         .args(["diff", "--dynamo"])
@@ -79,15 +71,11 @@ fn diff_claims_a_move_only_with_shared_names() {
 
 #[test]
 fn a_getattr_fallback_to_the_targets_api_is_no_degradation() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     // Dynamo v1.6.1 `_compat.py`: `getattr(server_args, "get_model_config", None)`,
     // else `model_config_of(server_args)` from `sglang.srt.arg_groups.overrides`,
     // which SGLang v0.5.23 defines (likewise `use_mla_backend`).
-    let recipes = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp");
-    let recipes = std::env::var_os("ENGINE_AUDIT_SHARED")
-        .map(|s| PathBuf::from(s).join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp"))
-        .unwrap_or(recipes);
+    let recipes = shared().join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp");
     let out = assert_cmd::Command::cargo_bin("engine-audit")
         .unwrap()
         .arg("audit")

@@ -2,6 +2,7 @@
 //! demo's mini engines (built by the test) and, when ENGINE_AUDIT_CORPUS is set,
 //! on a copy of a real recipe against the real SGLang and Dynamo.
 
+use super::real_data::fixable;
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
@@ -56,17 +57,6 @@ fn original(name: &str) -> String {
 fn json(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
-}
-
-/// Findings that still carry an edit `--fix` could apply.
-fn fixable(report: &serde_json::Value) -> Vec<String> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["fix"]["edits"].as_array().is_some_and(|e| !e.is_empty()))
-        .map(|f| format!("{} {}:{} {}", f["code"], f["recipe"], f["line"], f["subject"]))
-        .collect()
 }
 
 #[test]
@@ -560,14 +550,7 @@ fn fix_every_sglang_recipe_to_v0_5_23_by_its_history() {
 
 /// The corpus and the shared data, when `ENGINE_AUDIT_CORPUS` is set (`.ci/run` sets it).
 fn corpus_and_shared(test: &str) -> Option<(PathBuf, PathBuf)> {
-    let Some(corpus) = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from) else {
-        eprintln!("ENGINE_AUDIT_CORPUS is not set: {test} is skipped (.ci/run sets it)");
-        return None;
-    };
-    let shared = std::env::var_os("ENGINE_AUDIT_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    Some((corpus, shared))
+    Some((super::real_data::corpus(test)?, super::real_data::shared()))
 }
 
 /// Copy a tree, every file writable (the shared data is read-only).

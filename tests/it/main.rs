@@ -13,6 +13,7 @@ mod fix;
 mod master_links;
 mod oracle;
 mod pr;
+mod real_data;
 mod reports;
 mod robustness;
 mod semver_guard;

@@ -3,19 +3,8 @@
 //! single-node script found by the runners' naming convention.
 //! Real data: the corpus (ENGINE_AUDIT_CORPUS) and ../shared/recipes (ENGINE_AUDIT_SHARED).
 
-use std::path::{Path, PathBuf};
-
-fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from);
-    if dir.is_none() {
-        eprintln!("ENGINE_AUDIT_CORPUS is not set: skipped (.ci/run sets it)");
-    }
-    dir
-}
-
-fn shared() -> PathBuf {
-    std::env::var_os("ENGINE_AUDIT_SHARED").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-}
+use super::real_data::{corpus, shared};
+use std::path::Path;
 
 /// `audit --master MASTER --key KEY` to `to`, as JSON, run in `dir`.
 fn audit_key(dir: &Path, corpus: &Path, master: &str, key: &str, to: &str) -> serde_json::Value {
@@ -41,7 +30,7 @@ fn findings<'a>(report: &'a serde_json::Value, code: &str) -> Vec<&'a serde_json
 
 #[test]
 fn a_single_node_key_audits_the_script_its_runner_picks_with_its_image() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/inferencex");
     let report = audit_key(&fixtures, &corpus, "configs/nvidia-master.yaml", "dsr1-fp8-h200-sglang", "v0.5.19");
     let bump = report["bumps"].as_array().unwrap().iter().find(|b| b["engine"] == "sglang").unwrap();
@@ -78,7 +67,7 @@ fn a_single_node_key_audits_the_script_its_runner_picks_with_its_image() {
 
 #[test]
 fn selector_links_audit_the_variants_they_name() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let recipes = shared().join("recipes");
     let report =
         audit_key(&recipes, &corpus, "configs/deprecated/nvidia-glm5-glm5.1-master.yaml", "glm5-fp4-gb200-dynamo-sglang-mtp", "v0.5.23");
@@ -90,7 +79,7 @@ fn selector_links_audit_the_variants_they_name() {
 
 #[test]
 fn a_container_alias_runs_the_master_entrys_image() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let recipes = shared().join("recipes");
     let report = audit_key(&recipes, &corpus, "configs/nvidia-master.yaml", "dsv4-fp4-gb300-dynamo-sglang-agentic-agg", "v0.5.23");
     // `container: dynamo-sglang`: the entry's nightly image, whose commit the
@@ -105,7 +94,7 @@ fn a_container_alias_runs_the_master_entrys_image() {
 
 #[test]
 fn an_amd_disagg_key_audits_its_model_table_rows_with_its_image() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus(module_path!()) else { return };
     let recipes = shared().join("recipes");
     let report = audit_key(&recipes, &corpus, "configs/amd-master.yaml", "qwen3.5-fp8-mi355x-sglang-disagg", "v0.5.23");
     let bump = report["bumps"].as_array().unwrap().iter().find(|b| b["engine"] == "sglang").unwrap();

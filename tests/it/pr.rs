@@ -262,14 +262,8 @@ fn demo_recipes() -> (tempfile::TempDir, engine_audit::demo::DemoWorkspace, Path
 /// with the master entry updated to match.
 #[test]
 fn the_real_bump_pr_on_the_corpus() {
-    let Some(corpus) = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from) else {
-        eprintln!("ENGINE_AUDIT_CORPUS is not set: the real pr test is skipped (.ci/run sets it)");
-        return;
-    };
-    let shared = std::env::var_os("ENGINE_AUDIT_SHARED")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-        .join("recipes");
+    let Some(corpus) = super::real_data::corpus("the real pr test") else { return };
+    let shared = super::real_data::shared().join("recipes");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("recipes");
     std::fs::create_dir(&root).unwrap();

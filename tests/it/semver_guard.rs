@@ -9,7 +9,7 @@ use engine_audit::codes::{Code, Scope, CATALOG};
 use engine_audit::profiles::{DYNAMO, SGLANG};
 use engine_audit::recipe::{LinkMapping, RecipeFile};
 use engine_audit::source::OpenOptions;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 struct Releases<'a> {
     sglang: &'a Path,
@@ -99,11 +99,8 @@ fn the_demo_releases_audited_against_themselves_find_no_change() {
 
 #[test]
 fn every_corpus_release_audited_against_itself_finds_no_change() {
-    let Some(corpus) = std::env::var_os("ENGINE_AUDIT_CORPUS").map(PathBuf::from) else {
-        eprintln!("ENGINE_AUDIT_CORPUS is not set: the corpus semver guard is skipped (.ci/run sets it)");
-        return;
-    };
-    let shared = std::env::var_os("ENGINE_AUDIT_SHARED").map(PathBuf::from).unwrap_or_else(|| Path::new("../shared").into());
+    let Some(corpus) = super::real_data::corpus("the corpus semver guard") else { return };
+    let shared = super::real_data::shared();
     let (files, errors) = engine_audit::recipe::collect(&[shared.join("recipes")]);
     assert!(errors.is_empty(), "{errors:?}");
     let open = |name: &str| {

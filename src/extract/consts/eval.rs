@@ -149,12 +149,12 @@ fn compare(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Folded {
     let op: String = node.children_by_field_name("operators", &mut cursor).map(|o| file.text(o)).collect::<Vec<_>>().join(" ");
     let (l, r) = (ev.eval(file, *left, scope)?, ev.eval(file, *right, scope)?);
     let literal = |v: &Val| v.to_json().is_some();
-    match op.split_whitespace().collect::<Vec<_>>().join(" ").as_str() {
+    match op.as_str() {
         "==" if literal(&l) && literal(&r) => Ok(Val::Bool(l == r)),
         "!=" if literal(&l) && literal(&r) => Ok(Val::Bool(l != r)),
         "in" | "not in" if literal(&l) => {
             let items = r.iter_items().ok_or_else(|| file.text(node).to_string())?;
-            Ok(Val::Bool(items.contains(&l) == (op.trim() == "in")))
+            Ok(Val::Bool(items.contains(&l) == (op == "in")))
         }
         _ => unknown(),
     }

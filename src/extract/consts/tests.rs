@@ -122,6 +122,8 @@ PORT = _declared_default("port")
 MODE = _declared_default("mode")
 UNKNOWN = _declared_default("nope")
 NAMES_OF = [f.name for f in msgspec.structs.fields(Args)]
+IN = ["x" for n in ["a", "c"] if n in ["a", "b"]]
+NOT_IN = ["x" for n in ["a", "c"] if n not in ["a", "b"]]
 "#;
     let files = [("p/e/__init__.py", ""), ("p/e/names.py", names), ("p/e/m.py", m)];
     assert_eq!(fold(&files, "e.m", "CHOICES"), value(json!(["auto", "deepseek-r1", "qwen3"])));
@@ -129,4 +131,6 @@ NAMES_OF = [f.name for f in msgspec.structs.fields(Args)]
     assert_eq!(fold(&files, "e.m", "MODE"), value(json!("fast")));
     assert_eq!(fold(&files, "e.m", "NAMES_OF"), value(json!(["port", "mode"])), "the struct rebuilt from the class");
     assert!(fold(&files, "e.m", "UNKNOWN").is_dynamic(), "no such field: next() of nothing");
+    assert_eq!(fold(&files, "e.m", "IN"), value(json!(["x"])));
+    assert_eq!(fold(&files, "e.m", "NOT_IN"), value(json!(["x"])));
 }
