@@ -36,6 +36,20 @@ pub struct ServerProfile {
     pub config_class: (&'static str, &'static str),
     /// The commands scripts start its server with.
     pub launchers: &'static [Launcher],
+    /// Where fields left `None` by the parser are resolved at startup.
+    pub resolution: Option<ResolutionProfile>,
+}
+
+/// Where the engine resolves fields the parser left unset: what makes a flag's
+/// effective default differ from argparse's.
+#[derive(Debug)]
+pub struct ResolutionProfile {
+    /// Module files, or folders ending in `/`, below the package root that
+    /// hold the resolution hooks (and the class the parser is built from).
+    pub modules: &'static [&'static str],
+    /// The call hooks declare a resolved value with
+    /// (`declare_resolution(server_args, source, field=value)`).
+    pub declare_call: &'static str,
 }
 
 /// One command that starts an engine's server from a shell script; the server's
@@ -110,6 +124,7 @@ pub static SGLANG: EngineProfile = EngineProfile {
             Launcher { role: "launch_server", form: LaunchForm::PythonModule("sglang.launch_server") },
             Launcher { role: "serve", form: LaunchForm::Program { program: "sglang", subcommand: "serve" } },
         ],
+        resolution: Some(ResolutionProfile { modules: &["srt/server_args.py", "srt/arg_groups/"], declare_call: "declare_resolution" }),
     }),
 };
 

@@ -92,6 +92,11 @@ pub struct Flag {
     pub nargs: Option<PyValue>,
     /// `None` = any value accepted.
     pub choices: Option<Known<Vec<PyValue>>>,
+    /// Choices the parser adds only when an env var is set while it is built
+    /// (`{"SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE": ["token_oracle"]}`); `choices`
+    /// is the list of a clean environment.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub choices_when_env: BTreeMap<String, Vec<PyValue>>,
     pub default: Known<PyValue>,
     #[serde(rename = "const", skip_serializing_if = "Option::is_none", default)]
     pub const_value: Option<Known<PyValue>>,
@@ -101,11 +106,44 @@ pub struct Flag {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub help: Option<String>,
     pub evidence: Evidence,
+    /// What the field resolves to when the flag is not passed, where that is
+    /// not argparse's `default` (a `None` the engine resolves after parsing).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub effective_default: Option<EffectiveDefault>,
+}
+
+/// Where a flag's effective default comes from, when not from argparse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DefaultSource {
+    /// `fallback=` declared on the field: applied when the value is still
+    /// `None` after resolution.
+    Fallback,
+    /// A resolution hook assigns the field at startup.
+    Hook,
+}
+
+/// The value a field has when its flag is not passed, and the line that decides it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EffectiveDefault {
+    /// A literal, or dynamic when the hook's value depends on the model,
+    /// hardware or other flags.
+    pub value: Known<PyValue>,
+    pub source: DefaultSource,
+    pub evidence: Evidence,
 }
 
 impl Flag {
     pub fn canonical(&self) -> &str {
         &self.names[0]
+    }
+    /// The value the field has when the flag is not passed, and its evidence:
+    /// the resolved one when the engine resolves it, else argparse's default.
+    pub fn effective_default(&self) -> (&Known<PyValue>, &Evidence) {
+        match &self.effective_default {
+            Some(e) => (&e.value, &e.evidence),
+            None => (&self.default, &self.evidence),
+        }
     }
     /// Whether the flag takes no value on the command line.
     pub(crate) fn is_switch(&self) -> bool {

@@ -99,17 +99,21 @@ fn counterpart<'a>(to: &'a EngineSurface, flag: &Flag) -> Option<&'a Flag> {
 }
 
 /// A default that changed between two releases: both known, and different.
+/// Defaults are effective ones ([`Flag::effective_default`]): what the field
+/// resolves to when the flag is not passed, not argparse's `None`.
 #[derive(Debug, Clone)]
 pub(crate) struct DefaultChange<'a> {
     /// The flag at the target.
     pub flag: &'a Flag,
     pub from: &'a Known<serde_json::Value>,
     pub to: &'a Known<serde_json::Value>,
+    /// The line that decides the target's value (the field, its fallback or the hook).
+    pub evidence: &'a crate::surface::Evidence,
 }
 
-/// Every flag of `to` whose known default differs from its known default at
-/// `from`, neither side deprecated (a deprecated flag's default is not what
-/// runs), and not argparse's `--help`.
+/// Every flag of `to` whose known effective default differs from its known
+/// effective default at `from`, neither side deprecated (a deprecated flag's
+/// default is not what runs), and not argparse's `--help`.
 pub(crate) fn default_changes<'a>(from: &'a EngineSurface, to: &'a EngineSurface) -> Vec<DefaultChange<'a>> {
     let mut out = Vec::new();
     for new in &to.flags {
@@ -117,9 +121,10 @@ pub(crate) fn default_changes<'a>(from: &'a EngineSurface, to: &'a EngineSurface
             continue;
         }
         let Some(old) = from.flag(new.canonical()).filter(|o| o.deprecated.is_none()) else { continue };
-        if let (Known::Value(a), Known::Value(b)) = (&old.default, &new.default) {
+        let ((was, _), (is, evidence)) = (old.effective_default(), new.effective_default());
+        if let (Known::Value(a), Known::Value(b)) = (was, is) {
             if a != b {
-                out.push(DefaultChange { flag: new, from: &old.default, to: &new.default });
+                out.push(DefaultChange { flag: new, from: was, to: is, evidence });
             }
         }
     }
@@ -219,7 +224,7 @@ fn diff_flags(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
             what: "default".into(),
             from: to_json(c.from),
             to: to_json(c.to),
-            evidence: c.flag.evidence.clone(),
+            evidence: c.evidence.clone(),
         });
     }
     for new in &to.flags {
@@ -270,7 +275,7 @@ fn diff_modules(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
         if to.module(&old.name).is_some() {
             continue;
         }
-        d.modules_removed.push(ModuleRemoved { module: old.name.clone(), moved_to: relocation(old, &added) });
+        d.modules_removed.push(ModuleRemoved { module: old.name.clone(), moved_to: relocation(old, &added, None) });
     }
 }
 
@@ -288,29 +293,44 @@ pub(crate) fn added_modules<'a>(from: &EngineSurface, to: &'a EngineSurface) -> 
 }
 
 /// Where a removed module went: a new module with most of its names and the
-/// same leaf name, or nearly all of them under another name (a move, not a
-/// coincidence of file names: `replay/__main__.py` and `triton/__main__.py`
-/// share a leaf and little else); among those, the most names shared, then
-/// the same leaf name, then the closest dotted path. `None` when the symbols of
-/// either side are unknown: no successor is claimed without evidence.
-pub(crate) fn relocation(old: &crate::surface::Module, added: &[&crate::surface::Module]) -> Option<String> {
+/// same leaf name; or, split up within its package (`disaggregation.encode_server`
+/// → `disaggregation.encoder.server`, `.runtime`, ...), the new module there that
+/// has the name a consumer imports from it and most of the old names; or nearly
+/// all of them under another name (a move, not a coincidence of file names: `replay/__main__.py` and
+/// `triton/__main__.py` share a leaf and little else). Among those, the most
+/// names shared, then the same leaf name, then the closest dotted path. When a
+/// consumer imports `name` from it, only modules that have `name` qualify.
+/// `None` when the symbols of either side are unknown: no successor is claimed
+/// without evidence.
+pub(crate) fn relocation(old: &crate::surface::Module, added: &[&crate::surface::Module], name: Option<&str>) -> Option<String> {
     fn leaf(name: &str) -> &str {
         name.rsplit('.').next().unwrap_or(name)
+    }
+    fn parent(name: &str) -> &str {
+        name.rsplit_once('.').map_or("", |(p, _)| p)
     }
     let shared_prefix = |a: &str, b: &str| a.split('.').zip(b.split('.')).take_while(|(x, y)| x == y).count();
     let old_symbols: Vec<&String> = old.symbols.as_ref()?.iter().filter(|s| is_telling(s)).collect();
     if old_symbols.is_empty() {
         return None;
     }
+    let in_package = |m: &str| !parent(&old.name).is_empty() && m.starts_with(&format!("{}.", parent(&old.name)));
     added
         .iter()
         .filter_map(|m| {
             let symbols = m.symbols.as_ref()?;
+            if name.is_some_and(|n| !symbols.iter().any(|s| s == n)) {
+                return None;
+            }
             let shared = old_symbols.iter().filter(|s| symbols.contains(s)).count();
             // Symbols include what a module imports, which files of one kind
-            // (tests, entry points) share: under another name, nearly all of
-            // the old module's names must be there.
-            let enough = if leaf(&m.name) == leaf(&old.name) {
+            // (tests, entry points) share: under another name elsewhere,
+            // nearly all of the old module's names must be there.
+            // A split within the package is claimed only for the module that
+            // has the name a consumer imports: test files of one package share
+            // most of their imports, and so half of their names.
+            let split = name.is_some() && in_package(&m.name);
+            let enough = if leaf(&m.name) == leaf(&old.name) || split {
                 shared * 2 > old_symbols.len()
             } else {
                 shared >= 2 && shared * 10 >= old_symbols.len() * 9
@@ -358,17 +378,36 @@ mod relocation_tests {
     fn a_move_is_claimed_only_from_shared_names() {
         let old = module("dynamo.replay.__main__", Some(&["main", "_run", "ReplayConfig", "sys"]));
         let unrelated = module("dynamo.triton.__main__", Some(&["main", "sys", "TritonServer"]));
-        assert_eq!(relocation(&old, &[&unrelated]), None, "a leaf, `main` and one import are no evidence");
+        assert_eq!(relocation(&old, &[&unrelated], None), None, "a leaf, `main` and one import are no evidence");
         let old = module("e.config_parser", Some(&["ConfigMerger", "load"]));
         let moved = module("e.utils.config_parser", Some(&["ConfigMerger", "load", "extra"]));
         let same_leaf_other = module("e.other.config_parser", Some(&["Parser"]));
-        assert_eq!(relocation(&old, &[&same_leaf_other, &moved]).as_deref(), Some("e.utils.config_parser"));
-        assert_eq!(relocation(&old, &[&same_leaf_other]), None, "same leaf, nothing shared");
+        assert_eq!(relocation(&old, &[&same_leaf_other, &moved], None).as_deref(), Some("e.utils.config_parser"));
+        assert_eq!(relocation(&old, &[&same_leaf_other], None), None, "same leaf, nothing shared");
         let unknown = module("e.utils.config_parser", None);
-        assert_eq!(relocation(&old, &[&unknown]), None, "symbols not read: no claim");
+        assert_eq!(relocation(&old, &[&unknown], None), None, "symbols not read: no claim");
         let renamed = module("e.settings_loader", Some(&["ConfigMerger", "load"]));
-        assert_eq!(relocation(&old, &[&renamed]).as_deref(), Some("e.settings_loader"), "all names under another name");
+        assert_eq!(relocation(&old, &[&renamed], None).as_deref(), Some("e.settings_loader"), "all names under another name");
         let partly = module("e.tests.test_b", Some(&["ConfigMerger"]));
-        assert_eq!(relocation(&old, &[&partly]), None, "another name needs nearly all names");
+        assert_eq!(relocation(&old, &[&partly], None), None, "another name needs nearly all names");
+    }
+
+    #[test]
+    fn a_module_split_within_its_package_goes_where_most_of_it_went() {
+        // SGLang v0.5.16 → v0.5.19: `disaggregation/encode_server.py` became
+        // `disaggregation/encoder/{server,runtime,http_server}.py`.
+        let old = module("s.dis.encode_server", Some(&["MMEncoder", "MMError", "launch_encoder", "ReqState", "torch", "zmq"]));
+        let server = module("s.dis.encoder.server", Some(&["MMEncoder", "MMError", "ReqState", "launch_encoder", "msgspec"]));
+        let runtime = module("s.dis.encoder.runtime", Some(&["MMError", "ReqState", "torch", "zmq", "run"]));
+        let elsewhere = module("s.other.server", Some(&["MMEncoder", "MMError", "ReqState", "launch_encoder"]));
+        assert_eq!(relocation(&old, &[&runtime, &server], Some("MMEncoder")).as_deref(), Some("s.dis.encoder.server"));
+        assert_eq!(
+            relocation(&old, &[&runtime, &server], Some("torch")).as_deref(),
+            Some("s.dis.encoder.runtime"),
+            "the module with the imported name"
+        );
+        assert_eq!(relocation(&old, &[&runtime, &server], Some("Gone")), None, "no module has the name");
+        assert_eq!(relocation(&old, &[&runtime, &server], None), None, "no name to anchor a split: half the names is no move");
+        assert_eq!(relocation(&old, &[&elsewhere], Some("MMEncoder")), None, "outside the package, half is not a move");
     }
 }

@@ -22,7 +22,7 @@ pub(crate) fn check(consumer: &Consumer, sglang: Bump, out: &mut Vec<Finding>) {
     let engine = consumer.link.engine;
     let new_modules = NewModules { bump: sglang, found: std::cell::OnceCell::new() };
     for u in consumer.uses.iter().filter(|u| !u.type_only) {
-        if handler_never_runs(u, consumer.uses, sglang.to) {
+        if handler_never_runs(u, consumer.uses, sglang.to) || left_earlier(u, sglang.to) {
             continue;
         }
         let failure = match &u.kind {
@@ -59,7 +59,7 @@ fn import_failure(engine: &str, module: &str, name: Option<&str>, new_modules: &
     let to = new_modules.bump.to;
     let target = to.module(module);
     if target.is_none() && !is_namespace_package(to, module) {
-        let hint = moved_to(module, new_modules);
+        let hint = moved_to(module, name.filter(|n| *n != "*"), new_modules);
         return Some(Failure {
             subject: module.to_string(),
             missing: Missing::Module { module: module.to_string(), target: to.ref_name.clone() },
@@ -90,7 +90,7 @@ fn import_failure(engine: &str, module: &str, name: Option<&str>, new_modules: &
             return None;
         }
     }
-    let hint = if target.is_none() { moved_to(&submodule, new_modules) } else { None };
+    let hint = if target.is_none() { moved_to(&submodule, None, new_modules) } else { None };
     Some(Failure {
         subject: submodule.clone(),
         missing: match target {
@@ -128,14 +128,15 @@ impl<'a> NewModules<'a> {
     }
 }
 
-/// The relocation of a module absent at the target: same leaf name, else same symbols.
-fn moved_to(module: &str, new_modules: &NewModules) -> Option<String> {
+/// The relocation of a module absent at the target ([`relocation`]); with
+/// `name`, one that has the name the consumer imports from it.
+fn moved_to(module: &str, name: Option<&str>, new_modules: &NewModules) -> Option<String> {
     let old = new_modules.bump.from.and_then(|f| f.module(module).cloned()).unwrap_or_else(|| Module {
         name: module.to_string(),
         path: String::new(),
         symbols: None,
     });
-    relocation(&old, new_modules.get())
+    relocation(&old, new_modules.get(), name)
 }
 
 fn attribute_failure(engine: &str, class: &str, attribute: &str, sglang: Bump) -> Option<Failure> {
@@ -188,15 +189,22 @@ fn handler_never_runs(u: &ConsumerUse, all: &[ConsumerUse], to: &EngineSurface) 
         })
 }
 
+/// The function returned before the use: an earlier `if new_api is not None:
+/// ... return` took the engine name the target defines.
+fn left_earlier(u: &ConsumerUse, to: &EngineSurface) -> bool {
+    u.unreached_if_imported.iter().any(|(module, name)| defines(to, module, name))
+}
+
+fn defines(to: &EngineSurface, module: &str, name: &str) -> bool {
+    to.module(module).and_then(|m| m.symbols.as_ref()).is_some_and(|s| s.iter().any(|x| x == name))
+}
+
 /// A `getattr` default that leads, further down the function, only to engine
 /// functions the target defines: the code takes the newer API, nothing
 /// degrades (`get_model_config` gone, `model_config_of(server_args)` there).
 fn falls_back_to_the_target(u: &ConsumerUse, to: &EngineSurface) -> bool {
     let Some(guard) = u.guard.as_ref().filter(|g| g.kind == GuardKind::Getattr && !g.then_calls.is_empty()) else { return false };
-    guard
-        .then_calls
-        .iter()
-        .all(|(module, name)| to.module(module).and_then(|m| m.symbols.as_ref()).is_some_and(|s| s.iter().any(|x| x == name)))
+    guard.then_calls.iter().all(|(module, name)| defines(to, module, name))
 }
 
 fn finish(f: Failure, u: &ConsumerUse, c: &Consumer) -> Finding {
@@ -322,6 +330,21 @@ mod tests {
         assert!(codes(&found).is_empty(), "the newer API is there: {:?}", codes(&found));
         let found = findings(&worker("not_there"));
         assert!(codes(&found).contains(&("EA204", "ServerArgs.prefill_balance")), "{:?}", codes(&found));
+    }
+
+    #[test]
+    fn code_after_a_return_the_target_takes_is_not_judged() {
+        // Dynamo v1.5.0 `override_server_args` shape: the newer API returns
+        // early; the legacy lookups after it run only where its import failed.
+        let worker = |function: &str| {
+            format!(
+                "from sglang.srt.server_args import ServerArgs\ntry:\n    from sglang.srt.overrides import {function} as declare\nexcept ImportError:\n    declare = None\n\ndef override(server_args: ServerArgs, **fields):\n    if declare is not None:\n        declare(server_args, **fields)\n        return\n    legacy = getattr(server_args, 'prefill_balance', None)\n    if callable(legacy):\n        legacy(**fields)\n"
+            )
+        };
+        let found = findings(&worker("prefill_balance_of"));
+        assert!(codes(&found).is_empty(), "the early return is taken at the target: {:?}", codes(&found));
+        let found = findings(&worker("not_there"));
+        assert!(codes(&found).contains(&("EA204", "ServerArgs.prefill_balance")), "the legacy path runs: {:?}", codes(&found));
     }
 
     #[test]

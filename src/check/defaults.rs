@@ -51,7 +51,7 @@ pub(crate) fn changed_defaults(
         out.push(
             Finding::new(kind, at, change.flag.canonical().trim_start_matches("--"))
                 .deployment(&dep.name)
-                .evidence(EvidenceRef::new(&change.flag.evidence, bump.target_ref())),
+                .evidence(EvidenceRef::new(change.evidence, bump.target_ref())),
         );
     }
 }

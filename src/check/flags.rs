@@ -217,7 +217,11 @@ fn check_value(u: &FlagUse, flag: &Flag, bump: Bump) -> Option<Finding> {
         return Some(invalid(ValueProblem::Arity { min, max, passed: values.len() }));
     }
     if let Some(choices) = known_choices(flag) {
-        if let Some(bad) = values.iter().find(|v| !choices.iter().any(|c| value_matches_choice(v, c))) {
+        // A value the parser accepts only with an env var set is not judged:
+        // where the recipe's environment sets it, it is valid.
+        let env_choices: Vec<&serde_json::Value> = flag.choices_when_env.values().flatten().collect();
+        let accepted = |v: &str| choices.iter().chain(env_choices.iter().copied()).any(|c| value_matches_choice(v, c));
+        if let Some(bad) = values.iter().find(|v| !accepted(v)) {
             let kind = FindingKind::InvalidChoice {
                 option: option.to_string(),
                 value: bad.to_string(),
@@ -485,6 +489,16 @@ def prepare_server_args(argv):
         let fix = found[0].fix.as_ref().unwrap();
         assert!(fix.edits.is_empty(), "`tp-size` is set already: which value wins is the author's call");
         assert_eq!(fix.actions, [FixAction::Remove { name: "tp".into(), use_instead: Some("tp-size".into()) }]);
+    }
+
+    #[test]
+    fn a_choice_accepted_only_with_an_env_var_set_is_not_judged() {
+        let mut target = engine("");
+        let backend = target.flags.iter_mut().find(|f| f.canonical() == "--attention-backend").unwrap();
+        backend.choices_when_env.insert("SGLANG_X".into(), vec![serde_json::json!("token_oracle")]);
+        assert!(findings(&target, "      attention-backend: token_oracle\n").is_empty());
+        let found = findings(&target, "      attention-backend: fa3\n");
+        assert_eq!(codes(&found), [("EA005".into(), "attention-backend".into())]);
     }
 
     #[test]

@@ -88,7 +88,7 @@ pub fn extract_surface_with(
                 let entry = pkg.module_path(&module);
                 units.unit("flags", "", entry.as_deref(), |pkg| {
                     let mut w = Vec::new();
-                    let flags = cli_flags::extract_flags_from(pkg, &module, class, method, &mut w);
+                    let flags = cli_flags::extract_flags_from(pkg, &module, class, method, server.resolution.as_ref(), &mut w);
                     ((flags, cli_flags::parser_facts(pkg, &module, class, method, &mut w)), w)
                 })
             }
@@ -185,10 +185,22 @@ fn metadata_of(units: &Units, wanted: bool) -> WithWarnings<(Option<String>, Vec
 fn symbols_of(units: &Units, pkg: &Package, wanted: &[String], ref_name: &str) -> Vec<(String, WithWarnings<Option<Vec<String>>>)> {
     let _span = crate::trace::span(|| format!("  symbols {ref_name}"));
     let mut wanted: Vec<String> = wanted.to_vec();
-    let absent: Vec<&str> = wanted.iter().filter(|m| pkg.module_path(m).is_none()).map(|m| leaf(m)).filter(|l| *l != "__init__").collect();
+    let absent: Vec<&String> = wanted.iter().filter(|m| pkg.module_path(m).is_none() && leaf(m) != "__init__").collect();
     if !absent.is_empty() {
-        let absent: std::collections::BTreeSet<String> = absent.into_iter().map(str::to_string).collect();
-        let candidates: Vec<String> = pkg.modules().into_iter().map(|m| m.name).filter(|n| absent.contains(leaf(n))).collect();
+        let leaves: std::collections::BTreeSet<&str> = absent.iter().map(|m| leaf(m)).collect();
+        let modules: Vec<String> = pkg.modules().into_iter().map(|m| m.name).collect();
+        let mut candidates: Vec<String> = modules.iter().filter(|n| leaves.contains(leaf(n))).cloned().collect();
+        // A module split up within its package: the modules of that package,
+        // unless it is so large that reading them all would cost more than a
+        // claim of a move is worth (`sglang.srt` itself).
+        for m in &absent {
+            let Some((package, _)) = m.rsplit_once('.') else { continue };
+            let prefix = format!("{package}.");
+            let in_package: Vec<&String> = modules.iter().filter(|n| n.starts_with(&prefix)).collect();
+            if in_package.len() <= MAX_PACKAGE_CANDIDATES {
+                candidates.extend(in_package.into_iter().cloned());
+            }
+        }
         wanted.extend(candidates);
         wanted.sort();
         wanted.dedup();
@@ -206,6 +218,10 @@ fn symbols_of(units: &Units, pkg: &Package, wanted: &[String], ref_name: &str) -
         })
         .collect()
 }
+
+/// The most modules of one package read as the successors of a module absent
+/// from it (SGLang's `srt.disaggregation` holds about 60).
+const MAX_PACKAGE_CANDIDATES: usize = 150;
 
 fn leaf(dotted: &str) -> &str {
     dotted.rsplit('.').next().unwrap_or(dotted)

@@ -8,6 +8,7 @@ pub mod classes;
 pub mod cli_flags;
 pub mod consts;
 pub mod consumer;
+pub(crate) mod env_gate;
 pub(crate) mod outline;
 pub(crate) mod package;
 pub(crate) mod parsed;

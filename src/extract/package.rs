@@ -42,7 +42,7 @@ impl<'t> Package<'t> {
     }
 
     /// The dotted name of a path [`module_entries`](Self::module_entries) gave.
-    fn dotted_name(&self, path: &str) -> String {
+    pub(crate) fn dotted_name(&self, path: &str) -> String {
         self.dotted(&path[self.root.len() + 1..path.len() - ".py".len()])
     }
 

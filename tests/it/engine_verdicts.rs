@@ -67,6 +67,9 @@ fn diff_claims_a_move_only_with_shared_names() {
     // and an import; the planner clients really moved (same names, one folder down).
     assert!(!moved.iter().any(|(from, _)| *from == "dynamo.replay.__main__"), "{moved:?}");
     assert!(moved.contains(&("dynamo.planner.connectors.kubernetes_api", "dynamo.planner.connectors.clients.kubernetes_api")), "{moved:?}");
+    // Test files of one package share most of their imports: no move between them.
+    let leaf = |m: &str| m.rsplit('.').next().unwrap_or(m).to_string();
+    assert!(!moved.iter().any(|(from, to)| from.contains(".tests.") && leaf(from) != leaf(to)), "{moved:?}");
 }
 
 #[test]
@@ -93,4 +96,77 @@ fn a_getattr_fallback_to_the_targets_api_is_no_degradation() {
     let consumer: Vec<&str> =
         report["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "EA204").map(|f| f["subject"].as_str().unwrap()).collect();
     assert!(!consumer.contains(&"ServerArgs.get_model_config") && !consumer.contains(&"ServerArgs.use_mla_backend"), "{consumer:?}");
+}
+
+/// An audit of the real DSR1 B200 FP4 8k1k MTP recipes (images at
+/// v0.5.12.post1, Dynamo pinned at v1.3.0.post1) to `to` with Dynamo v1.5.0:
+/// (code, subject, message) of each finding.
+fn dsr1_mtp_audit(corpus: &std::path::Path, to: &str) -> Vec<(String, String, String)> {
+    let recipes = shared().join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp");
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .arg("audit")
+        .arg(&recipes)
+        .arg("--sglang")
+        .arg(corpus.join("sglang.git"))
+        .arg("--dynamo")
+        .arg(corpus.join("dynamo.git"))
+        .args(["--to", to, "--dynamo-from", "v1.3.0.post1", "--dynamo-to", "v1.5.0"])
+        .args(["--offline", "--no-cache", "--format", "json", "--fail-on", "never"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["code"].as_str().unwrap().into(), f["subject"].as_str().unwrap().into(), f["message"].as_str().unwrap().into()))
+        .collect()
+}
+
+#[test]
+fn code_after_an_early_return_runs_only_where_the_newer_api_is_gone() {
+    let Some(corpus) = corpus(module_path!()) else { return };
+    // Dynamo v1.5.0 `override_server_args`: `if declare_late_resolution is not
+    // None: ...; return` before the `_late_resolution` / `override` lookups.
+    // SGLang v0.5.19 defines declare_late_resolution; v0.5.23 does not.
+    let subjects = |found: &[(String, String, String)]| -> Vec<String> {
+        found.iter().filter(|(c, _, _)| c == "EA204").map(|(_, s, _)| s.clone()).collect()
+    };
+    let at_19 = subjects(&dsr1_mtp_audit(&corpus, "v0.5.19"));
+    assert!(!at_19.iter().any(|s| s == "ServerArgs._late_resolution" || s == "ServerArgs.override"), "{at_19:?}");
+    assert!(!at_19.iter().any(|s| s == "sglang.srt.arg_groups.overrides.declare_late_resolution"), "{at_19:?}");
+    // At v0.5.23 the import falls back to None and the legacy path runs (its
+    // lookups are judged against the from-release, v0.5.12.post1, which had
+    // neither attribute: the fixture case in `check::consumer` covers them).
+    let at_23 = subjects(&dsr1_mtp_audit(&corpus, "v0.5.23"));
+    assert!(at_23.iter().any(|s| s == "sglang.srt.arg_groups.overrides.declare_late_resolution"), "{at_23:?}");
+}
+
+#[test]
+fn a_module_split_within_its_package_names_where_the_import_went() {
+    let Some(corpus) = corpus(module_path!()) else { return };
+    // `from sglang.srt.disaggregation.encode_server import MMEncoder`: at
+    // v0.5.19 MMEncoder and most of the module are in disaggregation/encoder/server.py.
+    let found = dsr1_mtp_audit(&corpus, "v0.5.19");
+    let mm_encoder = found
+        .iter()
+        .find(|(c, s, m)| c == "EA204" && s == "sglang.srt.disaggregation.encode_server" && m.contains("import MMEncoder"))
+        .unwrap_or_else(|| panic!("no EA204 for the MMEncoder import: {found:?}"));
+    assert!(mm_encoder.2.contains("It moved to `sglang.srt.disaggregation.encoder.server`"), "{}", mm_encoder.2);
+}
+
+#[test]
+fn ea007_compares_the_defaults_that_run() {
+    let Some(corpus) = corpus(module_path!()) else { return };
+    // v0.5.12.post1 → v0.5.23: many fields became `None` with a `fallback=`
+    // (swa-full-tokens-ratio 0.8, mamba-full-memory-ratio 0.9, ...) or a hook
+    // that depends on the platform or the role (enable-fused-qk-norm-rope,
+    // hicache-ratio): their effective defaults did not change or are dynamic.
+    let found = dsr1_mtp_audit(&corpus, "v0.5.23");
+    let mut changed: Vec<&str> = found.iter().filter(|(c, _, _)| c == "EA007").map(|(_, s, _)| s.as_str()).collect();
+    changed.sort();
+    changed.dedup();
+    assert_eq!(changed, ["encoder-transfer-backend", "file-storage-path", "hicache-mem-layout"]);
 }

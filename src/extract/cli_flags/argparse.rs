@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::actions::{read_action_class, ActionClass, ErrorRule, StoreRule};
 use crate::extract::consts::{ClassRef, ConstEval, Folded, Val};
-use crate::surface::{Evidence, Flag, FlagDeprecation, FlagDeprecationKind, Known, PyValue};
+use crate::surface::{DefaultSource, EffectiveDefault, Evidence, Flag, FlagDeprecation, FlagDeprecationKind, Known, PyValue};
 
 /// One keyword argument of a registration, folded, with its source text.
 #[derive(Debug, Clone)]
@@ -39,6 +39,11 @@ pub(super) struct ArgCall {
     pub names: Vec<String>,
     pub kwargs: Vec<(String, KwArg)>,
     pub evidence: Evidence,
+    /// The field's declared `fallback=` (field-driven registrars only): what
+    /// the field resolves to when it is still `None` after resolution.
+    pub fallback: Option<KwArg>,
+    /// Choices added only when an env var is set ([`super::env_gate`]).
+    pub env_choices: std::collections::BTreeMap<String, Vec<PyValue>>,
 }
 
 impl ArgCall {
@@ -216,20 +221,34 @@ pub(super) fn build_flag(ev: &ConstEval, cache: &mut ActionCache, call: &ArgCall
         Ok(Val::Str(s)) => Some(s.clone()),
         _ => None,
     });
+    let default = default.unwrap_or(Known::Value(PyValue::Null));
     Flag {
+        effective_default: fallback_default(call, &default),
         names,
         dest,
         action: action_name,
         type_name: call.kwarg("type").map(type_name),
         nargs,
         choices,
-        default: default.unwrap_or(Known::Value(PyValue::Null)),
+        choices_when_env: call.env_choices.clone(),
+        default,
         const_value,
         required,
         deprecated,
         help,
         evidence: call.evidence.clone(),
     }
+}
+
+/// A declared `fallback=` is the effective default of a field whose argparse
+/// default is `None` (a non-`None` default makes the fallback unreachable).
+fn fallback_default(call: &ArgCall, default: &Known<PyValue>) -> Option<EffectiveDefault> {
+    let fallback = call.fallback.as_ref().filter(|f| !matches!(f.value, Ok(Val::None)))?;
+    matches!(default, Known::Value(PyValue::Null)).then(|| EffectiveDefault {
+        value: fallback.known(),
+        source: DefaultSource::Fallback,
+        evidence: call.evidence.clone(),
+    })
 }
 
 /// argparse shows a type by the callable's `__name__`.

@@ -161,7 +161,7 @@ fn field_call(
                 }
             }
         }
-        return Some(call(names, kwargs, file, site));
+        return Some(call(names, kwargs, &meta, file, site));
     }
     let converter = |name: &'static str| type_parser.cloned().unwrap_or_else(|| KwArg::literal(Val::External(name.into())));
     match shape {
@@ -225,7 +225,7 @@ fn field_call(
             }
         }
     }
-    Some(call(names, kwargs, file, site))
+    Some(call(names, kwargs, &meta, file, site))
 }
 
 fn push_const(meta: &ArgMeta, honours: &dyn Fn(&str) -> bool, kwargs: &mut Vec<(String, KwArg)>) {
@@ -236,8 +236,8 @@ fn push_const(meta: &ArgMeta, honours: &dyn Fn(&str) -> bool, kwargs: &mut Vec<(
     }
 }
 
-fn call(names: Vec<String>, kwargs: Vec<(String, KwArg)>, file: &PyFile, site: &FieldSite) -> ArgCall {
-    ArgCall { names, kwargs, evidence: file.evidence(site.stmt) }
+fn call(names: Vec<String>, kwargs: Vec<(String, KwArg)>, meta: &ArgMeta, file: &PyFile, site: &FieldSite) -> ArgCall {
+    ArgCall { names, kwargs, evidence: file.evidence(site.stmt), fallback: meta.get("fallback").cloned(), env_choices: Default::default() }
 }
 
 /// `A[T, m1, m2]` → `[T, m1, m2]` when the subscripted name is `typing.Annotated`.

@@ -11,6 +11,9 @@ mod actions;
 mod argparse;
 mod dataclass;
 mod parser;
+mod resolution;
+
+use super::env_gate;
 
 pub(crate) use parser::parser_facts;
 
@@ -24,7 +27,7 @@ use super::consts::{
 };
 use super::package::Package;
 use super::python::{named_children, PyFile};
-use crate::profiles::FlagsStrategy;
+use crate::profiles::{FlagsStrategy, ResolutionProfile};
 use crate::surface::{Evidence, ExtractWarning, Flag, Known, PyValue};
 
 /// How deep calls that pass the parser on are followed.
@@ -32,10 +35,15 @@ const MAX_CALL_DEPTH: usize = 12;
 
 /// Every option of the engine's server parser, as `strategy` says it is built,
 /// in registration order, starting with argparse's own `-h/--help`.
-pub fn extract_flags(pkg: &Package, strategy: &FlagsStrategy, warnings: &mut Vec<ExtractWarning>) -> Vec<Flag> {
+pub fn extract_flags(
+    pkg: &Package,
+    strategy: &FlagsStrategy,
+    resolution: Option<&ResolutionProfile>,
+    warnings: &mut Vec<ExtractWarning>,
+) -> Vec<Flag> {
     match strategy {
         FlagsStrategy::ArgparseMethod { module, class, method } => {
-            extract_flags_from(pkg, &format!("{}.{module}", pkg.name), class, method, warnings)
+            extract_flags_from(pkg, &format!("{}.{module}", pkg.name), class, method, resolution, warnings)
         }
     }
 }
@@ -47,6 +55,7 @@ pub(crate) fn extract_flags_from(
     module: &str,
     class_name: &str,
     method: &str,
+    resolution: Option<&ResolutionProfile>,
     warnings: &mut Vec<ExtractWarning>,
 ) -> Vec<Flag> {
     let ev = ConstEval::new(pkg);
@@ -75,7 +84,14 @@ pub(crate) fn extract_flags_from(
     for (dest, value) in &walker.set_defaults {
         for f in flags.iter_mut().filter(|f| &f.dest == dest) {
             f.default = value.clone();
+            // A default other than `None` makes the field's fallback unreachable.
+            if !matches!(value, Known::Value(PyValue::Null)) {
+                f.effective_default = None;
+            }
         }
+    }
+    if let Some(resolution) = resolution {
+        resolution::resolve_effective_defaults(&ev, pkg, resolution, class_name, &mut flags);
     }
     warnings.extend(walker.warnings);
     warnings.extend(ev.take_warnings());
@@ -91,12 +107,14 @@ fn help_flag(evidence: Evidence) -> Flag {
         type_name: None,
         nargs: Some(serde_json::json!(0)),
         choices: None,
+        choices_when_env: Default::default(),
         default: Known::Value(PyValue::String("==SUPPRESS==".into())),
         const_value: None,
         required: false,
         deprecated: None,
         help: Some("show this help message and exit".into()),
         evidence,
+        effective_default: None,
     }
 }
 
@@ -124,6 +142,9 @@ struct Frame<'a> {
     class: Option<&'a ClassRef>,
     parsers: HashSet<String>,
     locals: Locals,
+    /// What blocks that run only with an env var set would add to each local
+    /// list: local → env var → values ([`env_gate`]).
+    gated: HashMap<String, std::collections::BTreeMap<String, Vec<PyValue>>>,
 }
 
 impl Frame<'_> {
@@ -160,7 +181,7 @@ impl<'e, 'p> Walker<'e, 'p> {
             return Some(file.evidence(def));
         }
         self.stack.push(key);
-        let mut frame = Frame { module, class, parsers: HashSet::new(), locals: Locals::new() };
+        let mut frame = Frame { module, class, parsers: HashSet::new(), locals: Locals::new(), gated: HashMap::new() };
         bind_params(&file, def, is_static(&file, def, class.is_some()), args, &kwargs, &mut frame);
         if let Some(body) = def.child_by_field_name("body") {
             self.walk_body(&file, body, &mut frame);
@@ -170,8 +191,23 @@ impl<'e, 'p> Walker<'e, 'p> {
     }
 
     fn walk_body(&mut self, file: &PyFile, body: Node, frame: &mut Frame) {
+        // Blocks that run only with an env var set: (byte range, var).
+        let mut skipped: Vec<(usize, usize, String)> = Vec::new();
         for stmt in flat_statements(body) {
             let node = stmt.node;
+            let gate = skipped.iter().find(|(s, e, _)| node.start_byte() >= *s && node.end_byte() <= *e).map(|(_, _, env)| env.clone());
+            if let Some(env) = gate {
+                if let Some((local, values)) = env_gate::added_values(self.ev, file, frame.scope(), node) {
+                    env_gate::merge(frame.gated.entry(local).or_default(), &env, values);
+                }
+                continue;
+            }
+            if let Some(env) = env_gate::off_by_default(self.ev, file, frame.module, node) {
+                if let Some(block) = node.child_by_field_name("consequence") {
+                    skipped.push((block.start_byte(), block.end_byte(), env));
+                }
+                continue;
+            }
             if node.kind() == "return_statement" && !stmt.conditional {
                 return;
             }
@@ -436,7 +472,14 @@ impl<'e, 'p> Walker<'e, 'p> {
         if names.is_empty() {
             return None;
         }
-        Some(ArgCall { names, kwargs, evidence: file.evidence(call) })
+        let env_choices = args
+            .iter()
+            .filter(|a| a.kind() == "keyword_argument")
+            .find(|a| a.child_by_field_name("name").is_some_and(|k| file.text(k) == "choices"))
+            .and_then(|a| a.child_by_field_name("value"))
+            .and_then(|v| frame.gated.get(file.text(v)).cloned().or_else(|| self.ev.gated_choices(file.text(v))))
+            .unwrap_or_default();
+        Some(ArgCall { names, kwargs, evidence: file.evidence(call), fallback: None, env_choices })
     }
 
     fn record_set_defaults(&mut self, file: &PyFile, args: &[Node], frame: &Frame) {

@@ -7,14 +7,14 @@ use serde_json::json;
 
 use super::*;
 use crate::source::DirTree;
-use crate::surface::FlagDeprecationKind;
+use crate::surface::{DefaultSource, FlagDeprecationKind};
 
 fn fixture_flags(name: &str, package: &str) -> (Vec<Flag>, Vec<ExtractWarning>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/flags").join(name);
     let tree = DirTree::open(&root).expect("fixture exists");
     let pkg = Package::new(&tree, package);
     let mut warnings = Vec::new();
-    let flags = extract_flags(&pkg, &crate::profiles::SGLANG.server.as_ref().unwrap().flags, &mut warnings);
+    let flags = extract_flags(&pkg, &crate::profiles::SGLANG.server.as_ref().unwrap().flags, None, &mut warnings);
     (flags, warnings)
 }
 
@@ -166,13 +166,81 @@ fn broken_engine_source_gives_warnings_not_panics() {
     tree.insert("python/eng/srt/consts.py", vec![0xff, 0xfe, b'\n']);
     let pkg = Package::new(&tree, "python/eng");
     let mut warnings = Vec::new();
-    let flags = extract_flags(&pkg, &crate::profiles::SGLANG.server.as_ref().unwrap().flags, &mut warnings);
+    let flags = extract_flags(&pkg, &crate::profiles::SGLANG.server.as_ref().unwrap().flags, None, &mut warnings);
     let a = by_name(&flags, "--a");
     assert_eq!(a.choices, Some(Known::dynamic("CHOICES")));
     assert!(warnings.iter().any(|w| w.path == "python/eng/srt/consts.py" && w.message.contains("UTF-8")), "{warnings:?}");
     assert!(warnings.iter().any(|w| w.path == "python/eng/srt/server_args.py"), "{warnings:?}");
     let empty = MemTree::from_files("empty", []);
     let mut w = Vec::new();
-    assert!(extract_flags(&Package::new(&empty, "python/eng"), &crate::profiles::SGLANG.server.as_ref().unwrap().flags, &mut w).is_empty());
+    assert!(extract_flags(&Package::new(&empty, "python/eng"), &crate::profiles::SGLANG.server.as_ref().unwrap().flags, None, &mut w)
+        .is_empty());
     assert_eq!(w.len(), 1, "a missing entry point is said once: {w:?}");
+}
+
+/// `fixtures/flags/resolution`: fields left `None` by the parser, resolved by
+/// hooks or a declared fallback. The expected values are what the fixture's
+/// own Python gives (`ServerArgs(**vars(parser.parse_args([])))` on cuda, xpu
+/// and cpu, then `fallbacks_of`): literal only where every run agrees.
+#[test]
+fn effective_defaults_follow_fallbacks_and_hooks() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/flags/resolution");
+    let tree = DirTree::open(&root).expect("fixture exists");
+    let pkg = Package::new(&tree, "python/reseng");
+    let server = crate::profiles::SGLANG.server.as_ref().unwrap();
+    let mut warnings = Vec::new();
+    let flags = extract_flags(&pkg, &server.flags, server.resolution.as_ref(), &mut warnings);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let effective = |name: &str| by_name(&flags, name).effective_default.clone();
+    let literal = |name: &str, value: PyValue, source: DefaultSource, path: &str| {
+        let e = effective(name).unwrap_or_else(|| panic!("{name} has no effective default"));
+        assert_eq!((e.value, e.source), (Known::Value(value), source), "{name}");
+        assert!(e.evidence.path.ends_with(path), "{name}: {:?}", e.evidence);
+    };
+    let dynamic = |name: &str, hook: &str| {
+        let e = effective(name).unwrap_or_else(|| panic!("{name} has no effective default"));
+        match &e.value {
+            Known::Dynamic { dynamic } => assert!(dynamic.contains(hook), "{name}: {dynamic}"),
+            other => panic!("{name} should be dynamic, is {other:?}"),
+        }
+        assert_eq!(e.source, DefaultSource::Hook, "{name}");
+    };
+    // argparse still stores None for all of them.
+    for name in ["--grammar-backend", "--host-ratio", "--swa-ratio", "--tf32", "--storage-path"] {
+        assert_eq!(by_name(&flags, name).default, Known::Value(PyValue::Null), "{name}");
+    }
+    literal("--grammar-backend", json!("xgrammar"), DefaultSource::Hook, "arg_groups/hooks.py");
+    literal("--legacy-mode", json!("on"), DefaultSource::Hook, "srt/server_args.py");
+    literal("--swa-ratio", json!(0.8), DefaultSource::Fallback, "srt/server_args.py");
+    literal("--tf32", json!(false), DefaultSource::Fallback, "srt/server_args.py");
+    dynamic("--host-ratio", "handle_host_ratio");
+    dynamic("--dense-tp-size", "handle_model_x");
+    dynamic("--mamba-ratio", "handle_platform");
+    dynamic("--legacy-level", "_handle_legacy_level");
+    assert_eq!(effective("--storage-path"), None, "no hook assigns it: argparse's None is what runs");
+    assert_eq!(effective("--device"), None, "a declared default is what runs");
+}
+
+/// Choice lists a block extends only when an env var is set: read as a clean
+/// environment builds them (what the fixture's own parser gives with no env
+/// vars set), with the gated values kept apart; a gate that is on by default
+/// leaves the list dynamic.
+#[test]
+fn env_gated_choices_are_the_clean_environments() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/flags/resolution");
+    let tree = DirTree::open(&root).expect("fixture exists");
+    let pkg = Package::new(&tree, "python/reseng");
+    let mut warnings = Vec::new();
+    let flags = extract_flags(&pkg, &crate::profiles::SGLANG.server.as_ref().unwrap().flags, None, &mut warnings);
+    let sampling = by_name(&flags, "--sampling-backend");
+    let mut choices = sampling.choices.clone().and_then(|c| c.value().cloned()).expect("static choices");
+    choices.sort_by_key(|v| v.to_string());
+    assert_eq!(choices, vec![json!("flashinfer"), json!("pytorch")]);
+    assert_eq!(sampling.choices_when_env.get("RESENG_TOKEN_ORACLE"), Some(&vec![json!("token_oracle")]));
+    let load = by_name(&flags, "--load-format");
+    assert_eq!(load.choices, strings(&["auto", "pt"]), "a module constant extended under the gate");
+    assert_eq!(load.choices_when_env.get("RESENG_TOKEN_ORACLE"), Some(&vec![json!("oracle")]));
+    let mode = by_name(&flags, "--mode");
+    assert!(mode.choices.as_ref().is_some_and(Known::is_dynamic), "{:?}", mode.choices);
+    assert!(mode.choices_when_env.is_empty());
 }

@@ -61,6 +61,9 @@ pub(crate) struct ConstEval<'p> {
     in_progress: RefCell<HashSet<String>>,
     depth: RefCell<usize>,
     warnings: RefCell<Vec<ExtractWarning>>,
+    /// Module constants' values added only when an env var is set:
+    /// constant name → env var → values ([`crate::extract::env_gate`]).
+    gated: RefCell<HashMap<String, std::collections::BTreeMap<String, Vec<crate::surface::PyValue>>>>,
 }
 
 impl<'p> ConstEval<'p> {
@@ -72,12 +75,19 @@ impl<'p> ConstEval<'p> {
             in_progress: RefCell::default(),
             depth: RefCell::new(0),
             warnings: RefCell::default(),
+            gated: RefCell::default(),
         }
     }
 
     /// Warnings met so far (unreadable or unparsable files), drained.
     pub(crate) fn take_warnings(&self) -> Vec<ExtractWarning> {
         std::mem::take(&mut *self.warnings.borrow_mut())
+    }
+
+    /// What blocks gated on an env var add to module constant `name` (after its
+    /// value was folded), per env var; `None` when nothing.
+    pub(crate) fn gated_choices(&self, name: &str) -> Option<std::collections::BTreeMap<String, Vec<crate::surface::PyValue>>> {
+        self.gated.borrow().get(name).cloned()
     }
 
     /// The parsed file of an engine module (cached), `None` if not in the engine.
@@ -268,6 +278,18 @@ impl<'p> ConstEval<'p> {
                 _ => None,
             };
             let Some((method, arg_nodes)) = mutation else { continue };
+            // A block that runs only with an env var set: not in a clean
+            // environment; what it adds is kept apart ([`env_gate`]).
+            let gate = crate::extract::env_gate::enclosing_if(stmt.node)
+                .filter(|i| i.parent().is_some_and(|p| p.id() == root.id()))
+                .and_then(|i| crate::extract::env_gate::off_by_default(self, file, module, i));
+            if let Some(env) = gate {
+                if let Some((_, values)) = crate::extract::env_gate::added_values(self, file, scope, stmt.node) {
+                    let mut gated = self.gated.borrow_mut();
+                    crate::extract::env_gate::merge(gated.entry(name.to_string()).or_default(), &env, values);
+                }
+                continue;
+            }
             if stmt.conditional {
                 // May or may not run: the final value cannot be known.
                 return Err(name.to_string());

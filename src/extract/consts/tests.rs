@@ -39,9 +39,10 @@ fn module_level_mutations_apply_in_order() {
 
 #[test]
 fn conditional_changes_make_a_value_unknown() {
-    let src = "import os\nL = ['a']\nif os.environ.get('X'):\n    L.append('b')\ntry:\n    from missing import T\nexcept ImportError:\n    T = None\nM = ['m']\ndef later():\n    M.append('never at import')\n";
+    let src = "import os, sys\nL = ['a']\nif sys.platform == 'linux':\n    L.append('b')\ntry:\n    from missing import T\nexcept ImportError:\n    T = None\nM = ['m']\ndef later():\n    M.append('never at import')\nE = ['a']\nif os.environ.get('X'):\n    E.append('b')\n";
     let files = [("p/e/__init__.py", ""), ("p/e/m.py", src)];
     assert_eq!(fold(&files, "e.m", "L"), Known::dynamic("L"));
+    assert_eq!(fold(&files, "e.m", "E"), value(json!(["a"])), "an env var unset: the block does not run");
     assert_eq!(fold(&files, "e.m", "T"), Known::dynamic("T"));
     assert_eq!(fold(&files, "e.m", "M"), value(json!(["m"])), "function bodies do not run at import");
 }

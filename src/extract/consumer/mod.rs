@@ -140,6 +140,11 @@ pub struct ConsumerUse {
     /// Under `if TYPE_CHECKING:`: read by type checkers only, never run.
     pub type_only: bool,
     pub in_except: Option<ExceptContext>,
+    /// Engine names (`(module, name)`) whose successful import makes an earlier
+    /// `if name is not None: ... return` leave the function: where the target
+    /// defines one, this use is never reached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreached_if_imported: Vec<(String, String)>,
     pub evidence: Evidence,
     /// The source line of `evidence`, trimmed.
     pub snippet: String,

@@ -33,11 +33,15 @@ struct Ctx {
     type_only: bool,
     guards: Vec<Active>,
     in_except: Option<ExceptContext>,
+    /// Engine names (`(module, name)` of a `from module import name`) whose
+    /// import makes an earlier `if name is not None: ... return` leave the
+    /// function: the code here runs only where the import failed.
+    unreached_if_imported: Vec<(String, String)>,
 }
 
 impl Ctx {
     fn module() -> Ctx {
-        Ctx { top_level: true, type_only: false, guards: Vec::new(), in_except: None }
+        Ctx { top_level: true, type_only: false, guards: Vec::new(), in_except: None, unreached_if_imported: Vec::new() }
     }
 
     fn with(&self, guard: Active) -> Ctx {
@@ -61,6 +65,7 @@ impl Ctx {
             type_only: self.type_only,
             guards: self.guards.iter().filter(|g| matches!(g, Active::Hasattr { .. })).cloned().collect(),
             in_except: None,
+            unreached_if_imported: Vec::new(),
         }
     }
 }
@@ -138,7 +143,8 @@ impl<'a> Walker<'a> {
     }
 
     /// Statements in order. After `if not hasattr(x, "a"): return`, the rest of
-    /// the block runs only when `a` exists.
+    /// the block runs only when `a` exists; after `if new_api is not None: ...
+    /// return`, only when the engine name `new_api` could not be imported.
     fn visit_statements(&mut self, block: Node<'a>, ctx: &Ctx) {
         let mut ctx = ctx.clone();
         for statement in named_children(block) {
@@ -146,7 +152,29 @@ impl<'a> Walker<'a> {
             if let Some((facts, fallback)) = self.early_exit_facts(statement) {
                 ctx = ctx.with_facts(facts, fallback);
             }
+            if let Some(source) = self.exit_when_imported(statement) {
+                ctx.unreached_if_imported.push(source);
+            }
         }
+    }
+
+    /// `if NAME is not None: ... return` (or `if NAME:` / `if callable(NAME):`)
+    /// with no `else`, where `NAME` is bound by `from <engine module> import ...`:
+    /// the engine name whose import makes the function leave here.
+    fn exit_when_imported(&self, statement: Node<'a>) -> Option<(String, String)> {
+        if statement.kind() != "if_statement" || statement.child_by_field_name("alternative").is_some() {
+            return None;
+        }
+        let body = statement.child_by_field_name("consequence")?;
+        if !named_children(body).last().is_some_and(|s| matches!(s.kind(), "return_statement" | "raise_statement")) {
+            return None;
+        }
+        let condition = statement.child_by_field_name("condition")?;
+        let text: String = self.file.text(condition).split_whitespace().collect::<Vec<_>>().join(" ");
+        let name =
+            text.strip_suffix(" is not None").or_else(|| text.strip_prefix("callable(").and_then(|t| t.strip_suffix(')'))).unwrap_or(&text);
+        let is_identifier = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        is_identifier.then(|| self.oracle.imports.sources.get(name).cloned()).flatten()
     }
 
     fn early_exit_facts(&self, statement: Node<'a>) -> Option<(Vec<String>, String)> {
@@ -605,6 +633,7 @@ impl<'a> Walker<'a> {
             top_level: ctx.top_level,
             type_only: ctx.type_only,
             in_except: ctx.in_except.clone(),
+            unreached_if_imported: ctx.unreached_if_imported.clone(),
             evidence,
             snippet,
         });
