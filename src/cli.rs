@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(
     name = "engine-audit",
-    version,
+    version = crate::build_info::LONG_VERSION,
     about = "Before bumping SGLang or Dynamo: what in your deployment recipes will break, silently change, or crash."
 )]
 pub(crate) struct Cli {

@@ -21,6 +21,7 @@ mod shell_bash;
 mod smart_http;
 mod source_dir;
 mod source_git;
+mod version;
 
 // Helpers shared by several test modules.
 #[path = "../support/git_repo.rs"]
