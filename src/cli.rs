@@ -37,6 +37,25 @@ pub(crate) enum Command {
     /// What the audit reads from recipes: every launch, flag and env var with its
     /// value, place and path condition, and what could not be read.
     Show(ShowArgs),
+    /// Print a shell completion script: `engine-audit completions bash > /etc/bash_completion.d/engine-audit`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per command into a folder.
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ManArgs {
+    /// Write engine-audit.1 and a page per subcommand (engine-audit-audit.1, ...) here
+    /// instead of printing engine-audit.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 
 mod amd_models;
 mod cache_folder;
+mod cli_docs;
 mod codes;
 mod corpus_acceptance;
 mod demo_audit;
