@@ -316,6 +316,19 @@ pub(crate) enum PrFormat {
     Markdown,
 }
 
+impl PrFormat {
+    pub(crate) fn report_format(self) -> crate::report::Format {
+        use crate::report::Format;
+        match self {
+            PrFormat::Github => Format::Github,
+            PrFormat::Text => Format::Text,
+            PrFormat::Json => Format::Json,
+            PrFormat::Sarif => Format::Sarif,
+            PrFormat::Markdown => Format::Markdown,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub(crate) struct PrArgs {
     /// The recipes repository (a git clone; read from git objects, never checked out).
@@ -338,9 +351,14 @@ pub(crate) struct PrArgs {
     /// Where master-config links (`recipes/...`) point [default: the config's `recipes_dir`, else benchmarks/multi_node/srt-slurm-recipes].
     #[arg(long, value_name = "DIR")]
     pub recipes_dir: Option<String>,
-    /// What goes to stdout.
-    #[arg(long, value_enum, default_value = "github")]
-    pub format: PrFormat,
+    /// What goes to stdout; several (comma-separated or repeated) need --output-dir.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "github")]
+    pub format: Vec<PrFormat>,
+    /// Write each format asked to its file here (report.github.txt, report.sarif,
+    /// report.md, report.json, report.txt), from this one run; the annotations
+    /// still go to stdout.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
     /// Language of the markdown section.
     #[arg(long, value_enum, default_value = "en")]
     pub lang: LangArg,

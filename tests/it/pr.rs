@@ -370,3 +370,51 @@ fn a_container_alias_is_bumped_by_its_master_entry() {
     let found = findings(&report);
     assert!(!found.iter().any(|(code, _, _)| code == "EA301" || code == "EA303"), "the alias is the entry's image: {found:?}");
 }
+
+/// `--output-dir`: the annotations, the job summary and every format asked come
+/// from one run, and agree with each other; several formats without a folder are refused.
+#[test]
+fn one_run_writes_every_format_asked() {
+    let (dir, ws, root) = demo_recipes();
+    let repo = RecipesRepo::init(&root);
+    let base = repo.commit("main", None, "recipes as deployed");
+    repo.edit(DISAGG, "example/sglang:v1.0.0-cu130", "example/sglang:v1.1.0-cu130");
+    repo.commit("bump", Some(base), "bump");
+    let out_dir = dir.path().join("out");
+    let summary = dir.path().join("summary.md");
+    let run = |formats: &str, out_dir: Option<&Path>| {
+        let mut cmd = Command::cargo_bin("engine-audit").unwrap();
+        cmd.env("GITHUB_STEP_SUMMARY", &summary).arg("pr").arg("--repo").arg(&root);
+        cmd.args(["--base", "main", "--head", "bump", "--offline", "--format", formats]);
+        cmd.arg("--sglang").arg(&ws.sglang_repo).arg("--dynamo").arg(&ws.dynamo_repo);
+        if let Some(d) = out_dir {
+            cmd.arg("--output-dir").arg(d);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run("sarif,json,markdown,sarif", Some(&out_dir));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let annotations = String::from_utf8(out.stdout).unwrap();
+    assert!(annotations.lines().any(|l| l.starts_with("::error file=") && l.contains("EA005")), "{annotations}");
+    let mut written: Vec<String> =
+        std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    written.sort();
+    assert_eq!(written, ["report.json", "report.md", "report.sarif"]);
+    let sarif: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.sarif")).unwrap()).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap()).unwrap();
+    let found = findings(&json);
+    assert!(found.iter().any(|f| f.0 == "EA005"), "{found:?}");
+    assert_eq!(results.len(), found.len(), "one SARIF result per finding");
+    for (code, _, _) in &found {
+        assert!(annotations.contains(code.as_str()), "{code} is annotated: {annotations}");
+    }
+    assert!(std::fs::read_to_string(out_dir.join("report.md")).unwrap().contains("EA005"));
+    assert!(std::fs::read_to_string(&summary).unwrap().starts_with("## engine-audit: recipes "), "the summary is written too");
+
+    let refused = run("sarif,github", None);
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("several formats") && err.contains("--output-dir"), "{err}");
+}
