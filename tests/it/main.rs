@@ -2,6 +2,7 @@
 //! `tests/fetch_limits.rs` and `tests/smart_http_proxy.rs` stay binaries of
 //! their own: they set process-wide environment variables.
 
+mod action;
 mod amd_models;
 mod cache_folder;
 mod cli_docs;

@@ -9,19 +9,19 @@ use std::path::{Path, PathBuf};
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/pr");
 
 /// A recipes repo with a `main` branch; commits take every file of the work tree.
-struct RecipesRepo {
+pub(super) struct RecipesRepo {
     repo: Repository,
     root: PathBuf,
 }
 
 impl RecipesRepo {
-    fn init(root: &Path) -> RecipesRepo {
+    pub(super) fn init(root: &Path) -> RecipesRepo {
         let repo = Repository::init(root).unwrap();
         repo.set_head("refs/heads/main").unwrap();
         RecipesRepo { repo, root: root.to_path_buf() }
     }
 
-    fn commit(&self, branch: &str, parent: Option<Oid>, message: &str) -> Oid {
+    pub(super) fn commit(&self, branch: &str, parent: Option<Oid>, message: &str) -> Oid {
         let mut index = self.repo.index().unwrap();
         index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
         index.update_all(["*"], None).unwrap();
@@ -34,7 +34,7 @@ impl RecipesRepo {
     }
 
     /// Replace `old` (which must occur) by `new` in one file of the work tree.
-    fn edit(&self, path: &str, old: &str, new: &str) {
+    pub(super) fn edit(&self, path: &str, old: &str, new: &str) {
         let file = self.root.join(path);
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(text.contains(old), "{path} has no `{old}`");
@@ -84,7 +84,7 @@ fn findings(report: &serde_json::Value) -> Vec<(String, String, String)> {
         .collect()
 }
 
-const DISAGG: &str = "benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml";
+pub(super) const DISAGG: &str = "benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml";
 const AGG: &str = "benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-agg.yaml";
 
 /// The demo recipes plus an aggregated recipe already on the target; the head
@@ -247,7 +247,7 @@ fn a_pr_whose_changes_cannot_be_read_fails_the_gate() {
 
 /// The demo's engines, and a recipes folder of the demo's recipes plus an
 /// aggregated one (not yet a git repository).
-fn demo_recipes() -> (tempfile::TempDir, engine_audit::demo::DemoWorkspace, PathBuf) {
+pub(super) fn demo_recipes() -> (tempfile::TempDir, engine_audit::demo::DemoWorkspace, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let ws = engine_audit::demo::build(&dir.path().join("demo")).unwrap();
     let root = dir.path().join("recipes");
