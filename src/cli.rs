@@ -288,6 +288,11 @@ pub(crate) struct AuditArgs {
     /// With --fix: print the diff only, change nothing.
     #[arg(long, requires = "fix")]
     pub dry_run: bool,
+    /// As a pre-commit hook, on the files a commit stages: a run with nothing to
+    /// audit (no recipe among them, or none whose release can be told) passes
+    /// instead of exiting 2; findings still fail by --fail-on.
+    #[arg(long)]
+    pub hook: bool,
 }
 
 /// What fails a run and what is not reported; shared by `audit` and `pr`.

@@ -5,6 +5,7 @@
 mod action;
 mod amd_models;
 mod cache_folder;
+mod ci_files;
 mod cli_docs;
 mod codes;
 mod corpus_acceptance;
