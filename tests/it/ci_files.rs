@@ -167,3 +167,40 @@ fn the_pre_commit_hook_takes_recipes_and_passes_over_other_files() {
         Command::cargo_bin("engine-audit").unwrap().current_dir(recipes).args(["audit", "tool.sh", "compose.yaml"]).output().unwrap();
     assert_eq!(plain.status.code(), Some(2));
 }
+
+/// The README's workflow and pre-commit config use the Action's inputs and
+/// outputs and the hook ids as they are declared.
+#[test]
+fn the_readme_examples_use_what_is_declared() {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let blocks: Vec<Value> = readme
+        .split("```yaml\n")
+        .skip(1)
+        .map(|rest| serde_yaml_ng::from_str(rest.split("```").next().unwrap()).unwrap_or_else(|e| panic!("README yaml block: {e}\n{rest}")))
+        .collect();
+    let action = yaml("action.yml");
+    let inputs = action["inputs"].as_mapping().unwrap();
+    let outputs = action["outputs"].as_mapping().unwrap();
+    let workflow = blocks.iter().find(|b| b.get("jobs").is_some()).expect("a workflow in the README");
+    let steps = workflow["jobs"]["audit"]["steps"].as_sequence().unwrap();
+    let step =
+        steps.iter().find(|s| s["uses"].as_str().is_some_and(|u| u.ends_with("/engine-audit@v1"))).expect("uses: <org>/engine-audit@v1");
+    for key in step["with"].as_mapping().unwrap().keys() {
+        assert!(inputs.contains_key(key), "the README passes {key:?}, which action.yml does not declare");
+    }
+    let id = step["id"].as_str().unwrap();
+    let used = regex::Regex::new(&format!(r"steps\.{id}\.outputs\.([a-z-]+)")).unwrap();
+    let text = serde_yaml_ng::to_string(workflow).unwrap();
+    assert!(used.is_match(&text), "the README reads the SARIF path from the step");
+    for c in used.captures_iter(&text) {
+        assert!(outputs.contains_key(&c[1]), "the README reads output {}, which action.yml does not declare", &c[1]);
+    }
+    let hooks = yaml(".pre-commit-hooks.yaml");
+    let config = blocks.iter().find(|b| b.get("repos").is_some()).expect("a .pre-commit-config.yaml in the README");
+    for hook in config["repos"][0]["hooks"].as_sequence().unwrap() {
+        assert!(hooks.as_sequence().unwrap().iter().any(|h| h["id"] == hook["id"]), "the README names hook {:?}", hook["id"]);
+        if let Some(files) = hook["files"].as_str() {
+            regex::Regex::new(files).unwrap_or_else(|e| panic!("the README's files pattern: {e}"));
+        }
+    }
+}
