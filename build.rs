@@ -1,5 +1,9 @@
 //! Embeds the demo fixtures and the shipped rules in the binary, so `engine-audit
-//! demo` and the built-in rules work wherever the binary is copied.
+//! demo` and the built-in rules work wherever the binary is copied; and names the
+//! commit the binary is built from, for `--version`.
+
+#[path = "build/git_commit.rs"]
+mod git_commit;
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -45,4 +49,27 @@ fn main() {
     embed("CODE_DOCS", &manifest.join("docs/codes"), &mut code);
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("embedded.rs");
     std::fs::write(out, code).unwrap();
+    version(&manifest);
+}
+
+/// `ENGINE_AUDIT_LONG_VERSION` for `--version`: the package version and the
+/// commit, from `ENGINE_AUDIT_BUILD_COMMIT` (a build that knows its commit but
+/// has no usable checkout, as in a container) or from git; the bare version when
+/// neither is there.
+fn version(manifest: &Path) {
+    println!("cargo:rerun-if-env-changed=ENGINE_AUDIT_BUILD_COMMIT");
+    let given = std::env::var("ENGINE_AUDIT_BUILD_COMMIT").ok().filter(|c| !c.is_empty());
+    let commit = match given {
+        Some(id) if git_commit::is_commit_id(&id) => Some(id.to_ascii_lowercase()),
+        Some(id) => panic!("ENGINE_AUDIT_BUILD_COMMIT={id:?} is not a full commit id: set it to `git rev-parse HEAD`, or unset it"),
+        None => git_commit::git_commit(manifest).map(|found| {
+            // A missing path would rerun this script on every build.
+            for path in found.watch.iter().filter(|p| p.exists()) {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
+            found.id
+        }),
+    };
+    let version = std::env::var("CARGO_PKG_VERSION").unwrap();
+    println!("cargo:rustc-env=ENGINE_AUDIT_LONG_VERSION={}", git_commit::long_version(&version, commit.as_deref()));
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(
     name = "engine-audit",
-    version,
+    version = crate::build_info::LONG_VERSION,
     about = "Before bumping SGLang or Dynamo: what in your deployment recipes will break, silently change, or crash."
 )]
 pub(crate) struct Cli {
@@ -37,6 +37,25 @@ pub(crate) enum Command {
     /// What the audit reads from recipes: every launch, flag and env var with its
     /// value, place and path condition, and what could not be read.
     Show(ShowArgs),
+    /// Print a shell completion script: `engine-audit completions bash > /etc/bash_completion.d/engine-audit`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per command into a folder.
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ManArgs {
+    /// Write engine-audit.1 and a page per subcommand (engine-audit-audit.1, ...) here
+    /// instead of printing engine-audit.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,6 +288,11 @@ pub(crate) struct AuditArgs {
     /// With --fix: print the diff only, change nothing.
     #[arg(long, requires = "fix")]
     pub dry_run: bool,
+    /// As a pre-commit hook, on the files a commit stages: a run with nothing to
+    /// audit (no recipe among them, or none whose release can be told) passes
+    /// instead of exiting 2; findings still fail by --fail-on.
+    #[arg(long)]
+    pub hook: bool,
 }
 
 /// What fails a run and what is not reported; shared by `audit` and `pr`.
@@ -297,6 +321,19 @@ pub(crate) enum PrFormat {
     Markdown,
 }
 
+impl PrFormat {
+    pub(crate) fn report_format(self) -> crate::report::Format {
+        use crate::report::Format;
+        match self {
+            PrFormat::Github => Format::Github,
+            PrFormat::Text => Format::Text,
+            PrFormat::Json => Format::Json,
+            PrFormat::Sarif => Format::Sarif,
+            PrFormat::Markdown => Format::Markdown,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub(crate) struct PrArgs {
     /// The recipes repository (a git clone; read from git objects, never checked out).
@@ -319,9 +356,14 @@ pub(crate) struct PrArgs {
     /// Where master-config links (`recipes/...`) point [default: the config's `recipes_dir`, else benchmarks/multi_node/srt-slurm-recipes].
     #[arg(long, value_name = "DIR")]
     pub recipes_dir: Option<String>,
-    /// What goes to stdout.
-    #[arg(long, value_enum, default_value = "github")]
-    pub format: PrFormat,
+    /// What goes to stdout; several (comma-separated or repeated) need --output-dir.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "github")]
+    pub format: Vec<PrFormat>,
+    /// Write each format asked to its file here (report.github.txt, report.sarif,
+    /// report.md, report.json, report.txt), from this one run; the annotations
+    /// still go to stdout.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
     /// Language of the markdown section.
     #[arg(long, value_enum, default_value = "en")]
     pub lang: LangArg,

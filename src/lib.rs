@@ -12,6 +12,7 @@
 
 pub mod audit;
 mod bounded_parse;
+mod build_info;
 pub mod cache;
 mod check;
 mod cli;

@@ -7,7 +7,7 @@ use crate::audit::{self, AuditOptions, AuditReport};
 use crate::check;
 use crate::cli::{AuditArgs, GateArgs, ReportArgs};
 use crate::config::Config;
-use crate::gate::{exit_code, FailOn};
+use crate::gate::{exit_code, gate, FailOn};
 use crate::recipe::{self, LinkMapping, RecipeError, RecipeFile};
 use crate::report::{self, Finding};
 use crate::source::is_url;
@@ -63,12 +63,22 @@ pub(crate) fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     let rendering = crate::trace::span(|| "audit: render".into());
     write_reports(&result, &args.report, &inputs.opts)?;
     drop(rendering);
-    let code = exit_code(&result, inputs.fail_on);
+    let code = exit_for(&args, &result, inputs.fail_on);
     // The process ends here: freeing every tree listing, surface and recipe one
     // allocation at a time is work nobody waits for (as compilers skip it too).
     engines.finish();
     std::mem::forget((files, result));
     Ok(code)
+}
+
+/// The exit code. A pre-commit hook is handed every staged YAML and shell file,
+/// most of them no recipe: as for `pr`, a change with nothing to audit passes.
+fn exit_for(args: &AuditArgs, result: &AuditReport, fail_on: FailOn) -> ExitCode {
+    if args.hook {
+        gate(result, fail_on)
+    } else {
+        exit_code(result, fail_on)
+    }
 }
 
 /// Everything an audit needs from the flags and the config, except the rules
@@ -190,7 +200,7 @@ fn fix(args: &AuditArgs, inputs: &Inputs, files: &[RecipeFile], result: AuditRep
     let fixes: usize = plan.patches.iter().map(|p| p.fixes).sum();
     if args.dry_run {
         eprintln!("engine-audit: --dry-run: {fixes} fix(es) in {} file(s) not written", plan.patches.len());
-        return Ok(exit_code(&result, inputs.fail_on));
+        return Ok(exit_for(args, &result, inputs.fail_on));
     }
     let applied = crate::fix::apply(&plan.patches);
     // A file that passed the screen and then could not be written failed,
@@ -204,7 +214,7 @@ fn fix(args: &AuditArgs, inputs: &Inputs, files: &[RecipeFile], result: AuditRep
     // that asked first (their env names), and the fixed recipes may ask others.
     let again = audit_files(&files, load_errors, inputs, &mut audit::Engines::open(&inputs.opts)?)?;
     write_reports(&again, &args.report, &inputs.opts)?;
-    Ok(if not_written > 0 { ExitCode::from(2) } else { exit_code(&again, inputs.fail_on) })
+    Ok(if not_written > 0 { ExitCode::from(2) } else { exit_for(args, &again, inputs.fail_on) })
 }
 
 /// Print why files are not fixed: a failure as a diagnostic, a file left alone

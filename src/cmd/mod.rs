@@ -2,6 +2,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod cache;
+pub(crate) mod cli_docs;
 pub mod demo;
 pub(crate) mod diff;
 pub(crate) mod engines;
@@ -33,7 +34,13 @@ pub fn main() -> ExitCode {
         Command::Surface(a) => a.sources.no_cache,
         Command::Diff(a) => a.sources.no_cache,
         Command::Pr(a) => a.sources.no_cache,
-        Command::Demo(_) | Command::Cache(_) | Command::Explain(_) | Command::Rules(_) | Command::Show(_) => false,
+        Command::Demo(_)
+        | Command::Cache(_)
+        | Command::Explain(_)
+        | Command::Rules(_)
+        | Command::Show(_)
+        | Command::Completions(_)
+        | Command::Man(_) => false,
     };
     if no_cache {
         crate::cache::FactCache::disable_default();
@@ -48,6 +55,8 @@ pub fn main() -> ExitCode {
         Command::Pr(args) => pr::run(args),
         Command::Cache(args) => cache::run(args),
         Command::Show(args) => show::run(args),
+        Command::Completions(args) => cli_docs::completions(args),
+        Command::Man(args) => cli_docs::man(args),
     };
     match result {
         Ok(code) => code,

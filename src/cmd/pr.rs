@@ -28,6 +28,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
+    let formats = formats(&args)?;
     let snaps = Snapshots::open(&args.repo, &args.base, &args.head)?;
     let config = match &args.gate.config {
         Some(path) => Config::load(path)?,
@@ -63,8 +64,14 @@ pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
     let title = format!("engine-audit: recipes {}..{}", short(&snaps.base_commit), short(&snaps.head_commit));
     let render_opts = RenderOptions { lang: args.lang.lang(), base_dir: std::env::current_dir().ok(), ..RenderOptions::default() }
         .with_engine_sources(&opts.sources);
-    let (stdout, markdown) = render(&result, args.format, &title, &render_opts);
-    emit(&stdout);
+    match &args.output_dir {
+        None => emit(&render(&result, formats[0], &render_opts)),
+        Some(dir) => {
+            write_files(&result, &formats, dir, &render_opts)?;
+            emit(&render(&result, PrFormat::Github, &render_opts));
+        }
+    }
+    let markdown = format!("## {title}\n\n{}", Format::Markdown.render(&result, &render_opts));
     if let Some(summary) =
         args.summary.clone().or_else(|| std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()).map(Into::into))
     {
@@ -78,18 +85,45 @@ pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
     Ok(exit_code(&result, fail_on(&args.gate, &config)))
 }
 
-/// What `pr` prints (annotations by default) and the markdown section for the
-/// job summary, under `title`.
-fn render(report: &AuditReport, format: PrFormat, title: &str, opts: &RenderOptions) -> (String, String) {
-    let stdout = match format {
-        PrFormat::Github => Format::Github.render(report, opts),
+/// The formats asked, deduplicated in the order given. Several are written to
+/// files, so they need `--output-dir`.
+fn formats(args: &PrArgs) -> miette::Result<Vec<PrFormat>> {
+    let mut formats: Vec<PrFormat> = Vec::new();
+    for f in &args.format {
+        if !formats.contains(f) {
+            formats.push(*f);
+        }
+    }
+    if formats.is_empty() {
+        formats.push(PrFormat::Github);
+    }
+    if formats.len() > 1 && args.output_dir.is_none() {
+        return Err(miette::miette!(
+            help = "add --output-dir DIR: each format goes to its own file there, and the annotations to stdout",
+            "several formats ({}) need --output-dir",
+            formats.iter().map(|f| f.report_format().file_name()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Ok(formats)
+}
+
+/// What `pr` prints for one format (colour only for text on a terminal).
+fn render(report: &AuditReport, format: PrFormat, opts: &RenderOptions) -> String {
+    match format {
         PrFormat::Text => Format::Text.render(report, &RenderOptions { color: super::audit::use_color(), ..opts.clone() }),
-        PrFormat::Json => Format::Json.render(report, opts),
-        PrFormat::Sarif => Format::Sarif.render(report, opts),
-        PrFormat::Markdown => Format::Markdown.render(report, opts),
-    };
-    let markdown = format!("## {title}\n\n{}", Format::Markdown.render(report, opts));
-    (stdout, markdown)
+        other => other.report_format().render(report, opts),
+    }
+}
+
+/// `--output-dir`: one file per format, all from this one audit (no colour in files).
+fn write_files(report: &AuditReport, formats: &[PrFormat], dir: &Path, opts: &RenderOptions) -> miette::Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| miette::miette!(help = "pass --output-dir a folder that can be created", "cannot create {}: {e}", dir.display()))?;
+    for format in formats.iter().map(|f| f.report_format()) {
+        let path = dir.join(format.file_name());
+        std::fs::write(&path, format.render(report, opts)).map_err(|e| miette::miette!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Append to the job summary (GitHub appends every step's part).

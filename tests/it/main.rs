@@ -2,8 +2,11 @@
 //! `tests/fetch_limits.rs` and `tests/smart_http_proxy.rs` stay binaries of
 //! their own: they set process-wide environment variables.
 
+mod action;
 mod amd_models;
 mod cache_folder;
+mod ci_files;
+mod cli_docs;
 mod codes;
 mod corpus_acceptance;
 mod demo_audit;
@@ -21,6 +24,7 @@ mod shell_bash;
 mod smart_http;
 mod source_dir;
 mod source_git;
+mod version;
 
 // Helpers shared by several test modules.
 #[path = "../support/git_repo.rs"]

@@ -9,19 +9,19 @@ use std::path::{Path, PathBuf};
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/pr");
 
 /// A recipes repo with a `main` branch; commits take every file of the work tree.
-struct RecipesRepo {
+pub(super) struct RecipesRepo {
     repo: Repository,
     root: PathBuf,
 }
 
 impl RecipesRepo {
-    fn init(root: &Path) -> RecipesRepo {
+    pub(super) fn init(root: &Path) -> RecipesRepo {
         let repo = Repository::init(root).unwrap();
         repo.set_head("refs/heads/main").unwrap();
         RecipesRepo { repo, root: root.to_path_buf() }
     }
 
-    fn commit(&self, branch: &str, parent: Option<Oid>, message: &str) -> Oid {
+    pub(super) fn commit(&self, branch: &str, parent: Option<Oid>, message: &str) -> Oid {
         let mut index = self.repo.index().unwrap();
         index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
         index.update_all(["*"], None).unwrap();
@@ -34,7 +34,7 @@ impl RecipesRepo {
     }
 
     /// Replace `old` (which must occur) by `new` in one file of the work tree.
-    fn edit(&self, path: &str, old: &str, new: &str) {
+    pub(super) fn edit(&self, path: &str, old: &str, new: &str) {
         let file = self.root.join(path);
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(text.contains(old), "{path} has no `{old}`");
@@ -84,7 +84,7 @@ fn findings(report: &serde_json::Value) -> Vec<(String, String, String)> {
         .collect()
 }
 
-const DISAGG: &str = "benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml";
+pub(super) const DISAGG: &str = "benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml";
 const AGG: &str = "benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-agg.yaml";
 
 /// The demo recipes plus an aggregated recipe already on the target; the head
@@ -247,7 +247,7 @@ fn a_pr_whose_changes_cannot_be_read_fails_the_gate() {
 
 /// The demo's engines, and a recipes folder of the demo's recipes plus an
 /// aggregated one (not yet a git repository).
-fn demo_recipes() -> (tempfile::TempDir, engine_audit::demo::DemoWorkspace, PathBuf) {
+pub(super) fn demo_recipes() -> (tempfile::TempDir, engine_audit::demo::DemoWorkspace, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let ws = engine_audit::demo::build(&dir.path().join("demo")).unwrap();
     let root = dir.path().join("recipes");
@@ -369,4 +369,52 @@ fn a_container_alias_is_bumped_by_its_master_entry() {
     assert_eq!((sglang["from"].as_str(), sglang["to"].as_str()), (Some("v1.0.0"), Some("v1.1.0")), "{:#}", report["bumps"]);
     let found = findings(&report);
     assert!(!found.iter().any(|(code, _, _)| code == "EA301" || code == "EA303"), "the alias is the entry's image: {found:?}");
+}
+
+/// `--output-dir`: the annotations, the job summary and every format asked come
+/// from one run, and agree with each other; several formats without a folder are refused.
+#[test]
+fn one_run_writes_every_format_asked() {
+    let (dir, ws, root) = demo_recipes();
+    let repo = RecipesRepo::init(&root);
+    let base = repo.commit("main", None, "recipes as deployed");
+    repo.edit(DISAGG, "example/sglang:v1.0.0-cu130", "example/sglang:v1.1.0-cu130");
+    repo.commit("bump", Some(base), "bump");
+    let out_dir = dir.path().join("out");
+    let summary = dir.path().join("summary.md");
+    let run = |formats: &str, out_dir: Option<&Path>| {
+        let mut cmd = Command::cargo_bin("engine-audit").unwrap();
+        cmd.env("GITHUB_STEP_SUMMARY", &summary).arg("pr").arg("--repo").arg(&root);
+        cmd.args(["--base", "main", "--head", "bump", "--offline", "--format", formats]);
+        cmd.arg("--sglang").arg(&ws.sglang_repo).arg("--dynamo").arg(&ws.dynamo_repo);
+        if let Some(d) = out_dir {
+            cmd.arg("--output-dir").arg(d);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run("sarif,json,markdown,sarif", Some(&out_dir));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let annotations = String::from_utf8(out.stdout).unwrap();
+    assert!(annotations.lines().any(|l| l.starts_with("::error file=") && l.contains("EA005")), "{annotations}");
+    let mut written: Vec<String> =
+        std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    written.sort();
+    assert_eq!(written, ["report.json", "report.md", "report.sarif"]);
+    let sarif: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.sarif")).unwrap()).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap()).unwrap();
+    let found = findings(&json);
+    assert!(found.iter().any(|f| f.0 == "EA005"), "{found:?}");
+    assert_eq!(results.len(), found.len(), "one SARIF result per finding");
+    for (code, _, _) in &found {
+        assert!(annotations.contains(code.as_str()), "{code} is annotated: {annotations}");
+    }
+    assert!(std::fs::read_to_string(out_dir.join("report.md")).unwrap().contains("EA005"));
+    assert!(std::fs::read_to_string(&summary).unwrap().starts_with("## engine-audit: recipes "), "the summary is written too");
+
+    let refused = run("sarif,github", None);
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("several formats") && err.contains("--output-dir"), "{err}");
 }
