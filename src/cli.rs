@@ -96,12 +96,19 @@ pub(crate) struct EngineSources {
     /// Dynamo source: a git clone (bare or not), a plain package folder, or a URL.
     #[arg(long, value_name = "PATH|URL")]
     pub dynamo: Option<String>,
+    /// vLLM source: a git clone (bare or not), a plain package folder, or a URL
+    /// (read by `surface` and `diff`; the audit does not read vLLM recipes yet).
+    #[arg(long, value_name = "PATH|URL")]
+    pub vllm: Option<String>,
     /// Package folder of SGLang inside its tree (default: python/sglang or sglang).
     #[arg(long, value_name = "DIR")]
     pub sglang_root: Option<String>,
     /// Package folder of Dynamo inside its tree (default: components/src/dynamo or dynamo).
     #[arg(long, value_name = "DIR")]
     pub dynamo_root: Option<String>,
+    /// Package folder of vLLM inside its tree (default: vllm).
+    #[arg(long, value_name = "DIR")]
+    pub vllm_root: Option<String>,
     /// Never touch the network; a ref missing from a cached clone is an error.
     #[arg(long)]
     pub offline: bool,
@@ -116,8 +123,11 @@ pub(crate) struct EngineSources {
 impl EngineSources {
     /// The engine sources given as flags, in profile order.
     pub(crate) fn given(&self) -> Vec<(crate::profiles::Engine, crate::audit::EngineSpec)> {
-        let flags =
-            [(&crate::profiles::SGLANG, &self.sglang, &self.sglang_root), (&crate::profiles::DYNAMO, &self.dynamo, &self.dynamo_root)];
+        let flags = [
+            (&crate::profiles::SGLANG, &self.sglang, &self.sglang_root),
+            (&crate::profiles::VLLM, &self.vllm, &self.vllm_root),
+            (&crate::profiles::DYNAMO, &self.dynamo, &self.dynamo_root),
+        ];
         flags
             .into_iter()
             .filter_map(|(engine, spec, root)| Some((engine, crate::audit::EngineSpec { spec: spec.clone()?, root: root.clone() })))
@@ -128,6 +138,7 @@ impl EngineSources {
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EngineName {
     Sglang,
+    Vllm,
     Dynamo,
 }
 
@@ -135,6 +146,7 @@ impl EngineName {
     pub(crate) fn profile(self) -> crate::profiles::Engine {
         match self {
             EngineName::Sglang => &crate::profiles::SGLANG,
+            EngineName::Vllm => &crate::profiles::VLLM,
             EngineName::Dynamo => &crate::profiles::DYNAMO,
         }
     }

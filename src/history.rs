@@ -100,6 +100,8 @@ fn flag_state(f: &Flag) -> PastFlag {
             FlagDeprecationKind::Alias => PastFlag::Alias { replacement: d.replacement.clone() },
             FlagDeprecationKind::Noop => PastFlag::Noop,
             FlagDeprecationKind::Removed => PastFlag::Erroring,
+            // Still an option that takes effect.
+            FlagDeprecationKind::Announced => PastFlag::Option,
         },
     }
 }

@@ -86,6 +86,24 @@ pub enum FlagsStrategy {
     /// `module.class.method(parser)` registers every option with argparse
     /// (SGLang's `ServerArgs.add_cli_args`); `module` is below the package.
     ArgparseMethod { module: &'static str, class: &'static str, method: &'static str },
+    /// `function(parser)` as `module` names it (defined there or imported:
+    /// vLLM's `make_arg_parser` moved between releases, the `serve`
+    /// subcommand's module always imports it); `module` is below the package.
+    ArgparseFunction {
+        module: &'static str,
+        function: &'static str,
+        /// The engine function that computes `add_argument` keywords from a
+        /// config dataclass's fields (`**get_kwargs(ModelConfig)["seed"]`):
+        /// (module below the package, function).
+        kwargs_from_fields: Option<(&'static str, &'static str)>,
+        /// The parser a consumer builds from the engine's own arguments alone,
+        /// `module.class.method(parser)` (`AsyncEngineArgs.add_cli_args`, which
+        /// `python -m dynamo.vllm` uses): each flag says whether it accepts it.
+        engine_parser: Option<(&'static str, &'static str, &'static str)>,
+        /// The engine marks deprecated flags in their help text too ("X is
+        /// deprecated ... Use Y instead"), not only with an action class.
+        help_deprecations: bool,
+    },
 }
 
 /// Where the engine's typed env registry is.
@@ -94,6 +112,10 @@ pub enum EnvStrategy {
     /// A registry class of typed fields in one of `files` (below the package
     /// root, most specific first): SGLang's `Envs` in `srt/environ.py`.
     TypedRegistry { files: &'static [&'static str] },
+    /// A module-level dict of env var name → getter (`environment_variables`
+    /// in vLLM's `envs.py`): the default is what the getter returns when the
+    /// variable is unset.
+    GetterDict { file: &'static str, dict: &'static str },
     /// The engine has none.
     None,
 }
@@ -128,10 +150,39 @@ pub static SGLANG: EngineProfile = EngineProfile {
     }),
 };
 
+pub static VLLM: EngineProfile = EngineProfile {
+    id: "vllm",
+    display: "vLLM",
+    package_roots: &["vllm"],
+    server: Some(ServerProfile {
+        flags: FlagsStrategy::ArgparseFunction {
+            module: "entrypoints.cli.serve",
+            function: "make_arg_parser",
+            kwargs_from_fields: Some(("engine.arg_utils", "get_kwargs")),
+            engine_parser: Some(("engine.arg_utils", "AsyncEngineArgs", "add_cli_args")),
+            help_deprecations: true,
+        },
+        env: EnvStrategy::GetterDict { file: "envs.py", dict: "environment_variables" },
+        env_prefixes: &["VLLM_"],
+        config_class: ("vllm.engine.arg_utils", "EngineArgs"),
+        launchers: &[
+            Launcher { role: "api_server", form: LaunchForm::PythonModule("vllm.entrypoints.openai.api_server") },
+            Launcher { role: "serve", form: LaunchForm::Program { program: "vllm", subcommand: "serve" } },
+        ],
+        // vLLM's config dataclasses resolve in `__post_init__` per config class,
+        // not through one hook folder: not read yet.
+        resolution: None,
+    }),
+};
+
 pub static DYNAMO: EngineProfile =
     EngineProfile { id: "dynamo", display: "Dynamo", package_roots: &["components/src/dynamo", "dynamo"], server: None };
 
 /// Every profile, engines first.
+///
+/// vLLM is not among them yet: its surface is extracted (`surface --vllm`), but
+/// in this list srt-slurm `type: vllm` recipes, launch scripts and the audit
+/// would pick it up before its recipes are read (issue 28, item 2).
 pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &DYNAMO];
 
 /// Every consumer component and the engine it uses.

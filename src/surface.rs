@@ -65,6 +65,10 @@ pub enum FlagDeprecationKind {
     Noop,
     /// Still parsed, but errors out.
     Removed,
+    /// Still takes effect; the engine says it is deprecated and will go
+    /// (vLLM's help texts "X is deprecated and will be removed in v0.19",
+    /// `add_argument(..., deprecated=True)`), naming a replacement or not.
+    Announced,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -110,6 +114,12 @@ pub struct Flag {
     /// not argparse's `default` (a `None` the engine resolves after parsing).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub effective_default: Option<EffectiveDefault>,
+    /// Whether the engine-only parser a consumer builds (vLLM's
+    /// `AsyncEngineArgs.add_cli_args`, used by `python -m dynamo.vllm`) accepts
+    /// it too; `None` for an engine without one. Serve-only flags (`--host`,
+    /// `--port`, `--tool-call-parser`) are `false`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub engine_parser: Option<bool>,
 }
 
 /// Where a flag's effective default comes from, when not from argparse.

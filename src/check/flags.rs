@@ -86,6 +86,9 @@ fn check_use(site: &Site, u: &FlagUse, bump: Bump, out: &mut Vec<Finding>) {
     if let Some(dep) = &flag.deprecated {
         let (target, upstream) = (to_ref.to_string(), dep.message.clone());
         out.push(match dep.kind {
+            // An announced deprecation still takes effect: its value is checked as
+            // any other (findings of their own come with the vLLM checks, issue 28).
+            FlagDeprecationKind::Announced => return out.extend(check_value(u, flag, bump).map(|f| f.evidence(ev))),
             FlagDeprecationKind::Removed => {
                 Finding::new(FindingKind::RemovedFlag { option: option.clone(), target, upstream }, at, &u.name)
                     .evidence(ev.with_note(format!("{option} registered with an erroring action")))

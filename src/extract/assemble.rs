@@ -92,6 +92,15 @@ pub fn extract_surface_with(
                     ((flags, cli_flags::parser_facts(pkg, &module, class, method, &mut w)), w)
                 })
             }
+            FlagsStrategy::ArgparseFunction { module, function, .. } => {
+                let module = format!("{}.{module}", pkg.name);
+                let entry = pkg.module_path(&module);
+                units.unit("flags", "", entry.as_deref(), |pkg| {
+                    let mut w = Vec::new();
+                    let flags = cli_flags::extract_flags(pkg, &server.flags, server.resolution.as_ref(), &mut w);
+                    ((flags, cli_flags::parser_facts(pkg, &module, "", function, &mut w)), w)
+                })
+            }
         }
     };
     let ((mut modules, metadata), ((symbols, flags), (env, classes))) = rayon::join(
@@ -236,6 +245,7 @@ fn env_of(units: &Units, pkg: &Package, engine: Engine, demand: &Demand, ref_nam
     let _span = crate::trace::span(|| format!("  env {ref_name}"));
     let files = match engine.server.as_ref().map(|s| &s.env) {
         Some(EnvStrategy::TypedRegistry { files }) if demand.env => *files,
+        Some(EnvStrategy::GetterDict { file, dict }) if demand.env => return getter_env_of(units, pkg, file, dict, demand),
         _ => return Default::default(),
     };
     let registry_file = env_vars::registry_path(pkg, files);
@@ -279,4 +289,35 @@ fn classes_of(units: &Units, pkg: &Package, wanted: &[(String, String)], ref_nam
         }
     }
     (out, warnings)
+}
+
+/// A getter-dict registry (vLLM's `envs.py`), then reads elsewhere as for a typed one.
+fn getter_env_of(units: &Units, pkg: &Package, file: &str, dict: &str, demand: &Demand) -> WithWarnings<EnvFacts> {
+    let path = format!("{}/{file}", units.root.trim_end_matches('/'));
+    let present = pkg.tree.contains(&path);
+    let (vars, mut warnings) = units.unit("env-getters", dict, present.then_some(path.as_str()), |pkg| {
+        let mut w = Vec::new();
+        (env_vars::getter_dict::extract(pkg, file, dict, &mut w), w)
+    });
+    let reads = match &demand.env_reads {
+        EnvReads::None => Vec::new(),
+        EnvReads::Names(names) => {
+            let unregistered: Vec<String> = names.iter().filter(|n| !vars.iter().any(|v| &v.name == *n)).cloned().collect();
+            let (reads, w) = units.env_reads(&EnvScan::Names(unregistered), &[]);
+            warnings.extend(w);
+            reads
+        }
+        EnvReads::Prefixes(prefixes) => {
+            let (reads, w) = units.env_reads(&EnvScan::Prefixes(prefixes.clone()), &[]);
+            warnings.extend(w);
+            reads
+        }
+    };
+    let mut sorted = vars.clone();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let registry = env_vars::EnvRegistry { vars: sorted, prefix_rewrites: Vec::new() };
+    let mut all = vars;
+    all.extend(env_vars::unregistered_vars(&registry, &reads));
+    all.sort_by(|a, b| a.name.cmp(&b.name));
+    ((all, Vec::new()), warnings)
 }

@@ -175,6 +175,11 @@ pub(crate) fn string_value(source: &str, node: Node) -> Option<String> {
     }
 }
 
+/// A string literal's body text with its escapes decoded.
+pub(crate) fn unescape_text(text: &str) -> String {
+    unescape(text)
+}
+
 fn unescape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();

@@ -15,6 +15,7 @@ mod fact_cache;
 mod fix;
 mod master_links;
 mod oracle;
+mod oracle_vllm;
 mod pr;
 mod real_data;
 mod reports;

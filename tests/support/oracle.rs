@@ -366,3 +366,187 @@ pub fn compare_env(oracle: &Oracle, env: &[EnvVar]) -> EnvReport {
     }
     report
 }
+
+// ---- vLLM (`vllm-<V>.json`) ----
+//
+// - Option strings are those the parser accepts: `option_strings` and the
+//   `hidden_option_strings` vLLM's `EnableDisableAction` keeps out of help.
+//   The positional `model_tag` is not an option.
+// - A deprecation is what the oracle action says: `deprecated=True`, else
+//   what its real help text states (read by the crate's help rule, applied to
+//   the oracle's help: the extraction must find the same help and deprecation).
+// - Choices are scored over every option (an option without choices matches
+//   when the extraction has none either) and over the options with choices.
+// - Defaults the oracle can only show as an object's repr (`default_type`:
+//   a config instance, an enum member) are counted apart: ours must be dynamic.
+
+pub struct VllmReport {
+    pub version: String,
+    pub options_recall: Score,
+    pub options_precision: Score,
+    pub dest: Score,
+    pub deprecation: Score,
+    pub engine_parser: Score,
+    pub choices_all: Score,
+    pub choices_with: Score,
+    pub defaults_literal: Score,
+    pub defaults_object: Score,
+}
+
+impl VllmReport {
+    /// Defaults over every option, object-valued ones included.
+    pub fn defaults_all(&self) -> (usize, usize) {
+        (self.defaults_literal.hit + self.defaults_object.hit, self.defaults_literal.total + self.defaults_object.total)
+    }
+}
+
+impl fmt::Display for VllmReport {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        writeln!(f, "== vllm {}", self.version)?;
+        let (hit, total) = self.defaults_all();
+        let rows: [(&str, &Score); 9] = [
+            ("option strings recall", &self.options_recall),
+            ("option strings precision", &self.options_precision),
+            ("dest", &self.dest),
+            ("deprecation kind+replacement", &self.deprecation),
+            ("engine-only parser marker", &self.engine_parser),
+            ("choices (every option)", &self.choices_all),
+            ("choices (options with choices)", &self.choices_with),
+            ("defaults (literal in the oracle)", &self.defaults_literal),
+            ("defaults (objects: repr only)", &self.defaults_object),
+        ];
+        for (name, s) in rows {
+            writeln!(f, "  {name:<34} {s}")?;
+            for m in s.wrong.iter().take(MAX_LISTED) {
+                writeln!(f, "      wrong:   {m}")?;
+            }
+            for m in s.dynamic.iter().take(MAX_LISTED) {
+                writeln!(f, "      dynamic: {m}")?;
+            }
+        }
+        writeln!(f, "  {:<34} {hit}/{total} ({:.1}%)", "defaults (every option)", 100.0 * hit as f64 / total.max(1) as f64)
+    }
+}
+
+fn accepted(a: &Value) -> Vec<String> {
+    let mut names = as_str_vec(&a["option_strings"]);
+    names.extend(as_str_vec(&a["hidden_option_strings"]));
+    names
+}
+
+pub fn compare_vllm_flags(oracle: &Oracle, flags: &[Flag]) -> VllmReport {
+    use engine_audit::extract::cli_flags::help_deprecation::from_help;
+    let ours: BTreeSet<&str> = flags.iter().flat_map(|f| f.names.iter().map(String::as_str)).collect();
+    let theirs: BTreeSet<String> = oracle.actions.iter().flat_map(accepted).collect();
+    let mut r = VllmReport {
+        version: oracle.version.clone(),
+        options_recall: Score::default(),
+        options_precision: Score::default(),
+        dest: Score::default(),
+        deprecation: Score::default(),
+        engine_parser: Score::default(),
+        choices_all: Score::default(),
+        choices_with: Score::default(),
+        defaults_literal: Score::default(),
+        defaults_object: Score::default(),
+    };
+    for o in &theirs {
+        r.options_recall.record(ours.contains(o.as_str()), false, format!("{o} missing"));
+    }
+    for o in &ours {
+        r.options_precision.record(theirs.contains(*o), false, format!("{o} not in the real parser"));
+    }
+    let by_name: BTreeMap<&str, &Flag> = flags.iter().flat_map(|f| f.names.iter().map(move |n| (n.as_str(), f))).collect();
+    for a in &oracle.actions {
+        let names = as_str_vec(&a["option_strings"]);
+        let Some(flag) = names.first().and_then(|n| by_name.get(n.as_str())) else { continue };
+        let label = names[0].clone();
+        let dest = a["dest"].as_str().unwrap_or_default();
+        r.dest.record(flag.dest == dest, false, format!("{label}: dest {} (real: {dest})", flag.dest));
+
+        let help = a["help"].as_str().unwrap_or_default();
+        let expected = if a["deprecated"].as_bool().unwrap_or(false) {
+            Some((FlagDeprecationKind::Announced, from_help(help, &names, dest).and_then(|d| d.replacement)))
+        } else {
+            from_help(help, &names, dest).map(|d| (d.kind, d.replacement))
+        };
+        let got = flag.deprecated.as_ref().map(|d| (d.kind, d.replacement.clone()));
+        if expected.is_some() || got.is_some() {
+            r.deprecation.record(expected == got, false, format!("{label}: {got:?} (real: {expected:?})"));
+        }
+        if let Some(want) = a["in_engine_args_parser"].as_bool() {
+            r.engine_parser.record(flag.engine_parser == Some(want), false, format!("{label}: {:?} (real: {want})", flag.engine_parser));
+        }
+
+        let oracle_choices = &a["choices"];
+        let want: Option<Vec<String>> = oracle_choices.as_array().map(|v| v.iter().map(choice_string).collect());
+        let unordered = a["choices_unordered"].as_bool().unwrap_or(false);
+        let (ok, dynamic, what) = match &flag.choices {
+            Some(Known::Dynamic { dynamic }) => (false, true, format!("{label}: `{dynamic}` (real: {want:?})")),
+            other => {
+                let got: Option<Vec<String>> = other.as_ref().and_then(|k| k.value()).map(|v| v.iter().map(choice_string).collect());
+                let ok = match (&got, &want) {
+                    (Some(g), Some(w)) if unordered => g.iter().collect::<BTreeSet<_>>() == w.iter().collect::<BTreeSet<_>>(),
+                    (g, w) => g == w,
+                };
+                (ok, false, format!("{label}: {got:?} (real: {want:?})"))
+            }
+        };
+        r.choices_all.record(ok, dynamic, what.clone());
+        if !oracle_choices.is_null() || flag.choices.is_some() {
+            r.choices_with.record(ok, dynamic, what);
+        }
+
+        let want = &a["default"];
+        let score = if a["default_type"].is_string() { &mut r.defaults_object } else { &mut r.defaults_literal };
+        match &flag.default {
+            Known::Dynamic { dynamic } => score.record(false, true, format!("{label}: `{dynamic}` (real: {want})")),
+            Known::Value(v) => score.record(py_eq(v, want), false, format!("{label}: {v} (real: {want})")),
+        }
+    }
+    r
+}
+
+pub struct VllmEnvReport {
+    pub recall: Score,
+    pub precision: Score,
+    /// Informative: defaults of the getters (dynamic where the getter is not a plain lambda).
+    pub defaults: Score,
+}
+
+impl fmt::Display for VllmEnvReport {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        for (name, s) in
+            [("env names recall", &self.recall), ("env names precision", &self.precision), ("env defaults (informative)", &self.defaults)]
+        {
+            writeln!(f, "  {name:<34} {s}")?;
+            for m in s.wrong.iter().take(MAX_LISTED) {
+                writeln!(f, "      wrong:   {m}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn compare_vllm_env(oracle: &Oracle, env: &[EnvVar]) -> VllmEnvReport {
+    let registry: BTreeMap<&str, &EnvVar> = env.iter().filter(|e| e.kind != "read").map(|e| (e.name.as_str(), e)).collect();
+    let theirs: BTreeMap<&str, &Value> = oracle.env_vars.iter().filter_map(|e| Some((e["name"].as_str()?, e))).collect();
+    let mut r = VllmEnvReport { recall: Score::default(), precision: Score::default(), defaults: Score::default() };
+    for n in theirs.keys() {
+        r.recall.record(registry.contains_key(n), false, format!("{n} missing"));
+    }
+    for n in registry.keys() {
+        r.precision.record(theirs.contains_key(n), false, format!("{n} not in envs.py"));
+    }
+    for (n, e) in &theirs {
+        let Some(ours) = registry.get(n) else { continue };
+        if e["default_from_stub"].as_bool().unwrap_or(false) || e["default_depends_on_stub"].as_bool().unwrap_or(false) {
+            continue;
+        }
+        match &ours.default {
+            Known::Dynamic { .. } => r.defaults.record(false, true, n.to_string()),
+            Known::Value(v) => r.defaults.record(py_eq(v, &e["default"]), false, format!("{n}: {v} (real: {})", e["default"])),
+        }
+    }
+    r
+}

@@ -300,3 +300,83 @@ fn merge_error(current: ErrorRule, guard: Guard, param_of: &dyn Fn(&str) -> Stri
         (other, Guard::Other) => other,
     }
 }
+
+/// What the parser class's action registry changes (`self.register("action",
+/// BooleanOptionalAction, EnableDisableAction)` in its `__init__`): argparse
+/// then builds the registered class wherever `action=BooleanOptionalAction`.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ActionRegistry {
+    pub boolean_optional: Option<PairedBoolean>,
+}
+
+/// An engine subclass of `BooleanOptionalAction` that also pairs option
+/// prefixes (`--enable-x` with `--disable-x`), read from its class-level map
+/// of prefix → inverse prefix; the `--no-` forms stay accepted (hidden in help).
+#[derive(Debug, Clone)]
+pub(super) struct PairedBoolean {
+    pub name: String,
+    pub inverse_prefixes: Vec<(String, String)>,
+}
+
+/// The action registry of an engine parser class (and its engine bases).
+pub(super) fn parser_action_registry(ev: &ConstEval, class: &ClassRef) -> ActionRegistry {
+    let mut registry = ActionRegistry::default();
+    let mut seen = Vec::new();
+    let mut todo = vec![class.clone()];
+    while let Some(c) = todo.pop() {
+        if seen.contains(&c) || seen.len() > 16 {
+            continue;
+        }
+        seen.push(c.clone());
+        todo.extend(ev.class_bases(&c).into_iter().filter_map(|b| match b {
+            Val::Class(b) => Some(b),
+            _ => None,
+        }));
+        let Some(file) = ev.module_file(&c.module) else { continue };
+        let Some(init) = ev.class_def(&file, &c.name).and_then(class_body).and_then(|b| find_definition(&file.source, b, "__init__"))
+        else {
+            continue;
+        };
+        let scope = Scope::module(&c.module);
+        walk(init, |n| {
+            if n.kind() != "call" || n.child_by_field_name("function").is_none_or(|f| file.text(f) != "self.register") {
+                return true;
+            }
+            let args = n.child_by_field_name("arguments").map(named_children).unwrap_or_default();
+            let folded: Vec<Folded> = args.iter().map(|a| ev.eval(&file, *a, scope)).collect();
+            if let [Ok(Val::Str(kind)), Ok(Val::External(builtin)), Ok(Val::Class(engine))] = folded.as_slice() {
+                if kind == "action" && builtin.ends_with("BooleanOptionalAction") && registry.boolean_optional.is_none() {
+                    registry.boolean_optional = Some(paired_boolean(ev, engine));
+                }
+            }
+            false
+        });
+    }
+    registry
+}
+
+fn paired_boolean(ev: &ConstEval, class: &ClassRef) -> PairedBoolean {
+    let mut inverse_prefixes = Vec::new();
+    if let Some(file) = ev.module_file(&class.module) {
+        if let Some(body) = ev.class_def(&file, &class.name).and_then(class_body) {
+            for stmt in named_children(body) {
+                let Some(assign) = named_children(stmt).into_iter().find(|n| n.kind() == "assignment") else { continue };
+                let Some(value) = assign.child_by_field_name("right") else { continue };
+                if let Ok(Val::Dict(pairs)) = ev.eval(&file, value, Scope { module: &class.module, locals: None, class: Some(class) }) {
+                    let prefixes: Vec<(String, String)> = pairs
+                        .into_iter()
+                        .filter_map(|(k, v)| match (k, v) {
+                            (Val::Str(k), Val::Str(v)) if k.starts_with("--") && v.starts_with("--") => Some((k, v)),
+                            _ => None,
+                        })
+                        .collect();
+                    if !prefixes.is_empty() {
+                        inverse_prefixes = prefixes;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    PairedBoolean { name: class.name.rsplit('.').next().unwrap_or(&class.name).to_string(), inverse_prefixes }
+}

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::json;
 
-use super::actions::{read_action_class, ActionClass, ErrorRule, StoreRule};
+use super::actions::{read_action_class, ActionClass, ActionRegistry, ErrorRule, StoreRule};
 use crate::extract::consts::{ClassRef, ConstEval, Folded, Val};
 use crate::surface::{DefaultSource, EffectiveDefault, Evidence, Flag, FlagDeprecation, FlagDeprecationKind, Known, PyValue};
 
@@ -65,20 +65,22 @@ impl ActionCache {
 /// What the `action=` keyword names.
 enum ActionKind {
     Builtin(&'static str),
-    BooleanOptional,
+    /// argparse's `BooleanOptionalAction`, or the engine class the parser's
+    /// registry builds in its place.
+    BooleanOptional(Option<super::actions::PairedBoolean>),
     Engine(Box<ActionClass>),
     /// Not understood: the expression text.
     Unknown(String),
 }
 
-fn classify_action(ev: &ConstEval, cache: &mut ActionCache, action: Option<&KwArg>) -> ActionKind {
+fn classify_action(ev: &ConstEval, cache: &mut ActionCache, registry: &ActionRegistry, action: Option<&KwArg>) -> ActionKind {
     let Some(action) = action else { return ActionKind::Builtin("store") };
     match &action.value {
         Ok(Val::Str(s)) => match builtin_action(s) {
             Some(b) => ActionKind::Builtin(b),
             None => ActionKind::Unknown(s.clone()),
         },
-        Ok(Val::External(e)) if e.ends_with("BooleanOptionalAction") => ActionKind::BooleanOptional,
+        Ok(Val::External(e)) if e.ends_with("BooleanOptionalAction") => ActionKind::BooleanOptional(registry.boolean_optional.clone()),
         Ok(Val::External(e)) => {
             // `argparse._StoreTrueAction` and friends.
             let short = e.rsplit('.').next().unwrap_or(e);
@@ -124,8 +126,8 @@ pub(crate) fn derive_dest(names: &[String]) -> String {
 }
 
 /// Build the flag argparse would register.
-pub(super) fn build_flag(ev: &ConstEval, cache: &mut ActionCache, call: &ArgCall) -> Flag {
-    let action = classify_action(ev, cache, call.kwarg("action"));
+pub(super) fn build_flag(ev: &ConstEval, cache: &mut ActionCache, registry: &ActionRegistry, call: &ArgCall) -> Flag {
+    let action = classify_action(ev, cache, registry, call.kwarg("action"));
     let given = |k: &str| call.kwarg(k).map(KwArg::known);
     let dest = match call.kwarg("dest") {
         Some(KwArg { value: Ok(Val::Str(d)), .. }) => d.clone(),
@@ -157,9 +159,9 @@ pub(super) fn build_flag(ev: &ConstEval, cache: &mut ActionCache, call: &ArgCall
             default.get_or_insert(Known::Value(implied_default));
             b.to_string()
         }
-        ActionKind::BooleanOptional => {
+        ActionKind::BooleanOptional(paired) => {
             // argparse adds `--no-x` after each `--x`.
-            names = call
+            let negated: Vec<String> = call
                 .names
                 .iter()
                 .flat_map(|n| match n.strip_prefix("--") {
@@ -169,7 +171,33 @@ pub(super) fn build_flag(ev: &ConstEval, cache: &mut ActionCache, call: &ArgCall
                 .collect();
             nargs = Some(Known::Value(json!(0)));
             default.get_or_insert(Known::Value(PyValue::Null));
-            "BooleanOptionalAction".to_string()
+            match paired {
+                None => {
+                    names = negated;
+                    "BooleanOptionalAction".to_string()
+                }
+                Some(paired) => {
+                    // `--enable-x` also gets `--disable-x`; then the `--no-` forms
+                    // are still accepted, listed last (help hides them).
+                    let inverses: Vec<String> = call
+                        .names
+                        .iter()
+                        .flat_map(|n| {
+                            paired
+                                .inverse_prefixes
+                                .iter()
+                                .filter_map(move |(p, inv)| n.strip_prefix(p.as_str()).map(|rest| format!("{inv}{rest}")))
+                        })
+                        .collect();
+                    names = if inverses.is_empty() {
+                        negated
+                    } else {
+                        let hidden = negated.into_iter().filter(|n| !call.names.contains(n));
+                        call.names.iter().cloned().chain(inverses).chain(hidden).collect()
+                    };
+                    paired.name.clone()
+                }
+            }
         }
         ActionKind::Engine(ac) => {
             let init = |k: &str| ac.init_defaults.get(k).map(|f| KwArg { value: f.clone(), text: k.to_string() }.known());
@@ -187,7 +215,7 @@ pub(super) fn build_flag(ev: &ConstEval, cache: &mut ActionCache, call: &ArgCall
                 }
             }
             if ac.deprecation {
-                deprecated = Some(deprecation(ac, call));
+                deprecated = deprecation(ac, call);
             }
             ac.name.clone()
         }
@@ -222,6 +250,11 @@ pub(super) fn build_flag(ev: &ConstEval, cache: &mut ActionCache, call: &ArgCall
         _ => None,
     });
     let default = default.unwrap_or(Known::Value(PyValue::Null));
+    // `add_argument(..., deprecated=True)` (argparse 3.13, or the engine's
+    // parser before it): warns when used, still takes effect.
+    if deprecated.is_none() && matches!(call.kwarg("deprecated").map(|d| &d.value), Some(Ok(v)) if v.truthy() == Some(true)) {
+        deprecated = Some(FlagDeprecation { kind: FlagDeprecationKind::Announced, replacement: None, message: help.clone() });
+    }
     Flag {
         effective_default: fallback_default(call, &default),
         names,
@@ -237,6 +270,7 @@ pub(super) fn build_flag(ev: &ConstEval, cache: &mut ActionCache, call: &ArgCall
         deprecated,
         help,
         evidence: call.evidence.clone(),
+        engine_parser: None,
     }
 }
 
@@ -262,7 +296,10 @@ fn type_name(kw: &KwArg) -> String {
     }
 }
 
-fn deprecation(ac: &ActionClass, call: &ArgCall) -> FlagDeprecation {
+/// What a deprecating action class does to a flag. An action that stores the
+/// values but names no replacement keyword keeps the flag working: the help
+/// text says more, or the deprecation is left unclaimed (`None`).
+fn deprecation(ac: &ActionClass, call: &ArgCall) -> Option<FlagDeprecation> {
     let string_kwarg = |p: &str| match call.kwarg(p).map(|k| &k.value) {
         Some(Ok(Val::Str(s))) => Some(s.clone()),
         _ => None,
@@ -274,14 +311,15 @@ fn deprecation(ac: &ActionClass, call: &ArgCall) -> FlagDeprecation {
         _ => None,
     };
     let replacement = ac.replacement_param.as_deref().and_then(string_kwarg);
-    match removed_message {
+    Some(match removed_message {
         Some(message) => FlagDeprecation { kind: FlagDeprecationKind::Removed, replacement, message },
+        None if ac.stores == StoreRule::Values && ac.replacement_param.is_none() && ac.custom_params.is_empty() => return None,
         None => FlagDeprecation {
             kind: if ac.stores == StoreRule::Nothing { FlagDeprecationKind::Noop } else { FlagDeprecationKind::Alias },
             replacement,
             message: None,
         },
-    }
+    })
 }
 
 #[cfg(test)]

@@ -9,9 +9,13 @@
 
 mod actions;
 mod argparse;
+pub(crate) mod config_kwargs;
 mod dataclass;
+pub mod help_deprecation;
 mod parser;
+mod paths;
 mod resolution;
+mod type_hints;
 
 use super::env_gate;
 
@@ -23,7 +27,7 @@ use tree_sitter::Node;
 
 use self::argparse::{build_flag, ActionCache, ArgCall, KwArg};
 use super::consts::{
-    apply_mutation, class_body, find_definition, flat_statements, is_mutating_method, ClassRef, ConstEval, Folded, Locals, Scope, Val,
+    apply_mutation, class_body, find_definition, flat_statements, is_mutating_method, ClassRef, ConstEval, Folded, Locals, Scope, Stmt, Val,
 };
 use super::package::Package;
 use super::python::{named_children, PyFile};
@@ -45,7 +49,53 @@ pub fn extract_flags(
         FlagsStrategy::ArgparseMethod { module, class, method } => {
             extract_flags_from(pkg, &format!("{}.{module}", pkg.name), class, method, resolution, warnings)
         }
+        FlagsStrategy::ArgparseFunction { .. } => extract_flags_by(pkg, strategy, resolution, warnings),
     }
+}
+
+/// What the walk needs to know about an engine beyond its entry point.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct WalkOptions<'s> {
+    /// Where fields the parser leaves `None` are resolved ([`resolution`]).
+    pub resolution: Option<&'s ResolutionProfile>,
+    /// The function computing `add_argument` keywords from a config
+    /// dataclass (dotted below the package root).
+    pub kwargs_from_fields: Option<(&'s str, &'s str)>,
+    /// Help texts that say the flag is deprecated mark it so.
+    pub help_deprecations: bool,
+}
+
+/// Flags of an [`FlagsStrategy::ArgparseFunction`] engine: the server parser,
+/// each flag marked with whether the engine-only parser accepts it.
+pub(crate) fn extract_flags_by(
+    pkg: &Package,
+    strategy: &FlagsStrategy,
+    resolution: Option<&ResolutionProfile>,
+    warnings: &mut Vec<ExtractWarning>,
+) -> Vec<Flag> {
+    let FlagsStrategy::ArgparseFunction { module, function, kwargs_from_fields, engine_parser, help_deprecations } = strategy else {
+        return extract_flags(pkg, strategy, resolution, warnings);
+    };
+    let options = WalkOptions { resolution, kwargs_from_fields: *kwargs_from_fields, help_deprecations: *help_deprecations };
+    let module = format!("{}.{module}", pkg.name);
+    let mut flags = extract_flags_with(pkg, &module, "", function, options, warnings);
+    if let Some((m, class, method)) = engine_parser {
+        let mut engine_warnings = Vec::new();
+        let engine = extract_flags_with(pkg, &format!("{}.{m}", pkg.name), class, method, options, &mut engine_warnings);
+        // The engine parser's own problems are the server parser's too (it walks the same code).
+        let accepted: HashSet<&str> = engine.iter().skip(1).flat_map(|f| f.names.iter().map(String::as_str)).collect();
+        if accepted.is_empty() {
+            warnings.push(ExtractWarning {
+                path: pkg.module_path(&format!("{}.{m}", pkg.name)).unwrap_or_default(),
+                message: format!("no `{class}.{method}` options found: which flags the engine-only parser accepts is unknown"),
+            });
+        } else {
+            for f in &mut flags {
+                f.engine_parser = Some(f.names.iter().any(|n| accepted.contains(n.as_str())));
+            }
+        }
+    }
+    flags
 }
 
 /// Flags registered by `module.class_name.method(parser)` (or a module-level
@@ -58,7 +108,25 @@ pub(crate) fn extract_flags_from(
     resolution: Option<&ResolutionProfile>,
     warnings: &mut Vec<ExtractWarning>,
 ) -> Vec<Flag> {
-    let ev = ConstEval::new(pkg);
+    extract_flags_with(pkg, module, class_name, method, WalkOptions { resolution, ..WalkOptions::default() }, warnings)
+}
+
+/// [`extract_flags_from`] with what the engine's profile adds.
+pub(crate) fn extract_flags_with(
+    pkg: &Package,
+    module: &str,
+    class_name: &str,
+    method: &str,
+    options: WalkOptions,
+    warnings: &mut Vec<ExtractWarning>,
+) -> Vec<Flag> {
+    let mut ev = ConstEval::new(pkg);
+    if let Some((m, f)) = options.kwargs_from_fields {
+        // Defaults read from the environment are argparse's with it unset.
+        ev = super::consts::with_unset_env(ev);
+        let generator = format!("{}.{m}", pkg.name);
+        ev = ev.with_native(&format!("{generator}.{f}"), config_kwargs::native(&generator, f));
+    }
     let mut walker = Walker {
         ev: &ev,
         actions: ActionCache::default(),
@@ -66,20 +134,27 @@ pub(crate) fn extract_flags_from(
         set_defaults: Vec::new(),
         stack: Vec::new(),
         warnings: Vec::new(),
+        parser_class: None,
     };
     let class = (!class_name.is_empty()).then(|| ClassRef { module: module.to_string(), name: class_name.to_string() });
     let entry_found = walker.walk_function(module, class.as_ref(), method, &[Role::Parser], HashMap::new());
     let mut flags = Vec::new();
+    let registry = walker.parser_class.as_ref().map(|c| actions::parser_action_registry(&ev, c)).unwrap_or_default();
     match entry_found {
-        Some(evidence) => flags.push(help_flag(evidence)),
+        Some(walked) => flags.push(help_flag(walked.evidence)),
         None => walker.warnings.push(ExtractWarning {
             path: pkg.module_path(module).unwrap_or_else(|| module.to_string()),
             message: format!("no `{class_name}.{method}` found; no flags extracted"),
         }),
     }
     let calls = std::mem::take(&mut walker.calls);
-    for call in &calls {
-        flags.push(build_flag(&ev, &mut walker.actions, call));
+    // Positionals (`model_tag`) are not options: recipes cannot name them.
+    for call in calls.iter().filter(|c| c.names.iter().all(|n| n.starts_with('-'))) {
+        let mut flag = build_flag(&ev, &mut walker.actions, &registry, call);
+        if options.help_deprecations && flag.deprecated.is_none() {
+            flag.deprecated = flag.help.as_deref().and_then(|h| help_deprecation::from_help(h, &flag.names, &flag.dest));
+        }
+        flags.push(flag);
     }
     for (dest, value) in &walker.set_defaults {
         for f in flags.iter_mut().filter(|f| &f.dest == dest) {
@@ -90,8 +165,8 @@ pub(crate) fn extract_flags_from(
             }
         }
     }
-    if let Some(resolution) = resolution {
-        resolution::resolve_effective_defaults(&ev, pkg, resolution, class_name, &mut flags);
+    if let Some(profile) = options.resolution {
+        resolution::resolve_effective_defaults(&ev, pkg, profile, class_name, &mut flags);
     }
     warnings.extend(walker.warnings);
     warnings.extend(ev.take_warnings());
@@ -115,6 +190,7 @@ fn help_flag(evidence: Evidence) -> Flag {
         help: Some("show this help message and exit".into()),
         evidence,
         effective_default: None,
+        engine_parser: None,
     }
 }
 
@@ -134,14 +210,27 @@ struct Walker<'e, 'p> {
     /// Functions being walked (recursion guard).
     stack: Vec<String>,
     warnings: Vec<ExtractWarning>,
+    /// The engine class the entry function's parser parameter is annotated
+    /// with (`parser: FlexibleArgumentParser`): its action registry applies.
+    parser_class: Option<ClassRef>,
+}
+
+/// A function walked: where it is, and what its last unconditional `return` gave.
+struct Walked {
+    evidence: Evidence,
+    returned: Option<Folded>,
 }
 
 /// Variables of the function being walked.
 struct Frame<'a> {
     module: &'a str,
+    /// The class the method was called on (`cls`).
     class: Option<&'a ClassRef>,
+    /// The class that defines the method (`super()` starts above it).
+    defined_in: Option<ClassRef>,
     parsers: HashSet<String>,
     locals: Locals,
+    returned: Option<Folded>,
     /// What blocks that run only with an env var set would add to each local
     /// list: local → env var → values ([`env_gate`]).
     gated: HashMap<String, std::collections::BTreeMap<String, Vec<PyValue>>>,
@@ -154,9 +243,10 @@ impl Frame<'_> {
 }
 
 impl<'e, 'p> Walker<'e, 'p> {
-    /// Walk a function (a method of `class` when given) with its positional
-    /// parameters bound to `args` (after `self`/`cls`). Returns the function's
-    /// evidence, `None` when it is not found.
+    /// Walk a function (a method of `class` when given, found on the class or
+    /// its engine bases; a module-level function found by the name `module`
+    /// binds, imported or defined) with its positional parameters bound to
+    /// `args` (after `self`/`cls`, which is the class). `None` when not found.
     fn walk_function(
         &mut self,
         module: &str,
@@ -164,11 +254,36 @@ impl<'e, 'p> Walker<'e, 'p> {
         name: &str,
         args: &[Role],
         kwargs: HashMap<String, Role>,
-    ) -> Option<Evidence> {
-        let file = self.ev.module_file(module)?;
-        let def = match class {
+    ) -> Option<Walked> {
+        let (def_module, defined_in, def_file) = match class {
             Some(c) => {
-                let body = self.ev.class_def(&file, &c.name).and_then(class_body)?;
+                let owner = self.method_owner(c, name, 0)?;
+                let file = self.ev.module_file(&owner.module)?;
+                (owner.module.clone(), Some(owner), file)
+            }
+            None => {
+                let file = self.ev.module_file(module)?;
+                let defined = find_definition(&file.source, file.root(), name).is_some_and(|d| d.kind() == "function_definition");
+                if !defined {
+                    // Imported: walk it where it is defined.
+                    return match self.ev.global(module, name) {
+                        Ok(Val::Function(m, q)) if (m.as_str(), q.as_str()) != (module, name) => match q.rsplit_once('.') {
+                            Some((c, n)) => {
+                                let class = ClassRef { module: m.clone(), name: c.to_string() };
+                                self.walk_function(&m, Some(&class), n, args, kwargs)
+                            }
+                            None => self.walk_function(&m, None, &q, args, kwargs),
+                        },
+                        _ => None,
+                    };
+                }
+                (module.to_string(), None, file)
+            }
+        };
+        let file = def_file;
+        let def = match &defined_in {
+            Some(owner) => {
+                let body = self.ev.class_def(&file, &owner.name).and_then(class_body)?;
                 find_definition(&file.source, body, name)?
             }
             None => find_definition(&file.source, file.root(), name)?,
@@ -176,25 +291,71 @@ impl<'e, 'p> Walker<'e, 'p> {
         if def.kind() != "function_definition" {
             return None;
         }
-        let key = format!("{module}:{}.{name}", class.map(|c| c.name.as_str()).unwrap_or(""));
+        let key = format!("{def_module}:{}.{name}", class.map(|c| c.name.as_str()).unwrap_or(""));
         if self.stack.contains(&key) || self.stack.len() >= MAX_CALL_DEPTH {
-            return Some(file.evidence(def));
+            return Some(Walked { evidence: file.evidence(def), returned: None });
+        }
+        if self.stack.is_empty() && self.parser_class.is_none() {
+            self.parser_class = self.parser_annotation(&file, &def_module, def, is_static(&file, def, class.is_some()));
         }
         self.stack.push(key);
-        let mut frame = Frame { module, class, parsers: HashSet::new(), locals: Locals::new(), gated: HashMap::new() };
+        let mut frame = Frame {
+            module: &def_module,
+            class,
+            defined_in,
+            parsers: HashSet::new(),
+            locals: Locals::new(),
+            returned: None,
+            gated: HashMap::new(),
+        };
         bind_params(&file, def, is_static(&file, def, class.is_some()), args, &kwargs, &mut frame);
         if let Some(body) = def.child_by_field_name("body") {
             self.walk_body(&file, body, &mut frame);
         }
         self.stack.pop();
-        Some(file.evidence(def))
+        Some(Walked { evidence: file.evidence(def), returned: frame.returned })
+    }
+
+    /// The engine class (`c` or one of its engine bases, nearest first) that defines `name`.
+    fn method_owner(&self, c: &ClassRef, name: &str, depth: usize) -> Option<ClassRef> {
+        if depth > 16 {
+            return None;
+        }
+        let file = self.ev.module_file(&c.module)?;
+        let body = self.ev.class_def(&file, &c.name).and_then(class_body)?;
+        if find_definition(&file.source, body, name).is_some() {
+            return Some(c.clone());
+        }
+        self.ev.class_bases(c).into_iter().find_map(|b| match b {
+            Val::Class(base) => self.method_owner(&base, name, depth + 1),
+            _ => None,
+        })
+    }
+
+    /// The engine class the first parser parameter of the entry function is
+    /// annotated with.
+    fn parser_annotation(&self, file: &PyFile, module: &str, def: Node, is_static: bool) -> Option<ClassRef> {
+        let params = def.child_by_field_name("parameters")?;
+        let typed: Vec<Node> = named_children(params).into_iter().collect();
+        let first = typed.get(if is_static { 0 } else { 1 })?;
+        let annotation = first.child_by_field_name("type")?;
+        match self.ev.eval(file, annotation, Scope::module(module)) {
+            Ok(Val::Class(c)) => Some(c),
+            _ => None,
+        }
     }
 
     fn walk_body(&mut self, file: &PyFile, body: Node, frame: &mut Frame) {
+        let statements = flat_statements(body);
+        // The end of a loop unrolled here: its flattened body is skipped.
+        let mut unrolled_until = 0;
         // Blocks that run only with an env var set: (byte range, var).
         let mut skipped: Vec<(usize, usize, String)> = Vec::new();
-        for stmt in flat_statements(body) {
+        for stmt in statements {
             let node = stmt.node;
+            if node.start_byte() < unrolled_until {
+                continue;
+            }
             let gate = skipped.iter().find(|(s, e, _)| node.start_byte() >= *s && node.end_byte() <= *e).map(|(_, _, env)| env.clone());
             if let Some(env) = gate {
                 if let Some((local, values)) = env_gate::added_values(self.ev, file, frame.scope(), node) {
@@ -208,8 +369,28 @@ impl<'e, 'p> Walker<'e, 'p> {
                 }
                 continue;
             }
+            // Under `if`s whose tests fold, a statement runs or not for certain.
+            let conditional = match stmt.conditional.then(|| self.guards_hold(file, node, body, frame)) {
+                Some(Some(false)) => continue,
+                Some(Some(true)) | None => false,
+                Some(None) => true,
+            };
+            let stmt = consts_stmt(node, conditional);
+            if node.kind() == "import_from_statement" && !conditional {
+                self.bind_local_imports(file, node, frame);
+                continue;
+            }
             if node.kind() == "return_statement" && !stmt.conditional {
+                frame.returned = node.named_child(0).map(|v| self.ev.eval(file, v, frame.scope()));
                 return;
+            }
+            if node.kind() == "for_statement" && !stmt.conditional && self.unroll(file, node, frame) {
+                unrolled_until = node.end_byte();
+                continue;
+            }
+            if node.kind() == "delete_statement" {
+                self.visit_delete(file, node, frame, stmt.conditional);
+                continue;
             }
             if node.kind() != "expression_statement" {
                 continue;
@@ -225,10 +406,105 @@ impl<'e, 'p> Walker<'e, 'p> {
         }
     }
 
+    /// Whether the `if` tests between `node` and `body` all hold: `None` when
+    /// one does not fold or `node` sits elsewhere than an `if`'s own block
+    /// (an `else`, a loop, a handler).
+    fn guards_hold(&self, file: &PyFile, node: Node, body: Node, frame: &Frame) -> Option<bool> {
+        let mut cur = node;
+        let mut holds = true;
+        while let Some(parent) = cur.parent() {
+            if parent.id() == body.id() {
+                return Some(holds);
+            }
+            if parent.kind() == "block" {
+                let owner = parent.parent()?;
+                if owner.kind() != "if_statement" || owner.child_by_field_name("consequence").map(|c| c.id()) != Some(parent.id()) {
+                    return None;
+                }
+                let test = owner.child_by_field_name("condition")?;
+                holds &= self.ev.eval(file, test, frame.scope()).ok()?.truthy()?;
+            }
+            cur = parent;
+        }
+        None
+    }
+
+    /// `from m import a, b as c` inside the function: the names as the module binds them.
+    fn bind_local_imports(&self, file: &PyFile, node: Node, frame: &mut Frame) {
+        let Some(module_node) = node.child_by_field_name("module_name") else { return };
+        let Some(target) = self.ev.import_target(frame.module, file, module_node) else { return };
+        let mut cursor = node.walk();
+        for name_node in node.children_by_field_name("name", &mut cursor) {
+            let (orig, bound) = match name_node.kind() {
+                "aliased_import" => match (name_node.child_by_field_name("name"), name_node.child_by_field_name("alias")) {
+                    (Some(n), Some(a)) => (file.text(n).to_string(), file.text(a).to_string()),
+                    _ => continue,
+                },
+                _ => (file.text(name_node).to_string(), file.text(name_node).to_string()),
+            };
+            let value = if self.ev.pkg.module_path(&target).is_none() {
+                Ok(Val::External(format!("{target}.{orig}")))
+            } else {
+                match self.ev.global(&target, &orig) {
+                    Ok(v) => Ok(v),
+                    Err(e) if self.ev.pkg.module_path(&format!("{target}.{orig}")).is_some() => {
+                        let _ = e;
+                        Ok(Val::Module(format!("{target}.{orig}")))
+                    }
+                    Err(e) => Err(e),
+                }
+            };
+            frame.locals.insert(bound, value);
+        }
+    }
+
+    /// `for k, v in d.items(): ...` / `for x in xs: ...` over a value that
+    /// folds: the body walked once per item. `false` when it does not fold.
+    fn unroll(&mut self, file: &PyFile, node: Node, frame: &mut Frame) -> bool {
+        let (Some(target), Some(iterable), Some(body)) =
+            (node.child_by_field_name("left"), node.child_by_field_name("right"), node.child_by_field_name("body"))
+        else {
+            return false;
+        };
+        if node.child_by_field_name("alternative").is_some() {
+            return false;
+        }
+        let Some(items) = self.ev.eval(file, iterable, frame.scope()).ok().and_then(|v| v.iter_items()) else { return false };
+        let names: Vec<String> = match target.kind() {
+            "identifier" => vec![file.text(target).to_string()],
+            "pattern_list" | "tuple_pattern" => {
+                let parts = named_children(target);
+                if parts.iter().any(|p| p.kind() != "identifier") {
+                    return false;
+                }
+                parts.iter().map(|p| file.text(*p).to_string()).collect()
+            }
+            _ => return false,
+        };
+        for item in items {
+            match (names.as_slice(), &item) {
+                ([one], _) => {
+                    frame.locals.insert(one.clone(), Ok(item.clone()));
+                }
+                (many, Val::Tuple(parts) | Val::List(parts)) if parts.len() == many.len() => {
+                    for (n, v) in many.iter().zip(parts) {
+                        frame.locals.insert(n.clone(), Ok(v.clone()));
+                    }
+                }
+                _ => return false,
+            }
+            self.walk_body(file, body, frame);
+        }
+        true
+    }
+
     fn visit_assignment(&mut self, file: &PyFile, expr: Node, frame: &mut Frame, conditional: bool) {
         let (Some(left), Some(right)) = (expr.child_by_field_name("left"), expr.child_by_field_name("right")) else {
             return;
         };
+        if left.kind() == "subscript" {
+            return self.assign_path(file, left, right, frame, conditional);
+        }
         if left.kind() != "identifier" {
             return;
         }
@@ -237,22 +513,135 @@ impl<'e, 'p> Walker<'e, 'p> {
             frame.parsers.insert(name);
             return;
         }
+        // `parser = Cls.add_cli_args(parser)`: registering functions return the parser.
+        if right.kind() == "call" {
+            let args = right.child_by_field_name("arguments").map(named_children).unwrap_or_default();
+            if args.iter().any(|a| self.is_parser_arg(file, *a, frame)) {
+                self.visit_call(file, right, frame, conditional);
+                frame.parsers.insert(name);
+                return;
+            }
+        }
         frame.parsers.remove(&name);
-        let value = if conditional { Err(name.clone()) } else { self.ev.eval(file, right, frame.scope()) };
+        let value = if conditional { Err(name.clone()) } else { self.value_of(file, right, frame) };
         frame.locals.insert(name, value);
+    }
+
+    /// What an assigned expression gives: folded; for `d.pop(k, default)` on a
+    /// local dict, the value (and the key leaves the dict); for a call of an
+    /// engine function that does not fold, what its walked body returns.
+    fn value_of(&mut self, file: &PyFile, right: Node, frame: &mut Frame) -> Folded {
+        let folded = self.ev.eval(file, right, frame.scope());
+        if folded.is_ok() || right.kind() != "call" {
+            return folded;
+        }
+        let Some(func) = right.child_by_field_name("function") else { return folded };
+        let args = right.child_by_field_name("arguments").map(named_children).unwrap_or_default();
+        if let Some((obj, "pop")) = receiver_and_method(file, func) {
+            if let Some(Ok(Val::Dict(mut d))) = frame.locals.get(obj).cloned() {
+                let vals: Option<Vec<Val>> = args.iter().map(|a| self.ev.eval(file, *a, frame.scope()).ok()).collect();
+                let popped = match vals.as_deref() {
+                    Some([key, rest @ ..]) if rest.len() <= 1 => match d.iter().position(|(k, _)| k == key) {
+                        Some(i) => Some(d.remove(i).1),
+                        None => rest.first().cloned(),
+                    },
+                    _ => None,
+                };
+                let obj = obj.to_string();
+                return match popped {
+                    Some(v) => {
+                        frame.locals.insert(obj, Ok(Val::Dict(d)));
+                        Ok(v)
+                    }
+                    None => {
+                        frame.locals.insert(obj.clone(), Err(obj));
+                        folded
+                    }
+                };
+            }
+        }
+        let Some((module, class, name)) = self.resolve_callee(file, func, frame) else { return folded };
+        let mut positional = Vec::new();
+        for a in &args {
+            if a.kind() == "keyword_argument" || a.kind().ends_with("splat") {
+                return folded;
+            }
+            positional.push(Role::Value(self.ev.eval(file, *a, frame.scope())));
+        }
+        match self.walk_function(&module, class.as_ref(), &name, &positional, HashMap::new()) {
+            Some(Walked { returned: Some(Ok(v)), .. }) => Ok(v),
+            _ => folded,
+        }
+    }
+
+    /// `d[k1][k2] = value` on a local.
+    fn assign_path(&mut self, file: &PyFile, left: Node, right: Node, frame: &mut Frame, conditional: bool) {
+        let Some((name, keys)) = paths::subscript_path(file, left) else { return };
+        let Some(Ok(mut current)) = frame.locals.get(&name).cloned() else { return };
+        let keys: Option<Vec<Val>> = keys.iter().map(|k| self.ev.eval(file, *k, frame.scope()).ok()).collect();
+        // A value that does not fold still replaces the old one: it is no longer known.
+        let value = self.ev.eval(file, right, frame.scope()).unwrap_or_else(|_| Val::Opaque(file.text(right).to_string()));
+        let value = if conditional { Val::Opaque(file.text(left).to_string()) } else { value };
+        let updated = match keys {
+            Some(keys) if paths::set(&mut current, &keys, value) => Ok(current),
+            _ => Err(name.clone()),
+        };
+        frame.locals.insert(name, updated);
+    }
+
+    /// `del d[k1][k2]` on a local.
+    fn visit_delete(&mut self, file: &PyFile, node: Node, frame: &mut Frame, conditional: bool) {
+        for target in named_children(node).into_iter().flat_map(|t| if t.kind() == "expression_list" { named_children(t) } else { vec![t] })
+        {
+            let Some((name, keys)) = paths::subscript_path(file, target) else { continue };
+            let Some(Ok(mut current)) = frame.locals.get(&name).cloned() else { continue };
+            let keys: Option<Vec<Val>> = keys.iter().map(|k| self.ev.eval(file, *k, frame.scope()).ok()).collect();
+            // A `del` that may not run leaves the key's presence unknown.
+            let updated = match keys {
+                Some(keys) if !conditional && paths::delete(&mut current, &keys) => Ok(current),
+                Some(keys) if conditional && paths::set(&mut current, &keys, Val::Opaque(file.text(target).to_string())) => Ok(current),
+                _ => Err(name.clone()),
+            };
+            frame.locals.insert(name, updated);
+        }
     }
 
     fn visit_augmented(&mut self, file: &PyFile, expr: Node, frame: &mut Frame, conditional: bool) {
         let (Some(left), Some(right)) = (expr.child_by_field_name("left"), expr.child_by_field_name("right")) else {
             return;
         };
-        let name = file.text(left).to_string();
-        let Some(current) = frame.locals.get(&name).cloned() else { return };
         let method = match expr.child_by_field_name("operator").map(|o| file.text(o)) {
             Some("+=") => "__iadd__",
             Some("|=") => "__ior__",
             _ => "",
         };
+        if left.kind() == "subscript" {
+            let Some((name, keys)) = paths::subscript_path(file, left) else { return };
+            let Some(Ok(mut current)) = frame.locals.get(&name).cloned() else { return };
+            let keys: Option<Vec<Val>> = keys.iter().map(|k| self.ev.eval(file, *k, frame.scope()).ok()).collect();
+            let arg = self.ev.eval(file, right, frame.scope()).ok();
+            let updated = match (keys, arg, conditional) {
+                (Some(keys), Some(arg), false) => {
+                    let combined = paths::get(&current, &keys).and_then(|old| match (&old, &arg) {
+                        (Val::Str(a), Val::Str(b)) => Some(Val::Str(format!("{a}{b}"))),
+                        _ => apply_mutation(&old, method, std::slice::from_ref(&arg)),
+                    });
+                    let v = combined.unwrap_or_else(|| Val::Opaque(file.text(left).to_string()));
+                    if paths::set(&mut current, &keys, v) {
+                        Ok(current)
+                    } else {
+                        Err(name.clone())
+                    }
+                }
+                // What the entry becomes is not known; the rest of the dict is.
+                (Some(keys), _, _) if paths::set(&mut current, &keys, Val::Opaque(file.text(left).to_string())) => Ok(current),
+                _ => Err(name.clone()),
+            };
+            frame.locals.insert(name, updated);
+            return;
+        }
+        let name = file.text(left).to_string();
+        let Some(current) = frame.locals.get(&name).cloned() else { return };
         let updated = match (current, conditional) {
             (Ok(v), false) => {
                 self.ev.eval(file, right, frame.scope()).ok().and_then(|arg| apply_mutation(&v, method, &[arg])).ok_or_else(|| name.clone())
@@ -298,6 +687,29 @@ impl<'e, 'p> Walker<'e, 'p> {
                     };
                     frame.locals.insert(obj.to_string(), updated);
                     return;
+                }
+            }
+        }
+        // `d["x"]["choices"].remove(v)` on a local.
+        if let (Some(object), Some(method)) = (
+            func.child_by_field_name("object").filter(|_| func.kind() == "attribute"),
+            func.child_by_field_name("attribute").map(|m| file.text(m)),
+        ) {
+            if is_mutating_method(method) {
+                if let Some((name, keys)) = paths::subscript_path(file, object) {
+                    if let Some(Ok(mut current)) = frame.locals.get(&name).cloned() {
+                        let keys: Option<Vec<Val>> = keys.iter().map(|k| self.ev.eval(file, *k, frame.scope()).ok()).collect();
+                        let vals: Option<Vec<Val>> = args.iter().map(|a| self.ev.eval(file, *a, frame.scope()).ok()).collect();
+                        let updated = match (keys, vals, conditional) {
+                            (Some(keys), Some(vals), false) if paths::mutate(&mut current, &keys, method, &vals) => Ok(current),
+                            (Some(keys), _, _) if paths::set(&mut current, &keys, Val::Opaque(file.text(object).to_string())) => {
+                                Ok(current)
+                            }
+                            _ => Err(name.clone()),
+                        };
+                        frame.locals.insert(name, updated);
+                        return;
+                    }
                 }
             }
         }
@@ -384,6 +796,19 @@ impl<'e, 'p> Walker<'e, 'p> {
     /// The engine function a callee expression names: (module, class, name).
     fn resolve_callee(&self, file: &PyFile, func: Node, frame: &Frame) -> Option<(String, Option<ClassRef>, String)> {
         // `cls.helper(parser)` / `self.helper(parser)` inside a class.
+        // `super().helper(...)`: from the class above the one defining the method.
+        if func.kind() == "attribute" {
+            let object = func.child_by_field_name("object")?;
+            if object.kind() == "call" && object.child_by_field_name("function").is_some_and(|f| file.text(f) == "super") {
+                let method = file.text(func.child_by_field_name("attribute")?);
+                let defined_in = frame.defined_in.as_ref()?;
+                let owner = self.ev.class_bases(defined_in).into_iter().find_map(|b| match b {
+                    Val::Class(base) => self.method_owner(&base, method, 0),
+                    _ => None,
+                })?;
+                return Some((owner.module.clone(), Some(owner), method.to_string()));
+            }
+        }
         if let Some((obj, method)) = receiver_and_method(file, func) {
             if matches!(obj, "cls" | "self") {
                 let class = frame.class?.clone();
@@ -497,6 +922,11 @@ impl<'e, 'p> Walker<'e, 'p> {
     }
 }
 
+/// A statement of a walked body, with whether it may not run.
+fn consts_stmt(node: Node<'_>, conditional: bool) -> Stmt<'_> {
+    Stmt { node, conditional }
+}
+
 /// `obj.method` with `obj` a plain name.
 fn receiver_and_method<'f>(file: &'f PyFile, func: Node) -> Option<(&'f str, &'f str)> {
     if func.kind() != "attribute" {
@@ -529,6 +959,11 @@ fn bind_params(file: &PyFile, def: Node, is_static: bool, args: &[Role], kwargs:
             _ => None,
         })
         .collect();
+    if !is_static {
+        if let (Some(first), Some(class)) = (names.first(), frame.class) {
+            frame.locals.insert(first.clone(), Ok(Val::Class(class.clone())));
+        }
+    }
     let names = if is_static { &names[..] } else { names.get(1..).unwrap_or(&[]) };
     for (i, name) in names.iter().enumerate() {
         let role = args.get(i).or_else(|| kwargs.get(name));
@@ -548,3 +983,6 @@ fn bind_params(file: &PyFile, def: Node, is_static: bool, args: &[Role], kwargs:
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod vllm_tests;

@@ -15,7 +15,10 @@ pub(super) fn eval(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> F
         "true" => Ok(Val::Bool(true)),
         "false" => Ok(Val::Bool(false)),
         "none" => Ok(Val::None),
-        "string" | "concatenated_string" => file.string_value(node).map(Val::Str).ok_or_else(|| file.text(node).to_string()),
+        "string" | "concatenated_string" => match file.string_value(node) {
+            Some(s) => Ok(Val::Str(s)),
+            None => formatted(ev, file, node, scope).map(Val::Str).ok_or_else(|| file.text(node).to_string()),
+        },
         // Parts of annotations are wrapped in `type`.
         "type" => match named_children(node).as_slice() {
             [inner] => sub(*inner),
@@ -227,7 +230,7 @@ fn attribute(ev: &ConstEval, base: Val, attr: &str) -> Option<Val> {
             match ev.global(&m, attr) {
                 Ok(v) => Some(v),
                 Err(_) if ev.pkg.module_path(&sub).is_some() => Some(Val::Module(sub)),
-                Err(_) => None,
+                Err(_) => super::lazy_attr::lazy_attribute(ev, &m, attr),
             }
         }
         Val::Class(c) => ev.class_attr(&c, attr).ok(),
@@ -356,6 +359,21 @@ fn call(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Folded {
     }
 
     let callee = ev.eval(file, func, scope).map_err(|_| file.text(node).to_string())?;
+    let dotted = match &callee {
+        Val::Function(module, name) => Some(format!("{module}.{name}")),
+        Val::External(name) => Some(name.clone()),
+        _ => None,
+    };
+    if let Some(dotted) = dotted.filter(|d| ev.natives.contains_key(d)) {
+        if !keywords.is_empty() {
+            return unknown();
+        }
+        let mut args = Vec::new();
+        for a in &positional {
+            args.push(ev.eval(file, *a, scope)?);
+        }
+        return ev.native_call(&dotted, &args).unwrap_or_else(unknown).map_err(|_| file.text(node).to_string());
+    }
     if let Val::Function(module, name) = &callee {
         if !keywords.is_empty() {
             return unknown();
@@ -415,6 +433,9 @@ fn method_call(receiver: &Val, method: &str, args: &[Val]) -> Option<Val> {
                 .collect();
             Some(Val::Str(parts?.join(sep)))
         }
+        (Val::Str(s), "removeprefix", [Val::Str(p)]) => Some(Val::Str(s.strip_prefix(p.as_str()).unwrap_or(s).to_string())),
+        (Val::Str(s), "removesuffix", [Val::Str(p)]) => Some(Val::Str(s.strip_suffix(p.as_str()).unwrap_or(s).to_string())),
+        (Val::Dict(d), "items", []) => Some(Val::List(d.iter().map(|(k, v)| Val::Tuple(vec![k.clone(), v.clone()])).collect())),
         (Val::Str(s), "split", [Val::Str(sep)]) => Some(Val::List(s.split(sep.as_str()).map(|p| Val::Str(p.into())).collect())),
         (Val::Dict(d), "keys", []) => Some(Val::List(d.iter().map(|(k, _)| k.clone()).collect())),
         (Val::Dict(d), "values", []) => {
@@ -523,4 +544,47 @@ fn is_imported_name(file: &PyFile, node: Node) -> bool {
         super::bindings::final_binding(&file.source, file.root(), file.text(node)),
         Some(Ok(super::bindings::Binding { kind: super::bindings::BindingKind::ImportFrom { .. }, .. }))
     )
+}
+
+/// An f-string whose replacement fields are plain expressions that fold to
+/// literals (`f"--{key.replace('_', '-')}"`); `None` for anything else
+/// (conversions, format specs, bytes).
+fn formatted(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Option<String> {
+    if node.kind() == "concatenated_string" {
+        let mut out = String::new();
+        for part in named_children(node) {
+            out.push_str(&match file.string_value(part) {
+                Some(s) => s,
+                None => formatted(ev, file, part, scope)?,
+            });
+        }
+        return Some(out);
+    }
+    if node.kind() != "string" {
+        return None;
+    }
+    let mut out = String::new();
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        match child.kind() {
+            "string_start" => {
+                let prefix = file.text(child).to_ascii_lowercase();
+                if prefix.contains('b') || prefix.contains('r') {
+                    return None;
+                }
+            }
+            "string_content" | "escape_sequence" => out.push_str(&crate::extract::python::unescape_text(file.text(child))),
+            "interpolation" => {
+                let parts = named_children(child);
+                let [expr] = parts.as_slice() else { return None };
+                out.push_str(&match ev.eval(file, *expr, scope).ok()? {
+                    Val::Str(s) => s,
+                    v @ (Val::Int(_) | Val::Float(_) | Val::Bool(_) | Val::None) => v.repr(),
+                    _ => return None,
+                });
+            }
+            _ => {}
+        }
+    }
+    Some(out)
 }

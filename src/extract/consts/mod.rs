@@ -15,11 +15,13 @@
 mod bindings;
 mod eval;
 mod function;
+mod lazy_attr;
 mod value;
 
 pub(crate) use bindings::{
-    class_body, final_binding, find_definition, flat_statements, may_bind, statement_bindings, Binding, BindingKind,
+    class_body, final_binding, find_definition, flat_statements, may_bind, statement_bindings, Binding, BindingKind, Stmt,
 };
+pub(crate) use lazy_attr::with_unset_env;
 pub use value::{apply_mutation, is_mutating_method, py_float_repr, ClassRef, Folded, Val};
 
 use std::cell::RefCell;
@@ -50,6 +52,12 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// A function the folder computes natively instead of reading its body: an
+/// engine function whose effect is modelled from what its source does (vLLM's
+/// `get_kwargs(ConfigClass)`), or an outside call with a fixed meaning here
+/// (`os.getenv(name, default)` read as "the variable is unset").
+pub(crate) type Native = std::rc::Rc<dyn Fn(&ConstEval, &[Val]) -> Folded>;
+
 /// Recursion bound for folding; real constants are a few levels deep.
 const MAX_DEPTH: usize = 64;
 
@@ -64,6 +72,10 @@ pub(crate) struct ConstEval<'p> {
     /// Module constants' values added only when an env var is set:
     /// constant name → env var → values ([`crate::extract::env_gate`]).
     gated: RefCell<HashMap<String, std::collections::BTreeMap<String, Vec<crate::surface::PyValue>>>>,
+    /// Natively computed functions by dotted name (`vllm.engine.arg_utils.get_kwargs`,
+    /// `os.getenv`), and their results by call.
+    natives: HashMap<String, Native>,
+    native_results: RefCell<HashMap<String, Folded>>,
 }
 
 impl<'p> ConstEval<'p> {
@@ -76,7 +88,29 @@ impl<'p> ConstEval<'p> {
             depth: RefCell::new(0),
             warnings: RefCell::default(),
             gated: RefCell::default(),
+            natives: HashMap::new(),
+            native_results: RefCell::default(),
         }
+    }
+
+    /// Compute calls of `dotted` (an engine function `module.name`, or an
+    /// outside name such as `os.getenv`) with `native` instead of folding.
+    pub(crate) fn with_native(mut self, dotted: &str, native: Native) -> Self {
+        self.natives.insert(dotted.to_string(), native);
+        self
+    }
+
+    /// The native result of calling `dotted(*args)`, when `dotted` has one
+    /// (results of calls with the same arguments are kept).
+    pub(crate) fn native_call(&self, dotted: &str, args: &[Val]) -> Option<Folded> {
+        let native = self.natives.get(dotted)?;
+        let key = format!("{dotted}({})", args.iter().map(Val::repr).collect::<Vec<_>>().join(", "));
+        if let Some(done) = self.native_results.borrow().get(&key) {
+            return Some(done.clone());
+        }
+        let result = native(self, args);
+        self.native_results.borrow_mut().insert(key, result.clone());
+        Some(result)
     }
 
     /// Warnings met so far (unreadable or unparsable files), drained.

@@ -7,6 +7,7 @@
 //! - [`literal`]: the small literal reader for defaults.
 
 pub(crate) mod deprecations;
+pub(crate) mod getter_dict;
 pub(crate) mod literal;
 pub(crate) mod reads;
 pub(crate) mod registry;
