@@ -11,12 +11,14 @@
 #![warn(unreachable_pub)]
 
 pub mod audit;
+mod baseline;
 mod bounded_parse;
 pub mod cache;
 mod check;
 mod cli;
 pub mod cmd;
 pub mod codes;
+pub mod color;
 mod config;
 pub mod demo;
 mod embedded;

@@ -61,10 +61,23 @@ pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
     suppress::apply(&mut result, &read, &policy(&args.gate, &config));
 
     let title = format!("engine-audit: recipes {}..{}", short(&snaps.base_commit), short(&snaps.head_commit));
-    let render_opts = RenderOptions { lang: args.lang.lang(), base_dir: std::env::current_dir().ok(), ..RenderOptions::default() }
-        .with_engine_sources(&opts.sources);
-    let (stdout, markdown) = render(&result, args.format, &title, &render_opts);
+    // Paths are read from git: already relative to the repository.
+    let render_opts =
+        super::ci::render_options(RenderOptions { lang: args.lang.lang(), ..RenderOptions::default() }, &config, &args.ci, false)
+            .with_engine_sources(&opts.sources);
+    if args.new_only {
+        super::pr_new::keep_new(&mut result, &change.base_files, &change.recipes, &opts, &render_opts)?;
+    }
+    super::ci::baselines(&mut result, &args.ci, &render_opts)?;
+    let (stdout, mut markdown) = render(&result, args.format, &title, &render_opts);
     emit(&stdout);
+    if args.ci.statistics {
+        eprint!("{}", super::ci::statistics(&result));
+    }
+    // Annotations grouped to fit GitHub's caps: the summary says so, above the full tables.
+    if let Some(line) = crate::report::annotation_summary(&result, &render_opts).filter(|_| args.format == PrFormat::Github) {
+        markdown = markdown.replacen("\n\n", &format!("\n\n> {line}\n\n"), 1);
+    }
     if let Some(summary) =
         args.summary.clone().or_else(|| std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()).map(Into::into))
     {
@@ -148,6 +161,8 @@ struct Change {
     baseline: BTreeMap<String, Vec<Deployment>>,
     /// Master configs and linked recipes read for the consistency checks.
     others: Vec<RecipeFile>,
+    /// The base versions of the changed recipes that existed at base (`--new-only`).
+    base_files: Vec<RecipeFile>,
     /// EA301/EA302 between changed master entries or changed recipes and the
     /// other side, and EA305 for what the change touched that cannot be read.
     findings: Vec<Finding>,
@@ -162,6 +177,7 @@ impl Change {
             recipes: Vec::new(),
             baseline: BTreeMap::new(),
             others: Vec::new(),
+            base_files: Vec::new(),
             findings: Vec::new(),
             changed_entries: 0,
             removed: 0,
@@ -184,7 +200,8 @@ impl Change {
                 continue;
             }
             if let Some(base) = base {
-                change.baseline.insert(path.to_string(), base.deployments);
+                change.baseline.insert(path.to_string(), base.deployments.clone());
+                change.base_files.push(base);
             }
             change.recipes.push(head);
         }
