@@ -13,6 +13,10 @@ use std::path::PathBuf;
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Colour in reports and error messages: auto (a terminal, unless NO_COLOR;
+    /// FORCE_COLOR or CLICOLOR_FORCE force it), always or never.
+    #[arg(long, value_enum, global = true, default_value = "auto")]
+    pub color: crate::color::ColorChoice,
 }
 
 #[derive(Subcommand, Debug)]
@@ -291,6 +295,8 @@ pub(crate) struct AuditArgs {
     pub report: ReportArgs,
     #[command(flatten)]
     pub gate: GateArgs,
+    #[command(flatten)]
+    pub ci: CiArgs,
     /// Extra risk-rule folders, on top of the built-in rules (repeatable).
     #[arg(long, value_name = "DIR")]
     pub rules: Vec<PathBuf>,
@@ -387,18 +393,60 @@ pub(crate) struct PrArgs {
     /// Extra risk-rule folders, on top of the built-in rules (repeatable).
     #[arg(long, value_name = "DIR")]
     pub rules: Vec<PathBuf>,
+    #[command(flatten)]
+    pub ci: CiArgs,
+    /// Report only findings the base commit does not have for the same target:
+    /// the base version of each changed recipe is audited against the head's refs.
+    #[arg(long)]
+    pub new_only: bool,
+}
+
+/// What fits a report to CI: GitHub's limits, baselines, counts. Shared by `audit` and `pr`.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct CiArgs {
+    /// Most annotations --format github writes [default: 30; GitHub shows 10 errors,
+    /// 10 warnings and 10 notices per step]: findings are grouped by code and subject to fit.
+    #[arg(long, value_name = "N")]
+    pub max_annotations: Option<usize>,
+    /// Character budget of the markdown report [default: 60000, under GitHub's 65,536
+    /// for a PR body or comment]; 0 for none.
+    #[arg(long, value_name = "N")]
+    pub max_chars: Option<usize>,
+    /// Leave out findings recorded in FILE (written by --write-baseline): only new ones are reported.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Record this run's findings in FILE (their fingerprints), for a later --baseline.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+    /// Print the number of findings per code (on stderr, after the report).
+    #[arg(long)]
+    pub statistics: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum ListFormat {
+    #[default]
+    Text,
+    Json,
 }
 
 #[derive(Args, Debug)]
 pub(crate) struct ExplainArgs {
     /// A finding code (`EA003`) or a rule id (`R001`); with none, the list of codes.
     pub code: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ListFormat,
 }
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum RulesCommand {
     /// Every rule: id, severity, name, title.
-    List(RulesArgs),
+    List {
+        #[command(flatten)]
+        rules: RulesArgs,
+        #[arg(long, value_enum, default_value = "text")]
+        format: ListFormat,
+    },
     /// One rule's documentation, conditions and evidence.
     Explain {
         id: String,

@@ -53,6 +53,14 @@ pub(crate) struct ConfigFile {
     /// top of the built-in rules and `--rules`.
     #[serde(default)]
     pub rules: Vec<String>,
+    /// Where reports link engine-audit's documentation (an absolute http(s)
+    /// URL: a fork or an internal mirror) [default: the repository at this
+    /// version's tag]. Pages are `{docs_url}/docs/codes/EA003.md`.
+    pub docs_url: Option<String>,
+    /// Globs (relative to the config's folder, gitignore syntax) of files and
+    /// folders the recipe walk skips: `exclude: [benchmarks/old/**, "**/*.draft.yaml"]`.
+    #[serde(default)]
+    pub exclude: Vec<String>,
 }
 
 /// A loaded config and the folder its relative paths are relative to.
@@ -67,6 +75,16 @@ pub(crate) struct Config {
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub(crate) enum ConfigError {
+    #[error("{path}: `{key}`: {message}")]
+    #[diagnostic(code(engine_audit::config::value))]
+    Value {
+        path: String,
+        key: &'static str,
+        message: String,
+        #[help]
+        help: String,
+    },
+
     #[error("{path}: cannot read the config: {message}")]
     #[diagnostic(code(engine_audit::config::io))]
     Io { path: String, message: String },
@@ -74,7 +92,7 @@ pub(crate) enum ConfigError {
     #[error("{path}:{line}:{column}: {message}")]
     #[diagnostic(
         code(engine_audit::config::invalid),
-        help("known keys: sglang, dynamo, severity, ignore, recipe_roots, recipes_dir, single_node_scripts, fail_on, rules")
+        help("known keys: sglang, dynamo, severity, ignore, recipe_roots, recipes_dir, single_node_scripts, fail_on, rules, docs_url, exclude")
     )]
     Invalid {
         path: String,
@@ -171,6 +189,11 @@ impl Config {
         }
     }
 
+    /// The docs base reports link to: the config's `docs_url`, else this version's tag.
+    pub(crate) fn docs_url(&self) -> String {
+        self.file.docs_url.clone().unwrap_or_else(|| crate::report::docs::DEFAULT_DOCS_URL.to_string())
+    }
+
     /// `recipe_roots` as paths.
     pub(crate) fn recipe_roots(&self) -> Vec<PathBuf> {
         self.file.recipe_roots.iter().map(|r| self.root.join(r)).collect()
@@ -204,6 +227,26 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<ConfigFile, ConfigError> {
         let (src, label) = source(at.map(|a| (a.2, 1).into()));
         ConfigError::Invalid { path: path.to_string(), line: at.map_or(1, |a| a.0), column: at.map_or(1, |a| a.1), message, src, at: label }
     })?;
+    if let Some(url) = &file.docs_url {
+        if !(url.starts_with("https://") || url.starts_with("http://")) || url.contains(char::is_whitespace) {
+            return Err(ConfigError::Value {
+                path: path.to_string(),
+                key: "docs_url",
+                message: format!("`{url}` is not an absolute http(s) URL"),
+                help: "reports link pages as {docs_url}/docs/codes/EA003.md, and SARIF needs an absolute URI: write e.g. https://github.com/you/engine-audit/blob/main".into(),
+            });
+        }
+    }
+    for glob in &file.exclude {
+        if let Err(e) = globset::Glob::new(glob) {
+            return Err(ConfigError::Value {
+                path: path.to_string(),
+                key: "exclude",
+                message: format!("`{glob}` is not a glob: {e}"),
+                help: "globs are relative to the config's folder: `benchmarks/old/**`, `**/*.draft.yaml`".into(),
+            });
+        }
+    }
     let codes = file.severity.keys().map(|c| ("severity", c)).chain(file.ignore.iter().map(|c| ("ignore", c)));
     for (key, code) in codes {
         if !is_finding_code(code) {
@@ -266,6 +309,18 @@ mod tests {
         assert_eq!(config.engine_source(config.file.dynamo.as_ref()).as_deref(), Some("/repo/../dynamo.git"));
         assert_eq!(config.engine_source(config.file.sglang.as_ref()).as_deref(), Some("https://github.com/sgl-project/sglang"));
         assert_eq!(config.rule_dirs(&[PathBuf::from("extra")]), [PathBuf::from("extra"), PathBuf::from("/repo/ci/rules")]);
+    }
+
+    #[test]
+    fn docs_url_and_exclude_are_checked() {
+        let file = parse("docs_url: https://example.com/ea/blob/main\nexclude: [old/**]\n", "c.yaml").unwrap();
+        let config = Config { file, ..Config::default() };
+        assert_eq!(config.docs_url(), "https://example.com/ea/blob/main");
+        assert_eq!(Config::default().docs_url(), crate::report::docs::DEFAULT_DOCS_URL);
+        let err = parse("docs_url: docs/\n", "c.yaml").unwrap_err();
+        assert!(err.to_string().contains("`docs_url`: `docs/` is not an absolute http(s) URL"), "{err}");
+        let err = parse("exclude: ['a/[b']\n", "c.yaml").unwrap_err();
+        assert!(err.to_string().starts_with("c.yaml: `exclude`: `a/[b` is not a glob"), "{err}");
     }
 
     #[test]

@@ -11,6 +11,7 @@
 #![warn(unreachable_pub)]
 
 pub mod audit;
+mod baseline;
 mod bounded_parse;
 mod build_info;
 pub mod cache;
@@ -18,6 +19,7 @@ mod check;
 mod cli;
 pub mod cmd;
 pub mod codes;
+pub mod color;
 mod config;
 pub mod demo;
 mod embedded;

@@ -416,6 +416,7 @@ fn rule_info(rule: &crate::rules::Rule) -> RuleInfo {
         title: rule.spec.title.clone(),
         severity: rule.spec.severity,
         doc: rule.doc_path(),
+        help: rule.spec.docs.clone(),
     }
 }
 

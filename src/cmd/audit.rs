@@ -24,6 +24,8 @@ struct Inputs {
     opts: AuditOptions,
     policy: Policy,
     fail_on: FailOn,
+    /// What folder walks skip (`.gitignore`, hidden, vendored, the config's `exclude:`).
+    walk: recipe::Walk,
 }
 
 pub(crate) fn run(args: AuditArgs) -> miette::Result<ExitCode> {
@@ -56,13 +58,18 @@ pub(crate) fn run(args: AuditArgs) -> miette::Result<ExitCode> {
         let (inputs, files, load_errors) = loaded?;
         (inputs, files, load_errors, engines?)
     };
-    let result = audit_files(&files, load_errors, &inputs, &mut engines)?;
+    let mut result = audit_files(&files, load_errors, &inputs, &mut engines)?;
+    let render = render_options(&args.report, &inputs.opts, &config, &args.ci);
     if args.fix {
-        return fix(&args, &inputs, &files, result);
+        return fix(&args, &inputs, &files, result, &render);
     }
+    super::ci::baselines(&mut result, &args.ci, &render)?;
     let rendering = crate::trace::span(|| "audit: render".into());
-    write_reports(&result, &args.report, &inputs.opts)?;
+    write_reports(&result, &args.report, &render)?;
     drop(rendering);
+    if args.ci.statistics {
+        eprint!("{}", super::ci::statistics(&result));
+    }
     let code = exit_for(&args, &result, inputs.fail_on);
     // The process ends here: freeing every tree listing, surface and recipe one
     // allocation at a time is work nobody waits for (as compilers skip it too).
@@ -104,6 +111,9 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
         ));
     }
     let opts = AuditOptions { master_key: args.key.clone(), ..base };
+    let walk = recipe::Walk::excluding(&config.root, &config.file.exclude).map_err(|e| {
+        miette::miette!(help = "globs are relative to the config's folder: `benchmarks/old/**`", "`exclude` in the config: {e}")
+    })?;
     Ok(Inputs {
         paths,
         master: args.master.clone(),
@@ -112,6 +122,7 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
         opts,
         policy: policy(&args.gate, config),
         fail_on: fail_on(&args.gate, config),
+        walk,
     })
 }
 
@@ -157,7 +168,7 @@ fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<Finding>) {
             Err(e) => errors.push(e),
         }
     }
-    let (loaded, more) = recipe::collect_with(&paths, &inputs.mapping);
+    let (loaded, more) = recipe::collect_walking(&paths, &inputs.mapping, &inputs.walk);
     files.extend(loaded);
     errors.extend(more);
     // Through `--master`, the key runs what its links select; a master config
@@ -184,7 +195,13 @@ fn audit_files(files: &[RecipeFile], unread: Vec<Finding>, inputs: &Inputs, engi
 /// unless `--dry-run`, write the files and audit them again: the report and the
 /// exit code are about the recipes as fixed. A file that could not be written
 /// makes the exit code 2; one left alone by design (a symlink, a CR-only file) is a note.
-fn fix(args: &AuditArgs, inputs: &Inputs, files: &[RecipeFile], result: AuditReport) -> miette::Result<ExitCode> {
+fn fix(
+    args: &AuditArgs,
+    inputs: &Inputs,
+    files: &[RecipeFile],
+    result: AuditReport,
+    render: &report::RenderOptions,
+) -> miette::Result<ExitCode> {
     let plan = crate::fix::screen(crate::fix::plan(&result.findings, files), &fix_roots(inputs));
     let diff: String = plan.patches.iter().map(|p| p.diff()).collect();
     let text_on_stdout = args.report.output_dir.is_some() || args.report.format.iter().all(|f| f.report_format() == report::Format::Text);
@@ -212,8 +229,9 @@ fn fix(args: &AuditArgs, inputs: &Inputs, files: &[RecipeFile], result: AuditRep
     let (files, load_errors) = load(inputs);
     // Engines opened afresh: a surface is extracted for the demand of the recipes
     // that asked first (their env names), and the fixed recipes may ask others.
-    let again = audit_files(&files, load_errors, inputs, &mut audit::Engines::open(&inputs.opts)?)?;
-    write_reports(&again, &args.report, &inputs.opts)?;
+    let mut again = audit_files(&files, load_errors, inputs, &mut audit::Engines::open(&inputs.opts)?)?;
+    super::ci::baselines(&mut again, &args.ci, render)?;
+    write_reports(&again, &args.report, render)?;
     Ok(if not_written > 0 { ExitCode::from(2) } else { exit_for(args, &again, inputs.fail_on) })
 }
 
@@ -318,21 +336,24 @@ pub(crate) fn check_report_args(out: &ReportArgs) -> miette::Result<()> {
     Ok(())
 }
 
-/// How reports render for this run: links to engine repos given as URLs, paths
-/// relative to the current folder, colour on a terminal.
-pub(crate) fn render_options(out: &ReportArgs, opts: &AuditOptions) -> report::RenderOptions {
-    report::RenderOptions { lang: out.lang.lang(), base_dir: std::env::current_dir().ok(), ..Default::default() }
-        .with_engine_sources(&opts.sources)
+/// How reports render for this run: links to engine repos given as URLs and to
+/// the docs base, paths relative to the git top level, GitHub's limits.
+pub(crate) fn render_options(out: &ReportArgs, opts: &AuditOptions, config: &Config, ci: &crate::cli::CiArgs) -> report::RenderOptions {
+    let base = report::RenderOptions { lang: out.lang.lang(), ..Default::default() }.with_engine_sources(&opts.sources);
+    let mut render = super::ci::render_options(base, config, ci, true);
+    if let Some(dir) = &out.output_dir {
+        render.full_report = Some(format!("in `{}`", dir.join(report::Format::Json.file_name()).display()));
+    }
+    render
 }
 
 /// Print the report in the format asked, or with `--output-dir` write one file per
 /// format asked and print the text report.
-pub(crate) fn write_reports(result: &AuditReport, out: &ReportArgs, audit_opts: &AuditOptions) -> miette::Result<()> {
-    let opts = render_options(out, audit_opts);
+pub(crate) fn write_reports(result: &AuditReport, out: &ReportArgs, opts: &report::RenderOptions) -> miette::Result<()> {
     let tty = report::RenderOptions { color: use_color(), ..opts.clone() };
     let Some(dir) = &out.output_dir else {
         let format = out.format.first().map(|f| f.report_format()).unwrap_or(report::Format::Text);
-        emit(&format.render(result, if format == report::Format::Text { &tty } else { &opts }));
+        emit(&format.render(result, if format == report::Format::Text { &tty } else { opts }));
         return Ok(());
     };
     std::fs::create_dir_all(dir).map_err(|e| miette::miette!("cannot create {}: {e}", dir.display()))?;
@@ -341,14 +362,14 @@ pub(crate) fn write_reports(result: &AuditReport, out: &ReportArgs, audit_opts: 
     formats.dedup();
     for format in formats {
         let path = dir.join(format.file_name());
-        std::fs::write(&path, format.render(result, &opts)).map_err(|e| miette::miette!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(&path, format.render(result, opts)).map_err(|e| miette::miette!("cannot write {}: {e}", path.display()))?;
     }
     emit(&report::Format::Text.render(result, &tty));
     Ok(())
 }
 
-/// Colour only on a terminal, and never with `NO_COLOR` set (<https://no-color.org>).
+/// Colour in the report on stdout: `--color`, `NO_COLOR`, `FORCE_COLOR`,
+/// `CLICOLOR_FORCE`, else whether stdout is a terminal (`crate::color`).
 pub(crate) fn use_color() -> bool {
-    use std::io::IsTerminal;
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    crate::color::chosen().stdout()
 }

@@ -2,6 +2,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod cache;
+pub(crate) mod ci;
 pub(crate) mod cli_docs;
 pub mod demo;
 pub(crate) mod diff;
@@ -9,6 +10,7 @@ pub(crate) mod engines;
 pub(crate) mod explain;
 pub(crate) mod output;
 pub(crate) mod pr;
+pub(crate) mod pr_new;
 pub(crate) mod rules;
 pub(crate) mod show;
 pub(crate) mod surface;
@@ -29,6 +31,7 @@ pub fn main() -> ExitCode {
             return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
         }
     };
+    crate::color::choose(cli.color);
     let no_cache = match &cli.command {
         Command::Audit(a) => a.sources.no_cache,
         Command::Surface(a) => a.sources.no_cache,

@@ -62,8 +62,17 @@ pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
     suppress::apply(&mut result, &read, &policy(&args.gate, &config));
 
     let title = format!("engine-audit: recipes {}..{}", short(&snaps.base_commit), short(&snaps.head_commit));
-    let render_opts = RenderOptions { lang: args.lang.lang(), base_dir: std::env::current_dir().ok(), ..RenderOptions::default() }
-        .with_engine_sources(&opts.sources);
+    // Paths are read from git: already relative to the repository.
+    let render_opts =
+        super::ci::render_options(RenderOptions { lang: args.lang.lang(), ..RenderOptions::default() }, &config, &args.ci, false)
+            .with_engine_sources(&opts.sources);
+    if args.new_only {
+        super::pr_new::keep_new(&mut result, &change.base_files, &change.recipes, &opts, &render_opts)?;
+    }
+    super::ci::baselines(&mut result, &args.ci, &render_opts)?;
+    // Annotations go to stdout whenever a github report is made (with
+    // `--output-dir` they always are: the action's one run).
+    let annotated = args.output_dir.is_some() || formats[0] == PrFormat::Github;
     match &args.output_dir {
         None => emit(&render(&result, formats[0], &render_opts)),
         Some(dir) => {
@@ -71,7 +80,14 @@ pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
             emit(&render(&result, PrFormat::Github, &render_opts));
         }
     }
-    let markdown = format!("## {title}\n\n{}", Format::Markdown.render(&result, &render_opts));
+    if args.ci.statistics {
+        eprint!("{}", super::ci::statistics(&result));
+    }
+    let mut markdown = format!("## {title}\n\n{}", Format::Markdown.render(&result, &render_opts));
+    // Annotations grouped to fit GitHub's caps: the summary says so, above the full tables.
+    if let Some(line) = crate::report::annotation_summary(&result, &render_opts).filter(|_| annotated) {
+        markdown = markdown.replacen("\n\n", &format!("\n\n> {line}\n\n"), 1);
+    }
     if let Some(summary) =
         args.summary.clone().or_else(|| std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()).map(Into::into))
     {
@@ -182,6 +198,8 @@ struct Change {
     baseline: BTreeMap<String, Vec<Deployment>>,
     /// Master configs and linked recipes read for the consistency checks.
     others: Vec<RecipeFile>,
+    /// The base versions of the changed recipes that existed at base (`--new-only`).
+    base_files: Vec<RecipeFile>,
     /// EA301/EA302 between changed master entries or changed recipes and the
     /// other side, and EA305 for what the change touched that cannot be read.
     findings: Vec<Finding>,
@@ -196,6 +214,7 @@ impl Change {
             recipes: Vec::new(),
             baseline: BTreeMap::new(),
             others: Vec::new(),
+            base_files: Vec::new(),
             findings: Vec::new(),
             changed_entries: 0,
             removed: 0,
@@ -218,7 +237,8 @@ impl Change {
                 continue;
             }
             if let Some(base) = base {
-                change.baseline.insert(path.to_string(), base.deployments);
+                change.baseline.insert(path.to_string(), base.deployments.clone());
+                change.base_files.push(base);
             }
             change.recipes.push(head);
         }

@@ -1,8 +1,10 @@
 //! `engine-audit rules list|explain|test`.
 
-use super::output::emit;
-use crate::cli::RulesCommand;
+use super::output::{emit, emit_json};
+use crate::cli::{ListFormat, RulesCommand};
+use crate::report::docs;
 use crate::rules::{load_rules, run_self_tests, selftest, Rule};
+use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,7 +14,13 @@ fn load(dirs: &[PathBuf]) -> miette::Result<Vec<Rule>> {
 
 pub(crate) fn run(command: RulesCommand) -> miette::Result<ExitCode> {
     match command {
-        RulesCommand::List(args) => {
+        RulesCommand::List { rules: args, format: ListFormat::Json } => {
+            let base = docs_base()?;
+            let rules = load(&args.dirs)?;
+            emit_json(&rules.iter().map(|r| record(r, &base, false)).collect::<Vec<_>>())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        RulesCommand::List { rules: args, format: ListFormat::Text } => {
             let mut out = String::new();
             for r in load(&args.dirs)? {
                 out.push_str(&format!("{}  {:<7}  {:<40} {}\n", r.spec.id, r.spec.severity.as_str(), r.spec.name, r.spec.title));
@@ -20,7 +28,7 @@ pub(crate) fn run(command: RulesCommand) -> miette::Result<ExitCode> {
             emit(&out);
             Ok(ExitCode::SUCCESS)
         }
-        RulesCommand::Explain { id, rules } => explain(&id, &rules.dirs),
+        RulesCommand::Explain { id, rules } => explain(&id, &rules.dirs, ListFormat::Text),
         RulesCommand::Test { rules, corpus } => {
             let rules = load(&rules.dirs)?;
             let results = run_self_tests(&rules, corpus.as_deref());
@@ -35,13 +43,46 @@ pub(crate) fn run(command: RulesCommand) -> miette::Result<ExitCode> {
     }
 }
 
+/// The docs base: the config's `docs_url` (found from the working folder), else this version's tag.
+fn docs_base() -> miette::Result<String> {
+    Ok(crate::config::Config::locate(None, std::env::current_dir().ok().as_deref())?.docs_url())
+}
+
+/// One rule as `rules list --format json` and `explain R001 --format json` write it.
+#[derive(Serialize)]
+struct RuleRecord<'a> {
+    id: &'a str,
+    name: &'a str,
+    severity: &'static str,
+    title: &'a str,
+    /// The absolute page of a built-in rule; the file's path for a `--rules DIR` rule.
+    doc: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    docs: Option<&'a str>,
+}
+
+fn record<'a>(r: &'a Rule, base: &str, with_docs: bool) -> RuleRecord<'a> {
+    RuleRecord {
+        id: &r.spec.id,
+        name: &r.spec.name,
+        severity: r.spec.severity.as_str(),
+        title: &r.spec.title,
+        doc: docs::link(base, &r.doc_path()),
+        docs: with_docs.then_some(r.spec.docs.as_str()),
+    }
+}
+
 /// A rule's page: what it catches, why (the upstream mechanism), and its file.
-pub(crate) fn explain(id: &str, dirs: &[PathBuf]) -> miette::Result<ExitCode> {
+pub(crate) fn explain(id: &str, dirs: &[PathBuf], format: ListFormat) -> miette::Result<ExitCode> {
     let rules = load(dirs)?;
     let rule = rules
         .iter()
         .find(|r| r.spec.id.eq_ignore_ascii_case(id))
         .ok_or_else(|| miette::miette!(help = "engine-audit rules list", "no rule `{id}`"))?;
+    if format == ListFormat::Json {
+        emit_json(&record(rule, &docs_base()?, true))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let s = &rule.spec;
     let versions = s.versions.as_ref().map(|v| format!("target versions: {}\n", v.0)).unwrap_or_default();
     emit(&format!(

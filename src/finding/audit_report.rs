@@ -32,6 +32,10 @@ pub struct RuleInfo {
     pub severity: crate::codes::Severity,
     /// The rule file: repository-relative for shipped rules, else as given.
     pub doc: String,
+    /// The rule's `docs:` text (markdown), for SARIF's `help.markdown`; the JSON
+    /// report links the rule file instead.
+    #[serde(skip)]
+    pub help: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

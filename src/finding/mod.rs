@@ -168,7 +168,7 @@ pub struct Finding {
 
 /// A finding as the JSON report (and SARIF's properties) write it.
 #[derive(Serialize)]
-struct FindingRecord<'a> {
+pub(crate) struct FindingRecord<'a> {
     code: &'a str,
     name: &'a str,
     severity: Severity,
@@ -186,10 +186,29 @@ struct FindingRecord<'a> {
     affects: &'a [Location],
     #[serde(skip_serializing_if = "Option::is_none")]
     condition: &'a Option<String>,
+    /// Set by the JSON report, which knows the repository the path is relative to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fingerprint: Option<String>,
+}
+
+impl FindingRecord<'_> {
+    /// The same record with its doc link and fingerprint as a report renders them.
+    pub(crate) fn rendered(mut self, doc: String, fingerprint: String) -> Self {
+        self.doc = doc;
+        self.fingerprint = Some(fingerprint);
+        self
+    }
 }
 
 impl Serialize for Finding {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.record().serialize(s)
+    }
+}
+
+impl Finding {
+    /// Every field of the finding, as the JSON report writes it.
+    pub(crate) fn record(&self) -> FindingRecord<'_> {
         FindingRecord {
             code: self.code(),
             name: self.name(),
@@ -204,8 +223,8 @@ impl Serialize for Finding {
             doc: self.doc(),
             affects: &self.affects,
             condition: &self.condition,
+            fingerprint: None,
         }
-        .serialize(s)
     }
 }
 

@@ -22,7 +22,7 @@ pub(crate) mod srt_slurm;
 pub(crate) mod yaml;
 
 pub use amd_models::model_deployments;
-pub use files::{collect, collect_with, load_path, load_path_with, read_confined, MAX_RECIPE_BYTES};
+pub use files::{collect, collect_walking, collect_with, load_path, load_path_with, read_confined, Walk, MAX_RECIPE_BYTES};
 pub(crate) use format::EditIntent;
 pub use image::{is_container_alias, parse_image, DynamoRef, ImageTag};
 pub(crate) use launch_script::{bind, ArgToken};

@@ -11,7 +11,8 @@
 //! `--lang en+zh` writes the English section, then the same in Chinese (code
 //! identifiers as they are).
 
-use super::{bump_labels, counts, describe, evidence_url, in_engine_source, Finding, Lang, RenderOptions};
+use super::budget::Limits;
+use super::{bump_labels, counts, describe, evidence_url, in_engine_source, repo_path, Finding, Lang, RenderOptions};
 use crate::codes::{area_of, impact_of, scope_of, Area, Impact, Scope, Severity};
 use crate::finding::AuditReport;
 use crate::finding::FindingKind;
@@ -185,9 +186,13 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
     // The colon stays outside the bold in Chinese: `**…)**：` keeps the emphasis
     // closed before a CJK character (CommonMark flanking rules).
     let head = if zh { format!("**{title}**：") } else { format!("**{title}:**") };
+    // One line per area after the head line: a reviewer finds their area by its label.
+    let mut lines: Vec<String> = Vec::new();
 
     if report.deployments_audited == 0 {
         let _ = write!(out, " {}", if zh { "没有可审计的部署。" } else { "no deployment was audited." });
+        // Said on the head line, before the totals.
+        lines.push(std::mem::take(&mut out));
     } else {
         // Flags that stop the server.
         let breaking = of(groups, |c| area_of(c) == Area::Flags && impact_of(c) == Some(Impact::Breaks));
@@ -268,6 +273,8 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
             }
         }
 
+        area_line(&mut lines, &mut out, &Section::Flags.title(lang), zh);
+
         // Env vars.
         let env = of(groups, |c| area_of(c) == Area::Env);
         if env.is_empty() {
@@ -283,6 +290,7 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
             let items = env.iter().map(|g| brief(report, g, lang)).collect();
             let _ = write!(out, " {}{stop}", sentence(&list(items, lang)));
         }
+        area_line(&mut lines, &mut out, &Section::Env.title(lang), zh);
     }
 
     // Consumers of the engines (Dynamo's workers).
@@ -312,6 +320,8 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
         }
     }
 
+    area_line(&mut lines, &mut out, &Section::Consumers.title(lang), zh);
+
     // Risk rules.
     let rules = of(groups, |c| area_of(c) == Area::Rules);
     if !rules.is_empty() {
@@ -331,6 +341,8 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
         let _ = write!(out, " {}{stop}", sentence(&list(items, lang)));
     }
 
+    area_line(&mut lines, &mut out, &Section::Rules.title(lang), zh);
+
     // Recipes against the master config and the engine repos.
     let consistency = of(groups, |c| area_of(c) == Area::Recipes);
     if !consistency.is_empty() {
@@ -342,6 +354,8 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
         };
     }
 
+    area_line(&mut lines, &mut out, &Section::Consistency.title(lang), zh);
+
     if !report.problems.is_empty() {
         let n = report.problems.len();
         let _ = if zh {
@@ -349,6 +363,7 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
         } else {
             write!(out, " {} could not be fully read (listed below): findings there may be missing.", plural(n, "input", "inputs"))
         };
+        area_line(&mut lines, &mut out, if zh { "输入" } else { "Inputs" }, zh);
     }
 
     let (e, w, i) = counts(report);
@@ -363,14 +378,28 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
             report.deployments_audited, report.recipes
         )
     } else {
-        write!(out, " In all: {}.", super::counts_phrase(report, " and "))
+        write!(out, " {}.", super::counts_phrase(report, " and "))
     };
-    if zh {
+    // The head line: the title, what was not audited, the totals.
+    let first = if report.deployments_audited == 0 { lines.remove(0) } else { String::new() };
+    let head_line = if zh {
         // Chinese runs sentences together after the full stop.
-        format!("{head}{}", out.trim_start().replace("。 ", "。"))
+        format!("{head}{}", format!("{first}{out}").trim_start().replace("。 ", "。"))
     } else {
-        format!("{head}{out}")
+        format!("{head}{first}{out}")
+    };
+    std::iter::once(head_line).chain(lines).collect::<Vec<_>>().join("\n")
+}
+
+/// Close the sentences written for one area as a line `- **Area:** …`; an area
+/// with nothing said gets no line.
+fn area_line(lines: &mut Vec<String>, out: &mut String, label: &str, zh: bool) {
+    let text = std::mem::take(out);
+    let text = text.trim();
+    if text.is_empty() {
+        return;
     }
+    lines.push(if zh { format!("- **{label}**：{}", text.replace("。 ", "。")) } else { format!("- **{label}:** {}", sentence(text)) });
 }
 
 /// `` `--x` (`a` → `b`) `` for the list of changed defaults.
@@ -388,24 +417,7 @@ fn cell(s: &str) -> String {
     s.replace('\n', " ").replace('|', "\\|")
 }
 
-/// Shortest trailing parts of each path that tell the paths apart.
-fn short_names<'a>(paths: &BTreeSet<&'a str>) -> BTreeMap<&'a str, String> {
-    let parts = |p: &str, n: usize| -> String {
-        let v: Vec<&str> = p.split('/').collect();
-        v[v.len().saturating_sub(n)..].join("/")
-    };
-    let mut out = BTreeMap::new();
-    for p in paths {
-        let mut n = 1;
-        while n < p.split('/').count() && paths.iter().any(|o| o != p && parts(o, n) == parts(p, n)) {
-            n += 1;
-        }
-        out.insert(*p, parts(p, n));
-    }
-    out
-}
-
-fn recipes_cell(g: &Group, lang: Lang) -> String {
+fn recipes_cell(g: &Group, lang: Lang, opts: &RenderOptions) -> String {
     let zh = lang == Lang::Zh;
     // EA007 is said once per recipe folder: it is about every recipe in it.
     if g.first().code() == "EA007" {
@@ -418,18 +430,11 @@ fn recipes_cell(g: &Group, lang: Lang) -> String {
             })
             .collect();
         if !folders.is_empty() {
-            let names: Vec<String> = folders
-                .iter()
-                .map(|p| {
-                    let parts: Vec<&str> = p.split('/').collect();
-                    format!("`{}/`", parts[parts.len().saturating_sub(2)..].join("/"))
-                })
-                .collect();
+            let names: Vec<String> = folders.iter().map(|p| format!("`{}/`", repo_path(p, opts).trim_end_matches('/'))).collect();
             return if zh { format!("{} 下的配方", names.join("、")) } else { format!("recipes in {}", names.join(", ")) };
         }
     }
     let paths = g.recipe_paths();
-    let names = short_names(&paths);
     let mut roles: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for f in &g.findings {
         if in_engine_source(f) {
@@ -453,7 +458,8 @@ fn recipes_cell(g: &Group, lang: Lang) -> String {
                 .filter(|r| !r.is_empty())
                 .map(|r| if zh { format!("（{}）", r.join("、")) } else { format!(" ({})", r.join(", ")) })
                 .unwrap_or_default();
-            format!("`{}`{roles}", names[p])
+            // The whole repository-relative path: one file name is in four folders of InferenceX.
+            format!("`{}`{roles}", repo_path(p, opts))
         })
         .collect();
     let mut shown = shown.join(if zh { "、" } else { ", " });
@@ -489,7 +495,8 @@ fn evidence_cell(g: &Group, opts: &RenderOptions) -> String {
         out.push(match evidence_url(e, opts) {
             Some(url) => format!("[{}:{}]({url}){at}", e.path, e.line),
             None if e.engine.is_some() => format!("`{}:{}`{at}", e.path, e.line),
-            None => format!("`{}:{}`", e.path, e.line),
+            // The user's own file (a master config): repository-relative, as recipe paths.
+            None => format!("`{}:{}`", repo_path(&e.path, opts), e.line),
         });
     }
     const SHOWN: usize = 3;
@@ -535,7 +542,10 @@ fn severity_word(s: Severity, lang: Lang) -> &'static str {
     }
 }
 
-fn render_one(report: &AuditReport, groups: &[Group], lang: Lang, opts: &RenderOptions) -> String {
+/// Tables longer than this are folded in `<details>`: the lead stays in view.
+const FOLD_ROWS: usize = 10;
+
+fn render_one(report: &AuditReport, groups: &[Group], lang: Lang, opts: &RenderOptions, limits: Limits) -> String {
     let zh = lang == Lang::Zh;
     let mut out = summary(report, groups, lang);
     out.push('\n');
@@ -549,13 +559,22 @@ fn render_one(report: &AuditReport, groups: &[Group], lang: Lang, opts: &RenderO
         } else {
             writeln!(out, "\n### {} ({})\n", section.title(lang), rows.len())
         };
+        let folded = rows.len() > FOLD_ROWS;
+        if folded {
+            let _ = writeln!(
+                out,
+                "<details><summary>{}</summary>\n",
+                if zh { format!("{} 行，展开查看", rows.len()) } else { format!("{} rows", rows.len()) }
+            );
+        }
         let _ = writeln!(
             out,
             "{}",
             if zh { "| 代码 | 问题 | 涉及配方 | 依据 | 修复 |" } else { "| Code | Finding | Recipes | Evidence | Fix |" }
         );
         let _ = writeln!(out, "|---|---|---|---|---|");
-        for g in rows {
+        let shown = limits.rows.unwrap_or(usize::MAX).min(rows.len());
+        for g in &rows[..shown] {
             let f = g.first();
             let _ = writeln!(
                 out,
@@ -563,17 +582,30 @@ fn render_one(report: &AuditReport, groups: &[Group], lang: Lang, opts: &RenderO
                 f.code(),
                 severity_word(f.severity, lang),
                 cell(&phrase(report, g, lang)),
-                cell(&recipes_cell(g, lang)),
+                cell(&recipes_cell(g, lang, opts)),
                 cell(&evidence_cell(g, opts)),
                 cell(&fix_cell(g, lang)),
             );
         }
+        if shown < rows.len() {
+            let cut = rows.len() - shown;
+            let _ = if zh {
+                writeln!(out, "\n*因篇幅限制，另有 {cut} 行未列出。*")
+            } else {
+                writeln!(out, "\n*{cut} more row(s) not shown: cut to fit the character budget.*")
+            };
+        }
+        if folded {
+            let _ = writeln!(out, "\n</details>");
+        }
     }
     if !report.problems.is_empty() {
         let _ = writeln!(out, "\n### {}\n", if zh { "未能完整读取" } else { "Not fully read" });
-        for p in &report.problems {
-            let _ = writeln!(out, "- `{}`: {}", p.path, p.message.replace('\n', " "));
+        let shown = limits.items.unwrap_or(usize::MAX).min(report.problems.len());
+        for p in &report.problems[..shown] {
+            let _ = writeln!(out, "- `{}`: {}", repo_path(&p.path, opts), p.message.replace('\n', " "));
         }
+        more_items(&mut out, report.problems.len() - shown, zh);
     }
     if !report.notes.is_empty() {
         let _ = writeln!(
@@ -581,21 +613,82 @@ fn render_one(report: &AuditReport, groups: &[Group], lang: Lang, opts: &RenderO
             "\n<details><summary>{}</summary>\n",
             if zh { format!("说明（{}）", report.notes.len()) } else { format!("Notes ({})", report.notes.len()) }
         );
-        for n in &report.notes {
+        let shown = limits.items.unwrap_or(usize::MAX).min(report.notes.len());
+        for n in &report.notes[..shown] {
             let _ = writeln!(out, "- {}", n.replace('\n', " "));
         }
+        more_items(&mut out, report.notes.len() - shown, zh);
         let _ = writeln!(out, "\n</details>");
     }
-    let version = env!("CARGO_PKG_VERSION");
-    let _ = writeln!(
-        out,
-        "\n<sub>{}</sub>",
-        if zh {
-            format!("由 engine-audit {version} 静态生成：依据为所示版本的引擎源码（文件:行 @ 版本）；各代码的说明见 `docs/codes/`。")
+    out
+}
+
+fn more_items(out: &mut String, cut: usize, zh: bool) {
+    if cut > 0 {
+        let _ = if zh {
+            writeln!(out, "- ……因篇幅限制，另有 {cut} 项未列出。")
         } else {
-            format!("Generated statically by engine-audit {version}: evidence is engine source at the refs shown (file:line @ ref); each code is explained in `docs/codes/`.")
+            writeln!(out, "- … {cut} more, cut to fit the character budget.")
+        };
+    }
+}
+
+/// The footer: the tool, and where each code is explained (an absolute link:
+/// a PR page is far from this repository).
+fn footer(opts: &RenderOptions, lang: Lang) -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    let codes = super::docs::codes_index(&opts.docs_url);
+    let text = if lang == Lang::Zh {
+        format!("由 engine-audit {version} 静态生成：依据为所示版本的引擎源码（文件:行 @ 版本）；各代码的说明见 [docs/codes]({codes})。")
+    } else {
+        format!("Generated statically by engine-audit {version}: evidence is engine source at the refs shown (file:line @ ref); each code is explained in [docs/codes]({codes}).")
+    };
+    format!("\n<sub>{text}</sub>\n")
+}
+
+/// What a report cut to its budget left out, and where the whole is.
+fn cut_note(report: &AuditReport, groups: &[Group], limits: Limits, opts: &RenderOptions) -> String {
+    let mut cut = Vec::new();
+    if let Some(n) = limits.rows {
+        let mut per: BTreeMap<Section, usize> = BTreeMap::new();
+        for g in groups {
+            *per.entry(Section::of(g.first().code())).or_default() += 1;
         }
-    );
+        let rows: usize = per.values().map(|&k| k.saturating_sub(n)).sum();
+        if rows > 0 {
+            cut.push(format!("{rows} table row(s) (each area keeps its first {n})"));
+        }
+    }
+    if let Some(n) = limits.items {
+        let notes = report.notes.len().saturating_sub(n);
+        let problems = report.problems.len().saturating_sub(n);
+        if notes > 0 {
+            cut.push(format!("{notes} of {} notes", report.notes.len()));
+        }
+        if problems > 0 {
+            cut.push(format!("{problems} of {} inputs not fully read", report.problems.len()));
+        }
+    }
+    if limits.drop_second_language {
+        cut.push("the Chinese half".into());
+    }
+    let whole = match &opts.full_report {
+        Some(place) => format!("the full report is {place}"),
+        None => "the full report: the same command with `--max-chars 0`, or `--format json`".into(),
+    };
+    format!("\n> **Cut to fit {} characters:** {} left out; {whole}.\n", thousands(opts.max_chars), cut.join(", "))
+}
+
+/// `60000` → `60,000`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
     out
 }
 
@@ -611,5 +704,40 @@ impl super::Render for Markdown {
 fn render(report: &AuditReport, opts: &RenderOptions) -> String {
     let report = &*super::escape::for_display(report);
     let groups = groups(report);
-    opts.lang.parts().iter().map(|&lang| render_one(report, &groups, lang, opts)).collect::<Vec<_>>().join("\n---\n\n")
+    let parts = opts.lang.parts();
+    let whole = |limits: Limits| -> String {
+        let mut out = String::new();
+        for (i, &lang) in parts.iter().enumerate() {
+            if i == 0 {
+                out.push_str(&render_one(report, &groups, lang, opts, limits));
+                continue;
+            }
+            // The second language folded: the first stays what a reader sees.
+            let summary = if lang == Lang::Zh { "中文版" } else { "English" };
+            if limits.drop_second_language {
+                let _ = write!(
+                    out,
+                    "\n<details><summary>{summary}</summary>\n\n*因篇幅限制省略；完整中文报告请使用 `--lang zh`。*\n\n</details>\n"
+                );
+            } else {
+                let _ = write!(
+                    out,
+                    "\n<details><summary>{summary}</summary>\n\n{}\n</details>\n",
+                    render_one(report, &groups, lang, opts, limits)
+                );
+            }
+        }
+        if limits.cuts_anything() {
+            out.push_str(&cut_note(report, &groups, limits, opts));
+        }
+        out.push_str(&footer(opts, parts[0]));
+        out
+    };
+    let most_rows = groups.iter().map(|g| Section::of(g.first().code())).fold(BTreeMap::<Section, usize>::new(), |mut m, s| {
+        *m.entry(s).or_default() += 1;
+        m
+    });
+    let rows = most_rows.values().copied().max().unwrap_or(0);
+    let items = report.notes.len().max(report.problems.len());
+    super::budget::fit(opts.max_chars, rows, items, parts.len() > 1, whole).1
 }

@@ -5,9 +5,13 @@
 //! queries (the caller decides colour and the base folder), so the same report
 //! renders byte for byte the same anywhere.
 
+pub(crate) mod annotations;
+pub(crate) mod budget;
 pub(crate) mod describe;
+pub mod docs;
 pub(crate) mod escape;
 pub(crate) mod github;
+pub mod identity;
 pub(crate) mod json;
 pub use json::SCHEMA_VERSION;
 pub(crate) mod markdown;
@@ -83,14 +87,50 @@ pub struct RenderOptions {
     /// Web address of each engine's repository (`sglang` → `https://github.com/sgl-project/sglang`):
     /// evidence becomes a link to the file and line at its ref.
     pub repo_urls: BTreeMap<String, String>,
-    /// Absolute recipe paths below this folder are written relative to it in SARIF
-    /// and GitHub annotations (code scanning wants repository-relative paths).
+    /// Absolute recipe paths below this folder are written relative to it in SARIF,
+    /// GitHub annotations, markdown and fingerprints (code scanning wants
+    /// repository-relative paths): the git top level of the working folder.
     pub base_dir: Option<PathBuf>,
+    /// The folder relative recipe paths (as given on the command line) are
+    /// relative to, so they can be made relative to `base_dir`. `None` when the
+    /// paths are already repository-relative (`pr` reads them from git).
+    pub cwd: Option<PathBuf>,
+    /// Where engine-audit's documentation is: the page of a code is
+    /// `{docs_url}/docs/codes/EA003.md` ([`docs::DEFAULT_DOCS_URL`] unless the
+    /// config's `docs_url` says otherwise).
+    pub docs_url: String,
+    /// Most annotations the github format writes (GitHub shows at most 10 of
+    /// each level per step); the rest are counted in a last notice.
+    pub max_annotations: usize,
+    /// Character budget of the markdown report (0: none).
+    pub max_chars: usize,
+    /// Where the full report is, for a markdown report cut to its budget
+    /// (`out/report.json`); `None` says how to get it instead.
+    pub full_report: Option<String>,
 }
+
+/// GitHub shows 10 error, 10 warning and 10 notice annotations per step.
+pub const ANNOTATIONS_PER_LEVEL: usize = 10;
+/// Every annotation one step can show: 10 of each level.
+pub const DEFAULT_MAX_ANNOTATIONS: usize = 3 * ANNOTATIONS_PER_LEVEL;
+/// Under the 65,536 characters GitHub allows in a PR body or comment, with room
+/// for a title and the text around the section.
+pub const DEFAULT_MAX_CHARS: usize = 60_000;
 
 impl Default for RenderOptions {
     fn default() -> RenderOptions {
-        RenderOptions { lang: Lang::En, color: false, width: 100, repo_urls: BTreeMap::new(), base_dir: None }
+        RenderOptions {
+            lang: Lang::En,
+            color: false,
+            width: 100,
+            repo_urls: BTreeMap::new(),
+            base_dir: None,
+            cwd: None,
+            docs_url: docs::DEFAULT_DOCS_URL.to_string(),
+            max_annotations: DEFAULT_MAX_ANNOTATIONS,
+            max_chars: DEFAULT_MAX_CHARS,
+            full_report: None,
+        }
     }
 }
 
@@ -155,9 +195,18 @@ pub(crate) fn encode_path(s: &str) -> String {
 }
 
 /// A recipe path as code scanning and annotations want it: relative to
-/// `base_dir` when below it, `/` separated, without `./`.
+/// `base_dir` when below it (a relative path is first put under `cwd`), `/`
+/// separated, without `./`.
 pub(crate) fn repo_path(path: &str, opts: &RenderOptions) -> String {
     let p = Path::new(path);
+    let joined;
+    let p = match (&opts.cwd, &opts.base_dir) {
+        (Some(cwd), Some(_)) if p.is_relative() && !path.is_empty() => {
+            joined = lexical_normal(&cwd.join(p));
+            joined.as_path()
+        }
+        _ => p,
+    };
     let rel = match &opts.base_dir {
         Some(base) if p.is_absolute() => p.strip_prefix(base).unwrap_or(p),
         _ => p,
@@ -168,6 +217,32 @@ pub(crate) fn repo_path(path: &str, opts: &RenderOptions) -> String {
         s = rest;
     }
     s.to_string()
+}
+
+/// `a/./b/../c` → `a/c` without touching the disk (the file may be gone, and a
+/// symlink must keep the name the user gave).
+fn lexical_normal(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// What the github format's annotations leave to the full report, in one line
+/// (`None` when every code-and-subject group has its own annotation).
+pub fn annotation_summary(report: &AuditReport, opts: &RenderOptions) -> Option<String> {
+    let report = escape::for_display(report);
+    annotations::summary_line(&annotations::plan(&report, opts))
 }
 
 /// Findings located in engine source rather than in the user's files (EA201–EA205).
@@ -274,6 +349,22 @@ mod tests {
         assert_eq!(repo_path("/work/repo/recipes/a.yaml", &opts), "recipes/a.yaml");
         assert_eq!(repo_path("./recipes/a.yaml", &opts), "recipes/a.yaml");
         assert_eq!(repo_path("/elsewhere/a.yaml", &opts), "/elsewhere/a.yaml");
+        // Without a working folder, relative paths are taken as repo-relative (`pr`).
+        assert_eq!(repo_path("sub/a.yaml", &opts), "sub/a.yaml");
+    }
+
+    #[test]
+    fn relative_paths_are_made_relative_to_the_git_top_level() {
+        let opts = RenderOptions {
+            base_dir: Some(PathBuf::from("/work/repo")),
+            cwd: Some(PathBuf::from("/work/repo/benchmarks")),
+            ..RenderOptions::default()
+        };
+        assert_eq!(repo_path("./multi_node/a.yaml", &opts), "benchmarks/multi_node/a.yaml");
+        assert_eq!(repo_path("../configs/m.yaml", &opts), "configs/m.yaml");
+        assert_eq!(repo_path("/work/repo/x.sh", &opts), "x.sh");
+        // Outside the repository: an absolute path, never `../`.
+        assert_eq!(repo_path("../../other/a.yaml", &opts), "/work/other/a.yaml");
     }
 
     #[test]

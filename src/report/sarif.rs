@@ -11,14 +11,16 @@
 //! - Engine evidence: `relatedLocations` (the blob URL when the engine's
 //!   repository address is known), and every field in `properties`.
 //! - Mechanical fixes: `fixes` with byte-offset replacements.
-//! - `partialFingerprints` from code, file, subject, role and message, so an
-//!   alert keeps its identity when lines move.
+//! - `partialFingerprints` from code, repository-relative file, subject and
+//!   role (`report::identity`), so an alert keeps its identity when lines move
+//!   and when the target release changes.
+//! - Rules: `helpUri` is the absolute doc page (`report::docs`), and the page
+//!   itself is `help.markdown`.
 
-use super::{evidence_plain, evidence_url, in_engine_source, repo_path, Finding, Location, RenderOptions};
+use super::{docs, evidence_plain, evidence_url, identity, in_engine_source, repo_path, Finding, Location, RenderOptions};
 use crate::codes::{Severity, CATALOG};
 use crate::finding::AuditReport;
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 pub(crate) const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
@@ -30,39 +32,57 @@ fn level(s: Severity) -> &'static str {
     }
 }
 
-/// `tool.driver.rules`: every finding code, then the risk rules applied.
-fn rules(report: &AuditReport) -> Vec<Value> {
+/// `tool.driver.rules`: every finding code, then the risk rules applied. Each
+/// carries its page twice: `helpUri` (absolute, as SARIF requires; absent for a
+/// user's own rule file) and the page itself in `help.markdown`, which code
+/// scanning shows beside the alert.
+fn rules(report: &AuditReport, opts: &RenderOptions) -> Vec<Value> {
     let mut out: Vec<Value> = CATALOG
         .iter()
         .map(|c| {
-            json!({
+            let doc = c.code.doc_path();
+            let mut rule = json!({
                 "id": c.code.as_str(),
                 "name": c.name,
                 "shortDescription": { "text": c.summary },
                 "fullDescription": { "text": format!("{} {}: {}.", c.code.as_str(), c.name, c.summary) },
-                "helpUri": c.code.doc_path(),
-                "help": {
-                    "text": format!("{} — see {}", c.summary, c.code.doc_path()),
-                    "markdown": format!("{} — see [{}]({})", c.summary, c.code.doc_path(), c.code.doc_path()),
-                },
+                "help": help(c.summary, &doc, None, opts),
                 "defaultConfiguration": { "level": level(c.severity) },
                 "properties": { "tags": ["engine-audit", c.area.as_str()] },
-            })
+            });
+            if let Some(url) = docs::url(&opts.docs_url, &doc) {
+                rule["helpUri"] = json!(url);
+            }
+            rule
         })
         .collect();
     for r in &report.rules {
-        out.push(json!({
+        let mut rule = json!({
             "id": r.id,
             "name": r.name,
             "shortDescription": { "text": r.title },
             "fullDescription": { "text": format!("{} {}: {}", r.id, r.name, r.title) },
-            "helpUri": r.doc,
-            "help": { "text": format!("{} — see {}", r.title, r.doc), "markdown": format!("{} — see [{}]({})", r.title, r.doc, r.doc) },
+            "help": help(&r.title, &r.doc, Some(r), opts),
             "defaultConfiguration": { "level": level(r.severity) },
             "properties": { "tags": ["engine-audit", "risk-rule"] },
-        }));
+        });
+        if let Some(url) = docs::url(&opts.docs_url, &r.doc) {
+            rule["helpUri"] = json!(url);
+        }
+        out.push(rule);
     }
     out
+}
+
+/// `help`: a line with the link in `text`; the page in `markdown` (with the
+/// link under it), or the line again when no page is shipped.
+fn help(summary: &str, doc: &str, rule: Option<&crate::finding::RuleInfo>, opts: &RenderOptions) -> Value {
+    let link = docs::link(&opts.docs_url, doc);
+    let markdown = match docs::page(doc, rule) {
+        Some(page) => format!("{}\n\n[{link}]({link})\n", page.trim_end()),
+        None => format!("{summary} — see [{link}]({link})"),
+    };
+    json!({ "text": format!("{summary} — see {link}"), "markdown": markdown })
 }
 
 /// The 1-based line and column (in characters) where byte `end` of the span
@@ -140,16 +160,6 @@ fn related(f: &Finding, opts: &RenderOptions) -> Vec<Value> {
         .collect()
 }
 
-fn fingerprint(f: &Finding, place: &Location) -> String {
-    let mut h = Sha256::new();
-    for part in [f.code(), place.path.as_str(), f.subject.as_str(), f.role.as_deref().unwrap_or(""), f.message().as_str()] {
-        h.update(part.as_bytes());
-        h.update([0]);
-    }
-    let digest = h.finalize();
-    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
-}
-
 fn fixes(f: &Finding, opts: &RenderOptions) -> Option<Value> {
     let fix = f.fix.as_ref().filter(|x| !x.edits.is_empty())?;
     let mut by_file: std::collections::BTreeMap<&str, Vec<Value>> = std::collections::BTreeMap::new();
@@ -168,6 +178,7 @@ fn fixes(f: &Finding, opts: &RenderOptions) -> Option<Value> {
 
 fn results(report: &AuditReport, rule_index: &dyn Fn(&str) -> Option<usize>, opts: &RenderOptions) -> Vec<Value> {
     let mut out = Vec::new();
+    let mut prints = identity::Fingerprints::default();
     for f in &report.findings {
         let mut text = f.message().clone();
         if let Some(fix) = &f.fix {
@@ -183,7 +194,7 @@ fn results(report: &AuditReport, rule_index: &dyn Fn(&str) -> Option<usize>, opt
             props.insert("role".into(), json!(r));
         }
         props.insert("evidence".into(), serde_json::to_value(&f.evidence).unwrap_or(Value::Null));
-        props.insert("doc".into(), json!(f.doc()));
+        props.insert("doc".into(), json!(docs::link(&opts.docs_url, &f.doc())));
         // Engine-side findings stand on every recipe place that installs that build.
         let places: Vec<(Location, bool)> = if in_engine_source(f) && !f.affects.is_empty() {
             f.affects.iter().map(|a| (a.clone(), true)).collect()
@@ -223,7 +234,8 @@ fn results(report: &AuditReport, rule_index: &dyn Fn(&str) -> Option<usize>, opt
                     result.insert("fixes".into(), fixes);
                 }
             }
-            result.insert("partialFingerprints".into(), json!({ "engineAuditFinding/v1": fingerprint(f, &place) }));
+            // v2: without the message (v1 had it, so every bump reopened every alert).
+            result.insert("partialFingerprints".into(), json!({ "engineAuditFinding/v2": prints.next(f, &place, opts) }));
             result.insert("properties".into(), Value::Object(props.clone()));
             out.push(Value::Object(result));
         }
@@ -241,7 +253,7 @@ impl super::Render for Sarif {
 }
 
 fn render(report: &AuditReport, opts: &RenderOptions) -> String {
-    let rules = rules(report);
+    let rules = rules(report, opts);
     let ids: Vec<String> = rules.iter().map(|r| r["id"].as_str().unwrap_or_default().to_string()).collect();
     let index = |code: &str| ids.iter().position(|id| id == code);
     let results = results(report, &index, opts);

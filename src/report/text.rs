@@ -19,6 +19,8 @@ struct FindingDiagnostic<'a> {
     source: Option<Excerpt>,
     label: Option<LabeledSpan>,
     help: Option<String>,
+    /// The code's page, absolute (a log is read far from this repository).
+    url: String,
 }
 
 impl fmt::Debug for FindingDiagnostic<'_> {
@@ -45,7 +47,7 @@ impl Diagnostic for FindingDiagnostic<'_> {
         })
     }
     fn url<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        Some(Box::new(self.finding.doc()))
+        Some(Box::new(&self.url))
     }
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
         self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
@@ -69,7 +71,7 @@ fn snippet<'a>(report: &'a AuditReport, f: &Finding) -> Option<(&'a str, usize, 
     ))
 }
 
-fn diagnostic<'a>(report: &'a AuditReport, f: &'a Finding) -> FindingDiagnostic<'a> {
+fn diagnostic<'a>(report: &'a AuditReport, f: &'a Finding, opts: &RenderOptions) -> FindingDiagnostic<'a> {
     let rule_title = report.rules.iter().find(|r| r.id == f.code()).map(|r| r.title.as_str());
     let role = f.role.as_deref().map(|r| format!(" [{r}]")).unwrap_or_default();
     let (source, label) = match snippet(report, f) {
@@ -95,7 +97,8 @@ fn diagnostic<'a>(report: &'a AuditReport, f: &'a Finding) -> FindingDiagnostic<
         let applies = if fix.edits.is_empty() { "" } else { " (--fix applies it)" };
         format!("{}{applies}", fix.description(super::Lang::En))
     });
-    FindingDiagnostic { finding: f, code: format!("{} {}{role}", f.code(), f.name()), message, source, label, help }
+    let url = super::docs::link(&opts.docs_url, &f.doc());
+    FindingDiagnostic { finding: f, code: format!("{} {}{role}", f.code(), f.name()), message, source, label, help, url }
 }
 
 /// The lines under the diagnostic: each piece of evidence (`path:line @ ref — what
@@ -126,7 +129,7 @@ fn handler(opts: &RenderOptions) -> GraphicalReportHandler {
 /// Render one finding (used by the full report and by tests).
 pub(crate) fn render_finding(report: &AuditReport, f: &Finding, opts: &RenderOptions) -> String {
     let mut out = String::new();
-    let _ = handler(opts).render_report(&mut out, &diagnostic(report, f));
+    let _ = handler(opts).render_report(&mut out, &diagnostic(report, f, opts));
     let mut out = out.trim_end().to_string();
     out.push('\n');
     out.push_str(&trailer(f, opts));

@@ -13,6 +13,7 @@ mod demo_audit;
 mod engine_verdicts;
 mod fact_cache;
 mod fix;
+mod github_fit;
 mod master_links;
 mod oracle;
 mod oracle_vllm;

@@ -123,7 +123,7 @@ fn snapshot_github() {
 fn text_shows_recipe_lines_evidence_fix_and_summary() {
     let text = report::Format::Text.render(demo(), &opts(Lang::En));
     // The code and name with the doc page, the labelled recipe line, evidence, help.
-    assert!(text.contains("EA003 deprecated-alias [decode] (docs/codes/EA003.md)"), "{text}");
+    assert!(text.contains(&format!("EA003 deprecated-alias [decode] ({}/docs/codes/EA003.md)", report::docs::DEFAULT_DOCS_URL)), "{text}");
     assert!(text.contains("[recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:43:7]"));
     assert!(text.contains(" 43 │       cuda-graph-max-bs: 256"));
     assert!(text.contains("╰── decode: --cuda-graph-max-bs is a deprecated alias for --cuda-graph-max-bs-decode"));
@@ -166,12 +166,11 @@ fn without(report: &AuditReport, codes: &[&str]) -> AuditReport {
 #[test]
 fn markdown_lead_sentences_hold_for_the_findings() {
     let md = report::Format::Markdown.render(demo(), &opts(Lang::EnZh));
-    let lead = md.lines().next().unwrap();
-    assert!(
-        lead.starts_with("**SGLang flag audit (v1.0.0 → v1.1.0):** 5 flag settings in the recipes will stop the server at startup"),
-        "{lead}"
-    );
-    assert!(!md.contains("all recipe flags still parse"), "EA001/EA002/EA005/EA006 fired");
+    assert!(md.starts_with("**SGLang flag audit (v1.0.0 → v1.1.0):** 10 errors, 14 warnings and 4 info in 3 deployments"), "{md}");
+    // One line per area.
+    let lead = md.lines().find(|l| l.starts_with("- **Flags:**")).unwrap();
+    assert!(lead.starts_with("- **Flags:** 5 flag settings in the recipes will stop the server at startup"), "{lead}");
+    assert!(!md.to_lowercase().contains("all recipe flags still parse"), "EA001/EA002/EA005/EA006 fired");
     assert!(!md.contains("所有配方参数仍可解析"));
     assert!(lead.contains("`--cuda-graph-max-bs` is a deprecated alias for `--cuda-graph-max-bs-decode`"));
     assert!(lead.contains("The default of `--mem-fraction-static` changed from `0.85` to `0.88`"));
@@ -179,17 +178,15 @@ fn markdown_lead_sentences_hold_for_the_findings() {
     // Without the breaking findings, the flags still parse, in both languages.
     let clean = without(demo(), &["EA001", "EA002", "EA005", "EA006"]);
     let md = report::Format::Markdown.render(&clean, &opts(Lang::EnZh));
+    assert!(md.contains("\n- **Flags:** All recipe flags still parse. `--cuda-graph-max-bs` is a deprecated alias"), "{md}");
     assert!(
-        md.starts_with(
-            "**SGLang flag audit (v1.0.0 → v1.1.0):** all recipe flags still parse. `--cuda-graph-max-bs` is a deprecated alias"
-        ),
+        md.contains("\n- **参数**：所有配方参数仍可解析。`--cuda-graph-max-bs` 已弃用，是 `--cuda-graph-max-bs-decode` 的别名"),
         "{md}"
     );
-    assert!(md.contains("**SGLang 参数审计 (v1.0.0 → v1.1.0)**：所有配方参数仍可解析。`--cuda-graph-max-bs` 已弃用，是 `--cuda-graph-max-bs-decode` 的别名"), "{md}");
     for code in ["EA001", "EA002", "EA005", "EA006"] {
         let only = without(demo(), &["EA001", "EA002", "EA005", "EA006"].into_iter().filter(|c| *c != code).collect::<Vec<_>>());
         assert!(
-            !report::Format::Markdown.render(&only, &opts(Lang::En)).contains("all recipe flags still parse"),
+            !report::Format::Markdown.render(&only, &opts(Lang::En)).contains("All recipe flags still parse"),
             "{code} alone breaks parsing"
         );
     }
@@ -219,7 +216,12 @@ fn markdown_collapses_identical_findings_across_recipes() {
     let md = report::Format::Markdown.render(demo(), &opts(Lang::En));
     let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| `EA003`")).collect();
     assert_eq!(rows.len(), 1, "{rows:#?}");
-    assert!(rows[0].contains("**2** · `launch-aggregated.sh` (launch_server), `dsmini-fp4-disagg.yaml` (decode)"), "{}", rows[0]);
+    // Whole paths: one file name can be in several folders.
+    assert!(
+        rows[0].contains("**2** · `recipes/benchmarks/launch-aggregated.sh` (launch_server), `recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml` (decode)"),
+        "{}",
+        rows[0]
+    );
     // Same subject, different facts: separate rows.
     assert_eq!(md.lines().filter(|l| l.starts_with("| `EA006`")).count(), 2);
     // One row per group in each section, and every finding in some row.
@@ -242,7 +244,10 @@ fn markdown_links_evidence_when_the_repo_url_is_known() {
     // Recipe-side evidence (the master config) is never an engine link.
     assert!(md.contains("`recipes/configs/demo-master.yaml:2`"));
     let plain = report::Format::Markdown.render(demo(), &opts(Lang::En));
-    assert!(!plain.contains("https://"), "no links without a URL");
+    // Without a URL, the only link is the footer's to engine-audit's docs.
+    let links: Vec<&str> = plain.match_indices("https://").map(|(i, _)| &plain[i..]).collect();
+    assert_eq!(links.len(), 1, "no engine links without a URL");
+    assert!(links[0].starts_with(report::docs::DEFAULT_DOCS_URL));
 }
 
 #[test]
@@ -264,8 +269,8 @@ fn markdown_chinese_is_written_out() {
     }
     // en+zh: English first, then Chinese.
     let both = report::Format::Markdown.render(demo(), &opts(Lang::EnZh));
-    let (en, zh) = both.split_once("\n---\n").unwrap();
-    assert!(en.starts_with("**SGLang flag audit") && zh.trim_start().starts_with("**SGLang 参数审计"));
+    let (en, zh) = both.split_once("\n<details><summary>中文版</summary>\n\n").unwrap();
+    assert!(en.starts_with("**SGLang flag audit") && zh.starts_with("**SGLang 参数审计"), "{both}");
 }
 
 // ---------------------------------------------------------------------------
@@ -523,6 +528,49 @@ fn sarif_has_the_required_structure() {
     assert_eq!(errors.len(), 4, "{errors:#?}");
 }
 
+/// The official SARIF 2.1.0 schema (tests/schemas/README.md says where it is
+/// from), formats checked too: `helpUri` and `uri` are `format: uri`.
+fn sarif_schema_errors(doc: &Value) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas/sarif-schema-2.1.0.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft7)
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the schema compiles");
+    validator.iter_errors(doc).map(|e| format!("{}: {e}", e.instance_path)).collect()
+}
+
+#[test]
+fn sarif_validates_against_the_official_schema() {
+    // With engine links and without.
+    let linked = RenderOptions { lang: Lang::En, ..RenderOptions::default() }.with_engine_sources(
+        &[("sglang", engine_audit::audit::EngineSpec { spec: "https://github.com/sgl-project/sglang".into(), root: None })].into(),
+    );
+    for o in [opts(Lang::En), linked] {
+        let doc: Value = serde_json::from_str(&report::Format::Sarif.render(demo(), &o)).unwrap();
+        let errors = sarif_schema_errors(&doc);
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+    let doc: Value = serde_json::from_str(&report::Format::Sarif.render(demo(), &opts(Lang::En))).unwrap();
+    // Every rule links its page absolutely and carries it in help.markdown.
+    for rule in doc["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap() {
+        let uri = rule["helpUri"].as_str().unwrap_or_else(|| panic!("no helpUri: {rule}"));
+        assert!(uri.starts_with(report::docs::DEFAULT_DOCS_URL), "{uri}");
+        let md = rule["help"]["markdown"].as_str().unwrap();
+        assert!(md.starts_with(&format!("# {}", rule["id"].as_str().unwrap())), "{md}");
+        assert!(md.contains(uri), "the page ends with its link: {md}");
+    }
+    // The validator does reject what SARIF forbids: a relative helpUri
+    // (what this report carried before), a level outside the enumeration.
+    let mut broken = doc.clone();
+    broken["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] = Value::from("docs/codes/EA001.md");
+    broken["runs"][0]["results"][0]["level"] = Value::from("fatal");
+    let errors = sarif_schema_errors(&broken);
+    assert_eq!(errors.len(), 2, "{errors:#?}");
+    assert!(errors.iter().any(|e| e.contains("helpUri")), "{errors:#?}");
+}
+
 #[test]
 fn sarif_rules_and_results_follow_the_catalog() {
     let doc: Value = serde_json::from_str(&report::Format::Sarif.render(demo(), &opts(Lang::En))).unwrap();
@@ -534,11 +582,11 @@ fn sarif_rules_and_results_follow_the_catalog() {
         let rule = rules.iter().find(|r| r["id"] == id.as_str()).unwrap_or_else(|| panic!("{id} missing"));
         assert_eq!(rule["name"], info.name);
         assert_eq!(rule["shortDescription"]["text"], info.summary);
-        assert_eq!(rule["helpUri"], format!("docs/codes/{id}.md").as_str());
+        assert_eq!(rule["helpUri"], format!("{}/docs/codes/{id}.md", report::docs::DEFAULT_DOCS_URL).as_str());
     }
     for id in ["R001", "R002", "R003"] {
         let rule = rules.iter().find(|r| r["id"] == id).unwrap();
-        assert!(rule["helpUri"].as_str().unwrap().starts_with(&format!("rules/{id}-")));
+        assert!(rule["helpUri"].as_str().unwrap().starts_with(&format!("{}/rules/{id}-", report::docs::DEFAULT_DOCS_URL)));
         assert!(!rule["shortDescription"]["text"].as_str().unwrap().is_empty());
     }
     assert_eq!(ids.len(), engine_audit::codes::CATALOG.len() + 3);
@@ -597,7 +645,11 @@ fn sarif_paths_are_relative_to_the_base_folder() {
 fn github_annotations_are_escaped_workflow_commands() {
     let out = report::Format::Github.render(demo(), &opts(Lang::En));
     let mut levels = std::collections::BTreeMap::new();
-    for line in out.lines() {
+    // The last line is a plain log line (no annotation slot): what was grouped.
+    let (commands, plain): (Vec<&str>, Vec<&str>) = out.lines().partition(|l| l.starts_with("::"));
+    assert_eq!(plain.len(), 1, "{plain:?}");
+    assert!(plain[0].starts_with("engine-audit: GitHub shows 10 annotations"), "{}", plain[0]);
+    for line in commands {
         let (command, rest) = line.strip_prefix("::").and_then(|l| l.split_once(' ')).unwrap_or_else(|| panic!("{line}"));
         *levels.entry(command).or_insert(0) += 1;
         let (props, message) = rest.split_once("::").unwrap();
@@ -607,16 +659,47 @@ fn github_annotations_are_escaped_workflow_commands() {
             assert!(!value.contains(':') && !value.contains('\n'), "{key}={value}");
         }
         assert!(!message.contains('\r') && !message.contains('\n'));
-        assert!(message.contains("%0Adocs: docs/codes/") || message.contains("%0Adocs: rules/"), "{message}");
+        // The doc page, absolute: a PR page is far from this repository.
+        let base = report::docs::DEFAULT_DOCS_URL;
+        assert!(
+            message.contains(&format!("%0Adocs: {base}/docs/codes/")) || message.contains(&format!("%0Adocs: {base}/rules/")),
+            "{message}"
+        );
     }
-    let sev = |s| demo().findings.iter().filter(|f| f.severity == s).count();
+    // One annotation per code and subject (the demo fits GitHub's caps).
+    let sev = |s| {
+        demo()
+            .findings
+            .iter()
+            .filter(|f| f.severity == s)
+            .map(|f| (f.code(), f.subject.as_str()))
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
     use engine_audit::codes::Severity;
+    // 10 error groups fit by code and subject; 11 warning groups do not, and fold by code.
     assert_eq!(levels.get("error").copied().unwrap_or(0), sev(Severity::Error));
-    assert_eq!(levels.get("warning").copied().unwrap_or(0), sev(Severity::Warning));
+    assert_eq!(sev(Severity::Error), 10);
+    assert_eq!(sev(Severity::Warning), 11);
+    let warning_codes = demo()
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .map(|f| f.code())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    assert_eq!(levels.get("warning").copied().unwrap_or(0), warning_codes.min(10));
     assert_eq!(levels.get("notice").copied().unwrap_or(0), sev(Severity::Info));
+    // One annotation for both places of EA003, on the first, naming the other.
     assert!(out.contains(
-        "::warning file=recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml,line=43,col=7,endLine=43,endColumn=23,title=EA003 deprecated-alias [decode]::`--cuda-graph-max-bs` is a deprecated alias"
+        "::warning file=recipes/benchmarks/launch-aggregated.sh,line=14,col=5,endLine=14,endColumn=21,title=EA003 deprecated-alias%3A cuda-graph-max-bs (2 places in 2 recipe files)::"
     ), "{out}");
+    assert!(
+        out.contains(
+            "%0Aalso in 1 more recipe file(s): recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:43 [decode]"
+        ),
+        "{out}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -652,7 +735,10 @@ fn output_dir_gets_one_file_per_format_and_stdout_the_text() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "errors in the demo: {}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(stdout.contains("EA003 deprecated-alias [decode] (docs/codes/EA003.md)") && !stdout.contains('\x1b'));
+    assert!(
+        stdout.contains(&format!("EA003 deprecated-alias [decode] ({}/docs/codes/EA003.md)", report::docs::DEFAULT_DOCS_URL))
+            && !stdout.contains('\x1b')
+    );
     let mut written: Vec<String> =
         std::fs::read_dir(dir.path().join("out")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     written.sort();
@@ -688,11 +774,158 @@ fn the_cli_writes_what_reports_holds() {
 }
 
 #[test]
+fn a_baseline_leaves_out_what_it_recorded() {
+    let dir = demo_workspace();
+    let first = audit_cmd(dir.path()).args(["--format", "json", "--write-baseline", "base.json"]).output().unwrap();
+    assert_eq!(first.status.code(), Some(1));
+    let all: Value = serde_json::from_slice(&first.stdout).unwrap();
+    let prints: Vec<&str> = all["findings"].as_array().unwrap().iter().map(|f| f["fingerprint"].as_str().unwrap()).collect();
+    let base_path = dir.path().join("base.json");
+    let mut recorded: Value = serde_json::from_str(&std::fs::read_to_string(&base_path).unwrap()).unwrap();
+    let entries: Vec<&str> = recorded["findings"].as_array().unwrap().iter().map(|f| f["fingerprint"].as_str().unwrap()).collect();
+    assert_eq!(entries, prints, "the baseline records every finding by the JSON's fingerprint");
+
+    let again = audit_cmd(dir.path()).args(["--format", "json", "--baseline", "base.json"]).output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stderr));
+    let none: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(none["findings"].as_array().unwrap().len(), 0);
+    assert_eq!(none["suppressed"].as_u64().unwrap(), all["suppressed"].as_u64().unwrap() + prints.len() as u64);
+
+    // A finding the baseline does not have comes through, alone.
+    let error = all["findings"].as_array().unwrap().iter().find(|f| f["severity"] == "error").unwrap();
+    recorded["findings"].as_array_mut().unwrap().retain(|f| f["fingerprint"] != error["fingerprint"]);
+    std::fs::write(&base_path, recorded.to_string()).unwrap();
+    let one = audit_cmd(dir.path()).args(["--format", "json", "--baseline", "base.json"]).output().unwrap();
+    assert_eq!(one.status.code(), Some(1));
+    let one: Value = serde_json::from_slice(&one.stdout).unwrap();
+    let left: Vec<&Value> = one["findings"].as_array().unwrap().iter().collect();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0]["fingerprint"], error["fingerprint"]);
+
+    // Not a baseline: exit 2, naming the file.
+    std::fs::write(&base_path, "{}").unwrap();
+    let bad = audit_cmd(dir.path()).args(["--baseline", "base.json", "--color", "never"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("base.json: not an engine-audit baseline"), "{err}");
+}
+
+#[test]
+fn colour_follows_the_flag_and_the_environment_for_reports_and_errors() {
+    let dir = demo_workspace();
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = audit_cmd(dir.path());
+        cmd.args(args).env_remove("NO_COLOR").env_remove("FORCE_COLOR").env_remove("CLICOLOR_FORCE");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let coloured = |out: &std::process::Output| (out.stdout.contains(&0x1b), out.stderr.contains(&0x1b));
+    // Not a terminal: plain, unless forced.
+    assert!(!coloured(&run(&[], &[])).0);
+    assert!(coloured(&run(&[], &[("FORCE_COLOR", "1")])).0);
+    assert!(coloured(&run(&[], &[("CLICOLOR_FORCE", "1")])).0);
+    assert!(!coloured(&run(&[], &[("FORCE_COLOR", "1"), ("NO_COLOR", "1")])).0, "NO_COLOR wins");
+    assert!(coloured(&run(&["--color", "always"], &[("NO_COLOR", "1")])).0, "the flag wins");
+    assert!(!coloured(&run(&["--color", "never"], &[("FORCE_COLOR", "1")])).0);
+    // Errors follow the same decision.
+    let missing = ["--baseline", "missing.json"];
+    assert_eq!(coloured(&run(&missing, &[("FORCE_COLOR", "1")])), (false, true));
+    assert_eq!(coloured(&run(&missing, &[])), (false, false));
+    assert!(coloured(&run(&[&missing[..], &["--color", "always"]].concat(), &[("NO_COLOR", "1")])).1);
+}
+
+#[test]
+fn statistics_count_findings_per_code() {
+    let dir = demo_workspace();
+    let out = audit_cmd(dir.path()).args(["--statistics", "--format", "json"]).output().unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let findings = json["findings"].as_array().unwrap();
+    let mut per = std::collections::BTreeMap::new();
+    for f in findings {
+        *per.entry(f["code"].as_str().unwrap()).or_insert(0) += 1;
+    }
+    for (code, n) in &per {
+        assert!(err.lines().any(|l| l.split_whitespace().take(2).eq([n.to_string().as_str(), *code])), "{code} {n}\n{err}");
+    }
+    let total = findings.len().to_string();
+    assert!(err.lines().any(|l| l.split_whitespace().eq([total.as_str(), "in", "all"])), "{err}");
+}
+
+#[test]
+fn explain_and_rules_list_speak_json() {
+    let run = |args: &[&str]| -> Value {
+        let out = assert_cmd::Command::cargo_bin("engine-audit").unwrap().args(args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let base = report::docs::DEFAULT_DOCS_URL;
+    let codes = run(&["explain", "--format", "json"]);
+    let codes = codes.as_array().unwrap();
+    assert_eq!(codes.len(), engine_audit::codes::CATALOG.len());
+    for c in codes {
+        assert_eq!(c["doc"], format!("{base}/docs/codes/{}.md", c["code"].as_str().unwrap()).as_str());
+    }
+    let one = run(&["explain", "EA003", "--format", "json"]);
+    assert_eq!(one["severity"], "warning");
+    assert!(one["page"].as_str().unwrap().starts_with("# EA003 deprecated-alias"));
+    let rules = run(&["rules", "list", "--format", "json"]);
+    let rules = rules.as_array().unwrap();
+    assert!(!rules.is_empty());
+    for r in rules {
+        assert!(r["doc"].as_str().unwrap().starts_with(&format!("{base}/rules/{}-", r["id"].as_str().unwrap())), "{r}");
+    }
+    let id = rules[0]["id"].as_str().unwrap();
+    assert!(!run(&["explain", id, "--format", "json"])["docs"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn markdown_keeps_to_its_budget_and_says_what_it_cut() {
+    let full = report::Format::Markdown.render(demo(), &RenderOptions { max_chars: 0, ..opts(Lang::EnZh) });
+    assert!(!full.contains("Cut to fit"));
+    assert_eq!(full, report::Format::Markdown.render(demo(), &opts(Lang::EnZh)), "the demo fits the default budget");
+    let budget = full.chars().count() / 2;
+    let cut = report::Format::Markdown.render(demo(), &RenderOptions { max_chars: budget, ..opts(Lang::EnZh) });
+    assert!(cut.chars().count() <= budget, "{} > {budget}", cut.chars().count());
+    let note = cut.lines().find(|l| l.contains("**Cut to fit")).expect("the cut is said");
+    assert!(note.contains("the Chinese half") && note.contains("--max-chars 0"), "{note}");
+    // The lead is whole: every area line of the full report is there.
+    for line in full.lines().take_while(|l| !l.is_empty()) {
+        assert!(cut.contains(line), "lead line cut: {line}");
+    }
+    let to = RenderOptions { max_chars: budget, full_report: Some("in `out/report.json`".into()), ..opts(Lang::EnZh) };
+    assert!(report::Format::Markdown.render(demo(), &to).contains("the full report is in `out/report.json`"));
+}
+
+#[test]
+fn annotations_fold_to_the_caps_and_keep_every_error_code() {
+    let errors: std::collections::BTreeSet<&str> =
+        demo().findings.iter().filter(|f| f.severity == engine_audit::codes::Severity::Error).map(|f| f.code()).collect();
+    for max in [1, 2, 3] {
+        let out = report::Format::Github.render(demo(), &RenderOptions { max_annotations: max, ..opts(Lang::En) });
+        let commands: Vec<&str> = out.lines().filter(|l| l.starts_with("::")).collect();
+        assert!(commands.len() <= max, "{max}: {commands:#?}");
+        assert!(commands.iter().all(|c| c.starts_with("::error")), "errors first: {commands:#?}");
+        for code in &errors {
+            // Its own annotation (the title), or listed in the level's last one.
+            let visible = commands.iter().any(|c| {
+                let message = c.splitn(3, "::").nth(2).unwrap_or("");
+                c.contains(&format!("title={code} ")) || message.starts_with(&format!("{code} ")) || message.contains(&format!(", {code} "))
+            });
+            assert!(visible, "{max}: {code} not visible\n{out}");
+        }
+        assert!(out.lines().last().unwrap().starts_with("engine-audit: GitHub shows 10 annotations"), "{out}");
+    }
+}
+
+#[test]
 fn one_format_goes_to_stdout() {
     let dir = demo_workspace();
     let out = audit_cmd(dir.path()).args(["--format", "json"]).output().unwrap();
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], report::SCHEMA_VERSION);
 }
 
 // ---------------------------------------------------------------------------
@@ -703,11 +936,16 @@ fn clean_and_empty_audits_say_so() {
     let mut clean = demo().clone();
     clean.findings.clear();
     let md = report::Format::Markdown.render(&clean, &opts(Lang::EnZh));
-    assert!(md.starts_with(
-        "**SGLang flag audit (v1.0.0 → v1.1.0):** all recipe flags still parse. No `SGLANG_*` env var the recipes set is affected. \
-         Dynamo 0.1.0: no import, attribute or pin problem against the SGLang target. In all: 0 errors, 0 warnings and 0 info in 3 deployments of 4 recipe files.\n"
-    ), "{md}");
-    assert!(md.contains("**SGLang 参数审计 (v1.0.0 → v1.1.0)**：所有配方参数仍可解析。配方设置的 `SGLANG_*` 环境变量均不受影响。"));
+    assert!(
+        md.starts_with(
+            "**SGLang flag audit (v1.0.0 → v1.1.0):** 0 errors, 0 warnings and 0 info in 3 deployments of 4 recipe files.\n\
+         - **Flags:** All recipe flags still parse.\n\
+         - **Env vars:** No `SGLANG_*` env var the recipes set is affected.\n\
+         - **Dynamo compatibility:** Dynamo 0.1.0: no import, attribute or pin problem against the SGLang target.\n"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("- **参数**：所有配方参数仍可解析。\n- **环境变量**：配方设置的 `SGLANG_*` 环境变量均不受影响。"), "{md}");
     assert!(!md.contains("| Code |"), "no empty tables");
     assert_eq!(report::Format::Github.render(&clean, &opts(Lang::En)), "");
     let sarif: Value = serde_json::from_str(&report::Format::Sarif.render(&clean, &opts(Lang::En))).unwrap();
@@ -716,7 +954,7 @@ fn clean_and_empty_audits_say_so() {
 
     let empty = AuditReport::default();
     let md = report::Format::Markdown.render(&empty, &opts(Lang::EnZh));
-    assert!(md.starts_with("**Engine audit:** no deployment was audited. In all: 0 errors"), "{md}");
+    assert!(md.starts_with("**Engine audit:** no deployment was audited. 0 errors"), "{md}");
     assert!(md.contains("**引擎审计**：没有可审计的部署。合计："));
     assert_eq!(report::Format::Text.render(&empty, &opts(Lang::En)), "0 errors, 0 warnings, 0 info in 0 deployments of 0 recipe files\n");
 }
