@@ -78,30 +78,15 @@ fn a_getattr_fallback_to_the_targets_api_is_no_degradation() {
     // Dynamo v1.6.1 `_compat.py`: `getattr(server_args, "get_model_config", None)`,
     // else `model_config_of(server_args)` from `sglang.srt.arg_groups.overrides`,
     // which SGLang v0.5.23 defines (likewise `use_mla_backend`).
-    let recipes = shared().join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp");
-    let out = assert_cmd::Command::cargo_bin("engine-audit")
-        .unwrap()
-        .arg("audit")
-        .arg(&recipes)
-        .arg("--sglang")
-        .arg(corpus.join("sglang.git"))
-        .arg("--dynamo")
-        .arg(corpus.join("dynamo.git"))
-        .args(["--to", "v0.5.23", "--dynamo-from", "v1.3.0.post1", "--dynamo-to", "v1.6.1"])
-        .args(["--offline", "--no-cache", "--format", "json", "--fail-on", "never"])
-        .output()
-        .unwrap();
-    let report: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    let consumer: Vec<&str> =
-        report["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "EA204").map(|f| f["subject"].as_str().unwrap()).collect();
+    let found = dsr1_mtp_audit(&corpus, "v0.5.23", "v1.6.1");
+    let consumer: Vec<&str> = found.iter().filter(|(c, _, _)| c == "EA204").map(|(_, s, _)| s.as_str()).collect();
     assert!(!consumer.contains(&"ServerArgs.get_model_config") && !consumer.contains(&"ServerArgs.use_mla_backend"), "{consumer:?}");
 }
 
 /// An audit of the real DSR1 B200 FP4 8k1k MTP recipes (images at
-/// v0.5.12.post1, Dynamo pinned at v1.3.0.post1) to `to` with Dynamo v1.5.0:
-/// (code, subject, message) of each finding.
-fn dsr1_mtp_audit(corpus: &std::path::Path, to: &str) -> Vec<(String, String, String)> {
+/// v0.5.12.post1, Dynamo pinned at v1.3.0.post1) to `to` with Dynamo
+/// `dynamo_to`: (code, subject, message) of each finding.
+fn dsr1_mtp_audit(corpus: &std::path::Path, to: &str, dynamo_to: &str) -> Vec<(String, String, String)> {
     let recipes = shared().join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp");
     let out = assert_cmd::Command::cargo_bin("engine-audit")
         .unwrap()
@@ -111,7 +96,7 @@ fn dsr1_mtp_audit(corpus: &std::path::Path, to: &str) -> Vec<(String, String, St
         .arg(corpus.join("sglang.git"))
         .arg("--dynamo")
         .arg(corpus.join("dynamo.git"))
-        .args(["--to", to, "--dynamo-from", "v1.3.0.post1", "--dynamo-to", "v1.5.0"])
+        .args(["--to", to, "--dynamo-from", "v1.3.0.post1", "--dynamo-to", dynamo_to])
         .args(["--offline", "--no-cache", "--format", "json", "--fail-on", "never"])
         .output()
         .unwrap();
@@ -134,13 +119,13 @@ fn code_after_an_early_return_runs_only_where_the_newer_api_is_gone() {
     let subjects = |found: &[(String, String, String)]| -> Vec<String> {
         found.iter().filter(|(c, _, _)| c == "EA204").map(|(_, s, _)| s.clone()).collect()
     };
-    let at_19 = subjects(&dsr1_mtp_audit(&corpus, "v0.5.19"));
+    let at_19 = subjects(&dsr1_mtp_audit(&corpus, "v0.5.19", "v1.5.0"));
     assert!(!at_19.iter().any(|s| s == "ServerArgs._late_resolution" || s == "ServerArgs.override"), "{at_19:?}");
     assert!(!at_19.iter().any(|s| s == "sglang.srt.arg_groups.overrides.declare_late_resolution"), "{at_19:?}");
     // At v0.5.23 the import falls back to None and the legacy path runs (its
     // lookups are judged against the from-release, v0.5.12.post1, which had
     // neither attribute: the fixture case in `check::consumer` covers them).
-    let at_23 = subjects(&dsr1_mtp_audit(&corpus, "v0.5.23"));
+    let at_23 = subjects(&dsr1_mtp_audit(&corpus, "v0.5.23", "v1.5.0"));
     assert!(at_23.iter().any(|s| s == "sglang.srt.arg_groups.overrides.declare_late_resolution"), "{at_23:?}");
 }
 
@@ -149,7 +134,7 @@ fn a_module_split_within_its_package_names_where_the_import_went() {
     let Some(corpus) = corpus(module_path!()) else { return };
     // `from sglang.srt.disaggregation.encode_server import MMEncoder`: at
     // v0.5.19 MMEncoder and most of the module are in disaggregation/encoder/server.py.
-    let found = dsr1_mtp_audit(&corpus, "v0.5.19");
+    let found = dsr1_mtp_audit(&corpus, "v0.5.19", "v1.5.0");
     let mm_encoder = found
         .iter()
         .find(|(c, s, m)| c == "EA204" && s == "sglang.srt.disaggregation.encode_server" && m.contains("import MMEncoder"))
@@ -164,7 +149,7 @@ fn ea007_compares_the_defaults_that_run() {
     // (swa-full-tokens-ratio 0.8, mamba-full-memory-ratio 0.9, ...) or a hook
     // that depends on the platform or the role (enable-fused-qk-norm-rope,
     // hicache-ratio): their effective defaults did not change or are dynamic.
-    let found = dsr1_mtp_audit(&corpus, "v0.5.23");
+    let found = dsr1_mtp_audit(&corpus, "v0.5.23", "v1.5.0");
     let mut changed: Vec<&str> = found.iter().filter(|(c, _, _)| c == "EA007").map(|(_, s, _)| s.as_str()).collect();
     changed.sort();
     changed.dedup();

@@ -103,12 +103,11 @@ struct HookReader<'a> {
 /// The function a site is in: its name, and the name hooks assign fields on
 /// (`self` in a method of the entry class, the first parameter of a module-level
 /// function; none in other classes' methods).
-struct Function<'t> {
+struct Function {
     name: String,
     receiver: Option<String>,
     /// Dict names the function passes as `**name` to the declaring call.
     splatted: HashSet<String>,
-    def: Node<'t>,
 }
 
 impl<'a> HookReader<'a> {
@@ -143,7 +142,7 @@ impl<'a> HookReader<'a> {
             None => first_param,
         };
         let Some(body) = def.child_by_field_name("body") else { return };
-        let mut function = Function { name, receiver, splatted: HashSet::new(), def };
+        let mut function = Function { name, receiver, splatted: HashSet::new() };
         crate::extract::python::walk(body, |n| {
             if n.kind() == "call" && self.is_declaring(n) {
                 for arg in n.child_by_field_name("arguments").map(named_children).unwrap_or_default() {
@@ -185,7 +184,7 @@ impl<'a> HookReader<'a> {
         })
     }
 
-    fn declared(&self, call: Node<'a>, function: &Function<'a>, sites: &mut HashMap<String, Vec<Site>>) {
+    fn declared(&self, call: Node<'a>, function: &Function, sites: &mut HashMap<String, Vec<Site>>) {
         for arg in call.child_by_field_name("arguments").map(named_children).unwrap_or_default() {
             match arg.kind() {
                 "keyword_argument" => {
@@ -210,7 +209,7 @@ impl<'a> HookReader<'a> {
 
     /// `receiver.field = value`, or `fields["field"] = value` for a dict the
     /// function passes to the declaring call.
-    fn assigned(&self, assignment: Node<'a>, function: &Function<'a>, sites: &mut HashMap<String, Vec<Site>>) {
+    fn assigned(&self, assignment: Node<'a>, function: &Function, sites: &mut HashMap<String, Vec<Site>>) {
         let (Some(left), Some(right)) = (assignment.child_by_field_name("left"), assignment.child_by_field_name("right")) else {
             return;
         };
@@ -237,11 +236,11 @@ impl<'a> HookReader<'a> {
         }
     }
 
-    fn site(&self, field: &str, value: Node<'a>, at: Node<'a>, function: &Function<'a>, sites: &mut HashMap<String, Vec<Site>>) {
+    fn site(&self, field: &str, value: Node<'a>, at: Node<'a>, function: &Function, sites: &mut HashMap<String, Vec<Site>>) {
         if !self.wanted.contains(field) {
             return;
         }
-        let literal = if only_none_test_guards(self.file, at, function.def, field) {
+        let literal = if only_none_test_guards(self.file, at, field) {
             let scope = Scope { module: self.module, locals: None, class: None };
             self.ev.eval(self.file, value, scope).ok().and_then(|v| v.to_json())
         } else {
@@ -255,20 +254,18 @@ impl<'a> HookReader<'a> {
     }
 }
 
-/// Whether every condition between `node` and its function is the field's own
-/// `x.field is None` test: the assignment runs whenever the field is unset.
-fn only_none_test_guards(file: &PyFile, node: Node, def: Node, field: &str) -> bool {
+/// Whether `node` runs whenever its function (or the module) runs, but for
+/// `if` blocks whose test `allowed` accepts (an `elif`/`else` runs only when a
+/// test fails, so it never counts).
+fn runs_unless(file: &PyFile, node: Node, allowed: &dyn Fn(&PyFile, Node) -> bool) -> bool {
     let mut child = node;
     while let Some(parent) = child.parent() {
-        if parent.id() == def.id() {
-            return true;
-        }
         match parent.kind() {
+            "function_definition" | "module" => return true,
             "if_statement" => {
-                // Only the `if` block itself; `elif`/`else` run when the test fails.
                 let in_consequence = parent.child_by_field_name("consequence").is_some_and(|c| c.id() == child.id());
-                let tests_none = parent.child_by_field_name("condition").is_some_and(|c| is_none_test(file, c, field));
-                if !(in_consequence && tests_none) {
+                let test_allowed = parent.child_by_field_name("condition").is_some_and(|c| allowed(file, c));
+                if !(in_consequence && test_allowed) {
                     return false;
                 }
             }
@@ -280,13 +277,18 @@ fn only_none_test_guards(file: &PyFile, node: Node, def: Node, field: &str) -> b
             | "match_statement"
             | "conditional_expression"
             | "lambda"
-            | "boolean_operator"
-            | "function_definition" => return false,
+            | "boolean_operator" => return false,
             _ => {}
         }
         child = parent;
     }
-    false
+    true
+}
+
+/// Whether every condition between `node` and its function is the field's own
+/// `x.field is None` test: the assignment runs whenever the field is unset.
+fn only_none_test_guards(file: &PyFile, node: Node, field: &str) -> bool {
+    runs_unless(file, node, &|file, condition| is_none_test(file, condition, field))
 }
 
 /// `x.field is None`, `x["field"] is None` or `field is None`.
@@ -307,7 +309,7 @@ fn is_none_test(file: &PyFile, condition: Node, field: &str) -> bool {
 /// its own function.
 fn unconditional_calls(file: &PyFile, out: &mut HashSet<String>) {
     crate::extract::python::walk(file.root(), |n| {
-        if n.kind() == "call" && is_unconditional(n) {
+        if n.kind() == "call" && runs_unless(file, n, &|_, _| false) {
             if let Some(callee) = n.child_by_field_name("function") {
                 let text = file.text(callee);
                 out.insert(text.rsplit('.').next().unwrap_or(text).to_string());
@@ -320,27 +322,4 @@ fn unconditional_calls(file: &PyFile, out: &mut HashSet<String>) {
         }
         true
     });
-}
-
-/// Whether `node` runs whenever its function (or the module) runs.
-fn is_unconditional(node: Node) -> bool {
-    let mut child = node;
-    while let Some(parent) = child.parent() {
-        match parent.kind() {
-            "function_definition" | "module" => return true,
-            "if_statement"
-            | "elif_clause"
-            | "else_clause"
-            | "for_statement"
-            | "while_statement"
-            | "except_clause"
-            | "match_statement"
-            | "conditional_expression"
-            | "lambda"
-            | "boolean_operator" => return false,
-            _ => {}
-        }
-        child = parent;
-    }
-    true
 }
