@@ -101,7 +101,7 @@ pub(crate) struct EngineSources {
     #[arg(long, value_name = "PATH|URL")]
     pub dynamo: Option<String>,
     /// vLLM source: a git clone (bare or not), a plain package folder, or a URL
-    /// (read by `surface` and `diff`; the audit does not read vLLM recipes yet).
+    /// (srt-slurm `type: vllm` recipes, `vllm serve` scripts, master entries).
     #[arg(long, value_name = "PATH|URL")]
     pub vllm: Option<String>,
     /// Package folder of SGLang inside its tree (default: python/sglang or sglang).
@@ -269,10 +269,11 @@ pub(crate) struct AuditArgs {
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub sources: EngineSources,
-    /// SGLang ref deployed today (default: from each recipe's container image).
+    /// Release deployed today of the engine whose source is given (--sglang or
+    /// --vllm; default: from each recipe's container image).
     #[arg(long, value_name = "REF")]
     pub from: Option<String>,
-    /// SGLang ref to bump to (default: the current one: audit recipes as they are).
+    /// Release to bump that engine to (default: the current one: audit recipes as they are).
     #[arg(long, value_name = "REF")]
     pub to: Option<String>,
     /// Dynamo ref deployed today (default: each recipe's `dynamo:` hash, version or wheel).
@@ -365,7 +366,8 @@ pub(crate) struct PrArgs {
     pub head: String,
     #[command(flatten)]
     pub sources: EngineSources,
-    /// SGLang ref to audit every changed deployment against (default: its head image's).
+    /// Release of the engine whose source is given (--sglang or --vllm) to audit
+    /// every changed deployment against (default: its head image's).
     #[arg(long, value_name = "REF")]
     pub to: Option<String>,
     /// Dynamo ref to audit against (default: each head recipe's `dynamo:` spec).

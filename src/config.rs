@@ -32,6 +32,8 @@ pub(crate) struct ConfigFile {
     pub sglang: Option<String>,
     /// Dynamo source (path or URL) when `--dynamo` is not given.
     pub dynamo: Option<String>,
+    /// vLLM source (path or URL) when `--vllm` is not given.
+    pub vllm: Option<String>,
     /// Severity per finding code (`EA007: warning`, `R001: warning`).
     #[serde(default)]
     pub severity: BTreeMap<String, Severity>,
@@ -92,7 +94,7 @@ pub(crate) enum ConfigError {
     #[error("{path}:{line}:{column}: {message}")]
     #[diagnostic(
         code(engine_audit::config::invalid),
-        help("known keys: sglang, dynamo, severity, ignore, recipe_roots, recipes_dir, single_node_scripts, fail_on, rules, docs_url, exclude")
+        help("known keys: sglang, vllm, dynamo, severity, ignore, recipe_roots, recipes_dir, single_node_scripts, fail_on, rules, docs_url, exclude")
     )]
     Invalid {
         path: String,
@@ -126,6 +128,7 @@ impl ConfigFile {
         match id {
             "sglang" => self.sglang.as_ref(),
             "dynamo" => self.dynamo.as_ref(),
+            "vllm" => self.vllm.as_ref(),
             _ => None,
         }
     }

@@ -67,6 +67,10 @@ pub enum LaunchForm {
     PythonModule(&'static str),
     /// `<program> <subcommand>` (an installed entry point, found by its base name).
     Program { program: &'static str, subcommand: &'static str },
+    /// `<program> <subcommand> [<positional>] [options]`: an entry point whose
+    /// subcommand takes one optional positional before its options (`vllm serve
+    /// [model_tag]`); `positional` is its name as the parser registers it.
+    ProgramWithPositional { program: &'static str, subcommand: &'static str, positional: &'static str },
 }
 
 impl Launcher {
@@ -75,7 +79,27 @@ impl Launcher {
     pub(crate) fn text(&self) -> String {
         match self.form {
             LaunchForm::PythonModule(module) => module.to_string(),
-            LaunchForm::Program { program, subcommand } => format!("{program} {subcommand}"),
+            LaunchForm::Program { program, subcommand } | LaunchForm::ProgramWithPositional { program, subcommand, .. } => {
+                format!("{program} {subcommand}")
+            }
+        }
+    }
+
+    /// The program and subcommand of an installed entry point.
+    pub(crate) fn program(&self) -> Option<(&'static str, &'static str)> {
+        match self.form {
+            LaunchForm::PythonModule(_) => None,
+            LaunchForm::Program { program, subcommand } | LaunchForm::ProgramWithPositional { program, subcommand, .. } => {
+                Some((program, subcommand))
+            }
+        }
+    }
+
+    /// The positional the launcher takes before its options, if any.
+    pub(crate) fn leading_positional(&self) -> Option<&'static str> {
+        match self.form {
+            LaunchForm::ProgramWithPositional { positional, .. } => Some(positional),
+            _ => None,
         }
     }
 }
@@ -167,7 +191,10 @@ pub static VLLM: EngineProfile = EngineProfile {
         config_class: ("vllm.engine.arg_utils", "EngineArgs"),
         launchers: &[
             Launcher { role: "api_server", form: LaunchForm::PythonModule("vllm.entrypoints.openai.api_server") },
-            Launcher { role: "serve", form: LaunchForm::Program { program: "vllm", subcommand: "serve" } },
+            Launcher {
+                role: "serve",
+                form: LaunchForm::ProgramWithPositional { program: "vllm", subcommand: "serve", positional: "model_tag" },
+            },
         ],
         // vLLM's config dataclasses resolve in `__post_init__` per config class,
         // not through one hook folder: not read yet.
@@ -179,11 +206,7 @@ pub static DYNAMO: EngineProfile =
     EngineProfile { id: "dynamo", display: "Dynamo", package_roots: &["components/src/dynamo", "dynamo"], server: None };
 
 /// Every profile, engines first.
-///
-/// vLLM is not among them yet: its surface is extracted (`surface --vllm`), but
-/// in this list srt-slurm `type: vllm` recipes, launch scripts and the audit
-/// would pick it up before its recipes are read (issue 28, item 2).
-pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &DYNAMO];
+pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &VLLM, &DYNAMO];
 
 /// Every consumer component and the engine it uses.
 pub(crate) static CONSUMER_LINKS: &[ConsumerLink] =

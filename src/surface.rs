@@ -265,11 +265,83 @@ pub struct ParserFacts {
     pub allow_abbrev: Known<bool>,
     /// Where that parser is built.
     pub evidence: Option<Evidence>,
+    /// What the parser class does to the command line before argparse reads it.
+    #[serde(default, skip_serializing_if = "ArgRewrites::is_none")]
+    pub rewrites: ArgRewrites,
 }
 
 impl Default for ParserFacts {
     fn default() -> Self {
-        ParserFacts { allow_abbrev: Known::Dynamic { dynamic: "no parser construction was read".into() }, evidence: None }
+        ParserFacts {
+            allow_abbrev: Known::Dynamic { dynamic: "no parser construction was read".into() },
+            evidence: None,
+            rewrites: ArgRewrites::default(),
+        }
+    }
+}
+
+/// Rewrites a parser class applies to the words before argparse sees them
+/// (vLLM's `FlexibleArgumentParser.parse_args`); argparse's own applies none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArgRewrites {
+    /// `--a_b` is read as `--a-b` (up to the first `.`).
+    #[serde(default)]
+    pub underscores: bool,
+    /// `--a.b value` sets key `b` of the JSON value of `--a`.
+    #[serde(default)]
+    pub dotted_keys: bool,
+    /// `-O3`, `-O=3`, `-O 3` stand for this option with that value.
+    #[serde(default)]
+    pub short_o: Option<String>,
+    /// This option names a YAML file whose keys are read as more flags.
+    #[serde(default)]
+    pub config_file: Option<String>,
+    /// The method that rewrites them.
+    #[serde(default)]
+    pub evidence: Option<Evidence>,
+}
+
+impl ArgRewrites {
+    pub fn is_none(&self) -> bool {
+        *self == ArgRewrites::default()
+    }
+}
+
+/// An option string as the parser reads it after its rewrites.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewritten {
+    /// The option argparse looks up (`--kv-transfer-config`, `--optimization-level`).
+    pub option: String,
+    /// `--a.b.c`: the dotted key path (`b.c`) whose value is a piece of the JSON value.
+    pub dotted_key: Option<String>,
+    /// `-O3`: the value the word itself carries (`3`).
+    pub inline_value: Option<String>,
+}
+
+impl ArgRewrites {
+    /// What the parser makes of a written option string (`--max_num_seqs`,
+    /// `--compilation-config.mode`, `-O3`).
+    pub fn rewrite(&self, written: &str) -> Rewritten {
+        let plain = |option: &str| Rewritten { option: option.to_string(), dotted_key: None, inline_value: None };
+        if let (Some(target), Some(rest)) = (&self.short_o, written.strip_prefix("-O")) {
+            if !written.starts_with("--") {
+                return match rest {
+                    "" => plain(target),
+                    _ => Rewritten {
+                        option: target.clone(),
+                        dotted_key: None,
+                        inline_value: Some(rest.strip_prefix('=').unwrap_or(rest).to_string()),
+                    },
+                };
+            }
+        }
+        let Some(name) = written.strip_prefix("--") else { return plain(written) };
+        let (base, key) = match name.split_once('.') {
+            Some((base, key)) if self.dotted_keys => (base, Some(key.trim_end_matches('+').to_string())),
+            _ => (name, None),
+        };
+        let base = if self.underscores { base.replace('_', "-") } else { base.to_string() };
+        Rewritten { option: format!("--{base}"), dotted_key: key, inline_value: None }
     }
 }
 

@@ -147,7 +147,7 @@ pub(crate) fn semantic_changes(old: &Flag, new: &Flag) -> Vec<FieldChange> {
         return Vec::new();
     }
     let mut changes = Vec::new();
-    if old.type_name != new.type_name {
+    if old.type_name != new.type_name && !only_none_added(&old.type_name, &new.type_name) {
         let show = |t: &Option<String>| t.clone().unwrap_or_else(|| "str".into());
         changes.push(FieldChange { field: "type", old: show(&old.type_name), new: show(&new.type_name) });
     }
@@ -155,10 +155,25 @@ pub(crate) fn semantic_changes(old: &Flag, new: &Flag) -> Vec<FieldChange> {
         let show = |n: &Option<serde_json::Value>| n.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "one".into());
         changes.push(FieldChange { field: "nargs", old: show(&old.nargs), new: show(&new.nargs) });
     }
-    if old.action != new.action {
+    if old.action != new.action && !(paired_boolean(old) && paired_boolean(new)) {
         changes.push(FieldChange { field: "action", old: old.action.clone(), new: new.action.clone() });
     }
     changes
+}
+
+/// A switch registered with its `--no-` form (argparse's `BooleanOptionalAction`,
+/// or the class a parser registers in its place, vLLM's `EnableDisableAction`):
+/// `--x` sets true, `--no-x` false, whatever the class is called.
+fn paired_boolean(flag: &Flag) -> bool {
+    flag.nargs == Some(serde_json::json!(0))
+        && flag.names.iter().any(|n| n.strip_prefix("--").is_some_and(|rest| flag.names.iter().any(|m| *m == format!("--no-{rest}"))))
+}
+
+/// `T` → `optional_type(T)` (vLLM's wrapper that also takes `None`): every value
+/// the old type took, the new one takes the same way.
+fn only_none_added(old: &Option<String>, new: &Option<String>) -> bool {
+    let (Some(old), Some(new)) = (old, new) else { return false };
+    new.strip_prefix("optional_type(").and_then(|t| t.strip_suffix(')')) == Some(old.as_str())
 }
 
 /// An env var's default that changed: both known and different, the var not

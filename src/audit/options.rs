@@ -71,6 +71,28 @@ impl AuditOptions {
         self
     }
 
+    /// Name the refs of the engine recipes start (`--from`/`--to`): the one
+    /// server engine whose source is given. With several given, the refs would
+    /// name releases of different engines: an error that says so.
+    pub fn with_server_refs(self, from: Option<String>, to: Option<String>) -> Result<AuditOptions, String> {
+        if from.is_none() && to.is_none() {
+            return Ok(self);
+        }
+        let servers: Vec<Engine> =
+            crate::profiles::servers().map(|(engine, _)| engine).filter(|e| self.sources.contains_key(e.id)).collect();
+        match servers.as_slice() {
+            [] => Ok(self.with_refs(&crate::profiles::SGLANG, from, to)),
+            [engine] => Ok(self.with_refs(engine, from, to)),
+            several => {
+                let names: Vec<String> = several.iter().map(|e| format!("--{}", e.id)).collect();
+                Err(format!(
+                    "--from/--to name a release of one engine, and the sources of {} are given: audit one engine at a time",
+                    names.join(" and ")
+                ))
+            }
+        }
+    }
+
     /// The refs named for `engine`, if any.
     pub(crate) fn refs_of(&self, engine: Engine) -> RefFlags {
         self.refs.get(engine.id).cloned().unwrap_or_else(|| RefFlags::named(engine, None, None))

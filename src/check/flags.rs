@@ -6,7 +6,7 @@ use super::values::{arity, known_choices, render_choices, type_error, value_matc
 use super::Bump;
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location, PastFlag, SemanticChange, ValueProblem};
 use crate::recipe::{Deployment, EditIntent, FlagUse, FlagValue, RecipeFile};
-use crate::surface::{Flag, FlagDeprecationKind, Known, Prefixed};
+use crate::surface::{Flag, FlagDeprecationKind, Known, Prefixed, Rewritten};
 use std::collections::BTreeSet;
 
 /// The option string a recipe key stands for (`cuda-graph-max-bs` → `--cuda-graph-max-bs`).
@@ -18,10 +18,22 @@ pub(crate) fn option_of(name: &str) -> String {
     }
 }
 
+/// The option a recipe key stands for once the target's parser rewrote it
+/// (`max_num_seqs` → `--max-num-seqs`, `compilation-config.mode` →
+/// `--compilation-config`, `-O3` → `--optimization-level`).
+pub(crate) fn rewritten(bump: &Bump, name: &str) -> Rewritten {
+    bump.to.parser.rewrites.rewrite(&option_of(name))
+}
+
 /// Whether the engine treats the option as taking no value: the target's view,
-/// else the current release's (an unknown flag is assumed to take one).
+/// else the current release's (an unknown flag is assumed to take one). A word
+/// that carries its value (`-O3`) takes none after it.
 fn is_switch(bump: &Bump, name: &str) -> bool {
-    let option = option_of(name);
+    let rw = rewritten(bump, name);
+    if rw.inline_value.is_some() {
+        return true;
+    }
+    let option = rw.option;
     bump.to.resolve_flag(&option).or_else(|| bump.from.and_then(|f| f.resolve_flag(&option))).is_some_and(Flag::is_switch)
 }
 
@@ -34,7 +46,8 @@ pub(crate) fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, 
         let binding = role.bound(|name| is_switch(&bump, name));
         out.extend(super::unreadable::unread_words(dep, &role.role, &binding.unbound));
         let uses = binding.flags;
-        let site = Site { file, taken: uses.iter().filter(|u| passed(&u.value)).map(|u| option_of(&u.name)).collect(), target: bump.to };
+        let taken = uses.iter().filter(|u| passed(&u.value)).map(|u| rewritten(&bump, &u.name).option).collect();
+        let site = Site { file, taken, target: bump.to, worker: dep.worker.as_ref() };
         for use_ in uses {
             let mut found = Vec::new();
             check_use(&site, &use_, bump, &mut found);
@@ -54,7 +67,7 @@ pub(crate) fn unknown_options(dep: &Deployment, bump: Bump) -> BTreeSet<String> 
         .iter()
         .flat_map(|r| r.flag_uses(|name| is_switch(&bump, name)))
         .filter(|u| passed(&u.value))
-        .map(|u| option_of(&u.name))
+        .map(|u| rewritten(&bump, &u.name).option)
         .filter(|o| bump.to.resolve_flag(o).is_none())
         .collect()
 }
@@ -67,13 +80,18 @@ fn check_use(site: &Site, u: &FlagUse, bump: Bump, out: &mut Vec<Finding>) {
     if !passed(&u.value) {
         return;
     }
-    let written = option_of(&u.name);
+    let rw = rewritten(&bump, &u.name);
+    let written = rw.option.clone();
     let at = Location::from_span(&u.key_span);
     let to_ref = bump.target_ref();
     // An option string the parser does not register is an abbreviation (EA009,
-    // then judged as the option it stands for) or unknown (EA001).
+    // then judged as the option it stands for) or unknown (EA001), unless the
+    // worker that gets it may take it itself.
     let (flag, option) = match bump.to.flag(&written) {
         Some(flag) => (flag, written),
+        None if super::worker::may_be_its_own(site.worker, &written, bump) => {
+            return out.extend(super::worker::unread(site.worker, u, &written, None));
+        }
         None => match unregistered(site, u, &written, bump) {
             Unregistered::Abbreviation { flag, full, finding } => {
                 out.push(finding);
@@ -82,7 +100,27 @@ fn check_use(site: &Site, u: &FlagUse, bump: Bump, out: &mut Vec<Finding>) {
             Unregistered::Refused(finding) => return out.push(finding),
         },
     };
+    if let Some(f) = super::worker::engine_only_refuses(site.worker, flag, u, &option, bump) {
+        return out.push(f);
+    }
     let ev = EvidenceRef::new(&flag.evidence, to_ref);
+    // `--config FILE`: the flags in the file are the parser's too, and not read.
+    if bump.to.parser.rewrites.config_file.as_deref() == Some(option.as_str()) {
+        out.push(super::worker::config_file_unread(u, &option));
+    }
+    // `--a.b v` sets a piece of `--a`'s JSON value; `-O3` carries its value.
+    let value_use;
+    let u = match (&rw.dotted_key, &rw.inline_value) {
+        (Some(_), _) => &FlagUse { value: FlagValue::Dynamic { text: "a piece of a JSON value".into() }, ..u.clone() },
+        (None, Some(value)) => {
+            value_use = FlagUse {
+                value: FlagValue::Scalar { text: value.clone(), quoted: false, ty: crate::recipe::yaml::ScalarType::Str },
+                ..u.clone()
+            };
+            &value_use
+        }
+        (None, None) => u,
+    };
     if let Some(dep) = &flag.deprecated {
         let (target, upstream) = (to_ref.to_string(), dep.message.clone());
         out.push(match dep.kind {
@@ -246,7 +284,7 @@ fn semantics_changed(u: &FlagUse, bump: Bump) -> Option<Finding> {
     if !passed(&u.value) {
         return None;
     }
-    let option = option_of(&u.name);
+    let option = rewritten(&bump, &u.name).option;
     let new = bump.to.resolve_flag(&option)?;
     let old = bump.from?.resolve_flag(&option).filter(|old| old.dest == new.dest)?;
     let changes: Vec<SemanticChange> = crate::surface_diff::semantic_changes(old, new)
@@ -345,6 +383,8 @@ struct Site<'a> {
     taken: BTreeSet<String>,
     /// The target surface: a replacement is only written if it takes it.
     target: &'a crate::surface::EngineSurface,
+    /// The consumer's worker the flags go to, if not the engine's server.
+    worker: Option<&'a crate::recipe::Worker>,
 }
 
 pub(crate) use crate::surface_diff::{default_changes, DefaultChange};
@@ -359,7 +399,7 @@ pub(crate) fn changed_defaults<'a>(dep: &Deployment, bump: Bump<'a>, pair: &[Def
         .roles
         .iter()
         .flat_map(|r| r.flag_uses(|n| is_switch(&bump, n)))
-        .filter_map(|u| bump.to.resolve_flag(&option_of(&u.name)).map(|f| f.dest.clone()))
+        .filter_map(|u| bump.to.resolve_flag(&rewritten(&bump, &u.name).option).map(|f| f.dest.clone()))
         .collect();
     pair.iter().filter(|c| !set.contains(&c.flag.dest)).cloned().collect()
 }

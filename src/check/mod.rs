@@ -12,6 +12,7 @@ pub(crate) mod refs;
 pub(crate) mod rules;
 pub(crate) mod unreadable;
 mod values;
+mod worker;
 
 use crate::surface::EngineSurface;
 

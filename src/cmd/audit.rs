@@ -48,7 +48,7 @@ pub(crate) fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     };
     // Local engines open while the rules and recipes load: neither needs the
     // other. A URL may mean a clone, started only once the inputs are known good.
-    let sources = engine_options(&args, &config);
+    let sources = engine_options(&args, &config)?;
     let (inputs, files, load_errors, mut engines) = if sources.sources.values().any(|s| is_url(&s.spec)) {
         let (inputs, files, load_errors) = load_inputs()?;
         let engines = audit::Engines::open(&inputs.opts)?;
@@ -103,7 +103,7 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
             "nothing to audit"
         ));
     }
-    let base = engine_options(args, config);
+    let base = engine_options(args, config)?;
     if !base.has_sources() {
         return Err(miette::miette!(
             help = "pass --sglang PATH|URL (and --dynamo PATH|URL for the Dynamo checks), or set them in .engine-audit.yaml",
@@ -127,12 +127,11 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
 }
 
 /// The engine sources and the refs given as flags: what opening the engines needs.
-fn engine_options(args: &AuditArgs, config: &Config) -> AuditOptions {
-    audit_sources(&args.sources, config).with_refs(&crate::profiles::SGLANG, args.from.clone(), args.to.clone()).with_refs(
-        &crate::profiles::DYNAMO,
-        args.dynamo_from.clone(),
-        args.dynamo_to.clone(),
-    )
+fn engine_options(args: &AuditArgs, config: &Config) -> miette::Result<AuditOptions> {
+    let opts = audit_sources(&args.sources, config)
+        .with_server_refs(args.from.clone(), args.to.clone())
+        .map_err(|e| miette::miette!(help = "pass only --sglang or only --vllm with --from/--to", "{e}"))?;
+    Ok(opts.with_refs(&crate::profiles::DYNAMO, args.dynamo_from.clone(), args.dynamo_to.clone()))
 }
 
 /// `--ignore` adds to the config's `ignore`; severities come from the config.

@@ -49,7 +49,8 @@ pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
         baseline: change.baseline.clone(),
         ..base
     }
-    .with_refs(&crate::profiles::SGLANG, None, args.to.clone())
+    .with_server_refs(None, args.to.clone())
+    .map_err(|e| miette::miette!(help = "pass only --sglang or only --vllm with --to", "{e}"))?
     .with_refs(&crate::profiles::DYNAMO, None, args.dynamo_to.clone());
     let mut result = if change.recipes.is_empty() { AuditReport::default() } else { audit::run(&change.recipes, &opts)? };
     result.findings.extend(change.findings.iter().cloned());

@@ -98,7 +98,11 @@ pub fn extract_surface_with(
                 units.unit("flags", "", entry.as_deref(), |pkg| {
                     let mut w = Vec::new();
                     let flags = cli_flags::extract_flags(pkg, &server.flags, server.resolution.as_ref(), &mut w);
-                    ((flags, cli_flags::parser_facts(pkg, &module, "", function, &mut w)), w)
+                    let facts = crate::surface::ParserFacts {
+                        rewrites: cli_flags::parser_rewrites(pkg, &module, "", function),
+                        ..cli_flags::parser_facts(pkg, &module, "", function, &mut w)
+                    };
+                    ((flags, facts), w)
                 })
             }
         }

@@ -242,9 +242,10 @@ mod tests {
         assert_eq!(other.kind, RecipeKind::Other { backend: None });
         assert!(other.notes[0].message.contains("not a recognised recipe"));
         assert_eq!(load("e.yaml", "").notes[0].message, "empty file: no YAML document");
-        let vllm = load("v.yaml", "backend:\n  type: vllm\n");
-        assert_eq!(vllm.kind, RecipeKind::Other { backend: Some("vllm".into()) });
-        assert!(vllm.format().owns(&RecipeKind::SrtSlurm), "a recipe for another backend is still srt-slurm");
+        let trtllm = load("t.yaml", "backend:\n  type: trtllm\n");
+        assert_eq!(trtllm.kind, RecipeKind::Other { backend: Some("trtllm".into()) });
+        assert!(trtllm.format().owns(&RecipeKind::SrtSlurm), "a recipe for another backend is still srt-slurm");
+        assert_eq!(load("v.yaml", "backend:\n  type: vllm\n").kind, RecipeKind::SrtSlurm, "vLLM has a server profile");
     }
 
     fn srt_flag<'f>(file: &'f RecipeFile, name: &str) -> &'f FlagUse {

@@ -90,8 +90,23 @@ fn split_tag(tag: &str, image: &mut ImageTag) {
                 });
             }
         }
-        None => image.variant = Some(tag.to_string()),
+        // `nightly-<sha>` (vLLM's nightlies), `nightly-dev-arm64-cu13.0.1-426e59f`:
+        // an undated build named by the commit it was built from.
+        None => match parts.split_last() {
+            Some((last, rest)) if !rest.is_empty() && is_commit_suffix(last) => {
+                image.commit = Some(last.to_string());
+                image.variant = Some(rest.join("-"));
+            }
+            _ => image.variant = Some(tag.to_string()),
+        },
     }
+}
+
+/// A tag's last part that names a commit: a full hash, or a short one (7 or
+/// more hex digits) with a letter in it, so that a build number or a CUDA
+/// version (`2404`, `1301`) is not taken for one.
+fn is_commit_suffix(part: &str) -> bool {
+    is_short_hash(part) && (part.len() == 40 || part.bytes().any(|b| b.is_ascii_alphabetic()))
 }
 
 fn is_date(s: &str) -> bool {
@@ -212,6 +227,19 @@ mod tests {
         let i = parse_image("lmsysorg/sglang:v0.5.14-cu130@sha256:5027e95b");
         assert_eq!(i.digest.as_deref(), Some("sha256:5027e95b"));
         assert_eq!(i.version.as_deref(), Some("0.5.14"));
+        let i = parse_image("vllm/vllm-openai:nightly-5e35a6f4f9bbc217c599692157ca985c894373f7");
+        assert_eq!(
+            (i.version, i.variant.as_deref(), i.commit.as_deref()),
+            (None, Some("nightly"), Some("5e35a6f4f9bbc217c599692157ca985c894373f7"))
+        );
+        let i = parse_image("vllm/vllm-openai:nightly-dev-arm64-cu13.0.1-426e59f");
+        assert_eq!((i.variant.as_deref(), i.commit.as_deref()), (Some("nightly-dev-arm64-cu13.0.1"), Some("426e59f")));
+        let i = parse_image("vllm/vllm-openai-rocm:v0.27.1");
+        assert_eq!((i.version.as_deref(), i.commit), (Some("0.27.1"), None));
+        let i = parse_image("vllm/vllm-openai:kimi-k3");
+        assert_eq!((i.variant.as_deref(), i.commit), (Some("kimi-k3"), None));
+        let i = parse_image("x/y:build-12345678");
+        assert_eq!(i.commit, None, "digits only: a build number, not a commit");
         let i = parse_image("registry:5000/team/sglang");
         assert_eq!((i.repo.as_str(), i.tag.as_deref()), ("registry:5000/team/sglang", None));
         let i = parse_image("lmsysorg/sglang:latest");

@@ -103,6 +103,20 @@ pub struct Deployment {
     /// runners map to the entry's image). `image` is then this image parsed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entry_image: Option<EntryImage>,
+    /// The consumer whose worker the engine's flags are handed to, when not the
+    /// engine's own server (srt-slurm's `frontend.type: dynamo` runs
+    /// `python -m dynamo.<engine>`, whose parser adds options of its own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worker: Option<Worker>,
+}
+
+/// A consumer's worker that starts the engine from the recipe's flags.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Worker {
+    /// The consumer's profile id (`dynamo`).
+    pub consumer: &'static str,
+    /// Where the recipe says so (`frontend.type`).
+    pub span: Span,
 }
 
 impl Deployment {
@@ -123,6 +137,7 @@ impl Deployment {
             gpu_type: None,
             dynamo: None,
             entry_image: None,
+            worker: None,
         }
     }
 }

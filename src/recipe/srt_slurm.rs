@@ -1,8 +1,10 @@
 //! srt-slurm recipe YAML (`srtctl apply -f recipe.yaml`).
 //!
-//! Layout read here: `backend.sglang_config.<role>` flag maps, `backend.<role>_environment`
-//! and `backend.environment` env maps, `model.{container,path,precision}`,
-//! `resources.gpu_type` and `dynamo: {hash|wheel|version, install}`.
+//! Layout read here: `backend.<engine>_config.<role>` flag maps (`sglang_config`,
+//! `vllm_config`), `backend.<role>_environment` and `backend.environment` env
+//! maps, `model.{container,path,precision}`, `resources.gpu_type`,
+//! `dynamo: {hash|wheel|version, install}` and `frontend.type` (a consumer's
+//! worker, `dynamo`, or the engine's own server).
 //!
 //! Override-format recipes (`base:` plus `override_*` / `zip_override_*`) are expanded
 //! the way srtctl's `generate_override_configs` does it, on the spanned tree, so each
@@ -174,7 +176,17 @@ fn read_deployment(
         gpu_type: scalar(&["resources", "gpu_type"], notes),
         dynamo: tree.get("dynamo").and_then(|d| read_dynamo(d, notes)),
         entry_image: None,
+        worker: worker(tree),
     }
+}
+
+/// `frontend.type` naming a consumer profile (`dynamo`): srtctl then starts
+/// each worker as the consumer's module for the engine (`python -m
+/// dynamo.vllm`), not as the engine's own server (`type: vllm` there).
+fn worker(tree: &Node) -> Option<super::Worker> {
+    let node = tree.path(&["frontend", "type"])?;
+    let consumer = crate::profiles::by_id(node.as_str()?).filter(|p| p.server.is_none())?;
+    Some(super::Worker { consumer: consumer.id, span: node.span.clone() })
 }
 
 fn file_stem(path: &str) -> String {

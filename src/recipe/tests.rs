@@ -121,12 +121,21 @@ fn override_format_expands_like_srtctl() {
 
 #[test]
 fn other_backends_are_skipped_with_an_info_note() {
-    for (rel, backend) in [("srt/vllm.yaml", "vllm"), ("srt/trtllm_untyped.yaml", "trtllm")] {
+    for (rel, backend) in [("srt/trtllm_untyped.yaml", "trtllm")] {
         let file = load(rel);
         assert_eq!(file.kind, RecipeKind::Other { backend: Some(backend.into()) }, "{rel}");
         assert!(file.deployments.is_empty());
         assert!(file.notes.iter().any(|n| n.level == NoteLevel::Info && n.message.contains("skipped")));
     }
+}
+
+#[test]
+fn vllm_recipes_are_read_with_their_worker() {
+    let file = load("srt/vllm.yaml");
+    assert_eq!(file.kind, RecipeKind::SrtSlurm);
+    assert_eq!(file.deployments.len(), 1);
+    assert_eq!(file.deployments[0].engine, "vllm");
+    assert!(!file.deployments[0].roles.is_empty(), "vllm_config roles");
 }
 
 #[test]

@@ -27,6 +27,7 @@ mod smart_http;
 mod source_dir;
 mod source_git;
 mod version;
+mod vllm_recipes;
 
 // Helpers shared by several test modules.
 #[path = "../support/git_repo.rs"]

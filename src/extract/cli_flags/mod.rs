@@ -15,11 +15,35 @@ pub mod help_deprecation;
 mod parser;
 mod paths;
 mod resolution;
+mod rewrites;
 mod type_hints;
 
 use super::env_gate;
 
 pub(crate) use parser::parser_facts;
+
+/// What the engine's parser class rewrites in the command line before argparse
+/// reads it (vLLM's `FlexibleArgumentParser.parse_args`): the class is the one
+/// the entry function's parser parameter is annotated with.
+pub(crate) fn parser_rewrites(pkg: &Package, module: &str, class_name: &str, method: &str) -> crate::surface::ArgRewrites {
+    let ev = ConstEval::new(pkg);
+    let mut walker = Walker {
+        ev: &ev,
+        actions: ActionCache::default(),
+        calls: Vec::new(),
+        set_defaults: Vec::new(),
+        stack: Vec::new(),
+        warnings: Vec::new(),
+        parser_class: None,
+        probe_only: true,
+    };
+    let class = (!class_name.is_empty()).then(|| ClassRef { module: module.to_string(), name: class_name.to_string() });
+    walker.walk_function(module, class.as_ref(), method, &[Role::Parser], HashMap::new());
+    match &walker.parser_class {
+        Some(parser) => rewrites::read(&ev, parser),
+        None => crate::surface::ArgRewrites::default(),
+    }
+}
 
 use std::collections::{HashMap, HashSet};
 
@@ -135,6 +159,7 @@ pub(crate) fn extract_flags_with(
         stack: Vec::new(),
         warnings: Vec::new(),
         parser_class: None,
+        probe_only: false,
     };
     let class = (!class_name.is_empty()).then(|| ClassRef { module: module.to_string(), name: class_name.to_string() });
     let entry_found = walker.walk_function(module, class.as_ref(), method, &[Role::Parser], HashMap::new());
@@ -213,6 +238,8 @@ struct Walker<'e, 'p> {
     /// The engine class the entry function's parser parameter is annotated
     /// with (`parser: FlexibleArgumentParser`): its action registry applies.
     parser_class: Option<ClassRef>,
+    /// Stop at the entry function once its parser class is known.
+    probe_only: bool,
 }
 
 /// A function walked: where it is, and what its last unconditional `return` gave.
@@ -297,6 +324,9 @@ impl<'e, 'p> Walker<'e, 'p> {
         }
         if self.stack.is_empty() && self.parser_class.is_none() {
             self.parser_class = self.parser_annotation(&file, &def_module, def, is_static(&file, def, class.is_some()));
+        }
+        if self.probe_only {
+            return Some(Walked { evidence: file.evidence(def), returned: None });
         }
         self.stack.push(key);
         let mut frame = Frame {

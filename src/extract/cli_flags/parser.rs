@@ -5,9 +5,15 @@
 //! (`parser = argparse.ArgumentParser(prog="sglang serve")` in
 //! `prepare_server_args`, then `ServerArgs.add_cli_args(parser)`): every call of
 //! the registering method in the module is followed to the assignment of the
-//! parser it is passed, in the same function. argparse's default applies when
-//! `allow_abbrev` is not passed; a value that is not a literal, parsers built
-//! with different settings, or no construction at all are dynamic.
+//! parser it is passed, in the same function. vLLM's serve parser is a
+//! subcommand's (`serve_parser = subparsers.add_parser("serve", ...)`, then
+//! `make_arg_parser(serve_parser)`): argparse's `add_parser` passes its
+//! keywords to the parser class, so `allow_abbrev` is read from them the same
+//! way. A parser class named `...ArgumentParser` (vLLM's
+//! `FlexibleArgumentParser`) is taken to pass `allow_abbrev` on to argparse's,
+//! as subclasses do. argparse's default applies when `allow_abbrev` is not
+//! passed; a value that is not a literal, parsers built with different
+//! settings, or no construction at all are dynamic.
 
 use tree_sitter::Node;
 
@@ -19,7 +25,7 @@ use crate::surface::{Evidence, ExtractWarning, Known, ParserFacts};
 /// How the parser `class_name.method(parser)` is given in `module` treats abbreviations.
 pub(crate) fn parser_facts(pkg: &Package, module: &str, class_name: &str, method: &str, warnings: &mut Vec<ExtractWarning>) -> ParserFacts {
     let callee = if class_name.is_empty() { method.to_string() } else { format!("{class_name}.{method}") };
-    let unknown = |why: String| ParserFacts { allow_abbrev: Known::Dynamic { dynamic: why }, evidence: None };
+    let unknown = |why: String| ParserFacts { allow_abbrev: Known::Dynamic { dynamic: why }, ..ParserFacts::default() };
     let Some(path) = pkg.module_path(module) else {
         return unknown(format!("`{module}` is not in the package"));
     };
@@ -41,7 +47,7 @@ pub(crate) fn parser_facts(pkg: &Package, module: &str, class_name: &str, method
     if built.iter().any(|(setting, _)| *setting != first) {
         return unknown(format!("the parsers passed to `{callee}` in `{module}` are built with different `allow_abbrev`"));
     }
-    ParserFacts { allow_abbrev: first, evidence: Some(evidence) }
+    ParserFacts { allow_abbrev: first, evidence: Some(evidence), ..ParserFacts::default() }
 }
 
 /// `parser = argparse.ArgumentParser(...)` for the first argument of `call`,
@@ -64,8 +70,7 @@ fn construction_of_argument(file: &PyFile, call: Node) -> Option<(Known<bool>, E
             let left = node.child_by_field_name("left").map(|l| file.text(l));
             let right = node.child_by_field_name("right").filter(|r| r.kind() == "call");
             if let (Some(left), Some(right)) = (left, right) {
-                let builds_parser =
-                    right.child_by_field_name("function").is_some_and(|f| file.text(f).rsplit('.').next() == Some("ArgumentParser"));
+                let builds_parser = right.child_by_field_name("function").is_some_and(|f| builds_a_parser(file.text(f)));
                 if left == name && builds_parser {
                     found = Some((allow_abbrev_of(file, right), file.evidence(right)));
                 }
@@ -74,6 +79,14 @@ fn construction_of_argument(file: &PyFile, call: Node) -> Option<(Known<bool>, E
         true
     });
     found
+}
+
+/// Whether a call to `callee` returns a new parser built from its keywords:
+/// `argparse.ArgumentParser(...)`, a subclass named so
+/// (`FlexibleArgumentParser(...)`), or a subcommand's `subparsers.add_parser(...)`.
+fn builds_a_parser(callee: &str) -> bool {
+    let last = callee.rsplit('.').next().unwrap_or(callee);
+    last.ends_with("ArgumentParser") || (last == "add_parser" && callee.contains('.'))
 }
 
 /// The `allow_abbrev=` keyword of an `ArgumentParser(...)` call.
@@ -122,6 +135,36 @@ def prepare_server_args(argv):
     ServerArgs.add_cli_args(parser)
     return parser.parse_args(argv)
 ";
+
+    /// vLLM's shape: the serve subcommand's parser from `subparsers.add_parser`.
+    const VLLM_SHAPE: &str = "from vllm.entrypoints.openai.cli_args import make_arg_parser
+
+class ServeSubcommand:
+    def subparser_init(self, subparsers):
+        serve_parser = subparsers.add_parser(
+            self.name,
+            help='Launch a local OpenAI-compatible API server',
+            usage='vllm serve [model_tag] [options]',
+        )
+        serve_parser = make_arg_parser(serve_parser)
+        return serve_parser
+";
+
+    #[test]
+    fn a_subcommand_parser_is_built_by_add_parser() {
+        let facts = |text: &str| {
+            let tree = MemTree::from_files("t", [("eng/__init__.py", ""), ("eng/serve.py", text)]);
+            parser_facts(&Package::new(&tree, "eng"), "eng.serve", "", "make_arg_parser", &mut Vec::new())
+        };
+        let f = facts(VLLM_SHAPE);
+        assert_eq!(f.allow_abbrev, Known::Value(true));
+        assert!(f.evidence.is_some_and(|e| e.line == 5), "the add_parser call");
+        assert_eq!(facts(&VLLM_SHAPE.replace("usage=", "allow_abbrev=False, usage=")).allow_abbrev, Known::Value(false));
+        let flexible = "def main():\n    parser = FlexibleArgumentParser(description='x')\n    make_arg_parser(parser)\n";
+        assert_eq!(facts(flexible).allow_abbrev, Known::Value(true));
+        let plain_call = "def main():\n    parser = add_parser('serve')\n    make_arg_parser(parser)\n";
+        assert!(facts(plain_call).allow_abbrev.is_dynamic(), "a bare add_parser() is not argparse's");
+    }
 
     #[test]
     fn argparse_default_applies_when_allow_abbrev_is_not_passed() {

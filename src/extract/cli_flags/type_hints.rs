@@ -267,7 +267,8 @@ fn generic(ev: &ConstEval, file: &PyFile, node: Node, module: &str, out: &mut Ve
         _ => file.text(head).rsplit('.').next().unwrap_or_default().to_string(),
     };
     match head_name.as_str() {
-        "Annotated" => match args.first() {
+        // pydantic's `SkipValidation[T]` is `Annotated[T, SkipValidation()]`.
+        "Annotated" | "SkipValidation" => match args.first() {
             Some(first) => collect(ev, file, *first, module, out, depth + 1),
             None => unknown(out),
         },

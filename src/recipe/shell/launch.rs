@@ -55,16 +55,15 @@ pub(crate) fn find(words: &[ArgToken]) -> Option<Found> {
         };
         for (engine, server) in crate::profiles::servers() {
             for launcher in server.launchers {
-                let args = match launcher.form {
-                    LaunchForm::PythonModule(module) if python => python_module_args(words, i, module),
-                    LaunchForm::Program { program, subcommand }
-                        if word(i).map(base) == Some(program) && word(i + 1) == Some(subcommand) =>
-                    {
+                let args = match (&launcher.form, launcher.program()) {
+                    (LaunchForm::PythonModule(module), _) if python => python_module_args(words, i, module),
+                    (_, Some((program, subcommand))) if word(i).map(base) == Some(program) && word(i + 1) == Some(subcommand) => {
                         Some(i + 2)
                     }
                     _ => None,
                 };
                 if let Some(args) = args {
+                    let args = args + usize::from(launcher.leading_positional().is_some() && takes_positional(words.get(args)));
                     return Some(Found { engine, launcher, args, env_words });
                 }
             }
@@ -77,9 +76,28 @@ pub(crate) fn find(words: &[ArgToken]) -> Option<Found> {
 }
 
 fn launcher_program(word: &str) -> bool {
-    crate::profiles::servers()
-        .flat_map(|(_, s)| s.launchers.iter())
-        .any(|l| matches!(l.form, LaunchForm::Program { program, .. } if program == base(word)))
+    crate::profiles::servers().flat_map(|(_, s)| s.launchers.iter()).any(|l| l.program().is_some_and(|(program, _)| program == base(word)))
+}
+
+/// Whether the word after a launcher that takes a positional (`vllm serve
+/// [model_tag]`) is that positional: argparse gives the first word that is not
+/// an option to it. A word whose text is not known (`"$MODEL"`) is taken as
+/// the positional only when it is one expansion, quoted or not: its text is
+/// what argparse sees first, and a model path is what scripts put there.
+fn takes_positional(token: Option<&ArgToken>) -> bool {
+    let Some(token) = token else { return false };
+    match token.value.value() {
+        Some(w) => !w.starts_with('-'),
+        None => is_one_expansion(&token.raw),
+    }
+}
+
+/// `$X`, `${X}`, `"$X"`, `"${X}"`.
+fn is_one_expansion(raw: &str) -> bool {
+    let inner = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')).unwrap_or(raw);
+    let Some(name) = inner.strip_prefix('$') else { return false };
+    let name = name.strip_prefix('{').and_then(|n| n.strip_suffix('}')).unwrap_or(name);
+    is_env_name(name)
 }
 
 /// `python [-u|-O|-B|-X opt ...] -m <module>`: where the module's arguments start.
@@ -105,6 +123,6 @@ pub(crate) fn is_env_name(name: &str) -> bool {
 pub(crate) fn mentions_launcher(text: &str) -> Option<(Engine, &'static Launcher)> {
     crate::profiles::servers().flat_map(|(engine, server)| server.launchers.iter().map(move |l| (engine, l))).find(|(_, l)| match l.form {
         LaunchForm::PythonModule(module) => text.contains(module),
-        LaunchForm::Program { .. } => text.contains(&l.text()),
+        LaunchForm::Program { .. } | LaunchForm::ProgramWithPositional { .. } => text.contains(&l.text()),
     })
 }
