@@ -121,12 +121,10 @@ fn override_format_expands_like_srtctl() {
 
 #[test]
 fn other_backends_are_skipped_with_an_info_note() {
-    for (rel, backend) in [("srt/trtllm_untyped.yaml", "trtllm")] {
-        let file = load(rel);
-        assert_eq!(file.kind, RecipeKind::Other { backend: Some(backend.into()) }, "{rel}");
-        assert!(file.deployments.is_empty());
-        assert!(file.notes.iter().any(|n| n.level == NoteLevel::Info && n.message.contains("skipped")));
-    }
+    let file = load("srt/trtllm_untyped.yaml");
+    assert_eq!(file.kind, RecipeKind::Other { backend: Some("trtllm".into()) });
+    assert!(file.deployments.is_empty());
+    assert!(file.notes.iter().any(|n| n.level == NoteLevel::Info && n.message.contains("skipped")));
 }
 
 #[test]
