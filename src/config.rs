@@ -25,8 +25,15 @@ pub(crate) const CONFIG_FILE_NAME: &str = ".engine-audit.yaml";
 
 /// The file as written. Unknown keys are an error: a misspelt key silently
 /// ignored would silently change what the gate checks.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+///
+/// `engine-audit schema config` prints its JSON Schema (shipped as
+/// `schemas/engine-audit-config.schema.json`), derived from this type.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    title = "engine-audit config (.engine-audit.yaml)",
+    description = "Per-repository defaults for engine-audit; command-line flags win over the file. Unknown keys are errors. See the README's \"Fixing, suppressing, configuring\"."
+)]
 pub(crate) struct ConfigFile {
     /// SGLang source (path or URL) when `--sglang` is not given.
     pub sglang: Option<String>,
@@ -34,9 +41,11 @@ pub(crate) struct ConfigFile {
     pub dynamo: Option<String>,
     /// Severity per finding code (`EA007: warning`, `R001: warning`).
     #[serde(default)]
+    #[schemars(schema_with = "crate::schema::code_keyed_severities")]
     pub severity: BTreeMap<String, Severity>,
     /// Codes dropped from every report, on top of `--ignore`.
     #[serde(default)]
+    #[schemars(schema_with = "crate::schema::code_list")]
     pub ignore: Vec<String>,
     /// Folders (relative to the config file) that hold recipes: what `audit` reads
     /// when given no paths, and where `pr` looks for changed recipes.
@@ -48,6 +57,7 @@ pub(crate) struct ConfigFile {
     /// script: patterns tried in order (placeholders in `recipe::script_naming`).
     #[serde(default)]
     pub single_node_scripts: Vec<String>,
+    /// Lowest severity that makes the exit code 1 (`--fail-on` wins).
     pub fail_on: Option<FailOn>,
     /// The repo's own risk-rule folders (relative to the config file), loaded on
     /// top of the built-in rules and `--rules`.
@@ -56,6 +66,8 @@ pub(crate) struct ConfigFile {
     /// Where reports link engine-audit's documentation (an absolute http(s)
     /// URL: a fork or an internal mirror) [default: the repository at this
     /// version's tag]. Pages are `{docs_url}/docs/codes/EA003.md`.
+    #[serde(default)]
+    #[schemars(schema_with = "crate::schema::http_url")]
     pub docs_url: Option<String>,
     /// Globs (relative to the config's folder, gitignore syntax) of files and
     /// folders the recipe walk skips: `exclude: [benchmarks/old/**, "**/*.draft.yaml"]`.
