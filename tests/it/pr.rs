@@ -418,3 +418,55 @@ fn one_run_writes_every_format_asked() {
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(err.contains("several formats") && err.contains("--output-dir"), "{err}");
 }
+
+/// `--new-only`: a finding the base commit already has for the same target is
+/// left out (counted as suppressed); one the PR brings is reported, and so is
+/// every finding of a recipe the PR adds.
+#[test]
+fn new_only_reports_what_the_pr_brings() {
+    let (_dir, ws, root) = demo_recipes();
+    let repo = RecipesRepo::init(&root);
+    // At the base, the aggregated recipe already passes a deprecated alias (EA003).
+    repo.edit(AGG, "      attention-backend: trtllm_mla\n", "      attention-backend: trtllm_mla\n      cuda-graph-max-bs: 128\n");
+    let base = repo.commit("main", None, "recipes as deployed, one finding already");
+    // The PR adds an unknown flag to it, and a new recipe with the same old alias.
+    repo.edit(AGG, "      tp-size: 8\n", "      tp-size: 8\n      no-such-flag: 1\n");
+    let added = AGG.replace("dsmini-fp4-agg", "dsmini-fp4-agg-copy");
+    std::fs::write(root.join(&added), std::fs::read_to_string(root.join(AGG)).unwrap()).unwrap();
+    repo.commit("change", Some(base), "a new flag and a new recipe");
+
+    let engines = ["--sglang".as_ref(), ws.sglang_repo.as_os_str(), "--dynamo".as_ref(), ws.dynamo_repo.as_os_str()];
+    let flags = |report: &serde_json::Value| -> Vec<(String, String, String)> {
+        let mut found: Vec<_> = findings(report).into_iter().filter(|f| f.0.starts_with("EA00")).collect();
+        found.sort();
+        found
+    };
+    let all = json(&pr(&root, "main", "change", &engines));
+    let ea = |code: &str, path: &str, subject: &str| (code.to_string(), path.to_string(), subject.to_string());
+    let sorted = |mut v: Vec<(String, String, String)>| {
+        v.sort();
+        v
+    };
+    assert_eq!(
+        flags(&all),
+        sorted(vec![
+            ea("EA001", AGG, "no-such-flag"),
+            ea("EA001", &added, "no-such-flag"),
+            ea("EA003", AGG, "cuda-graph-max-bs"),
+            ea("EA003", &added, "cuda-graph-max-bs")
+        ]),
+        "without --new-only, the base's finding is reported too"
+    );
+
+    let mut with_flag = engines.to_vec();
+    with_flag.push("--new-only".as_ref());
+    let out = pr(&root, "main", "change", &with_flag);
+    let new = json(&out);
+    assert_eq!(
+        flags(&new),
+        sorted(vec![ea("EA001", AGG, "no-such-flag"), ea("EA001", &added, "no-such-flag"), ea("EA003", &added, "cuda-graph-max-bs")]),
+        "the base's EA003 is left out; the added recipe's findings are all new"
+    );
+    assert_eq!(out.status.code(), Some(1), "the new EA001 still fails the gate");
+    assert!(new["suppressed"].as_u64().unwrap() > all["suppressed"].as_u64().unwrap(), "the left-out finding is counted");
+}
