@@ -335,7 +335,8 @@ pub(crate) struct GateArgs {
     /// Drop findings with this code (repeatable; adds to the config's `ignore`).
     #[arg(long, value_name = "CODE")]
     pub ignore: Vec<String>,
-    /// The config file [default: the first .engine-audit.yaml at or above the first recipe path].
+    /// The config file [default: the first .engine-audit.yaml at or above the first recipe path
+    /// (with no paths: the working directory), up to the git top level].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }

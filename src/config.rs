@@ -145,7 +145,8 @@ impl ConfigFile {
 
 impl Config {
     /// `--config FILE` when given, else the first `.engine-audit.yaml` found walking
-    /// up from `start` (a recipe path), else the defaults.
+    /// up from `start` (a recipe path, or the working directory) to the git
+    /// top level, else the defaults.
     pub(crate) fn locate(explicit: Option<&Path>, start: Option<&Path>) -> Result<Config, ConfigError> {
         if let Some(path) = explicit {
             return Config::load(path);
@@ -212,11 +213,23 @@ impl Config {
     }
 }
 
-/// The first `.engine-audit.yaml` in `start`'s folder or above it.
+/// The first `.engine-audit.yaml` in `start`'s folder or above it, up to the
+/// top level of the git repository holding it (a folder with `.git`, a
+/// directory or a worktree's file): a config outside the repository does not
+/// govern it. Outside any repository, up to the root.
 fn find_upwards(start: &Path) -> Option<PathBuf> {
     let start = std::path::absolute(start).ok()?;
     let first = if start.is_dir() { Some(start.as_path()) } else { start.parent() };
-    first?.ancestors().map(|dir| dir.join(CONFIG_FILE_NAME)).find(|p| p.is_file())
+    for dir in first?.ancestors() {
+        let candidate = dir.join(CONFIG_FILE_NAME);
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+        if dir.join(".git").exists() {
+            return None;
+        }
+    }
+    None
 }
 
 /// Parse and validate a config's text (`path` is for messages).
@@ -363,6 +376,14 @@ mod tests {
         let config = Config::locate(None, Some(&deep.join("r.yaml"))).unwrap();
         assert_eq!(config.file.fail_on, Some(FailOn::Info));
         assert_eq!(config.root, std::path::absolute(dir.path()).unwrap());
+        // From the working directory too (`audit` with no paths), but not past
+        // the top level of the repository the walk starts in.
+        let repo = dir.path().join("a");
+        std::fs::create_dir(repo.join(".git")).unwrap();
+        assert_eq!(Config::locate(None, Some(&deep)).unwrap().path, None, "the config above the repository is not its config");
+        std::fs::write(repo.join(CONFIG_FILE_NAME), "fail_on: warning\n").unwrap();
+        let found = Config::locate(None, Some(&deep)).unwrap();
+        assert_eq!((found.file.fail_on, found.root), (Some(FailOn::Warning), std::path::absolute(&repo).unwrap()));
         let explicit = dir.path().join("other.yaml");
         std::fs::write(&explicit, "ignore: [R001]\n").unwrap();
         assert_eq!(Config::locate(Some(&explicit), Some(&deep)).unwrap().file.ignore, vec!["R001"]);
