@@ -45,6 +45,16 @@ pub(crate) enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write one page per command into a folder.
     Man(ManArgs),
+    /// Print the JSON Schema of `.engine-audit.yaml` (config) or of a risk rule
+    /// file (rule), for editors; `surface --format json-schema` writes one for recipes.
+    Schema(SchemaArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct SchemaArgs {
+    /// Which file's schema.
+    #[arg(value_enum)]
+    pub name: crate::schema::SchemaName,
 }
 
 #[derive(Args, Debug)]
@@ -160,6 +170,9 @@ impl EngineName {
 pub(crate) enum SurfaceFormat {
     Json,
     Text,
+    /// A JSON Schema of srt-slurm recipes' `<engine>_config` role blocks at this
+    /// release, for editors (yaml-language-server): see docs/editor-schemas.md.
+    JsonSchema,
 }
 
 #[derive(Args, Debug)]
@@ -323,7 +336,8 @@ pub(crate) struct GateArgs {
     /// Drop findings with this code (repeatable; adds to the config's `ignore`).
     #[arg(long, value_name = "CODE")]
     pub ignore: Vec<String>,
-    /// The config file [default: the first .engine-audit.yaml at or above the first recipe path].
+    /// The config file [default: the first .engine-audit.yaml at or above the first recipe path
+    /// (with no paths: the working directory), up to the git top level].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }

@@ -25,8 +25,15 @@ pub(crate) const CONFIG_FILE_NAME: &str = ".engine-audit.yaml";
 
 /// The file as written. Unknown keys are an error: a misspelt key silently
 /// ignored would silently change what the gate checks.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+///
+/// `engine-audit schema config` prints its JSON Schema (shipped as
+/// `schemas/engine-audit-config.schema.json`), derived from this type.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    title = "engine-audit config (.engine-audit.yaml)",
+    description = "Per-repository defaults for engine-audit; command-line flags win over the file. Unknown keys are errors. See the README's \"Fixing, suppressing, configuring\"."
+)]
 pub(crate) struct ConfigFile {
     /// SGLang source (path or URL) when `--sglang` is not given.
     pub sglang: Option<String>,
@@ -36,9 +43,11 @@ pub(crate) struct ConfigFile {
     pub vllm: Option<String>,
     /// Severity per finding code (`EA007: warning`, `R001: warning`).
     #[serde(default)]
+    #[schemars(schema_with = "crate::schema::code_keyed_severities")]
     pub severity: BTreeMap<String, Severity>,
     /// Codes dropped from every report, on top of `--ignore`.
     #[serde(default)]
+    #[schemars(schema_with = "crate::schema::code_list")]
     pub ignore: Vec<String>,
     /// Folders (relative to the config file) that hold recipes: what `audit` reads
     /// when given no paths, and where `pr` looks for changed recipes.
@@ -50,6 +59,7 @@ pub(crate) struct ConfigFile {
     /// script: patterns tried in order (placeholders in `recipe::script_naming`).
     #[serde(default)]
     pub single_node_scripts: Vec<String>,
+    /// Lowest severity that makes the exit code 1 (`--fail-on` wins).
     pub fail_on: Option<FailOn>,
     /// The repo's own risk-rule folders (relative to the config file), loaded on
     /// top of the built-in rules and `--rules`.
@@ -58,6 +68,8 @@ pub(crate) struct ConfigFile {
     /// Where reports link engine-audit's documentation (an absolute http(s)
     /// URL: a fork or an internal mirror) [default: the repository at this
     /// version's tag]. Pages are `{docs_url}/docs/codes/EA003.md`.
+    #[serde(default)]
+    #[schemars(schema_with = "crate::schema::http_url")]
     pub docs_url: Option<String>,
     /// Globs (relative to the config's folder, gitignore syntax) of files and
     /// folders the recipe walk skips: `exclude: [benchmarks/old/**, "**/*.draft.yaml"]`.
@@ -136,7 +148,8 @@ impl ConfigFile {
 
 impl Config {
     /// `--config FILE` when given, else the first `.engine-audit.yaml` found walking
-    /// up from `start` (a recipe path), else the defaults.
+    /// up from `start` (a recipe path, or the working directory) to the git
+    /// top level, else the defaults.
     pub(crate) fn locate(explicit: Option<&Path>, start: Option<&Path>) -> Result<Config, ConfigError> {
         if let Some(path) = explicit {
             return Config::load(path);
@@ -203,11 +216,23 @@ impl Config {
     }
 }
 
-/// The first `.engine-audit.yaml` in `start`'s folder or above it.
+/// The first `.engine-audit.yaml` in `start`'s folder or above it, up to the
+/// top level of the git repository holding it (a folder with `.git`, a
+/// directory or a worktree's file): a config outside the repository does not
+/// govern it. Outside any repository, up to the root.
 fn find_upwards(start: &Path) -> Option<PathBuf> {
     let start = std::path::absolute(start).ok()?;
     let first = if start.is_dir() { Some(start.as_path()) } else { start.parent() };
-    first?.ancestors().map(|dir| dir.join(CONFIG_FILE_NAME)).find(|p| p.is_file())
+    for dir in first?.ancestors() {
+        let candidate = dir.join(CONFIG_FILE_NAME);
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+        if dir.join(".git").exists() {
+            return None;
+        }
+    }
+    None
 }
 
 /// Parse and validate a config's text (`path` is for messages).
@@ -354,6 +379,14 @@ mod tests {
         let config = Config::locate(None, Some(&deep.join("r.yaml"))).unwrap();
         assert_eq!(config.file.fail_on, Some(FailOn::Info));
         assert_eq!(config.root, std::path::absolute(dir.path()).unwrap());
+        // From the working directory too (`audit` with no paths), but not past
+        // the top level of the repository the walk starts in.
+        let repo = dir.path().join("a");
+        std::fs::create_dir(repo.join(".git")).unwrap();
+        assert_eq!(Config::locate(None, Some(&deep)).unwrap().path, None, "the config above the repository is not its config");
+        std::fs::write(repo.join(CONFIG_FILE_NAME), "fail_on: warning\n").unwrap();
+        let found = Config::locate(None, Some(&deep)).unwrap();
+        assert_eq!((found.file.fail_on, found.root), (Some(FailOn::Warning), std::path::absolute(&repo).unwrap()));
         let explicit = dir.path().join("other.yaml");
         std::fs::write(&explicit, "ignore: [R001]\n").unwrap();
         assert_eq!(Config::locate(Some(&explicit), Some(&deep)).unwrap().file.ignore, vec!["R001"]);

@@ -7,7 +7,7 @@ use crate::finding::AuditReport;
 use std::process::ExitCode;
 
 /// The lowest severity that fails the run.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum FailOn {
     Error,

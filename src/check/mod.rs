@@ -11,7 +11,7 @@ pub(crate) mod pins;
 pub(crate) mod refs;
 pub(crate) mod rules;
 pub(crate) mod unreadable;
-mod values;
+pub(crate) mod values;
 mod worker;
 
 use crate::surface::EngineSurface;

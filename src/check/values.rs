@@ -5,7 +5,7 @@ use crate::finding::NumberKind;
 use crate::surface::{Flag, Known, PyValue};
 
 /// A recipe value as the engine's parser would receive it.
-pub(super) fn value_matches_choice(value: &str, choice: &PyValue) -> bool {
+pub(crate) fn value_matches_choice(value: &str, choice: &PyValue) -> bool {
     match choice {
         PyValue::String(s) => s == value,
         PyValue::Number(n) => value.parse::<f64>().ok().zip(n.as_f64()).is_some_and(|(a, b)| a == b),
@@ -16,7 +16,7 @@ pub(super) fn value_matches_choice(value: &str, choice: &PyValue) -> bool {
 
 /// Why `value` fails the flag's `type=` conversion, if it does. Only the builtin
 /// conversions are judged; an engine-defined parser is not guessed at.
-pub(super) fn type_error(flag: &Flag, value: &str) -> Option<NumberKind> {
+pub(crate) fn type_error(flag: &Flag, value: &str) -> Option<NumberKind> {
     match flag.type_name.as_deref() {
         Some("int") if value.trim().parse::<i64>().is_err() => Some(NumberKind::Integer),
         Some("float") if parse_float(value).is_none() => Some(NumberKind::Number),
@@ -33,7 +33,7 @@ fn parse_float(value: &str) -> Option<f64> {
 }
 
 /// The choices a value must be among, when they are statically known.
-pub(super) fn known_choices(flag: &Flag) -> Option<&Vec<PyValue>> {
+pub(crate) fn known_choices(flag: &Flag) -> Option<&Vec<PyValue>> {
     match &flag.choices {
         Some(Known::Value(list)) => Some(list),
         _ => None,
@@ -41,7 +41,7 @@ pub(super) fn known_choices(flag: &Flag) -> Option<&Vec<PyValue>> {
 }
 
 /// How many values the flag takes: (min, max), `None` max for unbounded.
-pub(super) fn arity(flag: &Flag) -> (usize, Option<usize>) {
+pub(crate) fn arity(flag: &Flag) -> (usize, Option<usize>) {
     if flag.is_switch() {
         return (0, Some(0));
     }
@@ -62,7 +62,7 @@ pub(super) fn arity(flag: &Flag) -> (usize, Option<usize>) {
 }
 
 /// Render a choice list for messages: `auto, flashinfer_cutlass, ...`.
-pub(super) fn render_choices(choices: &[PyValue]) -> String {
+pub(crate) fn render_choices(choices: &[PyValue]) -> String {
     choices
         .iter()
         .map(|c| match c {

@@ -30,8 +30,10 @@ struct Inputs {
 
 pub(crate) fn run(args: AuditArgs) -> miette::Result<ExitCode> {
     check_report_args(&args.report)?;
-    let start = args.paths.first().or(args.master.as_ref());
-    let config = Config::locate(args.gate.config.as_deref(), start.map(PathBuf::as_path))?;
+    // The config governs the recipes: found from the first one, else (no paths:
+    // the config's `recipe_roots`) from the working directory.
+    let start = args.paths.first().or(args.master.as_ref()).cloned().or_else(|| std::env::current_dir().ok());
+    let config = Config::locate(args.gate.config.as_deref(), start.as_deref())?;
     let load_inputs = || -> miette::Result<_> {
         let _loading = crate::trace::span(|| "audit: config, rules, recipes".into());
         let mut inputs = resolve_inputs(&args, &config)?;

@@ -12,6 +12,7 @@ pub(crate) mod output;
 pub(crate) mod pr;
 pub(crate) mod pr_new;
 pub(crate) mod rules;
+pub(crate) mod schema;
 pub(crate) mod show;
 pub(crate) mod surface;
 
@@ -43,7 +44,8 @@ pub fn main() -> ExitCode {
         | Command::Rules(_)
         | Command::Show(_)
         | Command::Completions(_)
-        | Command::Man(_) => false,
+        | Command::Man(_)
+        | Command::Schema(_) => false,
     };
     if no_cache {
         crate::cache::FactCache::disable_default();
@@ -60,6 +62,7 @@ pub fn main() -> ExitCode {
         Command::Show(args) => show::run(args),
         Command::Completions(args) => cli_docs::completions(args),
         Command::Man(args) => cli_docs::man(args),
+        Command::Schema(args) => schema::run(args),
     };
     match result {
         Ok(code) => code,

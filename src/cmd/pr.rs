@@ -8,8 +8,8 @@
 //! flag-only change is checked too. Master-config entries are checked against the
 //! recipes they link when either side changed. Unchanged files are not audited.
 //!
-//! The config (`.engine-audit.yaml`) is read from the base commit: a PR cannot
-//! loosen its own gate.
+//! The config (`.engine-audit.yaml`) and the risk rules in its `rules` folders
+//! are read from the base commit: a PR cannot loosen its own gate.
 
 use super::audit::{fail_on, policy};
 use super::engines::audit_sources;
@@ -44,14 +44,17 @@ pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
             "no engine source given"
         ));
     }
-    let opts = AuditOptions {
-        rules: crate::rules::load_rules(&config.rule_dirs(&args.rules)).map_err(miette::Report::new)?,
-        baseline: change.baseline.clone(),
-        ..base
-    }
-    .with_server_refs(None, args.to.clone())
-    .map_err(|e| miette::miette!(help = "pass only --sglang or only --vllm with --to", "{e}"))?
-    .with_refs(&crate::profiles::DYNAMO, None, args.dynamo_to.clone());
+    // The repo's own rules, like its config, come from the base commit: a PR
+    // cannot edit the rules that gate it. A config given with --config is the
+    // CI's own file, and its rule folders are read from disk with it.
+    let rules = match &args.gate.config {
+        Some(_) => crate::rules::load_rules(&config.rule_dirs(&args.rules)),
+        None => crate::rules::load_rules_with(&args.rules, snaps.base_rules(&config.file.rules)?),
+    };
+    let opts = AuditOptions { rules: rules.map_err(miette::Report::new)?, baseline: change.baseline.clone(), ..base }
+        .with_server_refs(None, args.to.clone())
+        .map_err(|e| miette::miette!(help = "pass only --sglang or only --vllm with --to", "{e}"))?
+        .with_refs(&crate::profiles::DYNAMO, None, args.dynamo_to.clone());
     let mut result = if change.recipes.is_empty() { AuditReport::default() } else { audit::run(&change.recipes, &opts)? };
     result.findings.extend(change.findings.iter().cloned());
     crate::finding::normalize(&mut result.findings);
@@ -181,6 +184,44 @@ impl Snapshots {
         let text = self.base.read_text_limited(CONFIG_FILE_NAME, recipe::MAX_RECIPE_BYTES)?;
         let label = format!("{CONFIG_FILE_NAME} @ {}", short(&self.base_commit));
         Ok(Config::from_text(&text, Path::new(&label), repo.to_path_buf())?)
+    }
+}
+
+impl Snapshots {
+    /// The rule files of the config's `rules` folders (relative to the repo
+    /// root) at the base commit, as `load_rules` reads a folder: its own
+    /// `*.yaml`/`*.yml` files, sorted, not its subfolders.
+    fn base_rules(&self, dirs: &[String]) -> Result<Vec<(String, crate::rules::RuleOrigin)>, crate::rules::RuleError> {
+        let label = short(&self.base_commit);
+        let mut out = Vec::new();
+        for dir in dirs {
+            let dir = dir.trim_start_matches("./").trim_end_matches('/');
+            let prefix = if dir.is_empty() || dir == "." { String::new() } else { format!("{dir}/") };
+            let mut files: Vec<&str> = self
+                .base
+                .entries()
+                .iter()
+                .map(|e| e.path.as_str())
+                .filter(|p| p.strip_prefix(prefix.as_str()).is_some_and(|name| !name.contains('/')))
+                .filter(|p| crate::rules::is_rule_file(Path::new(p)))
+                .collect();
+            let is_folder = self.base.entries().iter().any(|e| e.path.starts_with(prefix.as_str()));
+            if !is_folder {
+                return Err(crate::rules::RuleError::Io {
+                    path: format!("{dir} @ {label}"),
+                    message: format!("`rules: [{dir}]` in {CONFIG_FILE_NAME} names no folder at the base commit (rules are read from there, as the config is)"),
+                });
+            }
+            files.sort_unstable();
+            for path in files {
+                let text = self
+                    .base
+                    .read_text_limited(path, recipe::MAX_RECIPE_BYTES)
+                    .map_err(|e| crate::rules::RuleError::Io { path: format!("{path} @ {label}"), message: source_reason(path, &e) })?;
+                out.push((text, crate::rules::RuleOrigin::File(format!("{path} @ {label}").into())));
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -8,11 +8,20 @@ use std::process::ExitCode;
 
 pub(crate) fn run(args: SurfaceArgs) -> miette::Result<ExitCode> {
     let (engine, spec, root) = pick_engine(args.engine, &args.sources)?;
+    if args.format == SurfaceFormat::JsonSchema && engine.server.is_none() {
+        return Err(miette::miette!(
+            help = "recipes configure the servers of engines: pass --sglang (or --vllm) for --format json-schema",
+            "{} starts no server of its own: it has no recipe flags to write a schema for",
+            engine.display
+        ));
+    }
     let (tree, ref_name, package_root) = open_package_tree(engine, &spec, root.as_deref(), args.at.as_deref(), &args.sources)?;
     let surface = full_surface(engine, tree.as_ref(), &package_root, &ref_name, &[]);
     match args.format {
         SurfaceFormat::Json => emit_json(&surface)?,
         SurfaceFormat::Text => emit(&render_text(&surface)),
+        // srt-slurm names the flag block by the engine's id (`sglang_config`).
+        SurfaceFormat::JsonSchema => emit_json(&crate::recipe_schema::srt_slurm_schema(&surface, &format!("{}_config", engine.id)))?,
     }
     Ok(ExitCode::SUCCESS)
 }

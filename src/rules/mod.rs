@@ -89,6 +89,12 @@ pub enum RuleError {
 /// The shipped rules (embedded at build time) plus every `*.yaml`/`*.yml` in
 /// `extra_dirs`, sorted by id. The first malformed file is the error.
 pub fn load_rules(extra_dirs: &[PathBuf]) -> Result<Vec<Rule>, RuleError> {
+    load_rules_with(extra_dirs, Vec::new())
+}
+
+/// [`load_rules`] plus rule files already read (`pr` reads the recipes
+/// repo's own rules from its base commit): their text and where it came from.
+pub(crate) fn load_rules_with(extra_dirs: &[PathBuf], read: Vec<(String, RuleOrigin)>) -> Result<Vec<Rule>, RuleError> {
     let mut sources: Vec<(String, RuleOrigin)> = crate::embedded::RULE_FILES
         .iter()
         .filter(|(name, _)| is_rule_file(Path::new(name)))
@@ -104,6 +110,7 @@ pub fn load_rules(extra_dirs: &[PathBuf]) -> Result<Vec<Rule>, RuleError> {
             sources.push((text, RuleOrigin::File(path)));
         }
     }
+    sources.extend(read);
     // Parsed in parallel (a rule's YAML costs about a millisecond); the first
     // error in file order is the one reported, whatever the thread count.
     let parsed: Vec<Result<Rule, RuleError>> = sources.into_par_iter().map(|(text, origin)| parse_rule(&text, origin)).collect();
@@ -113,7 +120,7 @@ pub fn load_rules(extra_dirs: &[PathBuf]) -> Result<Vec<Rule>, RuleError> {
     Ok(rules)
 }
 
-fn is_rule_file(p: &Path) -> bool {
+pub(crate) fn is_rule_file(p: &Path) -> bool {
     matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
 }
 

@@ -5,6 +5,7 @@
 //! (regexes, PEP 440 specifiers, tree-sitter queries) are compiled by their own
 //! `Deserialize` impls, so a bad one is reported at its line too.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,8 +14,15 @@ use std::sync::Arc;
 pub(crate) use crate::codes::Severity;
 
 /// One rule file as written.
-#[derive(Debug, Clone, Deserialize)]
+///
+/// `engine-audit schema rule` prints its JSON Schema (shipped as
+/// `schemas/rule.schema.json`), derived from these types.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    title = "engine-audit risk rule (rules/*.yaml)",
+    description = "One risk rule: deployment conditions (`when`) paired with evidence in the target engine's source. Unknown keys are errors; enums are single-key maps. See rules/README.md."
+)]
 pub struct RuleSpec {
     /// `R001`.
     pub id: String,
@@ -46,7 +54,7 @@ pub struct RuleSpec {
 // ---------------------------------------------------------------------------
 // `when`: conditions on the deployment
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum When {
     All(Vec<When>),
@@ -65,7 +73,7 @@ pub enum When {
 }
 
 /// `{name, role?, equals | in | is}`: exactly one test.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ValueCond {
     pub name: String,
@@ -79,7 +87,7 @@ pub struct ValueCond {
     pub is: Option<Presence>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Presence {
     Set,
@@ -90,13 +98,13 @@ pub enum Presence {
     Falsy,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelCond {
     pub matches: Pattern,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetCond {
     #[serde(rename = "in")]
@@ -108,7 +116,7 @@ pub struct SetCond {
 
 /// Paths are relative to the engine package root (`srt/models/deepseek_v2.py`
 /// under `python/sglang`); `*`, `?` and `**` globs are allowed.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Evidence {
     FileExists(FileExists),
@@ -136,7 +144,7 @@ pub enum Evidence {
     Deployment(When),
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileExists {
     pub files: Vec<String>,
@@ -144,7 +152,7 @@ pub struct FileExists {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SymbolExists {
     pub files: Vec<String>,
@@ -155,7 +163,7 @@ pub struct SymbolExists {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AssignsAttribute {
     pub files: Vec<String>,
@@ -170,7 +178,7 @@ pub struct AssignsAttribute {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GuardExcludes {
     pub files: Vec<String>,
@@ -186,7 +194,7 @@ pub struct GuardExcludes {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReturnsBefore {
     pub files: Vec<String>,
@@ -201,7 +209,7 @@ pub struct ReturnsBefore {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TextInFunction {
     pub files: Vec<String>,
@@ -213,7 +221,7 @@ pub struct TextInFunction {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TextInFile {
     pub files: Vec<String>,
@@ -222,7 +230,7 @@ pub struct TextInFile {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QueryPred {
     pub files: Vec<String>,
@@ -241,7 +249,7 @@ pub struct QueryPred {
 // ---------------------------------------------------------------------------
 // `fix`
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum FixSpec {
     /// Set (or change) a flag; `role` defaults to the role the finding is about.
@@ -264,7 +272,7 @@ pub enum FixSpec {
 // ---------------------------------------------------------------------------
 // `tests`: ast-grep style. `invalid` cases must fire, `valid` cases must not.
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Tests {
     #[serde(default)]
@@ -273,7 +281,7 @@ pub struct Tests {
     pub invalid: Vec<TestCase>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TestCase {
     pub name: String,
@@ -289,7 +297,7 @@ pub struct TestCase {
     pub hits: Option<usize>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum EngineRef {
     /// A folder under `fixtures/rules/`.
@@ -300,7 +308,7 @@ pub enum EngineRef {
 
 /// A small recipe-like map: deployment-level facts, common env, and roles.
 /// `flags` at the top level is shorthand for one role named `worker`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TestDeployment {
     #[serde(default)]
@@ -310,19 +318,23 @@ pub struct TestDeployment {
     #[serde(default)]
     pub precision: Option<String>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub env: BTreeMap<String, serde_yaml_ng::Value>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub flags: BTreeMap<String, serde_yaml_ng::Value>,
     #[serde(default)]
     pub roles: BTreeMap<String, TestRole>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TestRole {
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub flags: BTreeMap<String, serde_yaml_ng::Value>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub env: BTreeMap<String, serde_yaml_ng::Value>,
 }
 
@@ -364,6 +376,25 @@ impl<'de> Deserialize<'de> for Pattern {
         Ok(Pattern { text, regex: std::sync::OnceLock::new() })
     }
 }
+
+/// The schema of a value read from a string and checked by its own
+/// `Deserialize`: a string, with what it must be in the description.
+macro_rules! string_schema {
+    ($ty:ty, $name:literal, $description:literal) => {
+        impl JsonSchema for $ty {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                $name.into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({"type": "string", "description": $description})
+            }
+        }
+    };
+}
+
+string_schema!(Pattern, "Pattern", "A regular expression (Rust `regex` syntax), checked when the rule is read.");
+string_schema!(Specifiers, "Specifiers", "PEP 440 version specifiers on the target release (`>=0.5.16,<0.6`).");
+string_schema!(PyQuery, "PyQuery", "A tree-sitter query over tree-sitter-python, compiled when the rule is read.");
 
 /// PEP 440 specifiers (`>=0.5.16,<0.6`).
 #[derive(Debug, Clone)]

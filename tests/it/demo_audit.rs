@@ -127,3 +127,44 @@ fn the_report_is_deterministic() {
     let b = serde_json::to_string(&demo().findings).unwrap();
     assert_eq!(a, b);
 }
+
+/// `audit` with no paths finds `.engine-audit.yaml` from the working
+/// directory, up to the git top level, and audits its `recipe_roots`; a config
+/// above the repository is not the repository's.
+#[test]
+fn audit_without_paths_finds_the_config_from_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = engine_audit::demo::build(&dir.path().join("demo")).unwrap();
+    let repo = dir.path().join("recipes-repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let recipes = repo.join("recipes");
+    std::fs::create_dir_all(&recipes).unwrap();
+    let from = ws.recipes.join("benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml");
+    std::fs::copy(&from, recipes.join("r.yaml")).unwrap();
+    let config =
+        format!("sglang: {}\ndynamo: {}\nrecipe_roots: [recipes]\nfail_on: never\n", ws.sglang_repo.display(), ws.dynamo_repo.display());
+    std::fs::write(repo.join(".engine-audit.yaml"), config).unwrap();
+    // Above the repository: would make the run fail on info.
+    std::fs::write(dir.path().join(".engine-audit.yaml"), "fail_on: info\n").unwrap();
+    let audit = |cwd: &std::path::Path| {
+        assert_cmd::Command::cargo_bin("engine-audit")
+            .unwrap()
+            .current_dir(cwd)
+            .args(["audit", "--offline", "--format", "json", "--no-cache"])
+            .output()
+            .unwrap()
+    };
+    let sub = recipes.join("deeper");
+    std::fs::create_dir_all(&sub).unwrap();
+    let out = audit(&sub);
+    assert_eq!(out.status.code(), Some(0), "the repo's config (fail_on: never): {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["deployments_audited"], 1, "its recipe_roots, with its engines");
+    assert!(!report["findings"].as_array().unwrap().is_empty());
+
+    // Without the repo's config, the one above the repository is not used: nothing to audit.
+    std::fs::remove_file(repo.join(".engine-audit.yaml")).unwrap();
+    let out = audit(&sub);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to audit"), "{}", String::from_utf8_lossy(&out.stderr));
+}

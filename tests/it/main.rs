@@ -19,6 +19,7 @@ mod oracle;
 mod oracle_vllm;
 mod pr;
 mod real_data;
+mod recipe_schema;
 mod reports;
 mod robustness;
 mod semver_guard;

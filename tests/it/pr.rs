@@ -418,3 +418,112 @@ fn one_run_writes_every_format_asked() {
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(err.contains("several formats") && err.contains("--output-dir"), "{err}");
 }
+
+/// `--new-only`: a finding the base commit already has for the same target is
+/// left out (counted as suppressed); one the PR brings is reported, and so is
+/// every finding of a recipe the PR adds.
+#[test]
+fn new_only_reports_what_the_pr_brings() {
+    let (_dir, ws, root) = demo_recipes();
+    let repo = RecipesRepo::init(&root);
+    // At the base, the aggregated recipe already passes a deprecated alias (EA003).
+    repo.edit(AGG, "      attention-backend: trtllm_mla\n", "      attention-backend: trtllm_mla\n      cuda-graph-max-bs: 128\n");
+    let base = repo.commit("main", None, "recipes as deployed, one finding already");
+    // The PR adds an unknown flag to it, and a new recipe with the same old alias.
+    repo.edit(AGG, "      tp-size: 8\n", "      tp-size: 8\n      no-such-flag: 1\n");
+    let added = AGG.replace("dsmini-fp4-agg", "dsmini-fp4-agg-copy");
+    std::fs::write(root.join(&added), std::fs::read_to_string(root.join(AGG)).unwrap()).unwrap();
+    repo.commit("change", Some(base), "a new flag and a new recipe");
+
+    let engines = ["--sglang".as_ref(), ws.sglang_repo.as_os_str(), "--dynamo".as_ref(), ws.dynamo_repo.as_os_str()];
+    let flags = |report: &serde_json::Value| -> Vec<(String, String, String)> {
+        let mut found: Vec<_> = findings(report).into_iter().filter(|f| f.0.starts_with("EA00")).collect();
+        found.sort();
+        found
+    };
+    let all = json(&pr(&root, "main", "change", &engines));
+    let ea = |code: &str, path: &str, subject: &str| (code.to_string(), path.to_string(), subject.to_string());
+    let sorted = |mut v: Vec<(String, String, String)>| {
+        v.sort();
+        v
+    };
+    assert_eq!(
+        flags(&all),
+        sorted(vec![
+            ea("EA001", AGG, "no-such-flag"),
+            ea("EA001", &added, "no-such-flag"),
+            ea("EA003", AGG, "cuda-graph-max-bs"),
+            ea("EA003", &added, "cuda-graph-max-bs")
+        ]),
+        "without --new-only, the base's finding is reported too"
+    );
+
+    let mut with_flag = engines.to_vec();
+    with_flag.push("--new-only".as_ref());
+    let out = pr(&root, "main", "change", &with_flag);
+    let new = json(&out);
+    assert_eq!(
+        flags(&new),
+        sorted(vec![ea("EA001", AGG, "no-such-flag"), ea("EA001", &added, "no-such-flag"), ea("EA003", &added, "cuda-graph-max-bs")]),
+        "the base's EA003 is left out; the added recipe's findings are all new"
+    );
+    assert_eq!(out.status.code(), Some(1), "the new EA001 still fails the gate");
+    assert!(new["suppressed"].as_u64().unwrap() > all["suppressed"].as_u64().unwrap(), "the left-out finding is counted");
+}
+
+/// A custom rule of the recipes repo (the config's `rules:` folder), as a PR
+/// can see it change: the gate runs the base commit's rules.
+fn custom_rule(severity: &str, backend: &str) -> String {
+    format!(
+        "id: R950\nname: repo-own-rule\ntitle: t\nseverity: {severity}\nengine: sglang\nwhen: {{flag: {{name: attention-backend, equals: {backend}}}}}\nevidence:\n  - file_exists: {{files: [srt/server_args.py]}}\nmessage: '{{flag}} is {{value}}'\ndocs: d\n\
+         tests:\n  invalid:\n    - {{name: c, engines: [{{fixture: none}}], deployment: {{flags: {{attention-backend: {backend}}}}}}}\n"
+    )
+}
+
+#[test]
+fn the_gate_runs_the_rules_of_the_base_commit() {
+    let (_dir, ws, root) = demo_recipes();
+    std::fs::write(root.join(".engine-audit.yaml"), "rules: [ci/rules]\n").unwrap();
+    std::fs::create_dir_all(root.join("ci/rules")).unwrap();
+    std::fs::write(root.join("ci/rules/R950.yaml"), custom_rule("error", "trtllm_mla")).unwrap();
+    let repo = RecipesRepo::init(&root);
+    let base = repo.commit("main", None, "recipes and the repo's own rule");
+    // The PR touches the recipe the rule fires on, and edits the rule so it
+    // would neither fail nor fire, and adds a rule of its own.
+    repo.edit(AGG, "      tp-size: 8\n", "      tp-size: 4\n");
+    std::fs::write(root.join("ci/rules/R950.yaml"), custom_rule("info", "never_this")).unwrap();
+    std::fs::write(
+        root.join("ci/rules/R951.yaml"),
+        custom_rule("error", "trtllm_mla").replace("R950", "R951").replace("repo-own-rule", "pr-rule"),
+    )
+    .unwrap();
+    repo.commit("change", Some(base), "loosen the gate");
+
+    let engines = ["--sglang".as_ref(), ws.sglang_repo.as_os_str(), "--dynamo".as_ref(), ws.dynamo_repo.as_os_str()];
+    let out = pr(&root, "main", "change", &engines);
+    let report = json(&out);
+    let rules: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"].as_str().unwrap().starts_with('R'))
+        .map(|f| (f["code"].as_str().unwrap().to_string(), f["severity"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        rules,
+        vec![("R950".to_string(), "error".to_string())],
+        "the base's rule, as the base wrote it: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "and it fails the gate");
+
+    // A base config naming a folder the base does not hold is bad input, said as such.
+    std::fs::write(root.join(".engine-audit.yaml"), "rules: [ci/missing]\n").unwrap();
+    let broken = repo.commit("broken", Some(base), "the config names no folder");
+    repo.edit(AGG, "      tp-size: 4\n", "      tp-size: 2\n");
+    repo.commit("after-broken", Some(broken), "a recipe change");
+    let out = pr(&root, "broken", "after-broken", &engines);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ci/missing") && stderr.contains("names no folder at the base commit"), "{stderr}");
+}
