@@ -119,6 +119,9 @@ pub(crate) struct EngineSources {
     /// Where URL clones are cached (default: $XDG_CACHE_HOME/engine-audit/repos).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// No progress lines on stderr while a URL is cloned or fetched.
+    #[arg(long)]
+    pub quiet: bool,
     /// Neither read nor write the fact cache ($ENGINE_AUDIT_CACHE_DIR, else $XDG_CACHE_HOME/engine-audit/facts).
     #[arg(long)]
     pub no_cache: bool,
