@@ -123,7 +123,8 @@ impl Progress {
     }
 
     fn last_line(&self, now: Instant, ok: bool) -> Option<String> {
-        if self.style == Style::Quiet {
+        // A fetch that fails before any line was written: its error says it all.
+        if self.style == Style::Quiet || (!ok && self.last.is_none()) {
             return None;
         }
         let line = self.describe(now, ok);
@@ -181,6 +182,7 @@ mod tests {
         assert_eq!(p.line_due(t0 + LOG_INTERVAL + Duration::from_secs(2)), None);
         assert!(p.line_due(t0 + LOG_INTERVAL * 2).is_some());
         p.counts.received_objects = 100;
+        assert!(p.last_line(t0, false).unwrap().ends_with(", failed"), "a failure after lines is said");
         let last = p.last_line(t0 + LOG_INTERVAL * 3, true).unwrap();
         assert_eq!(last, "fetching https://example.org/sglang: 100 objects, 3.0 MiB received, 15 s, done");
     }
@@ -190,6 +192,8 @@ mod tests {
         let mut quiet = Progress::new("x".into(), Style::Quiet);
         assert_eq!(quiet.line_due(quiet.start + Duration::from_secs(60)), None);
         assert_eq!(quiet.last_line(quiet.start, true), None);
+        let early = Progress::new("x".into(), Style::Log);
+        assert_eq!(early.last_line(early.start, false), None, "a quick failure is left to its error");
         let mut tty = Progress::new("x".into(), Style::Terminal);
         assert!(tty.line_due(tty.start).is_some());
         assert_eq!(tty.line_due(tty.start + Duration::from_millis(10)), None);
