@@ -183,3 +183,45 @@ fn a_clone_says_how_far_it_is_in_a_log_unless_quiet() {
         assert!(out.status.success() && !stderr.contains("fetching"), "{fetch}: {stderr}");
     }
 }
+
+#[test]
+fn an_insteadof_rule_cannot_turn_a_url_into_a_local_path() {
+    // The user's own config maps the URL onto a local repository and allows
+    // `file` outright: the allow-list still refuses it.
+    let up = tempfile::tempdir().unwrap();
+    upstream(up.path());
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("gitconfig");
+    std::fs::write(
+        &config,
+        format!(
+            "[url \"file://{}\"]\n\tinsteadOf = https://git.example.invalid/sglang\n[protocol \"file\"]\n\tallow = always\n",
+            up.path().display()
+        ),
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    use assert_cmd::prelude::*;
+    let out = std::process::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .args(["surface", "--sglang", "https://git.example.invalid/sglang", "--at", "v0.2.0", "--no-cache", "--quiet", "--cache-dir"])
+        .arg(cache.path())
+        .env("GIT_CONFIG_GLOBAL", &config)
+        .env("ENGINE_AUDIT_GIT", "git")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("transport 'file'") && stderr.contains("not allowed"), "{stderr}");
+
+    // The same rule onto an https mirror would be followed: only the protocol is refused.
+    let out = std::process::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .args(["surface", "--sglang", &format!("file://{}", up.path().display()), "--at", "v0.2.0", "--no-cache", "--quiet", "--cache-dir"])
+        .arg(cache.path())
+        .env("GIT_CONFIG_GLOBAL", &config)
+        .env("ENGINE_AUDIT_GIT", "git")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

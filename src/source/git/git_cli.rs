@@ -6,9 +6,10 @@
 //!
 //! - Hooks: `core.hooksPath=/dev/null` (a fetch runs `reference-transaction`);
 //!   no work tree, so no checkout and no submodule is ever touched.
-//! - Protocols: `protocol.allow=never`, then `https`, `ssh` and `git`; `http`
-//!   and `file` only when the URL itself uses them (so no `ext::`, and an
-//!   `insteadOf` cannot turn a URL into a local path).
+//! - Protocols: `GIT_ALLOW_PROTOCOL` (it overrides every `protocol.*.allow`,
+//!   the user's included) and `protocol.allow=never`: `https`, `ssh` and
+//!   `git`; `http` and `file` only when the URL itself uses them (so no
+//!   `ext::`, and an `insteadOf` cannot turn a URL into a local path).
 //! - Prompts: `GIT_TERMINAL_PROMPT=0`, `credential.interactive=false`, and
 //!   the child runs in a session of its own, without a controlling terminal,
 //!   so ssh cannot ask for a password either; credential helpers still answer.
@@ -54,9 +55,9 @@ pub(super) struct GitRun<'a> {
     pub stdin: Option<Vec<u8>>,
 }
 
-/// The `-c` options every run carries; `url` decides whether `http` and
-/// `file` are allowed.
-pub(super) fn safety_config(url: &str, idle: Duration) -> Vec<String> {
+/// The protocols git may speak for `url`: https, ssh and git, and http or
+/// file when the URL itself is one.
+pub(super) fn allowed_protocols(url: &str) -> Vec<&'static str> {
     let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     let mut allowed = vec!["https", "ssh", "git"];
     match scheme.as_deref() {
@@ -64,6 +65,13 @@ pub(super) fn safety_config(url: &str, idle: Duration) -> Vec<String> {
         Some("file") => allowed.push("file"),
         _ => {}
     }
+    allowed
+}
+
+/// The `-c` options every run carries; `url` decides whether `http` and
+/// `file` are allowed.
+pub(super) fn safety_config(url: &str, idle: Duration) -> Vec<String> {
+    let allowed = allowed_protocols(url);
     let mut config = vec![
         "core.hooksPath=/dev/null".to_string(),
         "protocol.allow=never".to_string(),
@@ -79,6 +87,11 @@ pub(super) fn safety_config(url: &str, idle: Duration) -> Vec<String> {
         format!("http.lowSpeedTime={}", idle.as_secs().max(1)),
     ];
     config.extend(allowed.iter().map(|p| format!("protocol.{p}.allow=always")));
+    // A user's `protocol.ext.allow=always` would beat `protocol.allow=never`:
+    // the known others are refused by name too (GIT_ALLOW_PROTOCOL, set in
+    // `run`, covers the rest).
+    let refused = ["ext", "fd", "file", "http"].into_iter().filter(|p| !allowed.contains(p));
+    config.extend(refused.map(|p| format!("protocol.{p}.allow=never")));
     config.into_iter().flat_map(|c| ["-c".to_string(), c]).collect()
 }
 
@@ -94,6 +107,8 @@ impl GitRun<'_> {
             command.env_remove(var);
         }
         command
+            // Overrides every protocol.*.allow setting, the user's included.
+            .env("GIT_ALLOW_PROTOCOL", allowed_protocols(self.url).join(":"))
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("SSH_ASKPASS_REQUIRE", "never")
             .env("GCM_INTERACTIVE", "never")
@@ -247,11 +262,14 @@ mod tests {
         let https = joined("https://github.com/sgl-project/sglang");
         assert!(https.contains("-c protocol.allow=never") && https.contains("protocol.https.allow=always"), "{https}");
         assert!(https.contains("core.hooksPath=/dev/null") && https.contains("http.lowSpeedTime=60"), "{https}");
-        assert!(!https.contains("protocol.file.allow") && !https.contains("protocol.http.allow"), "{https}");
+        assert!(!https.contains("protocol.file.allow=always") && !https.contains("protocol.http.allow=always"), "{https}");
         assert!(joined("file:///srv/sglang.git").contains("protocol.file.allow=always"));
         assert!(joined("http://mirror.lan/sglang").contains("protocol.http.allow=always"));
-        assert!(!joined("git@github.com:sgl-project/sglang").contains("protocol.file.allow"));
-        assert!(!joined("ext::sh -c evil").contains("protocol.ext"), "ext is never allowed");
+        assert!(!joined("git@github.com:sgl-project/sglang").contains("protocol.file.allow=always"));
+        assert!(joined("ext::sh -c evil").contains("protocol.ext.allow=never"), "ext is never allowed");
+        assert!(https.contains("protocol.file.allow=never") && https.contains("protocol.fd.allow=never"), "{https}");
+        assert_eq!(allowed_protocols("file:///srv/x").join(":"), "https:ssh:git:file");
+        assert_eq!(allowed_protocols("git@github.com:org/repo").join(":"), "https:ssh:git");
     }
 
     #[test]
