@@ -156,9 +156,16 @@ impl GitRun<'_> {
                         None => {}
                     }
                 }
-                // Its stderr is closed: it has ended (or is about to).
+                // Its stderr is closed: it has ended, or is about to (still
+                // under the deadline: a process could close stderr and go on).
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    let status = child.wait().map_err(|e| format!("waiting for git: {e}"))?;
+                    let status = loop {
+                        match child.try_wait().map_err(|e| format!("waiting for git: {e}"))? {
+                            Some(status) => break status,
+                            None if Instant::now() >= fetch.deadline => return give_up(fetch.deadline_passed(shown), &mut child),
+                            None => std::thread::sleep(Duration::from_millis(20)),
+                        }
+                    };
                     if status.success() {
                         return Ok(());
                     }

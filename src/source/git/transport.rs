@@ -104,9 +104,10 @@ mod tests {
 
     #[test]
     fn a_git_in_a_relative_path_entry_is_not_used() {
-        // `PATH=.:...` must not run a `git` the audited folder could hold.
-        let dir = tempfile::tempdir().unwrap();
-        let _cwd_git = dir.path().join("git");
-        assert_eq!(find_git("relative/bin".as_ref()), None);
+        // `PATH=.:...` must not run a `git` the working directory holds.
+        let (_dir, path) = fake_path();
+        let relative_only = std::env::split_paths(&path).filter(|p| !p.is_absolute()).collect::<Vec<_>>();
+        assert_eq!(find_git(&std::env::join_paths(relative_only).unwrap()), None);
+        assert_eq!(find_git(".".as_ref()), None);
     }
 }
