@@ -93,12 +93,28 @@ pub(crate) struct CacheArgs {
     pub action: CacheAction,
 }
 
-#[derive(Subcommand, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
 pub(crate) enum CacheAction {
-    /// Where the cache is, how many entries and bytes it holds, and its limit.
-    Stats,
-    /// Remove every entry.
-    Clear,
+    /// Both caches: the fact cache (where, entries, bytes, limit) and the
+    /// clone cache (each clone's URL, size and last fetch).
+    Stats {
+        /// Where URL clones are cached (default: $XDG_CACHE_HOME/engine-audit/repos).
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
+    },
+    /// Remove every fact cache entry; with --clones the engine clones instead,
+    /// with --all both (the next run clones again).
+    Clear {
+        /// Remove the URL clones (only folders engine-audit made), not the facts.
+        #[arg(long, conflicts_with = "all")]
+        clones: bool,
+        /// Remove the facts and the clones.
+        #[arg(long)]
+        all: bool,
+        /// Where URL clones are cached (default: $XDG_CACHE_HOME/engine-audit/repos).
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
+    },
 }
 
 /// Where engine source comes from.
@@ -129,6 +145,9 @@ pub(crate) struct EngineSources {
     /// Where URL clones are cached (default: $XDG_CACHE_HOME/engine-audit/repos).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// No progress lines on stderr while a URL is cloned or fetched.
+    #[arg(long)]
+    pub quiet: bool,
     /// Neither read nor write the fact cache ($ENGINE_AUDIT_CACHE_DIR, else $XDG_CACHE_HOME/engine-audit/facts).
     #[arg(long)]
     pub no_cache: bool,

@@ -57,7 +57,10 @@ impl ColorChoice {
     pub fn install_error_hook(self) {
         let color = self.stderr();
         // A second install (tests calling `main` twice) keeps the first: same decision.
-        let _ = miette::set_hook(Box::new(move |_| Box::new(miette::MietteHandlerOpts::new().color(color).build())));
+        // URLs and paths in errors are never cut (report::unbroken).
+        let _ = miette::set_hook(Box::new(move |_| {
+            Box::new(crate::report::unbroken::hook(miette::MietteHandlerOpts::new().color(color)).build())
+        }));
     }
 }
 

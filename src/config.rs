@@ -75,6 +75,11 @@ pub(crate) struct ConfigFile {
     /// folders the recipe walk skips: `exclude: [benchmarks/old/**, "**/*.draft.yaml"]`.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// How URL sources are fetched: `git` (the program on PATH: credential
+    /// helpers, ssh, `insteadOf`), `builtin` (no git needed; http(s) and file
+    /// URLs) or `auto` (git when on PATH) [default: auto]. `ENGINE_AUDIT_GIT`
+    /// overrides it.
+    pub fetch: Option<crate::source::FetchWith>,
 }
 
 /// A loaded config and the folder its relative paths are relative to.
@@ -106,7 +111,7 @@ pub(crate) enum ConfigError {
     #[error("{path}:{line}:{column}: {message}")]
     #[diagnostic(
         code(engine_audit::config::invalid),
-        help("known keys: sglang, vllm, dynamo, severity, ignore, recipe_roots, recipes_dir, single_node_scripts, fail_on, rules, docs_url, exclude")
+        help("known keys: sglang, vllm, dynamo, severity, ignore, recipe_roots, recipes_dir, single_node_scripts, fail_on, rules, docs_url, exclude, fetch")
     )]
     Invalid {
         path: String,
@@ -349,6 +354,15 @@ mod tests {
         assert!(err.to_string().contains("`docs_url`: `docs/` is not an absolute http(s) URL"), "{err}");
         let err = parse("exclude: ['a/[b']\n", "c.yaml").unwrap_err();
         assert!(err.to_string().starts_with("c.yaml: `exclude`: `a/[b` is not a glob"), "{err}");
+    }
+
+    #[test]
+    fn fetch_names_the_transport() {
+        use crate::source::FetchWith;
+        assert_eq!(parse("fetch: builtin\n", "c.yaml").unwrap().fetch, Some(FetchWith::Builtin));
+        assert_eq!(parse("fetch: git\n", "c.yaml").unwrap().fetch, Some(FetchWith::Git));
+        assert_eq!(parse("sglang: x\n", "c.yaml").unwrap().fetch, None);
+        assert!(parse("fetch: svn\n", "c.yaml").is_err());
     }
 
     #[test]

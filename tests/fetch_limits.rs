@@ -3,7 +3,7 @@
 //! a total deadline and an idle limit, each lowered here through the
 //! environment. Its own test binary: it sets process-wide variables.
 
-use engine_audit::source::{EngineRepo, OpenOptions, SourceError};
+use engine_audit::source::{EngineRepo, FetchWith, OpenOptions, SourceError};
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
@@ -53,14 +53,46 @@ fn pkt(line: &[u8]) -> Vec<u8> {
     [format!("{:04x}", line.len() + 4).as_bytes(), line].concat()
 }
 
+/// The error of cloning `{url}/sglang` with the built-in transport.
 fn clone_error(url: &str) -> String {
+    clone_error_with(url, FetchWith::Builtin)
+}
+
+fn clone_error_with(url: &str, fetch: FetchWith) -> String {
     limits();
     let cache = tempfile::tempdir().unwrap();
-    let options = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) };
+    let options = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()), fetch, ..Default::default() };
     let err = EngineRepo::open(&format!("{url}/sglang"), &options).err().expect("the clone fails");
     assert!(matches!(err, SourceError::Fetch { .. }), "{err}");
     assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "no half-done clone is left to reuse");
     err.to_string()
+}
+
+/// An endless pack response: the real ref listing, then progress messages
+/// on side band 2 that never end (8 MiB of them).
+fn endless_progress_server() -> (tempfile::TempDir, String) {
+    let (root, _, _) = upstream();
+    let served = root.path().to_path_buf();
+    let url = serve_raw(move |request, mut stream| {
+        if request.method == "GET" {
+            let response = git_backend(&served, request);
+            let mut out = head("application/x-git-upload-pack-advertisement").into_bytes();
+            out.extend(response.body);
+            let _ = stream.write_all(&out);
+            return;
+        }
+        let mut out = head("application/x-git-upload-pack-result").into_bytes();
+        out.extend(pkt(b"NAK\n"));
+        let _ = stream.write_all(&out);
+        let progress = pkt(&[&[2u8][..], &[b'.'; 60_000], b"\r"].concat());
+        for _ in 0..140 {
+            std::thread::sleep(Duration::from_millis(20));
+            if stream.write_all(&progress).is_err() {
+                return;
+            }
+        }
+    });
+    (root, url)
 }
 
 #[test]
@@ -81,6 +113,56 @@ fn an_endless_ref_advertisement_is_cut_at_its_budget() {
     });
     let err = clone_error(&url);
     assert!(err.contains("ref advertisement exceeded 1 MiB"), "{err}");
+}
+
+#[test]
+fn git_is_killed_when_a_server_goes_silent() {
+    // Accepts, reads the request, says nothing for 6 s: git itself would wait.
+    let url = serve_raw(|_, stream| {
+        std::thread::sleep(Duration::from_secs(6));
+        drop(stream);
+    });
+    let started = std::time::Instant::now();
+    let err = clone_error_with(&url, FetchWith::Git);
+    assert!(err.contains("sent nothing for 1 s") && err.contains(&url), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "bounded: {:?}", started.elapsed());
+}
+
+#[test]
+fn git_is_killed_at_the_deadline_when_a_server_talks_forever() {
+    // The server keeps talking (git relays its messages), so only the deadline ends it.
+    let (root, url) = endless_progress_server();
+    let started = std::time::Instant::now();
+    let err = clone_error_with(&url, FetchWith::Git);
+    drop(root);
+    assert!(err.contains("longer than 2 s") && err.contains(&url), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "bounded: {:?}", started.elapsed());
+}
+
+#[test]
+fn git_is_killed_when_the_pack_is_over_its_budget() {
+    // A real repository whose pack is 3 MiB of random bytes, over the 1 MiB budget.
+    let root = tempfile::tempdir().unwrap();
+    let repo = git2::Repository::init_bare(root.path().join("sglang")).unwrap();
+    let mut noise = vec![0u8; 3 << 20];
+    let mut x: u64 = 0x9e3779b97f4a7c15;
+    for b in noise.iter_mut() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+    let blob = repo.blob(&noise).unwrap();
+    let mut tree = repo.treebuilder(None).unwrap();
+    tree.insert("weights.bin", blob, 0o100644).unwrap();
+    let tree = repo.find_tree(tree.write().unwrap()).unwrap();
+    let sig = git2::Signature::now("t", "t@localhost").unwrap();
+    repo.commit(Some("refs/heads/main"), &sig, &sig, "big", &tree, &[]).unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    let served = root.path().to_path_buf();
+    let server = http_server::serve(move |request, _| git_backend(&served, request));
+    let err = clone_error_with(&server.url, FetchWith::Git);
+    assert!(err.contains("pack exceeded 1 MiB"), "{err}");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Fetches through the proxy the environment names, and around it for hosts
 //! `no_proxy` covers. Its own test binary: it sets process-wide variables.
 
-use engine_audit::source::{EngineRepo, OpenOptions, SourceError};
+use engine_audit::source::{EngineRepo, FetchWith, OpenOptions, SourceError};
 
 #[path = "support/git_repo.rs"]
 mod git_repo;
@@ -23,7 +23,12 @@ fn fetches_go_through_the_named_proxy_unless_no_proxy_covers_the_host() {
         std::env::remove_var(name);
     }
     std::env::set_var("http_proxy", &proxy.url);
-    let options = |cache: &tempfile::TempDir| OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) };
+    let options = |cache: &tempfile::TempDir| OpenOptions {
+        offline: false,
+        cache_dir: Some(cache.path().to_path_buf()),
+        fetch: FetchWith::Builtin,
+        ..Default::default()
+    };
 
     let cache = tempfile::tempdir().unwrap();
     let cloned = EngineRepo::open("http://git.invalid/sglang", &options(&cache)).unwrap();

@@ -19,7 +19,7 @@ pub fn audit_demo(root: &Path) -> miette::Result<(crate::demo::DemoWorkspace, Au
         return Err(miette::Report::new(e));
     }
     let opts = AuditOptions {
-        open: OpenOptions { offline: true, cache_dir: None },
+        open: OpenOptions { offline: true, cache_dir: None, ..Default::default() },
         rules: crate::rules::load_rules(&[]).map_err(miette::Report::new)?,
         ..AuditOptions::default()
     }

@@ -6,7 +6,7 @@ use crate::profiles::Engine;
 use crate::source::{discover_package_root, EngineSource, OpenOptions, SourceError, Tree};
 
 pub(crate) fn open_options(sources: &EngineSources) -> OpenOptions {
-    OpenOptions { offline: sources.offline, cache_dir: sources.cache_dir.clone() }
+    OpenOptions { offline: sources.offline, cache_dir: sources.cache_dir.clone(), quiet: sources.quiet, ..Default::default() }
 }
 
 /// The engine a command is about: explicit, else the first whose source is given.
@@ -57,6 +57,8 @@ pub(crate) fn full_surface(
 /// Refs, rules and the rest are the caller's.
 pub(crate) fn audit_sources(sources: &EngineSources, config: &crate::config::Config) -> AuditOptions {
     let mut opts = AuditOptions { open: open_options(sources), ..AuditOptions::default() };
+    // `ENGINE_AUDIT_GIT` still overrides it (see source::FetchWith).
+    opts.open.fetch = config.file.fetch.unwrap_or_default();
     let given = sources.given();
     for engine in crate::profiles::PROFILES.iter().copied() {
         let flag = given.iter().find(|(e, _)| e.id == engine.id).map(|(_, s)| s.clone());

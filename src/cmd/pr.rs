@@ -169,7 +169,7 @@ impl Snapshots {
     fn open(repo: &Path, base: &str, head: &str) -> miette::Result<Snapshots> {
         let spec = repo.to_str().ok_or_else(|| miette::miette!("{}: the repo path is not UTF-8", repo.display()))?;
         // Local only: the recipes repo is never fetched.
-        let engine_repo = EngineRepo::open(spec, &OpenOptions { offline: true, cache_dir: None })?;
+        let engine_repo = EngineRepo::open(spec, &OpenOptions { offline: true, cache_dir: None, ..Default::default() })?;
         let base_commit = commit_of(&engine_repo, base)?;
         let head_commit = commit_of(&engine_repo, head)?;
         let tree = |commit: &str| engine_repo.resolve(commit).and_then(|r| engine_repo.tree_at(&r));

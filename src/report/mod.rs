@@ -18,6 +18,7 @@ pub(crate) mod markdown;
 pub use markdown::{groups as markdown_groups, Group as MarkdownGroup};
 pub(crate) mod sarif;
 pub(crate) mod text;
+pub(crate) mod unbroken;
 
 pub use crate::finding::{Edit, EvidenceRef, Finding, Fix, Lang, Location};
 

@@ -123,7 +123,12 @@ fn trailer(f: &Finding, opts: &RenderOptions) -> String {
 
 fn handler(opts: &RenderOptions) -> GraphicalReportHandler {
     let theme = if opts.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-    GraphicalReportHandler::new_themed(theme).with_links(false).with_width(opts.width).with_context_lines(1).without_syntax_highlighting()
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_links(false)
+        .with_width(opts.width)
+        .with_context_lines(1)
+        .without_syntax_highlighting();
+    super::unbroken::handler(handler)
 }
 
 /// Render one finding (used by the full report and by tests).
@@ -218,4 +223,26 @@ pub(crate) fn summary_line(report: &AuditReport) -> String {
     let refs = if refs.is_empty() { String::new() } else { format!("; {}", refs.join("; ")) };
     let suppressed = if report.suppressed > 0 { format!("; {} suppressed", report.suppressed) } else { String::new() };
     format!("{}{suppressed}{refs}", super::counts_phrase(report, ", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::{FindingKind, Location};
+
+    #[test]
+    fn a_long_path_and_url_are_never_cut() {
+        let path = format!("recipes/{}/disagg/decode-only-with-a-long-name.yaml", "gb200-fp8-deepseek-r1-1k8k".repeat(3));
+        let url = "https://github.com/sgl-project/sglang/blob/v0.5.19/python/sglang/srt/server_args.py#L1234-L1290";
+        let message = format!("the deprecated flag is read at {url} and nowhere else in the target release");
+        let loc = Location { path: path.clone(), line: 3, column: 1, offset: None, len: None };
+        let kind = FindingKind::Rule { id: "R001".into(), name: "r".into(), message, doc: "rules/R001.yaml".into() };
+        let f = Finding::new(kind, loc, "x");
+        let report = AuditReport { findings: vec![f.clone()], ..AuditReport::default() };
+        let opts = RenderOptions { width: 60, ..RenderOptions::default() };
+        let whole = render(&report, &opts);
+        assert!(whole.lines().any(|l| l.contains(&path)), "the file's heading holds the whole path:\n{whole}");
+        let one = render_finding(&report, &f, &opts);
+        assert!(one.lines().any(|l| l.contains(url)), "the message holds the whole URL:\n{one}");
+    }
 }

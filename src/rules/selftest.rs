@@ -177,8 +177,11 @@ impl Engines {
                 EngineRef::Corpus(tag) => {
                     let Some(corpus) = self.corpus.clone() else { return Ok(None) };
                     let repo = self.repo.get_or_insert_with(|| {
-                        EngineRepo::open(&corpus.display().to_string(), &OpenOptions { offline: true, cache_dir: None })
-                            .map_err(|e| e.to_string())
+                        EngineRepo::open(
+                            &corpus.display().to_string(),
+                            &OpenOptions { offline: true, cache_dir: None, ..Default::default() },
+                        )
+                        .map_err(|e| e.to_string())
                     });
                     let repo = repo.as_ref().map_err(|e| e.clone())?;
                     let resolved = repo.resolve(tag).map_err(|e| e.to_string())?;

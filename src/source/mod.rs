@@ -14,7 +14,10 @@ mod resolve;
 
 pub use dir::DirTree;
 pub use discover::discover_package_root;
-pub use git::{default_cache_root, is_url, EngineRepo, GitTree, OpenOptions};
+pub use git::{
+    clear_clones, clone_report, default_cache_root, is_url, CloneInfo, CloneState, ClonesCleared, EngineRepo, FetchWith, GitTree,
+    OpenOptions, GIT_VAR,
+};
 pub use mem::MemTree;
 pub use open::EngineSource;
 pub use resolve::{parse_version_ref, ResolvedRef};
@@ -145,6 +148,13 @@ pub enum SourceError {
     #[error("cannot fetch {url}: {message}")]
     #[diagnostic(code(engine_audit::source::fetch), help("check the URL and the network, or pass a local clone"))]
     Fetch { url: String, message: String },
+
+    #[error("{path}: not in the partial clone: {why}")]
+    #[diagnostic(
+        code(engine_audit::source::missing_blob),
+        help("a clone made by git holds no file contents until a tree is read; reading one fetches them, which needs the network and git on PATH")
+    )]
+    MissingBlob { path: String, why: String },
 
     #[error("{path}: not found in {tree}")]
     #[diagnostic(code(engine_audit::source::missing_file))]

@@ -97,3 +97,38 @@ fn an_audit_never_deletes_files_it_did_not_write() {
     assert!(home.join("photo.jpg").exists(), "a user's photo was deleted");
     assert!(home.join("videos/clip.mp4").exists(), "a user's video was deleted");
 }
+
+#[test]
+fn cache_stats_and_clear_cover_the_clone_cache() {
+    let up = tempfile::tempdir().unwrap();
+    crate::git_repo::build_repo(up.path());
+    let url = format!("file://{}", up.path().display());
+    let (facts, clones) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let with_dirs = |args: &[&str]| {
+        bin().args(args).arg("--cache-dir").arg(clones.path()).env("ENGINE_AUDIT_CACHE_DIR", facts.path()).output().unwrap()
+    };
+    let out = with_dirs(&["surface", "--sglang", &url, "--at", "v0.2.0", "--quiet"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::create_dir(clones.path().join("notes")).unwrap();
+    std::fs::write(clones.path().join("notes/todo.txt"), "mine").unwrap();
+
+    let out = with_dirs(&["cache", "stats"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains(&format!("fact cache: {}", facts.path().display())), "{stdout}");
+    assert!(stdout.contains(&format!("clone cache: {}\nclones:      1 (", clones.path().display())), "{stdout}");
+    assert!(stdout.contains(&format!("\n  {url}\n")), "the URL on a line of its own: {stdout}");
+    assert!(stdout.contains("fetched 20") && stdout.contains(" ago)"), "{stdout}");
+    let clone = std::fs::read_dir(clones.path()).unwrap().flatten().map(|e| e.path()).find(|p| !p.ends_with("notes")).unwrap();
+    assert!(stdout.contains(&format!("    {}\n", clone.display())), "{stdout}");
+
+    // A plain clear is the facts' only; --clones removes the clone, nothing else.
+    assert!(with_dirs(&["cache", "clear"]).status.success());
+    assert!(clone.exists());
+    let out = with_dirs(&["cache", "clear", "--clones"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.starts_with("removed 1 clones ("), "{stdout}");
+    assert!(!clone.exists() && clones.path().join("notes/todo.txt").exists());
+    let out = with_dirs(&["cache", "stats"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("clones:      0 (0 B)"));
+}

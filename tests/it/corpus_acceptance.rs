@@ -7,7 +7,7 @@ use engine_audit::source::{discover_package_root, EngineRepo, OpenOptions, Tree}
 
 fn open(corpus: &std::path::Path, name: &str) -> EngineRepo {
     let path = corpus.join(name);
-    EngineRepo::open(path.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None })
+    EngineRepo::open(path.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None, ..Default::default() })
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -163,7 +163,7 @@ fn audit_8k1k(corpus: &std::path::Path, to: &str, dynamo_to: &str) -> AuditRepor
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(files.len(), 9);
     let opts = AuditOptions {
-        open: OpenOptions { offline: true, cache_dir: None },
+        open: OpenOptions { offline: true, cache_dir: None, ..Default::default() },
         rules: engine_audit::rules::load_rules(&[]).unwrap(),
         ..AuditOptions::default()
     }
@@ -306,12 +306,15 @@ fn sweep_every_release_and_every_recipe() {
     let rules = engine_audit::rules::load_rules(&[]).unwrap();
     for (i, from) in sglang.iter().enumerate() {
         for to in &sglang[i..] {
-            let opts =
-                AuditOptions { open: OpenOptions { offline: true, cache_dir: None }, rules: rules.clone(), ..AuditOptions::default() }
-                    .with_source(&SGLANG, Some(corpus.join("sglang.git").display().to_string()), None)
-                    .with_source(&DYNAMO, Some(corpus.join("dynamo.git").display().to_string()), None)
-                    .with_refs(&SGLANG, Some(from.clone()), Some(to.clone()))
-                    .with_refs(&DYNAMO, dynamo.first().cloned(), dynamo.last().cloned());
+            let opts = AuditOptions {
+                open: OpenOptions { offline: true, cache_dir: None, ..Default::default() },
+                rules: rules.clone(),
+                ..AuditOptions::default()
+            }
+            .with_source(&SGLANG, Some(corpus.join("sglang.git").display().to_string()), None)
+            .with_source(&DYNAMO, Some(corpus.join("dynamo.git").display().to_string()), None)
+            .with_refs(&SGLANG, Some(from.clone()), Some(to.clone()))
+            .with_refs(&DYNAMO, dynamo.first().cloned(), dynamo.last().cloned());
             let pair = std::time::Instant::now();
             let r = audit::run(&files, &opts).unwrap();
             println!(
@@ -346,7 +349,7 @@ fn abbreviations_are_judged_as_argparse_judges_them() {
         let surface = extract_surface(&tree, &SGLANG, "python/sglang", to, &Demand::full(&SGLANG));
         assert_eq!(surface.parser.allow_abbrev, engine_audit::surface::Known::Value(true), "{to}: ArgumentParser(prog=\"sglang serve\")");
         assert!(surface.parser.evidence.as_ref().is_some_and(|e| e.path == "python/sglang/srt/server_args.py"), "{to}");
-        let opts = AuditOptions { open: OpenOptions { offline: true, cache_dir: None }, ..AuditOptions::default() }
+        let opts = AuditOptions { open: OpenOptions { offline: true, cache_dir: None, ..Default::default() }, ..AuditOptions::default() }
             .with_source(&SGLANG, Some(corpus.join("sglang.git").display().to_string()), None)
             .with_refs(&SGLANG, None, Some(to.into()));
         let r = audit::run(&files, &opts).unwrap();
@@ -380,7 +383,7 @@ fn rules_see_the_option_an_abbreviation_stands_for() {
     std::fs::write(&path, text.replace("fp4-gemm-backend:", "fp4-gemm-back:")).unwrap();
     let (files, _) = engine_audit::recipe::collect(&[path]);
     let opts = AuditOptions {
-        open: OpenOptions { offline: true, cache_dir: None },
+        open: OpenOptions { offline: true, cache_dir: None, ..Default::default() },
         rules: engine_audit::rules::load_rules(&[]).unwrap(),
         ..AuditOptions::default()
     }
@@ -401,7 +404,7 @@ fn the_single_node_script_reports_its_deprecated_aliases() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/inferencex/benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200.sh");
     let (files, errors) = engine_audit::recipe::collect(&[script]);
     assert!(errors.is_empty(), "{errors:?}");
-    let opts = AuditOptions { open: OpenOptions { offline: true, cache_dir: None }, ..AuditOptions::default() }
+    let opts = AuditOptions { open: OpenOptions { offline: true, cache_dir: None, ..Default::default() }, ..AuditOptions::default() }
         .with_source(&SGLANG, Some(corpus.join("sglang.git").display().to_string()), None)
         .with_refs(&SGLANG, Some("v0.5.16".into()), Some("v0.5.19".into()));
     let r = audit::run(&files, &opts).unwrap();

@@ -117,7 +117,7 @@ fn a_unit_computed_while_a_read_failed_is_not_kept() {
     let root = tmp.path().join("demo");
     demo(&root);
     let git_dir = root.join("sglang.git");
-    let repo = EngineRepo::open(git_dir.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
+    let repo = EngineRepo::open(git_dir.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None, ..Default::default() }).unwrap();
     let tree = repo.tree_at(&repo.resolve("v1.1.0").unwrap()).unwrap();
     let cache = FactCache::at(tmp.path().join("facts"));
     let units = Units { engine: "sglang", tree: &tree, root: "python/sglang", cache: &cache };

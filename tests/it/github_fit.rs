@@ -157,3 +157,16 @@ fn the_whole_tree_fits_github() {
     assert!(!md.contains("`./"), "paths are repo-relative");
     assert!(md.contains("<details><summary>中文版</summary>"));
 }
+
+#[test]
+fn an_error_naming_a_long_path_keeps_it_on_one_line() {
+    let path = format!("/nonexistent/ci-runner/_work/{}/engine-sources/sglang-mirror.git", "deployment-recipes-".repeat(6));
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .args(["surface", "--sglang", &path, "--at", "v0.5.19", "--color", "never"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.lines().any(|l| l.contains(&path)), "the path whole on one line:\n{stderr}");
+}

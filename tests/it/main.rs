@@ -12,6 +12,7 @@ mod corpus_acceptance;
 mod demo_audit;
 mod engine_verdicts;
 mod fact_cache;
+mod fetch_git;
 mod fix;
 mod github_fit;
 mod master_links;

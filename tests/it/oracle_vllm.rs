@@ -35,7 +35,7 @@ fn releases() -> Vec<String> {
 
 fn repo(corpus: &Path) -> EngineRepo {
     let path = corpus.join("vllm.git");
-    EngineRepo::open(path.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None })
+    EngineRepo::open(path.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None, ..Default::default() })
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

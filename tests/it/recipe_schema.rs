@@ -83,7 +83,7 @@ fn sglang_recipes() -> Vec<RecipeFile> {
 }
 
 fn options(sglang: &Path) -> AuditOptions {
-    AuditOptions { open: OpenOptions { offline: true, cache_dir: None }, ..AuditOptions::default() }.with_source(
+    AuditOptions { open: OpenOptions { offline: true, ..OpenOptions::default() }, ..AuditOptions::default() }.with_source(
         &SGLANG,
         Some(sglang.display().to_string()),
         None,
@@ -149,8 +149,9 @@ fn the_schema_underlines_what_the_audit_refuses_at_every_release() {
     let Some(corpus) = corpus(module_path!()) else { return };
     let sglang = corpus.join("sglang.git");
     let recipes = sglang_recipes();
-    let tags =
-        engine_audit::source::EngineRepo::open(sglang.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap().tags();
+    let tags = engine_audit::source::EngineRepo::open(sglang.to_str().unwrap(), &OpenOptions { offline: true, ..OpenOptions::default() })
+        .unwrap()
+        .tags();
     let mut total = 0;
     for tag in &tags {
         let validator = jsonschema::validator_for(&schema_at(&sglang, tag)).unwrap();

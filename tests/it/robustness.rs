@@ -729,7 +729,8 @@ fn a_huge_git_blob_is_refused_by_its_size_before_it_is_inflated() {
     make_writable(&object);
     std::fs::write(&object, header_only_loose_blob(size, &prefix.as_bytes()[..4096])).unwrap();
 
-    let engine = EngineRepo::open(git_dir.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
+    let engine =
+        EngineRepo::open(git_dir.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None, ..Default::default() }).unwrap();
     let tree = engine.tree_at(&engine.resolve("v1.0.0").unwrap()).unwrap();
     let demand = Demand {
         symbols_of: vec!["sglang.srt.server_args".into(), "sglang.srt.gen".into()],
@@ -1000,7 +1001,8 @@ fn a_tag_whose_commit_is_missing_is_a_git_error_not_a_panic() {
     let o = run(w.audit(&["ok.yaml", "--to", "v1.1.0"]));
     assert_eq!(o.code, 2, "{}\n{}", o.stdout, o.stderr);
     assert!(o.stdout.contains("git error") || o.stderr.contains("git error"), "{}\n{}", o.stdout, o.stderr);
-    let engine = EngineRepo::open(w.sglang.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
+    let engine =
+        EngineRepo::open(w.sglang.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None, ..Default::default() }).unwrap();
     assert!(matches!(engine.resolve("v1.1.0"), Err(SourceError::Git { .. })));
 }
 
@@ -1223,7 +1225,7 @@ impl Hostile {
 #[test]
 fn opening_resolving_and_reading_a_hostile_repo_runs_nothing_and_leaves_nothing() {
     let h = hostile();
-    let repo = EngineRepo::open(h.repo.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
+    let repo = EngineRepo::open(h.repo.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None, ..Default::default() }).unwrap();
     let resolved = repo.resolve("v1.0.1").unwrap();
     let tree = repo.tree_at(&resolved).unwrap();
     let paths: Vec<&str> = tree.entries().iter().map(|e| e.path.as_str()).collect();

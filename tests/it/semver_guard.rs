@@ -25,12 +25,15 @@ fn bump_findings_without_a_bump(files: &[RecipeFile], rel: &Releases) -> Vec<Str
     let mut out = Vec::new();
     for r in rel.sglang_tags {
         for d in rel.dynamo_tags {
-            let opts =
-                AuditOptions { open: OpenOptions { offline: true, cache_dir: None }, rules: rules.clone(), ..AuditOptions::default() }
-                    .with_source(&SGLANG, Some(rel.sglang.display().to_string()), None)
-                    .with_source(&DYNAMO, Some(rel.dynamo.display().to_string()), None)
-                    .with_refs(&SGLANG, Some(r.clone()), Some(r.clone()))
-                    .with_refs(&DYNAMO, Some(d.clone()), Some(d.clone()));
+            let opts = AuditOptions {
+                open: OpenOptions { offline: true, cache_dir: None, ..Default::default() },
+                rules: rules.clone(),
+                ..AuditOptions::default()
+            }
+            .with_source(&SGLANG, Some(rel.sglang.display().to_string()), None)
+            .with_source(&DYNAMO, Some(rel.dynamo.display().to_string()), None)
+            .with_refs(&SGLANG, Some(r.clone()), Some(r.clone()))
+            .with_refs(&DYNAMO, Some(d.clone()), Some(d.clone()));
             let report = audit::run(files, &opts).unwrap();
             assert!(report.deployments_audited > 0, "{r}/{d}: the guard audited nothing");
             for f in &report.findings {
@@ -87,7 +90,7 @@ fn the_demo_releases_audited_against_themselves_find_no_change() {
     assert!(diffs.is_empty(), "{diffs:#?}");
     // The guard can fail: between the two demo releases the same codes fire.
     let bumped = Releases { sglang_tags: &ws.sglang_tags[..1], ..rel };
-    let opts = AuditOptions { open: OpenOptions { offline: true, cache_dir: None }, ..AuditOptions::default() }
+    let opts = AuditOptions { open: OpenOptions { offline: true, cache_dir: None, ..Default::default() }, ..AuditOptions::default() }
         .with_source(&SGLANG, Some(ws.sglang_repo.display().to_string()), None)
         .with_source(&DYNAMO, Some(ws.dynamo_repo.display().to_string()), None)
         .with_refs(&SGLANG, Some(bumped.sglang_tags[0].clone()), ws.sglang_tags.last().cloned());
@@ -105,7 +108,11 @@ fn every_corpus_release_audited_against_itself_finds_no_change() {
     assert!(errors.is_empty(), "{errors:?}");
     let open = |name: &str| {
         let path = corpus.join(name);
-        let repo = engine_audit::source::EngineRepo::open(path.to_str().unwrap(), &OpenOptions { offline: true, cache_dir: None }).unwrap();
+        let repo = engine_audit::source::EngineRepo::open(
+            path.to_str().unwrap(),
+            &OpenOptions { offline: true, cache_dir: None, ..Default::default() },
+        )
+        .unwrap();
         (path, repo.tags())
     };
     let ((sglang, sglang_tags), (dynamo, dynamo_tags)) = (open("sglang.git"), open("dynamo.git"));

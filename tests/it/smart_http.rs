@@ -4,7 +4,7 @@
 //! other servers stand in for a moved repository, a web page and a login.
 //! Proxies are in `smart_http_proxy.rs` (they change the environment).
 
-use engine_audit::source::{EngineRepo, OpenOptions, SourceError, Tree};
+use engine_audit::source::{EngineRepo, FetchWith, OpenOptions, SourceError, Tree};
 use git2::{Signature, Time};
 use std::path::Path;
 
@@ -13,8 +13,9 @@ use crate::http_server;
 use git_repo::commit;
 use http_server::{git_backend, serve, upstream, Response};
 
+/// The built-in transport (these tests are about it; `git` is on PATH here).
 fn online(cache: &Path) -> OpenOptions {
-    OpenOptions { offline: false, cache_dir: Some(cache.to_path_buf()) }
+    OpenOptions { offline: false, cache_dir: Some(cache.to_path_buf()), fetch: FetchWith::Builtin, ..Default::default() }
 }
 
 #[test]
@@ -109,7 +110,10 @@ fn urls_without_a_fetch_transport_say_what_to_do() {
     for url in ["git@github.com:sgl-project/sglang.git", "ssh://git@github.com/sgl-project/sglang.git"] {
         let err = EngineRepo::open(url, &online(cache.path())).err().expect("no ssh transport");
         assert!(matches!(err, SourceError::Fetch { .. }), "{err}");
-        assert!(err.to_string().contains("only http(s):// and file:// URLs are fetched (no ssh)"), "{err}");
+        assert!(
+            err.to_string().contains("the built-in transport fetches only http(s):// and file:// URLs (no ssh); put git on PATH"),
+            "{err}"
+        );
     }
     assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "nothing is left in the cache");
 }
@@ -161,7 +165,7 @@ fn passwords_in_a_url_never_appear_in_messages() {
         let err = EngineRepo::open(&url, &online(cache.path())).err().expect("the clone fails");
         let shown = format!("{err} {err:?}");
         assert!(!shown.contains("s3cr3t"), "the password is shown: {shown}");
-        let offline = OpenOptions { offline: true, cache_dir: Some(cache.path().to_path_buf()) };
+        let offline = OpenOptions { offline: true, ..online(cache.path()) };
         let err = EngineRepo::open(&url, &offline).err().expect("nothing cached");
         assert!(!format!("{err} {err:?}").contains("s3cr3t"), "{err}");
     }

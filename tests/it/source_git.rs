@@ -1,7 +1,7 @@
 //! The git source on repositories built here with git2: every kind of ref, the
 //! URL cache, offline mode, and what a tree exposes.
 
-use engine_audit::source::{discover_package_root, EngineRepo, OpenOptions, SourceError, Tree};
+use engine_audit::source::{discover_package_root, EngineRepo, FetchWith, OpenOptions, SourceError, Tree};
 use git2::{Repository, Signature, Time};
 
 use crate::git_repo;
@@ -59,12 +59,21 @@ fn reads_a_tree_at_a_commit_without_a_work_tree() {
 }
 
 #[test]
-fn clones_a_url_into_the_cache_and_reuses_it_offline() {
+fn clones_a_url_into_the_cache_and_reuses_it_offline_with_git() {
+    clones_a_url_into_the_cache_and_reuses_it_offline(FetchWith::Git);
+}
+
+#[test]
+fn clones_a_url_into_the_cache_and_reuses_it_offline_built_in() {
+    clones_a_url_into_the_cache_and_reuses_it_offline(FetchWith::Builtin);
+}
+
+fn clones_a_url_into_the_cache_and_reuses_it_offline(fetch: FetchWith) {
     let upstream = tempfile::tempdir().unwrap();
     let (repo, _, second) = build_repo(upstream.path());
     let cache = tempfile::tempdir().unwrap();
     let url = format!("file://{}", upstream.path().display());
-    let opts = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) };
+    let opts = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()), fetch, ..Default::default() };
 
     let cloned = EngineRepo::open(&url, &opts).unwrap();
     assert_eq!(cloned.resolve("v0.2.0").unwrap().commit, second);
@@ -95,7 +104,7 @@ fn clones_a_url_into_the_cache_and_reuses_it_offline() {
 #[test]
 fn offline_without_a_cached_clone_says_so() {
     let cache = tempfile::tempdir().unwrap();
-    let opts = OpenOptions { offline: true, cache_dir: Some(cache.path().to_path_buf()) };
+    let opts = OpenOptions { offline: true, cache_dir: Some(cache.path().to_path_buf()), ..Default::default() };
     let err = EngineRepo::open("file:///nonexistent/sglang.git", &opts).err().unwrap();
     assert!(matches!(err, SourceError::OfflineMissing { .. }), "{err}");
 }
@@ -220,7 +229,7 @@ fn a_cached_clone_that_lost_its_head_is_cloned_again() {
     let (_repo, _, second) = build_repo(upstream.path());
     let cache = tempfile::tempdir().unwrap();
     let url = format!("file://{}", upstream.path().display());
-    let opts = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) };
+    let opts = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()), ..Default::default() };
     EngineRepo::open(&url, &opts).unwrap();
     let clone = only_clone(cache.path());
     std::fs::remove_file(clone.join("HEAD")).unwrap();
@@ -242,7 +251,7 @@ fn a_folder_in_the_clone_cache_that_is_not_a_clone_is_left_alone() {
     build_repo(upstream.path());
     let cache = tempfile::tempdir().unwrap();
     let url = format!("file://{}", upstream.path().display());
-    let opts = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) };
+    let opts = OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()), ..Default::default() };
     EngineRepo::open(&url, &opts).unwrap();
     let clone = only_clone(cache.path());
     // Someone's files where the clone was: not ours to delete.
@@ -273,7 +282,7 @@ fn partial_clones_left_by_a_killed_run_are_removed_on_the_next_one() {
     }
     age_dir(&stale, 3 * 3600);
     let url = format!("file://{}", upstream.path().display());
-    EngineRepo::open(&url, &OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()) }).unwrap();
+    EngineRepo::open(&url, &OpenOptions { offline: false, cache_dir: Some(cache.path().to_path_buf()), ..Default::default() }).unwrap();
     assert!(!stale.exists(), "a partial clone hours old is a leftover");
     assert!(fresh.exists(), "a fresh one may be another run's clone in progress");
 }

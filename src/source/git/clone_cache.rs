@@ -118,7 +118,7 @@ pub(super) fn remove_stale_partials(cache_dir: &Path, now: SystemTime) {
 /// Whether the process named in a partial clone's name (`<pid>-<random>`)
 /// still runs. A clone's top folder stops changing once its pack is being
 /// written, so age alone could remove a slow clone under way.
-fn owner_alive(rest: &str) -> bool {
+pub(super) fn owner_alive(rest: &str) -> bool {
     let Some(pid) = rest.split_once('-').and_then(|(pid, _)| pid.parse::<u32>().ok()) else { return false };
     pid == std::process::id() || process_exists(pid)
 }

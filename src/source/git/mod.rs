@@ -2,8 +2,10 @@
 //! cache; read the tree at a commit without writing a work tree. Which commit a
 //! ref, id or revision names is decided in [`refs`].
 //!
-//! libgit2 runs no hooks and fetches no submodules, so nothing from the audited
-//! repository is executed by opening or fetching it.
+//! URLs are fetched with the `git` program when it is on `PATH`, else built in
+//! (`transport`, `fetch`). Neither runs a hook (libgit2 has none; git is told
+//! `core.hooksPath=/dev/null`) nor fetches a submodule, so nothing from the
+//! audited repository is executed by opening or fetching it.
 
 use super::loose::{self, LooseError};
 use super::redact::redact_userinfo;
@@ -15,13 +17,21 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+mod cache_report;
 mod clone_cache;
+mod fetch;
+mod git_cli;
 mod limits;
+mod progress;
 mod proxy;
 mod refs;
 mod smart_http;
+mod transport;
 
+pub use cache_report::{clear_clones, clone_report, CloneInfo, CloneState, ClonesCleared};
 use clone_cache::Cached;
+use fetch::{fetch_refs, How, LazyBlobs};
+pub use transport::{FetchWith, GIT_VAR};
 
 #[derive(Debug, Clone, Default)]
 pub struct OpenOptions {
@@ -29,6 +39,10 @@ pub struct OpenOptions {
     pub offline: bool,
     /// Where URL clones are cached; default `$XDG_CACHE_HOME/engine-audit/repos`.
     pub cache_dir: Option<PathBuf>,
+    /// How URLs are fetched (`ENGINE_AUDIT_GIT` overrides it).
+    pub fetch: FetchWith,
+    /// No progress lines on stderr while fetching.
+    pub quiet: bool,
 }
 
 /// A git repository holding engine source.
@@ -39,6 +53,10 @@ pub struct EngineRepo {
     /// Set when the repo is a cache of a remote URL that may be fetched.
     url: Option<String>,
     offline: bool,
+    how: How,
+    /// A partial clone (made by git with `--filter=blob:none`): blobs are
+    /// fetched when a tree first misses one.
+    partial: bool,
 }
 
 pub fn is_url(spec: &str) -> bool {
@@ -88,7 +106,7 @@ impl EngineRepo {
         // NO_SEARCH: the path itself must be the repo, never a parent folder's.
         let repo = Repository::open_ext(path, git2::RepositoryOpenFlags::NO_SEARCH, std::iter::empty::<&std::ffi::OsStr>())
             .map_err(|e| SourceError::Open { path: path.to_path_buf(), message: e.message().to_string() })?;
-        Ok(EngineRepo { repo, spec: spec.to_string(), url: None, offline: opts.offline })
+        Ok(EngineRepo { repo, spec: spec.to_string(), url: None, offline: opts.offline, how: How::default(), partial: false })
     }
 
     fn open_url(url: &str, opts: &OpenOptions) -> Result<EngineRepo, SourceError> {
@@ -96,6 +114,7 @@ impl EngineRepo {
         let dir = url_cache_dir(&cache_dir, url);
         // What messages and the report show: never a password.
         let shown = redact_userinfo(url);
+        let how = How { with: opts.fetch, quiet: opts.quiet };
         clone_cache::remove_stale_partials(&cache_dir, std::time::SystemTime::now());
         let repo = match clone_cache::inspect(&dir) {
             Cached::Clone(repo) => repo,
@@ -113,7 +132,7 @@ impl EngineRepo {
             }
             Cached::Broken(_) => {
                 clone_cache::set_aside(&cache_dir, &dir).map_err(|e| io_err(&dir, e))?;
-                clone_into(&cache_dir, &dir, url)?
+                clone_into(&cache_dir, &dir, url, how)?
             }
             Cached::Missing if opts.offline => {
                 return Err(SourceError::OfflineMissing {
@@ -121,9 +140,10 @@ impl EngineRepo {
                     wanted: "(no cached clone yet)".into(),
                 })
             }
-            Cached::Missing => clone_into(&cache_dir, &dir, url)?,
+            Cached::Missing => clone_into(&cache_dir, &dir, url, how)?,
         };
-        Ok(EngineRepo { repo, spec: shown, url: Some(url.to_string()), offline: opts.offline })
+        let partial = fetch::is_partial(&repo);
+        Ok(EngineRepo { repo, spec: shown, url: Some(url.to_string()), offline: opts.offline, how, partial })
     }
 
     /// The file tree at a resolved commit.
@@ -197,10 +217,16 @@ impl EngineRepo {
     /// A tree over a listing of `resolved` (from [`listing_at`](Self::listing_at)).
     pub(crate) fn tree_from(&self, resolved: &ResolvedRef, listing: Listing) -> GitTree {
         let path = self.repo.path().to_path_buf();
+        let name = format!("{}@{}", display_name(&self.spec), resolved.wanted);
+        let lazy = match (&self.url, self.partial) {
+            (Some(url), true) => Some(LazyBlobs::new(&path, url, self.offline, self.how, name.clone())),
+            _ => None,
+        };
         GitTree {
             // This repository opened: the pool's handles open the same path lazily.
             repos: RepoPool::new(&path),
-            name: format!("{}@{}", display_name(&self.spec), resolved.wanted),
+            name,
+            lazy,
             commit: resolved.commit.clone(),
             entries: listing.entries,
             unsafe_paths: listing.unsafe_paths,
@@ -212,11 +238,11 @@ impl EngineRepo {
 
 /// Clone `url` into `dir`: built in a partial folder beside it and renamed
 /// into place, so a half-done clone is never reused.
-fn clone_into(cache_dir: &Path, dir: &Path, url: &str) -> Result<Repository, SourceError> {
+fn clone_into(cache_dir: &Path, dir: &Path, url: &str, how: How) -> Result<Repository, SourceError> {
     let tmp = clone_cache::partial_dir(cache_dir).map_err(|e| io_err(cache_dir, e))?;
     let repo = Repository::init_bare(tmp.path()).map_err(|e| git_err(url, e))?;
     repo.remote("origin", url).map_err(|e| git_err(url, e))?;
-    fetch_all(&repo, url)?;
+    fetch_refs(&repo, url, how, true)?;
     drop(repo);
     let staged = tmp.keep();
     if std::fs::rename(&staged, dir).is_err() {
@@ -232,49 +258,6 @@ fn io_err(path: &Path, e: std::io::Error) -> SourceError {
 
 fn display_name(spec: &str) -> String {
     spec.trim_end_matches('/').rsplit('/').next().unwrap_or(spec).to_string()
-}
-
-/// Fetch every tag and branch. Hooks never run (libgit2 has none) and submodules
-/// are not followed. Messages show the URL without its user info.
-fn fetch_all(repo: &Repository, url: &str) -> Result<(), SourceError> {
-    let shown = redact_userinfo(url);
-    let fetch_err = |message: &str| SourceError::Fetch { url: shown.clone(), message: redact_userinfo(message) };
-    let scheme = url.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
-    if !matches!(scheme.as_deref(), Some("http" | "https" | "file")) {
-        return Err(fetch_err("only http(s):// and file:// URLs are fetched (no ssh); clone it with git and pass the path"));
-    }
-    smart_http::register().map_err(|message| fetch_err(&message))?;
-    let mut remote = repo.find_remote("origin").or_else(|_| repo.remote_anonymous(url)).map_err(|e| git_err(url, e))?;
-    let mut fo = git2::FetchOptions::new();
-    fo.download_tags(git2::AutotagOption::All);
-    // A first clone of SGLang takes minutes: say how far it is, on a terminal only.
-    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        fo.remote_callbacks(progress_callbacks(shown.clone()));
-    }
-    remote
-        .fetch(&["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], Some(&mut fo), None)
-        .map_err(|e| fetch_err(e.message()))
-}
-
-/// Progress of a fetch on stderr, four times a second at most.
-fn progress_callbacks(shown: String) -> git2::RemoteCallbacks<'static> {
-    let mut callbacks = git2::RemoteCallbacks::new();
-    let (mut last, mut finished) = (std::time::Instant::now(), false);
-    callbacks.transfer_progress(move |progress| {
-        let done = progress.total_objects() > 0 && progress.received_objects() == progress.total_objects();
-        if !finished && (done || last.elapsed() >= std::time::Duration::from_millis(250)) {
-            (last, finished) = (std::time::Instant::now(), done);
-            eprint!(
-                "\rfetching {shown}: {}/{} objects, {} MiB{}",
-                progress.received_objects(),
-                progress.total_objects(),
-                progress.received_bytes() >> 20,
-                if done { "\n" } else { "" }
-            );
-        }
-        true
-    });
-    callbacks
 }
 
 /// An object's size from its header, without inflating it. Not git2's
@@ -378,6 +361,8 @@ impl RepoPool {
 pub struct GitTree {
     repos: RepoPool,
     name: String,
+    /// Set for a partial clone: fetches the blobs it lacks on the first miss.
+    lazy: Option<LazyBlobs>,
     commit: String,
     entries: Vec<Entry>,
     /// Paths that were skipped because they could leave the tree.
@@ -415,6 +400,13 @@ impl GitTree {
         }
         let repo = self.repos.get().map_err(|message| SourceError::Git { repo: self.name.clone(), message })?;
         let at_path = |e: git2::Error| SourceError::Git { repo: self.name.clone(), message: format!("{path}: {}", e.message()) };
+        // A partial clone lacks blobs until a read needs one: then all the
+        // tree's missing blobs come in one fetch.
+        if let Some(lazy) = &self.lazy {
+            if !repo.odb().map(|odb| odb.exists(oid)).unwrap_or(true) {
+                lazy.ensure(&self.entries, &repo).map_err(|why| SourceError::MissingBlob { path: path.to_string(), why })?;
+            }
+        }
         if let Some(limit) = limit {
             let size = object_size(&repo, oid).map_err(at_path)?;
             if size > limit {

@@ -5,7 +5,7 @@
 
 use super::super::resolve::{candidate_refs, looks_like_sha, nearest_tags, split_revision, ResolvedRef, Step};
 use super::super::SourceError;
-use super::{fetch_all, git_err, EngineRepo, LooseGuard};
+use super::{fetch::fetch_refs, git_err, EngineRepo, LooseGuard};
 use git2::{ObjectType, Oid};
 
 /// Annotated tags followed from one ref before giving up (git itself allows any
@@ -37,7 +37,7 @@ impl EngineRepo {
                 // The spec is the URL as messages show it (no user info).
                 return Err(SourceError::OfflineMissing { url: self.spec.clone(), wanted: wanted.to_string() });
             }
-            fetch_all(&self.repo, url)?;
+            fetch_refs(&self.repo, url, self.how, false)?;
             // The fetch may have added loose objects: look again.
             return self.resolve_local(&LooseGuard::new(self.repo.path()), wanted);
         }
