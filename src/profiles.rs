@@ -155,6 +155,40 @@ pub(crate) struct ConsumerLink {
     pub component: &'static str,
     /// The distribution name the consumer pins the engine by (`sglang`).
     pub pin: &'static str,
+    /// The engine classes whose members the component's uses are checked
+    /// against (`ServerArgs`; vLLM's `AsyncEngineArgs` and `VllmConfig`).
+    pub classes: &'static [ConsumerClass],
+    /// Where the component builds the command line of the worker a recipe
+    /// starts (`python -m dynamo.vllm`), when that worker hands the rest of its
+    /// arguments to the engine's engine-only parser: its own flags are read there.
+    pub worker_parser: Option<WorkerParser>,
+}
+
+/// An engine class a consumer component uses, and how the component's values
+/// of it are told apart (the consumer passes them around mostly untyped).
+#[derive(Debug)]
+pub struct ConsumerClass {
+    /// Where the engine defines it (dotted module, class); its members, inherited
+    /// ones included, are read there.
+    pub module: &'static str,
+    pub class: &'static str,
+    /// Other engine class names whose values and class references count as this
+    /// one: bases whose members it inherits (`EngineArgs` for `AsyncEngineArgs`).
+    pub also: &'static [&'static str],
+    /// Names that by the consumer's convention hold a value of it, as variables
+    /// and as attributes of anything (`server_args`, `self.server_args`).
+    pub names: &'static [&'static str],
+    /// Names that hold one only as an attribute (`config.engine_args`): as a
+    /// plain variable the consumer also uses the name for other things (dicts).
+    pub attributes: &'static [&'static str],
+}
+
+/// The module of a consumer component whose functions build its worker's
+/// command line (Dynamo's `dynamo.vllm.args`): its own flags are read from it
+/// and the consumer's modules it imports.
+#[derive(Debug)]
+pub(crate) struct WorkerParser {
+    pub module: &'static str,
 }
 
 pub static SGLANG: EngineProfile = EngineProfile {
@@ -209,12 +243,59 @@ pub static DYNAMO: EngineProfile =
 pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &VLLM, &DYNAMO];
 
 /// Every consumer component and the engine it uses.
-pub(crate) static CONSUMER_LINKS: &[ConsumerLink] =
-    &[ConsumerLink { consumer: "dynamo", engine: "sglang", component: "dynamo.sglang", pin: "sglang" }];
+pub(crate) static CONSUMER_LINKS: &[ConsumerLink] = &[
+    ConsumerLink {
+        consumer: "dynamo",
+        engine: "sglang",
+        component: "dynamo.sglang",
+        pin: "sglang",
+        classes: &[ConsumerClass {
+            module: "sglang.srt.server_args",
+            class: "ServerArgs",
+            also: &[],
+            names: &["server_args", "_server_args"],
+            attributes: &[],
+        }],
+        worker_parser: None,
+    },
+    ConsumerLink {
+        consumer: "dynamo",
+        engine: "vllm",
+        component: "dynamo.vllm",
+        pin: "vllm",
+        classes: &[
+            // `config.engine_args`, `self.engine_args`; the omni workers also
+            // call dicts `engine_args`, so the bare name says nothing.
+            ConsumerClass {
+                module: "vllm.engine.arg_utils",
+                class: "AsyncEngineArgs",
+                also: &["EngineArgs"],
+                names: &[],
+                attributes: &["engine_args"],
+            },
+            ConsumerClass { module: "vllm.config", class: "VllmConfig", also: &[], names: &["vllm_config"], attributes: &[] },
+        ],
+        worker_parser: Some(WorkerParser { module: "dynamo.vllm.args" }),
+    },
+];
 
 /// The profile of `id`.
 pub(crate) fn by_id(id: &str) -> Option<&'static EngineProfile> {
     PROFILES.iter().copied().find(|p| p.id == id)
+}
+
+/// Every profile the tool knows, audited or not yet (vLLM's surface is read
+/// before its recipes are): what consumer links and report names look up.
+static KNOWN: &[&EngineProfile] = &[&SGLANG, &VLLM, &DYNAMO];
+
+/// The profile of `id` among every known one ([`by_id`] only finds the audited).
+pub(crate) fn known(id: &str) -> Option<&'static EngineProfile> {
+    KNOWN.iter().copied().find(|p| p.id == id)
+}
+
+/// What reports call the profile `id` (the id itself when unknown).
+pub(crate) fn display(id: &str) -> String {
+    known(id).map_or(id.to_string(), |p| p.display.to_string())
 }
 
 impl EngineProfile {
@@ -234,6 +315,13 @@ pub(crate) fn servers() -> impl Iterator<Item = (Engine, &'static ServerProfile)
     PROFILES.iter().filter_map(|p| p.server.as_ref().map(|s| (*p, s)))
 }
 
+impl ConsumerLink {
+    /// The engine classes whose members are read for this link, as (dotted module, class).
+    pub(crate) fn class_demand(&self) -> impl Iterator<Item = (String, String)> + '_ {
+        self.classes.iter().map(|c| (c.module.to_string(), c.class.to_string()))
+    }
+}
+
 /// The consumer links whose consumer is `consumer`.
 pub(crate) fn links_of(consumer: &str) -> impl Iterator<Item = &'static ConsumerLink> + '_ {
     CONSUMER_LINKS.iter().filter(move |l| l.consumer == consumer)
@@ -250,8 +338,15 @@ mod tests {
         ids.dedup();
         assert_eq!(ids.len(), PROFILES.len());
         for link in CONSUMER_LINKS {
-            assert!(by_id(link.consumer).is_some_and(|p| p.server.is_none()), "{link:?}: the consumer is a profile without a server");
-            assert!(by_id(link.engine).is_some_and(|p| p.server.is_some()), "{link:?}: the engine is a profile with a server");
+            assert!(known(link.consumer).is_some_and(|p| p.server.is_none()), "{link:?}: the consumer is a profile without a server");
+            assert!(known(link.engine).is_some_and(|p| p.server.is_some()), "{link:?}: the engine is a profile with a server");
+            let package = known(link.engine).and_then(|p| p.package_roots.last()).unwrap();
+            for class in link.classes {
+                assert!(class.module.starts_with(&format!("{package}.")), "{link:?}: {class:?} is the engine's");
+            }
+        }
+        for p in PROFILES {
+            assert!(known(p.id).is_some(), "{}: every audited profile is known", p.id);
         }
         assert!(SGLANG.owns_env("SGL_X") && !SGLANG.owns_env("NCCL_X") && !DYNAMO.owns_env("SGLANG_X"));
     }

@@ -3,8 +3,9 @@
 
 use super::AuditOptions;
 use crate::cache::{listing_fingerprint, FactCache};
-use crate::extract::consumer::{consumer_uses, ConsumerUse};
+use crate::extract::consumer::{consumer_uses_of, ConsumerUse};
 use crate::extract::units::Units;
+use crate::extract::worker_flags::{worker_flags, WorkerFlags};
 use crate::extract::{extract_surface_with, Demand, Package};
 use crate::profiles::{ConsumerLink, Engine};
 use crate::rules::EvidenceMemo;
@@ -40,7 +41,7 @@ impl Engines {
             .sources
             .par_iter()
             .map(|(id, spec)| {
-                let engine = crate::profiles::by_id(id).ok_or_else(|| miette::miette!("no engine profile `{id}`"))?;
+                let engine = crate::profiles::known(id).ok_or_else(|| miette::miette!("no engine profile `{id}`"))?;
                 let _span = crate::trace::span(|| format!("audit: open {id}"));
                 let mut handle = EngineHandle::open(engine, &spec.spec, spec.root.clone(), &opts.open)?;
                 let refs = opts.refs_of(engine);
@@ -182,12 +183,30 @@ impl EngineHandle {
                 // Reads every module of the component: cached against the whole listing.
                 units.unit("consumer-uses", &format!("{}\0{}", link.engine, link.component), None, |pkg| {
                     let mut warnings = Vec::new();
-                    (consumer_uses(pkg, link.engine, link.component, &mut warnings), warnings)
+                    (consumer_uses_of(pkg, link.engine, link.component, link.classes, &mut warnings), warnings)
                 })
             });
             self.uses.insert(key.clone(), result);
         }
         self.uses[&key].as_ref().map(|(u, _)| u).map_err(Clone::clone)
+    }
+
+    /// The options the worker of `link` registers itself at `wanted` (its
+    /// consumer link's [`WorkerParser`](crate::profiles::WorkerParser)), for
+    /// [`worker_accepts`](crate::check::worker_flags::worker_accepts); `None`
+    /// for a link whose worker hands nothing to an engine-only parser.
+    #[allow(dead_code)] // Asked by the vLLM recipe check (issue 28, item 2), not merged yet.
+    pub(crate) fn worker_flags(&mut self, wanted: &str, link: &ConsumerLink) -> Option<Result<WorkerFlags, String>> {
+        let parser = link.worker_parser.as_ref()?;
+        let cache = self.cache.clone();
+        Some(self.tree(wanted).map(|t| {
+            let units = Units { engine: link.consumer, tree: t.tree.as_ref(), root: &t.package_root, cache: &cache };
+            let (flags, _warnings) = units.unit("worker-flags", parser.module, None, |pkg| {
+                let mut warnings = Vec::new();
+                (worker_flags(pkg, parser.module, &mut warnings), warnings)
+            });
+            flags
+        }))
     }
 
     /// Rule evidence results known for `tree` (all rules, all deployments),

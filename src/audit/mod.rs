@@ -7,6 +7,7 @@
 //! configs and sums up. Engines are profiles (`crate::profiles`): nothing here
 //! names one.
 
+mod consumer_link;
 mod deployment_refs;
 mod engines;
 mod history;
@@ -23,6 +24,7 @@ use crate::finding::{Finding, Location};
 use crate::profiles::{self, ConsumerLink, Engine};
 use crate::recipe::{Deployment, RecipeFile, RecipeKind};
 use crate::surface::{EngineSurface, ExtractWarning};
+pub use consumer_link::{check_link, LinkBump};
 use deployment_refs::{derive_refs, DeploymentRefs};
 pub(crate) use engines::Engines;
 use engines::{EngineHandle, RefTree};
@@ -131,7 +133,7 @@ impl<'a> Run<'a> {
                 env: true,
                 env_reads: EnvReads::Names(env_names.into_iter().collect()),
                 symbols_of: symbols_of.into_iter().collect(),
-                classes: engine.config_class().into_iter().collect(),
+                classes: engine_classes(engine),
                 metadata: true,
                 without_modules: false,
             };
@@ -451,6 +453,18 @@ fn tag_engine(findings: &mut [Finding], from: usize, engine: &str) {
             e.engine = Some(engine.to_string());
         }
     }
+}
+
+/// The classes of `engine` whose members are read: its configuration class and
+/// those its consumers use.
+fn engine_classes(engine: Engine) -> Vec<(String, String)> {
+    let mut classes: Vec<(String, String)> = engine.config_class().into_iter().collect();
+    for link in profiles::CONSUMER_LINKS.iter().filter(|l| l.engine == engine.id) {
+        classes.extend(link.class_demand());
+    }
+    classes.sort();
+    classes.dedup();
+    classes
 }
 
 /// The modules of `engine` its consumers import, at every consumer ref the

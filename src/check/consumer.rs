@@ -209,8 +209,7 @@ fn falls_back_to_the_target(u: &ConsumerUse, to: &EngineSurface) -> bool {
 
 fn finish(f: Failure, u: &ConsumerUse, c: &Consumer) -> Finding {
     let at = Location::from_evidence(&u.evidence);
-    let display = |id: &str| crate::profiles::by_id(id).map_or(id.to_string(), |p| p.display.to_string());
-    let (engine, consumer) = (display(c.link.engine), display(c.link.consumer));
+    let (engine, consumer) = (crate::profiles::display(c.link.engine), crate::profiles::display(c.link.consumer));
     let (consumer_ref, snippet, moved_to) = (c.consumer_ref.to_string(), u.snippet.clone(), f.hint.clone());
     let kind = match &u.guard {
         Some(g) => FindingKind::ConsumerFallback {
@@ -369,5 +368,60 @@ mod tests {
     fn a_name_the_target_module_no_longer_defines_is_ea202() {
         let found = findings("from sglang.srt.server_args import ServerArgs, PortArgs\n");
         assert_eq!(codes(&found), [("EA202", "sglang.srt.server_args.PortArgs")]);
+    }
+
+    /// A mini vLLM release: `arg_utils.py` and `config/` below `vllm/`.
+    fn vllm(tag: &str, engine_field: &str, config_field: &str) -> EngineSurface {
+        let arg_utils = format!("class EngineArgs:\n    model: str = ''\n    {engine_field}: int = 0\n\nclass AsyncEngineArgs(EngineArgs):\n    enable_log_requests: bool = False\n");
+        let config = format!("class VllmConfig:\n    model_config: object = None\n    {config_field}: object = None\n");
+        let tree = MemTree::from_files(
+            tag,
+            [
+                ("vllm/__init__.py", ""),
+                ("vllm/engine/__init__.py", ""),
+                ("vllm/engine/arg_utils.py", arg_utils.as_str()),
+                ("vllm/config/__init__.py", "from vllm.config.vllm import VllmConfig\n"),
+                ("vllm/config/vllm.py", config.as_str()),
+            ],
+        );
+        let link = CONSUMER_LINKS.iter().find(|l| l.component == "dynamo.vllm").unwrap();
+        let demand = Demand {
+            symbols_of: vec!["vllm.engine.arg_utils".into(), "vllm.config".into()],
+            classes: link.class_demand().collect(),
+            ..Demand::default()
+        };
+        extract_surface(&tree, &crate::profiles::VLLM, "vllm", tag, &demand)
+    }
+
+    /// Dynamo's vLLM worker in the real files' shape (`handlers.py`: `config.engine_args`,
+    /// `self.engine_args`; `main.py`: a `VllmConfig` parameter; omni: dicts called `engine_args`).
+    const VLLM_WORKER: &str = "from vllm.config import VllmConfig\nfrom vllm.engine.arg_utils import AsyncEngineArgs\n\nclass Handler:\n    def __init__(self, config):\n        self.engine_args = config.engine_args\n\n    def run(self):\n        return self.engine_args.data_parallel_rank\n\ndef register(vllm_config: VllmConfig):\n    timeout = getattr(vllm_config, 'shutdown_timeout', 30)\n    return vllm_config.model_config\n\ndef omni(stage):\n    engine_args = {'model_stage': 1}\n    return [k for k, _ in engine_args.items()]\n";
+
+    fn vllm_findings(engine_field: &str, config_field: &str) -> Vec<Finding> {
+        let tree =
+            MemTree::from_files("d", [("components/src/dynamo/__init__.py", ""), ("components/src/dynamo/vllm/handlers.py", VLLM_WORKER)]);
+        let link = CONSUMER_LINKS.iter().find(|l| l.component == "dynamo.vllm").unwrap();
+        let uses = crate::extract::consumer::consumer_uses_of(
+            &Package::new(&tree, "components/src/dynamo"),
+            "vllm",
+            link.component,
+            link.classes,
+            &mut Vec::new(),
+        );
+        let (old, new) = (vllm("v0.31.0", "data_parallel_rank", "shutdown_timeout"), vllm("v0.34.0", engine_field, config_field));
+        let consumer = Consumer { link, uses: &uses, consumer_ref: "v1.6.1" };
+        let mut out = Vec::new();
+        check(&consumer, Bump { from: Some(&old), to: &new, history: None }, &mut out);
+        out
+    }
+
+    #[test]
+    fn the_vllm_worker_reads_engine_args_and_vllm_config_members() {
+        let found = vllm_findings("data_parallel_rank", "shutdown_timeout");
+        assert!(codes(&found).is_empty(), "both members still there; the omni dict is no AsyncEngineArgs: {:?}", codes(&found));
+        let found = vllm_findings("data_parallel_index", "shutdown_grace");
+        assert_eq!(codes(&found), [("EA203", "AsyncEngineArgs.data_parallel_rank"), ("EA204", "VllmConfig.shutdown_timeout")]);
+        assert!(found[0].message().contains("vLLM") && found[0].message().contains("Dynamo"), "{}", found[0].message());
+        assert!(found[0].evidence.iter().any(|e| e.path == "vllm/engine/arg_utils.py"), "{:?}", found[0].evidence);
     }
 }

@@ -18,10 +18,9 @@ pub(crate) fn check(consumer: &EngineSurface, pin: &str, engine_to: &EngineSurfa
         if spec.contains(&target) {
             continue;
         }
-        let display = |id: &str| crate::profiles::by_id(id).map_or(id.to_string(), |p| p.display.to_string());
         let kind = FindingKind::PinMismatch {
-            engine: display(&engine_to.engine),
-            consumer: display(&consumer.engine),
+            engine: crate::profiles::display(&engine_to.engine),
+            consumer: crate::profiles::display(&consumer.engine),
             consumer_ref: consumer.ref_name.clone(),
             requirement: req.raw.clone(),
             extra: req.group.clone(),

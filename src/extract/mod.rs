@@ -21,3 +21,4 @@ pub use package::Package;
 pub(crate) mod env_vars;
 pub(crate) mod pins;
 pub mod symbols;
+pub mod worker_flags;

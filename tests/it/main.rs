@@ -10,6 +10,7 @@ mod cli_docs;
 mod codes;
 mod corpus_acceptance;
 mod demo_audit;
+mod dynamo_vllm;
 mod engine_verdicts;
 mod fact_cache;
 mod fetch_git;

@@ -1,35 +1,58 @@
-//! Which names and expressions denote the engine's modules, the `ServerArgs`
-//! class, or a `ServerArgs` value, inside one consumer file.
+//! Which names and expressions denote the engine's modules, one of the engine
+//! classes the consumer link names (`ServerArgs`; `AsyncEngineArgs`,
+//! `VllmConfig`), or a value of one, inside one consumer file. Classes are
+//! told apart by their index in the link's list.
 
 use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
 use crate::extract::python::{named_children, walk, PyFile};
+use crate::profiles::ConsumerClass;
 
-/// The engine class whose attribute uses are reported.
-pub(super) const CLASS: &str = "ServerArgs";
+/// Constructors whose result is known not to be an engine class value: Dynamo
+/// builds `SimpleNamespace` stubs under the name `server_args` for diffusion workers.
+const NON_VALUE_CONSTRUCTORS: [&str; 2] = ["SimpleNamespace", "Namespace"];
 
-/// Variable and attribute names that by Dynamo's convention hold a `ServerArgs`
-/// (`server_args`, `self.server_args`, `config.server_args`,
-/// `engine.tokenizer_manager.server_args`, `self._server_args`).
-const CONVENTIONAL_NAMES: [&str; 2] = ["server_args", "_server_args"];
+/// The classes one walk looks for (the consumer link's), by index.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Classes<'c>(pub &'c [ConsumerClass]);
 
-/// Constructors whose result is known not to be a `ServerArgs`: Dynamo builds
-/// `SimpleNamespace` stubs under the name `server_args` for diffusion workers.
-const NON_SERVER_ARGS_CONSTRUCTORS: [&str; 2] = ["SimpleNamespace", "Namespace"];
+impl<'c> Classes<'c> {
+    /// The class `name` denotes (the class itself or one of its `also` names).
+    fn by_name(&self, name: &str) -> Option<usize> {
+        self.0.iter().position(|c| c.class == name || c.also.contains(&name))
+    }
+
+    /// The class whose values a variable of this name holds by convention.
+    fn by_variable(&self, name: &str) -> Option<usize> {
+        self.0.iter().position(|c| c.names.contains(&name))
+    }
+
+    /// The class whose values an attribute of this name holds by convention
+    /// (`self.server_args`, `config.engine_args`).
+    fn by_attribute(&self, name: &str) -> Option<usize> {
+        self.0.iter().position(|c| c.names.contains(&name) || c.attributes.contains(&name))
+    }
+
+    /// What uses of class `index` are reported as.
+    pub(super) fn name(&self, index: usize) -> &'c str {
+        self.0[index].class
+    }
+}
 
 /// Names a file binds by importing from the engine package. Collected from every
 /// import statement in the file, wherever it sits.
 #[derive(Debug, Default)]
-pub(super) struct EngineImports {
+pub(super) struct EngineImports<'c> {
+    pub classes: Classes<'c>,
     /// Names bound to engine modules: `sgl` for `import sglang as sgl`,
     /// `sglang` for `import sglang.srt.x`.
     pub modules: HashSet<String>,
-    /// Names bound to the `ServerArgs` class (`ServerArgs`, or its `as` alias).
-    pub class_aliases: HashSet<String>,
+    /// Names bound to an engine class (`ServerArgs`, or its `as` alias) → its index.
+    pub class_aliases: HashMap<String, usize>,
     /// Every other name a `from <engine> import ...` binds (functions, classes,
-    /// submodules): never a `ServerArgs` value, whatever it is called.
+    /// submodules): never a class value, whatever it is called.
     pub other_names: HashSet<String>,
     /// What each name a `from <engine> import ...` binds stands for: (module, name).
     pub sources: std::collections::HashMap<String, (String, String)>,
@@ -40,9 +63,9 @@ pub(super) fn is_engine_module(module: &str, engine: &str) -> bool {
     module == engine || module.strip_prefix(engine).is_some_and(|rest| rest.starts_with('.'))
 }
 
-impl EngineImports {
-    pub(super) fn collect(file: &PyFile, engine: &str) -> EngineImports {
-        let mut found = EngineImports::default();
+impl<'c> EngineImports<'c> {
+    pub(super) fn collect(file: &PyFile, engine: &str, classes: Classes<'c>) -> EngineImports<'c> {
+        let mut found = EngineImports { classes, ..EngineImports::default() };
         walk(file.root(), |node| {
             match node.kind() {
                 "import_statement" => found.add_import(file, node, engine),
@@ -98,27 +121,32 @@ impl EngineImports {
                 continue;
             };
             self.sources.insert(bound.to_string(), (file.text(module).to_string(), imported.to_string()));
-            if imported == CLASS {
-                self.class_aliases.insert(bound.to_string());
+            if let Some(class) = self.classes.by_name(imported) {
+                self.class_aliases.insert(bound.to_string(), class);
             } else {
                 self.other_names.insert(bound.to_string());
             }
         }
     }
 
-    /// `ServerArgs`, an alias of it, or `sgl.ServerArgs` / `sglang.srt.server_args.ServerArgs`.
-    pub(super) fn is_class_ref(&self, file: &PyFile, node: Node) -> bool {
+    /// The class `node` names: `ServerArgs`, an alias of it, or `sgl.ServerArgs` /
+    /// `sglang.srt.server_args.ServerArgs`.
+    pub(super) fn class_ref(&self, file: &PyFile, node: Node) -> Option<usize> {
         match node.kind() {
-            "identifier" => self.class_aliases.contains(file.text(node)),
+            "identifier" => self.class_aliases.get(file.text(node)).copied(),
             "attribute" => {
-                let is_class_name = node.child_by_field_name("attribute").is_some_and(|a| file.text(a) == CLASS);
-                is_class_name && self.rooted_in_engine_module(file, node)
+                let class = node.child_by_field_name("attribute").and_then(|a| self.classes.by_name(file.text(a)))?;
+                self.rooted_in_engine_module(file, node).then_some(class)
             }
             "parenthesized_expression" => {
                 let inner = named_children(node);
-                inner.len() == 1 && self.is_class_ref(file, inner[0])
+                if inner.len() == 1 {
+                    self.class_ref(file, inner[0])
+                } else {
+                    None
+                }
             }
-            _ => false,
+            _ => None,
         }
     }
 
@@ -134,11 +162,11 @@ impl EngineImports {
         root.kind() == "identifier" && self.modules.contains(file.text(root))
     }
 
-    /// Whether an annotation says `ServerArgs`: `ServerArgs`, `"ServerArgs"`,
+    /// The class an annotation says: `ServerArgs`, `"ServerArgs"`,
     /// `Optional[ServerArgs]`, `ServerArgs | None`, `Union[ServerArgs, None]`
     /// (with the class written as any alias or `sgl.ServerArgs`). Containers such
     /// as `list[ServerArgs]` are not values of the class and do not match.
-    pub(super) fn annotation_is_class(&self, file: &PyFile, annotation: Node) -> bool {
+    pub(super) fn annotation_class(&self, file: &PyFile, annotation: Node) -> Option<usize> {
         let text: String = file.text(annotation).chars().filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'').collect();
         let inner = text
             .strip_prefix("Optional[")
@@ -148,24 +176,23 @@ impl EngineImports {
             .or_else(|| text.strip_prefix("None|"))
             .or_else(|| text.strip_prefix("Union[").and_then(|t| t.strip_suffix(",None]")))
             .unwrap_or(&text);
-        if self.class_aliases.contains(inner) {
-            return true;
+        if let Some(class) = self.class_aliases.get(inner) {
+            return Some(*class);
         }
-        match inner.rsplit_once('.') {
-            Some((module, CLASS)) => {
-                let root = module.split('.').next().unwrap_or(module);
-                self.modules.contains(root)
-            }
-            _ => false,
-        }
+        let (module, name) = inner.rsplit_once('.')?;
+        let class = self.classes.by_name(name)?;
+        let root = module.split('.').next().unwrap_or(module);
+        self.modules.contains(root).then_some(class)
     }
 }
 
 /// What an assigned expression is known to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Binding {
-    ServerArgs,
-    NotServerArgs,
+    /// A value of the class with this index.
+    Value(usize),
+    /// Known not to be a value of any of them.
+    NotValue,
 }
 
 /// Flow-sensitive bindings of plain names, one map per function or class body
@@ -219,14 +246,15 @@ impl Scopes {
         *self.stack.last_mut().expect("scope stack never empty") = bindings;
     }
 
-    /// Join two branch outcomes: a name may hold a `ServerArgs` after the join
-    /// when it may on either path; it is known not to only when both agree.
+    /// Join two branch outcomes: a name may hold a class value after the join
+    /// when it may on either path (the first path's class when both do); it is
+    /// known not to only when both agree.
     pub(super) fn join(a: &HashMap<String, Binding>, b: &HashMap<String, Binding>) -> HashMap<String, Binding> {
         let mut out = HashMap::new();
         for name in a.keys().chain(b.keys()) {
             let joined = match (a.get(name), b.get(name)) {
-                (Some(Binding::ServerArgs), _) | (_, Some(Binding::ServerArgs)) => Some(Binding::ServerArgs),
-                (Some(Binding::NotServerArgs), Some(Binding::NotServerArgs)) => Some(Binding::NotServerArgs),
+                (Some(Binding::Value(class)), _) | (_, Some(Binding::Value(class))) => Some(Binding::Value(*class)),
+                (Some(Binding::NotValue), Some(Binding::NotValue)) => Some(Binding::NotValue),
                 _ => None,
             };
             if let Some(j) = joined {
@@ -237,54 +265,60 @@ impl Scopes {
     }
 }
 
-/// Decides whether expressions denote `ServerArgs` values.
+/// Decides whether expressions denote class values, and of which class.
 pub(super) struct ValueOracle<'a> {
     pub file: &'a PyFile,
-    pub imports: &'a EngineImports,
+    pub imports: &'a EngineImports<'a>,
 }
 
 impl ValueOracle<'_> {
-    /// Whether `node` evaluates to a `ServerArgs` instance, given the current bindings.
-    pub(super) fn is_value(&self, node: Node, scopes: &Scopes) -> bool {
+    /// The class of the instance `node` evaluates to, given the current bindings.
+    pub(super) fn value_class(&self, node: Node, scopes: &Scopes) -> Option<usize> {
         match node.kind() {
             "identifier" => {
                 let name = self.file.text(node);
                 match scopes.lookup(name) {
-                    Some(b) => b == Binding::ServerArgs,
-                    None => CONVENTIONAL_NAMES.contains(&name) && !self.imports.other_names.contains(name),
+                    Some(Binding::Value(class)) => Some(class),
+                    Some(Binding::NotValue) => None,
+                    None if self.imports.other_names.contains(name) => None,
+                    None => self.imports.classes.by_variable(name),
                 }
             }
             "attribute" => {
-                let conventional = node.child_by_field_name("attribute").is_some_and(|a| CONVENTIONAL_NAMES.contains(&self.file.text(a)));
+                let class = node.child_by_field_name("attribute").and_then(|a| self.imports.classes.by_attribute(self.file.text(a)))?;
                 // `sglang.srt.server_args` is the module, not a value.
-                conventional && !self.imports.rooted_in_engine_module(self.file, node)
+                (!self.imports.rooted_in_engine_module(self.file, node)).then_some(class)
             }
             "parenthesized_expression" => {
                 let inner = named_children(node);
-                inner.len() == 1 && self.is_value(inner[0], scopes)
+                if inner.len() == 1 {
+                    self.value_class(inner[0], scopes)
+                } else {
+                    None
+                }
             }
-            "call" => self.is_construction(node),
-            _ => false,
+            "call" => self.construction(node),
+            _ => None,
         }
     }
 
     /// `ServerArgs(...)` or `ServerArgs.from_cli_args(...)`.
-    fn is_construction(&self, call: Node) -> bool {
-        let Some(function) = call.child_by_field_name("function") else {
-            return false;
-        };
-        if self.imports.is_class_ref(self.file, function) {
-            return true;
+    fn construction(&self, call: Node) -> Option<usize> {
+        let function = call.child_by_field_name("function")?;
+        if let Some(class) = self.imports.class_ref(self.file, function) {
+            return Some(class);
         }
-        function.kind() == "attribute"
-            && function.child_by_field_name("attribute").is_some_and(|a| self.file.text(a) == "from_cli_args")
-            && function.child_by_field_name("object").is_some_and(|o| self.imports.is_class_ref(self.file, o))
+        if function.kind() != "attribute" || function.child_by_field_name("attribute").is_none_or(|a| self.file.text(a) != "from_cli_args")
+        {
+            return None;
+        }
+        function.child_by_field_name("object").and_then(|o| self.imports.class_ref(self.file, o))
     }
 
     /// What binding an assignment of `value` gives its target, `None` when unknown.
     pub(super) fn classify(&self, value: Node, scopes: &Scopes) -> Option<Binding> {
-        if self.is_value(value, scopes) {
-            return Some(Binding::ServerArgs);
+        if let Some(class) = self.value_class(value, scopes) {
+            return Some(Binding::Value(class));
         }
         match value.kind() {
             "call" => {
@@ -294,7 +328,7 @@ impl ValueOracle<'_> {
                     "identifier" => self.file.text(function),
                     _ => return None,
                 };
-                NON_SERVER_ARGS_CONSTRUCTORS.contains(&name).then_some(Binding::NotServerArgs)
+                NON_VALUE_CONSTRUCTORS.contains(&name).then_some(Binding::NotValue)
             }
             "none"
             | "true"
@@ -309,7 +343,7 @@ impl ValueOracle<'_> {
             | "set"
             | "dictionary_comprehension"
             | "list_comprehension"
-            | "set_comprehension" => Some(Binding::NotServerArgs),
+            | "set_comprehension" => Some(Binding::NotValue),
             _ => None,
         }
     }

@@ -6,7 +6,10 @@
 //! * **Imports** of engine modules: `import sglang.x [as y]`, `from sglang.x import
 //!   A, B as C` (also inside functions), and `importlib.import_module("sglang.x")`
 //!   with a literal name. Relative imports never name the engine.
-//! * **Attributes of `ServerArgs`**: reads, calls and writes (`sa.x`, `sa.x()`,
+//! * **Attributes of the link's engine classes** (`ServerArgs` for SGLang;
+//!   `AsyncEngineArgs`/`EngineArgs` and `VllmConfig` for vLLM, with their
+//!   conventional names as [`ConsumerClass`] data: what follows says
+//!   `ServerArgs` for any of them): reads, calls and writes (`sa.x`, `sa.x()`,
 //!   `sa.x = v`, `sa.x += v`, `del sa.x`), `getattr`/`hasattr`/`setattr` with a
 //!   literal name, and class-level uses (`ServerArgs.from_cli_args`).
 //!
@@ -71,6 +74,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::extract::python::PyFile;
 use crate::extract::Package;
+use crate::profiles::ConsumerClass;
 use crate::surface::{Evidence, ExtractWarning};
 use std::sync::Arc;
 
@@ -155,7 +159,24 @@ pub struct ConsumerUse {
 ///
 /// Files that cannot be read are skipped with a warning; files with syntax
 /// errors or invalid UTF-8 give the facts of their well-formed parts and a warning.
+///
+/// Attribute uses are looked for on the classes of the consumer link of
+/// `engine_package` whose component is `module_prefix` (else the first link of
+/// that engine): see [`consumer_uses_of`] to name them.
 pub fn consumer_uses(pkg: &Package, engine_package: &str, module_prefix: &str, warnings: &mut Vec<ExtractWarning>) -> Vec<ConsumerUse> {
+    let links = || crate::profiles::CONSUMER_LINKS.iter().filter(|l| l.engine == engine_package);
+    let link = links().find(|l| l.component == module_prefix).or_else(|| links().next());
+    consumer_uses_of(pkg, engine_package, module_prefix, link.map_or(&[][..], |l| l.classes), warnings)
+}
+
+/// [`consumer_uses`] with the engine classes whose attribute uses are reported.
+pub fn consumer_uses_of(
+    pkg: &Package,
+    engine_package: &str,
+    module_prefix: &str,
+    classes: &[ConsumerClass],
+    warnings: &mut Vec<ExtractWarning>,
+) -> Vec<ConsumerUse> {
     // Files are independent: parsed in parallel, merged in module order.
     let modules: Vec<_> = pkg.modules().into_iter().filter(|m| in_scope(&m.name, module_prefix)).collect();
     let per_file: Vec<(Vec<ConsumerUse>, Vec<ExtractWarning>)> = modules
@@ -163,7 +184,7 @@ pub fn consumer_uses(pkg: &Package, engine_package: &str, module_prefix: &str, w
         .map(|module| {
             let mut w = Vec::new();
             let uses = match read_python(pkg, &module.path, &mut w) {
-                Some(file) => file_uses(&file, engine_package, &mut w),
+                Some(file) => file_uses(&file, engine_package, classes, &mut w),
                 None => Vec::new(),
             };
             (uses, w)
@@ -179,7 +200,12 @@ pub fn consumer_uses(pkg: &Package, engine_package: &str, module_prefix: &str, w
 }
 
 /// The uses one parsed file makes of `engine_package`, sorted.
-pub(crate) fn file_uses(file: &PyFile, engine_package: &str, warnings: &mut Vec<ExtractWarning>) -> Vec<ConsumerUse> {
+pub(crate) fn file_uses(
+    file: &PyFile,
+    engine_package: &str,
+    classes: &[ConsumerClass],
+    warnings: &mut Vec<ExtractWarning>,
+) -> Vec<ConsumerUse> {
     if file.has_errors() {
         let line = file.first_error_line().unwrap_or(1);
         warnings.push(ExtractWarning {
@@ -187,7 +213,7 @@ pub(crate) fn file_uses(file: &PyFile, engine_package: &str, warnings: &mut Vec<
             message: format!("syntax error near line {line}: engine uses from this file may be incomplete"),
         });
     }
-    let facts = walk::walk_file(file, engine_package);
+    let facts = walk::walk_file(file, engine_package, classes);
     if facts.too_deep {
         warnings.push(ExtractWarning {
             path: file.path.clone(),

@@ -1,15 +1,17 @@
-//! The syntax walk over one consumer file: finds engine imports and `ServerArgs`
-//! attribute uses, and records for each the guard and context it runs under.
+//! The syntax walk over one consumer file: finds engine imports and attribute
+//! uses of the link's engine classes (`ServerArgs`, `AsyncEngineArgs`, ...),
+//! and records for each the guard and context it runs under.
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
 use tree_sitter::Node;
 
-use super::bindings::{Binding, EngineImports, Scopes, ValueOracle, CLASS};
+use super::bindings::{Binding, Classes, EngineImports, Scopes, ValueOracle};
 use super::guards::{self, Failure, Handler};
 use super::{ConsumerUse, ExceptContext, Guard, GuardKind, UseKind};
 use crate::extract::python::{named_children, PyFile};
+use crate::profiles::ConsumerClass;
 
 /// Nesting beyond this is abandoned (CPython itself rejects far shallower code);
 /// it keeps hostile input from exhausting the stack.
@@ -77,8 +79,8 @@ pub(super) struct FileFacts {
     pub too_deep: bool,
 }
 
-pub(super) fn walk_file(file: &PyFile, engine: &str) -> FileFacts {
-    let imports = EngineImports::collect(file, engine);
+pub(super) fn walk_file(file: &PyFile, engine: &str, classes: &[ConsumerClass]) -> FileFacts {
+    let imports = EngineImports::collect(file, engine, Classes(classes));
     let mut walker = Walker {
         file,
         engine,
@@ -277,8 +279,8 @@ impl<'a> Walker<'a> {
             let name =
                 parameter.child_by_field_name("name").or_else(|| named_children(parameter).into_iter().find(|n| n.kind() == "identifier"));
             if let (Some(annotation), Some(name)) = (annotation, name) {
-                if name.kind() == "identifier" && self.oracle.imports.annotation_is_class(self.file, annotation) {
-                    bindings.insert(self.file.text(name).to_string(), Binding::ServerArgs);
+                if let Some(class) = self.oracle.imports.annotation_class(self.file, annotation).filter(|_| name.kind() == "identifier") {
+                    bindings.insert(self.file.text(name).to_string(), Binding::Value(class));
                 }
             }
         }
@@ -435,7 +437,7 @@ impl<'a> Walker<'a> {
         let oracle = &self.oracle;
         let scopes = &self.scopes;
         let file = self.file;
-        let is_receiver = |n: Node| oracle.is_value(n, scopes) || oracle.imports.is_class_ref(file, n);
+        let is_receiver = |n: Node| oracle.value_class(n, scopes).or_else(|| oracle.imports.class_ref(file, n)).is_some();
         guards::hasattr_facts(self.file, condition, truth, &is_receiver)
     }
 
@@ -455,10 +457,13 @@ impl<'a> Walker<'a> {
         while let Some(v) = value.filter(|v| v.kind() == "assignment") {
             value = v.child_by_field_name("right");
         }
-        let annotated = assignment.child_by_field_name("type").is_some_and(|t| self.oracle.imports.annotation_is_class(self.file, t));
+        let annotated = assignment.child_by_field_name("type").and_then(|t| self.oracle.imports.annotation_class(self.file, t));
         match left.kind() {
             "identifier" => {
-                let binding = if annotated { Some(Binding::ServerArgs) } else { value.and_then(|v| self.oracle.classify(v, &self.scopes)) };
+                let binding = match annotated {
+                    Some(class) => Some(Binding::Value(class)),
+                    None => value.and_then(|v| self.oracle.classify(v, &self.scopes)),
+                };
                 self.scopes.bind(self.file.text(left), binding);
             }
             _ => self.forget_names(left),
@@ -514,18 +519,19 @@ impl<'a> Walker<'a> {
         let (Some(object), Some(name)) = (attribute.child_by_field_name("object"), attribute.child_by_field_name("attribute")) else {
             return self.visit_children(attribute, ctx);
         };
-        if self.is_receiver(object) {
+        if let Some(class) = self.receiver_class(object) {
             let name = self.file.text(name).to_string();
             let called = !write && is_called(attribute);
             let guard = self.guard_for(Failure::Attribute, Some(&name), ctx);
-            let kind = UseKind::Attribute { class: CLASS.to_string(), attribute: name, called, write };
+            let kind = UseKind::Attribute { class: self.oracle.imports.classes.name(class).to_string(), attribute: name, called, write };
             self.emit(kind, guard, attribute, ctx);
         }
         self.visit(object, ctx);
     }
 
-    fn is_receiver(&self, node: Node<'a>) -> bool {
-        self.oracle.is_value(node, &self.scopes) || self.oracle.imports.is_class_ref(self.file, node)
+    /// The class whose value (or the class itself) `node` is.
+    fn receiver_class(&self, node: Node<'a>) -> Option<usize> {
+        self.oracle.value_class(node, &self.scopes).or_else(|| self.oracle.imports.class_ref(self.file, node))
     }
 
     fn visit_call(&mut self, call: Node<'a>, ctx: &Ctx) {
@@ -554,9 +560,9 @@ impl<'a> Walker<'a> {
     /// `getattr(sa, "x"[, default])`, `hasattr(sa, "x")`, `setattr(sa, "x", v)`
     /// with a literal name; a computed name is not knowable and not reported.
     fn visit_reflection(&mut self, call: Node<'a>, function: Node<'a>, args: &[Node<'a>], ctx: &Ctx) {
-        if args.len() < 2 || !self.is_receiver(args[0]) {
+        let Some(class) = args.first().filter(|_| args.len() >= 2).and_then(|a| self.receiver_class(*a)) else {
             return;
-        }
+        };
         let Some(name) = self.file.string_value(args[1]) else {
             return;
         };
@@ -571,7 +577,7 @@ impl<'a> Walker<'a> {
             _ => self.guard_for(Failure::Attribute, Some(&name), ctx),
         };
         let kind = UseKind::Attribute {
-            class: CLASS.to_string(),
+            class: self.oracle.imports.classes.name(class).to_string(),
             attribute: name,
             called: reflection == "getattr" && is_called(call),
             write: reflection == "setattr",
