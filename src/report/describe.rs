@@ -32,6 +32,17 @@ pub(crate) fn consumer_display(f: &Finding) -> Option<&'static str> {
     consumer_of(f).map(|(p, _)| p.display)
 }
 
+/// The engine a consumer-side finding is checked against, as reports name it
+/// (`SGLang`, `vLLM`).
+pub(crate) fn consumer_engine(f: &Finding) -> Option<&str> {
+    match &f.kind {
+        FindingKind::ConsumerMissing { engine, .. }
+        | FindingKind::ConsumerFallback { engine, .. }
+        | FindingKind::PinMismatch { engine, .. } => Some(engine.as_str()),
+        _ => None,
+    }
+}
+
 /// The consumer build of a consumer-side finding, named: `Dynamo 0.1.0`.
 pub(crate) fn consumer_build(f: &Finding) -> Option<String> {
     consumer_of(f).map(|(p, r)| format!("{} {r}", p.display))

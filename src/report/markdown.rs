@@ -297,9 +297,19 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
     let consumers = of(groups, |c| area_of(c) == Area::Consumer);
     for link in crate::profiles::CONSUMER_LINKS {
         let (Some(consumer), Some(engine)) = (crate::profiles::by_id(link.consumer), crate::profiles::by_id(link.engine)) else { continue };
+        // One consumer (Dynamo) may use several engines: each link speaks for
+        // its own engine's findings, and only when that engine was audited.
+        if bump_labels(report, engine.id).is_empty() {
+            continue;
+        }
         let mine: Vec<&&Group> = consumers
             .iter()
-            .filter(|g| g.findings.iter().any(|f| describe::consumer_build(f).is_some_and(|b| b.starts_with(consumer.display))))
+            .filter(|g| {
+                g.findings.iter().any(|f| {
+                    describe::consumer_build(f).is_some_and(|b| b.starts_with(consumer.display))
+                        && describe::consumer_engine(f).is_none_or(|e| e == engine.display)
+                })
+            })
             .collect();
         let labels = bump_labels(report, consumer.id);
         if !mine.is_empty() {
