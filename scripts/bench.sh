@@ -33,7 +33,15 @@ read -r -a AUDIT_ALL <<<"$(audit_cmd "$RECIPES")"
 # fixtures (InferenceX's scripts are not in ../shared; ours take their shapes).
 read -r -a AUDIT_23 <<<"$(audit_to_cmd "$RECIPES $SHARED/recipes/benchmarks/multi_node/amd_utils/models.yaml $ROOT/fixtures/inferencex/benchmarks" v0.5.23)"
 FLOOR_23=(bash -c 'for t in v0.5.12.post1 v0.5.16 v0.5.19 v0.5.23; do git -C "$0" archive "$t" >/dev/null; done; git -C "$1" archive v1.6.1 >/dev/null' "$SG" "$CORPUS/dynamo.git")
+# Every vLLM srt-slurm recipe (Dynamo's vLLM worker included) to v0.34.0; the
+# images' releases that are corpus tags (v0.20.1 ... v0.27.1) are read too, and
+# the floor archives every vLLM tag and Dynamo v1.6.1.
+VLLM_RECIPES="$SHARED/recipes/benchmarks/multi_node/srt-slurm-recipes/vllm"
+AUDIT_VLLM=("$BIN" audit "$VLLM_RECIPES" --vllm "$CORPUS/vllm.git" --dynamo "$CORPUS/dynamo.git"
+    --to v0.34.0 --dynamo-to v1.6.1 --offline --format json)
+FLOOR_VLLM=(bash -c 'for t in v0.20.1 v0.21.0 v0.23.0 v0.25.1 v0.27.1 v0.34.0; do git -C "$0" archive "$t" >/dev/null; done; git -C "$1" archive v1.6.1 >/dev/null' "$CORPUS/vllm.git" "$CORPUS/dynamo.git")
 WALLS_cold=() WALLS_warm=() WALLS_floor=() WALLS_parse_all=() WALLS_scale=() WALLS_scale_warm=() WALLS_to23=() WALLS_to23_warm=() WALLS_floor23=()
+WALLS_vllm=() WALLS_vllm_warm=() WALLS_floor_vllm=()
 # One timed run of every case per round. A cold run fills the cache its warm
 # case reads; a warm run straight after the run that filled the cache measured
 # up to half again slower here (that run's writes and freed memory still being
@@ -52,8 +60,12 @@ for ((round = 0; round < RUNS; round++)); do
     time_once floor23 no_prep "${FLOOR_23[@]}"
     "${AUDIT_23[@]}" >/dev/null 2>&1 || true
     time_once to23_warm no_prep "${AUDIT_23[@]}"
+    time_once vllm clear_cache "${AUDIT_VLLM[@]}"
+    time_once floor_vllm no_prep "${FLOOR_VLLM[@]}"
+    "${AUDIT_VLLM[@]}" >/dev/null 2>&1 || true
+    time_once vllm_warm no_prep "${AUDIT_VLLM[@]}"
 done
-for name in cold warm floor parse_all scale scale_warm to23 to23_warm floor23; do median_of "$name"; done
+for name in cold warm floor parse_all scale scale_warm to23 to23_warm floor23 vllm vllm_warm floor_vllm; do median_of "$name"; done
 peak_rss cold clear_cache "${AUDIT_NINE[@]}"
 peak_rss warm no_prep "${AUDIT_NINE[@]}"
 peak_rss floor no_prep "${FLOOR[@]}"
@@ -62,6 +74,7 @@ peak_rss scale clear_cache "${AUDIT_ALL[@]}"
 peak_rss scale_warm no_prep "${AUDIT_ALL[@]}"
 peak_rss to23 clear_cache "${AUDIT_23[@]}"
 peak_rss to23_warm no_prep "${AUDIT_23[@]}"
+peak_rss vllm clear_cache "${AUDIT_VLLM[@]}"
 echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 verdict() { if [[ $(echo "$1 <= $2" | bc -l) == 1 ]]; then echo "met"; else echo "MISSED"; fi; }
@@ -82,6 +95,9 @@ cat <<TABLE
 | 6. every SGLang recipe, the AMD table and the script fixtures to v0.5.23 (history), cold | $MED_to23 | $RSS_to23 | $(paired_ratio to23 floor23) × its floor (target ≤ 1.5: $(verdict "$(paired_ratio to23 floor23)" 1.5)) |
 | 6w. same, warm | $MED_to23_warm | $RSS_to23_warm | target ≤ 0.100 s: $(verdict "$MED_to23_warm" 0.100) |
 | 6f. floor: git archive of the four SGLang tags and Dynamo v1.6.1 | $MED_floor23 | | 1 |
+| 7. every vLLM srt-slurm recipe (198) to v0.34.0 with Dynamo v1.6.1, cold | $MED_vllm | $RSS_vllm | $(paired_ratio vllm floor_vllm) × its floor (target ≤ 1.5: $(verdict "$(paired_ratio vllm floor_vllm)" 1.5)) |
+| 7w. same, warm | $MED_vllm_warm | | $(paired_ratio vllm_warm vllm) × cold |
+| 7f. floor: git archive of six vLLM tags and Dynamo v1.6.1 | $MED_floor_vllm | | 1 |
 
 peak RSS cold: $RSS_cold MB (target ≤ 300: $(verdict "$RSS_cold" 300))
 TABLE

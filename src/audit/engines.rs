@@ -61,8 +61,13 @@ impl Engines {
                 match engine.server {
                     Some(_) => refs.to.iter().chain(&refs.from).for_each(|w| drop(handle.tree(w))),
                     None => {
+                        // Only the links whose engine is audited: reading what Dynamo's
+                        // vLLM worker uses is wasted on an SGLang-only audit (and the
+                        // other way round), and this runs before the engines' surfaces.
                         if let Some(to) = &refs.to {
-                            crate::profiles::links_of(engine.id).for_each(|link| drop(handle.consumer_uses(to, link)));
+                            crate::profiles::links_of(engine.id)
+                                .filter(|link| opts.sources.iter().any(|(id, _)| *id == link.engine))
+                                .for_each(|link| drop(handle.consumer_uses(to, link)));
                         }
                     }
                 }
