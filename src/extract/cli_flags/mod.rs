@@ -27,17 +27,8 @@ pub(crate) use parser::parser_facts;
 /// the entry function's parser parameter is annotated with.
 pub(crate) fn parser_rewrites(pkg: &Package, module: &str, class_name: &str, method: &str) -> crate::surface::ArgRewrites {
     let ev = ConstEval::new(pkg);
-    let mut walker = Walker {
-        ev: &ev,
-        actions: ActionCache::default(),
-        calls: Vec::new(),
-        set_defaults: Vec::new(),
-        stack: Vec::new(),
-        warnings: Vec::new(),
-        parser_class: None,
-        probe_only: true,
-    };
-    let class = (!class_name.is_empty()).then(|| ClassRef { module: module.to_string(), name: class_name.to_string() });
+    let mut walker = Walker::new(&ev, true);
+    let class = entry_class(module, class_name);
     walker.walk_function(module, class.as_ref(), method, &[Role::Parser], HashMap::new());
     match &walker.parser_class {
         Some(parser) => rewrites::read(&ev, parser),
@@ -151,17 +142,8 @@ pub(crate) fn extract_flags_with(
         let generator = format!("{}.{m}", pkg.name);
         ev = ev.with_native(&format!("{generator}.{f}"), config_kwargs::native(&generator, f));
     }
-    let mut walker = Walker {
-        ev: &ev,
-        actions: ActionCache::default(),
-        calls: Vec::new(),
-        set_defaults: Vec::new(),
-        stack: Vec::new(),
-        warnings: Vec::new(),
-        parser_class: None,
-        probe_only: false,
-    };
-    let class = (!class_name.is_empty()).then(|| ClassRef { module: module.to_string(), name: class_name.to_string() });
+    let mut walker = Walker::new(&ev, false);
+    let class = entry_class(module, class_name);
     let entry_found = walker.walk_function(module, class.as_ref(), method, &[Role::Parser], HashMap::new());
     let mut flags = Vec::new();
     let registry = walker.parser_class.as_ref().map(|c| actions::parser_action_registry(&ev, c)).unwrap_or_default();
@@ -240,6 +222,26 @@ struct Walker<'e, 'p> {
     parser_class: Option<ClassRef>,
     /// Stop at the entry function once its parser class is known.
     probe_only: bool,
+}
+
+impl<'e, 'p> Walker<'e, 'p> {
+    fn new(ev: &'e ConstEval<'p>, probe_only: bool) -> Self {
+        Walker {
+            ev,
+            actions: ActionCache::default(),
+            calls: Vec::new(),
+            set_defaults: Vec::new(),
+            stack: Vec::new(),
+            warnings: Vec::new(),
+            parser_class: None,
+            probe_only,
+        }
+    }
+}
+
+/// The class the parser is built from (`ServerArgs`), none for a module-level function.
+fn entry_class(module: &str, class_name: &str) -> Option<ClassRef> {
+    (!class_name.is_empty()).then(|| ClassRef { module: module.to_string(), name: class_name.to_string() })
 }
 
 /// A function walked: where it is, and what its last unconditional `return` gave.

@@ -52,17 +52,20 @@ fn slot_of_mut<'v>(v: &'v mut Val, key: &Val) -> Option<&'v mut Val> {
     }
 }
 
+/// The container `v[k1]...[kn-1]` and the last key, when the path leads there.
+fn parent_of<'v, 'k>(v: &'v mut Val, keys: &'k [Val]) -> Option<(&'v mut Val, &'k Val)> {
+    let (last, parents) = keys.split_last()?;
+    let mut cur = v;
+    for k in parents {
+        cur = slot_of_mut(cur, k)?;
+    }
+    Some((cur, last))
+}
+
 /// `v[k1]...[kn] = new`; a missing last dict key is added. `false` when the
 /// path does not lead into a dict or list.
 pub(super) fn set(v: &mut Val, keys: &[Val], new: Val) -> bool {
-    let Some((last, parents)) = keys.split_last() else { return false };
-    let mut cur = v;
-    for k in parents {
-        match slot_of_mut(cur, k) {
-            Some(next) => cur = next,
-            None => return false,
-        }
-    }
+    let Some((cur, last)) = parent_of(v, keys) else { return false };
     match cur {
         Val::Dict(d) => {
             match d.iter_mut().find(|(key, _)| key == last) {
@@ -84,14 +87,7 @@ pub(super) fn set(v: &mut Val, keys: &[Val], new: Val) -> bool {
 
 /// `del v[k1]...[kn]`: `false` when the key is not there (Python raises).
 pub(super) fn delete(v: &mut Val, keys: &[Val]) -> bool {
-    let Some((last, parents)) = keys.split_last() else { return false };
-    let mut cur = v;
-    for k in parents {
-        match slot_of_mut(cur, k) {
-            Some(next) => cur = next,
-            None => return false,
-        }
-    }
+    let Some((cur, last)) = parent_of(v, keys) else { return false };
     match cur {
         Val::Dict(d) => match d.iter().position(|(key, _)| key == last) {
             Some(i) => {

@@ -70,40 +70,12 @@ pub(super) fn resolve_effective_defaults(
         })
         .map(|e| e.path.clone())
         .collect();
-    // Only files that can hold a site are parsed: one naming the declaring call,
-    // or assigning `x.<field> = ` for a wanted field (most hook modules of a
-    // release touch neither: model overrides, field declarations).
-    let assigns = aho_corasick::AhoCorasick::new(wanted.iter().map(|d| format!(".{d} ="))).ok();
-    let contains = |bytes: &[u8], needle: &str| bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
-    let mut skipped: Vec<(String, Vec<u8>)> = Vec::new();
     for path in paths {
-        match pkg.tree.read(&path) {
-            Ok(bytes) if !contains(&bytes, profile.declare_call) && assigns.as_ref().is_some_and(|ac| !ac.is_match(&bytes)) => {
-                skipped.push((path, bytes));
-                continue;
-            }
-            // Unreadable: parsing it says why, as a warning.
-            _ => {}
-        }
         let module = pkg.dotted_name(&path);
         let Some(file) = ev.module_file(&module) else { continue };
         let reader = HookReader { ev, file: &file, module: &module, profile, entry_class, wanted: &wanted };
         reader.visit(file.root(), None, &mut sites);
         unconditional_calls(&file, &mut always_called);
-    }
-    // Where the hooks with a literal are called from may be a file with no site
-    // (the pipeline that runs them): those files are read too.
-    let callers_needed: HashSet<&str> = sites
-        .values()
-        .filter(|found| found.len() == 1 && found[0].literal.is_some() && !always_called.contains(&found[0].function))
-        .map(|found| found[0].function.as_str())
-        .collect();
-    for (path, bytes) in &skipped {
-        if callers_needed.iter().any(|name| contains(bytes, name)) {
-            if let Some(file) = ev.module_file(&pkg.dotted_name(path)) {
-                unconditional_calls(&file, &mut always_called);
-            }
-        }
     }
     for flag in flags.iter_mut().filter(|f| resolvable(f)) {
         let Some(found) = sites.get(&flag.dest) else { continue };
