@@ -4,17 +4,14 @@
 
 use super::real_data::{corpus, shared};
 
-/// The codes and subjects of an audit of one srt-slurm recipe text.
-fn audit(corpus: &std::path::Path, recipe: &str, from: &str, to: &str) -> Vec<(String, String)> {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("r.yaml"), recipe).unwrap();
+/// (code, subject, message) of each finding of `engine-audit audit <args>
+/// --offline --no-cache --format json --fail-on never`.
+fn findings_of(args: &[&std::ffi::OsStr]) -> Vec<(String, String, String)> {
     let out = assert_cmd::Command::cargo_bin("engine-audit")
         .unwrap()
         .arg("audit")
-        .arg(dir.path().join("r.yaml"))
-        .arg("--sglang")
-        .arg(corpus.join("sglang.git"))
-        .args(["--from", from, "--to", to, "--offline", "--no-cache", "--format", "json", "--fail-on", "never"])
+        .args(args)
+        .args(["--offline", "--no-cache", "--format", "json", "--fail-on", "never"])
         .output()
         .unwrap();
     let report: serde_json::Value =
@@ -23,8 +20,19 @@ fn audit(corpus: &std::path::Path, recipe: &str, from: &str, to: &str) -> Vec<(S
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| (f["code"].as_str().unwrap().to_string(), f["subject"].as_str().unwrap().to_string()))
+        .map(|f| (f["code"].as_str().unwrap().into(), f["subject"].as_str().unwrap().into(), f["message"].as_str().unwrap().into()))
         .collect()
+}
+
+/// The codes and subjects of an audit of one srt-slurm recipe text.
+fn audit(corpus: &std::path::Path, recipe: &str, from: &str, to: &str) -> Vec<(String, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.yaml");
+    std::fs::write(&path, recipe).unwrap();
+    let sglang = corpus.join("sglang.git");
+    let args: Vec<&std::ffi::OsStr> =
+        vec![path.as_os_str(), "--sglang".as_ref(), sglang.as_os_str(), "--from".as_ref(), from.as_ref(), "--to".as_ref(), to.as_ref()];
+    findings_of(&args).into_iter().map(|(code, subject, _)| (code, subject)).collect()
 }
 
 #[test]
@@ -88,26 +96,21 @@ fn a_getattr_fallback_to_the_targets_api_is_no_degradation() {
 /// `dynamo_to`: (code, subject, message) of each finding.
 fn dsr1_mtp_audit(corpus: &std::path::Path, to: &str, dynamo_to: &str) -> Vec<(String, String, String)> {
     let recipes = shared().join("recipes/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp");
-    let out = assert_cmd::Command::cargo_bin("engine-audit")
-        .unwrap()
-        .arg("audit")
-        .arg(&recipes)
-        .arg("--sglang")
-        .arg(corpus.join("sglang.git"))
-        .arg("--dynamo")
-        .arg(corpus.join("dynamo.git"))
-        .args(["--to", to, "--dynamo-from", "v1.3.0.post1", "--dynamo-to", dynamo_to])
-        .args(["--offline", "--no-cache", "--format", "json", "--fail-on", "never"])
-        .output()
-        .unwrap();
-    let report: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["code"].as_str().unwrap().into(), f["subject"].as_str().unwrap().into(), f["message"].as_str().unwrap().into()))
-        .collect()
+    let (sglang, dynamo) = (corpus.join("sglang.git"), corpus.join("dynamo.git"));
+    let args: Vec<&std::ffi::OsStr> = vec![
+        recipes.as_os_str(),
+        "--sglang".as_ref(),
+        sglang.as_os_str(),
+        "--dynamo".as_ref(),
+        dynamo.as_os_str(),
+        "--to".as_ref(),
+        to.as_ref(),
+        "--dynamo-from".as_ref(),
+        "v1.3.0.post1".as_ref(),
+        "--dynamo-to".as_ref(),
+        dynamo_to.as_ref(),
+    ];
+    findings_of(&args)
 }
 
 #[test]
