@@ -200,7 +200,6 @@ impl EngineHandle {
     /// consumer link's [`WorkerParser`](crate::profiles::WorkerParser)), for
     /// [`worker_accepts`](crate::check::worker_flags::worker_accepts); `None`
     /// for a link whose worker hands nothing to an engine-only parser.
-    #[allow(dead_code)] // Asked by the vLLM recipe check (issue 28, item 2), not merged yet.
     pub(crate) fn worker_flags(&mut self, wanted: &str, link: &ConsumerLink) -> Option<Result<WorkerFlags, String>> {
         let parser = link.worker_parser.as_ref()?;
         let cache = self.cache.clone();

@@ -16,8 +16,9 @@ pub(crate) mod master_links;
 mod options;
 pub(crate) mod refs;
 
-use crate::check::{self, consumer::Consumer, Bump};
+use crate::check::{self, consumer::Consumer, worker_flags::WorkerParse, Bump};
 use crate::extract::consumer::UseKind;
+use crate::extract::worker_flags::WorkerFlags;
 use crate::extract::{Demand, EnvReads};
 pub use crate::finding::{AuditReport, BumpSummary, Problem, RuleInfo};
 use crate::finding::{Finding, Location};
@@ -119,7 +120,7 @@ impl<'a> Run<'a> {
     fn prefetch(&mut self, engines: &mut Engines) -> BTreeMap<&'static str, Demand> {
         let mut demands = BTreeMap::new();
         for engine in self.server_engines() {
-            let (symbols_of, problems) = imported_modules(engines, engine, &self.planned);
+            let (imported, problems) = imported_modules(engines, engine, &self.planned);
             self.report.problems.extend(problems);
             let env_names: BTreeSet<String> = self
                 .planned
@@ -132,7 +133,8 @@ impl<'a> Run<'a> {
                 flags: true,
                 env: true,
                 env_reads: EnvReads::Names(env_names.into_iter().collect()),
-                symbols_of: symbols_of.into_iter().collect(),
+                symbols_of: imported.modules,
+                names_imported: imported.names,
                 classes: engine_classes(engine),
                 metadata: true,
                 without_modules: false,
@@ -192,6 +194,7 @@ impl<'a> Run<'a> {
             }
         }
         let shared_env = already_checked_common_env(planned);
+        let worker_parsers = worker_parsers(planned, engines);
         let found: Vec<Option<(Vec<Finding>, Vec<check::flags::DefaultChange>)>> = planned
             .par_iter()
             .zip(checked)
@@ -199,7 +202,9 @@ impl<'a> Run<'a> {
             .map(|((p, c), seen)| {
                 let bump = c.as_ref()?.bump();
                 let mut found = Vec::new();
-                check::flags::check_deployment(p.file, p.dep, bump, &mut found);
+                let worker =
+                    worker_parser_of(p).and_then(|key| worker_parsers.get(&key.id())).map(|(flags, who)| WorkerParse { flags, who });
+                check::flags::check_deployment(p.file, p.dep, bump, worker, &mut found);
                 check::env::check_deployment(p.engine, p.file, p.dep, bump, seen, &mut found);
                 let pair = pair_key(&bump).and_then(|k| pair_defaults.get(&k)).map_or(&[][..], Vec::as_slice);
                 Some((found, check::flags::changed_defaults(p.dep, bump, pair)))
@@ -293,6 +298,50 @@ impl<'a> Run<'a> {
         report.problems.dedup();
         self.report
     }
+}
+
+/// The consumer link whose worker gets `p`'s flags and parses them itself
+/// before the engine-only parser (srt-slurm's `frontend.type: dynamo` for
+/// vLLM), with the consumer's target ref.
+fn worker_parser_of(p: &Planned) -> Option<WorkerKey> {
+    let worker = p.dep.worker.as_ref()?;
+    let link =
+        profiles::CONSUMER_LINKS.iter().find(|l| l.consumer == worker.consumer && l.engine == p.engine.id && l.worker_parser.is_some())?;
+    let consumer = profiles::by_id(link.consumer)?;
+    Some(WorkerKey { link, wanted: p.refs.to(consumer)?.wanted.clone() })
+}
+
+/// A worker's parser at one consumer ref.
+#[derive(Clone)]
+struct WorkerKey {
+    link: &'static ConsumerLink,
+    wanted: String,
+}
+
+impl WorkerKey {
+    fn id(&self) -> (&'static str, &'static str, String) {
+        (self.link.consumer, self.link.component, self.wanted.clone())
+    }
+}
+
+/// The options each worker registers itself, read once per (link, consumer
+/// ref), with how reports name that worker. A worker whose source cannot be
+/// read is left out: its deployments' flags are then said to be unread (EA306),
+/// and the consumer check names the unreadable ref.
+fn worker_parsers(planned: &[Planned], engines: &mut Engines) -> HashMap<(&'static str, &'static str, String), (WorkerFlags, String)> {
+    let mut out = HashMap::new();
+    for key in planned.iter().filter_map(worker_parser_of) {
+        if out.contains_key(&key.id()) {
+            continue;
+        }
+        let Some(consumer) = profiles::by_id(key.link.consumer) else { continue };
+        let Some(Some(Ok(flags))) = engines.get_mut(consumer).map(|h| h.worker_flags(&key.wanted, key.link)) else { continue };
+        let engine = profiles::by_id(key.link.engine).map_or(key.link.engine, |e| e.display);
+        let module = key.link.worker_parser.as_ref().map(|w| format!(" (`{}`)", w.module)).unwrap_or_default();
+        let who = format!("{}'s {engine} worker{module} at {}", consumer.display, key.wanted);
+        out.insert(key.id(), (flags, who));
+    }
+    out
 }
 
 /// One consumer build's pin and uses against one bump of its engine.
@@ -469,8 +518,10 @@ fn engine_classes(engine: Engine) -> Vec<(String, String)> {
 
 /// The modules of `engine` its consumers import, at every consumer ref the
 /// planned deployments install.
-fn imported_modules(engines: &mut Engines, engine: Engine, planned: &[Planned]) -> (BTreeSet<String>, Vec<Problem>) {
-    let mut modules = BTreeSet::new();
+/// The engine modules the consumers of `engine` import, and for each module
+/// only ever imported by name (`from m import a`), those names.
+fn imported_modules(engines: &mut Engines, engine: Engine, planned: &[Planned]) -> (ImportedModules, Vec<Problem>) {
+    let mut modules: BTreeMap<String, Option<BTreeSet<String>>> = BTreeMap::new();
     let mut problems = Vec::new();
     for link in profiles::CONSUMER_LINKS.iter().filter(|l| l.engine == engine.id) {
         let Some(consumer) = profiles::by_id(link.consumer) else { continue };
@@ -479,15 +530,32 @@ fn imported_modules(engines: &mut Engines, engine: Engine, planned: &[Planned]) 
         let Some(handle) = engines.get_mut(consumer) else { continue };
         for wanted in &refs {
             match handle.consumer_uses(wanted, link) {
-                Ok(uses) => modules.extend(uses.iter().filter_map(|u| match &u.kind {
-                    UseKind::Import { module, .. } => Some(module.clone()),
-                    UseKind::Attribute { .. } => None,
-                })),
+                Ok(uses) => {
+                    for u in uses.iter() {
+                        let UseKind::Import { module, name, .. } = &u.kind else { continue };
+                        let names = modules.entry(module.clone()).or_insert_with(|| Some(BTreeSet::new()));
+                        match name.as_deref() {
+                            Some(name) if name != "*" => {
+                                if let Some(names) = names {
+                                    names.insert(name.to_string());
+                                }
+                            }
+                            // The module itself, or all of it: any successor may do.
+                            _ => *names = None,
+                        }
+                    }
+                }
                 Err(e) => problems.push(Problem { path: format!("{}@{wanted}", consumer.id), message: e }),
             }
         }
     }
-    (modules, problems)
+    let names = modules.iter().filter_map(|(m, names)| Some((m.clone(), names.clone()?))).collect();
+    (ImportedModules { modules: modules.into_keys().collect(), names }, problems)
+}
+
+struct ImportedModules {
+    modules: Vec<String>,
+    names: BTreeMap<String, BTreeSet<String>>,
 }
 
 /// Every rule whose conditions hold and whose evidence is in the target's source.

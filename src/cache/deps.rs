@@ -3,25 +3,37 @@
 use crate::source::{BlobId, Entry, SourceError, Tree};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// The files a fact depends on: each path looked up (its blob id, or `None`
-/// when it was absent) and, when the extractor enumerated the tree, the
+/// when it was absent), the fingerprint of the files under each folder the
+/// extractor enumerated, and, when it enumerated the whole tree, the
 /// fingerprint of the whole listing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Deps {
     pub files: BTreeMap<String, Option<BlobId>>,
+    #[serde(default)]
+    pub folders: BTreeMap<String, String>,
     pub listing: Option<String>,
 }
 
 impl Deps {
-    /// Whether every recorded file is unchanged in `tree` (and the listing, if recorded).
+    /// Whether every recorded file and folder is unchanged in `tree` (and the
+    /// listing, if recorded).
     pub(crate) fn hold(&self, tree: &dyn Tree) -> bool {
         let files_hold = self.files.iter().all(|(path, id)| tree.entry(path).map(|e| &e.id) == id.as_ref());
-        files_hold && self.listing.as_ref().is_none_or(|fp| *fp == listing_fingerprint(tree))
+        let folders_hold = self.folders.iter().all(|(prefix, fp)| *fp == folder_fingerprint(tree, prefix));
+        files_hold && folders_hold && self.listing.as_ref().is_none_or(|fp| *fp == listing_fingerprint(tree))
     }
+}
+
+/// A digest of the (path, blob id) pairs under `prefix`: always the files'
+/// digest, never the commit, so a fact about one folder outlives commits that
+/// leave the folder alone.
+fn folder_fingerprint(tree: &dyn Tree, prefix: &str) -> String {
+    files_fingerprint(tree.entries_under(prefix).iter().map(|e| (e.path.as_str(), e.id.as_str())))
 }
 
 /// A digest of every (path, blob id) of a tree: equal listings, equal fingerprints.
@@ -60,6 +72,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 pub struct RecordingTree<'t> {
     inner: &'t dyn Tree,
     seen: Mutex<BTreeMap<String, Option<BlobId>>>,
+    folders: Mutex<BTreeSet<String>>,
     listed: AtomicBool,
     /// The inner tree's failed reads when recording began.
     failed_before: u64,
@@ -67,7 +80,13 @@ pub struct RecordingTree<'t> {
 
 impl<'t> RecordingTree<'t> {
     pub fn new(inner: &'t dyn Tree) -> Self {
-        RecordingTree { inner, seen: Mutex::new(BTreeMap::new()), listed: AtomicBool::new(false), failed_before: inner.failed_reads() }
+        RecordingTree {
+            inner,
+            seen: Mutex::new(BTreeMap::new()),
+            folders: Mutex::default(),
+            listed: AtomicBool::new(false),
+            failed_before: inner.failed_reads(),
+        }
     }
 
     /// Whether a read of the tree failed while recording: what was computed
@@ -80,6 +99,13 @@ impl<'t> RecordingTree<'t> {
     pub(crate) fn deps(&self) -> Deps {
         Deps {
             files: self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+            folders: self
+                .folders
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .map(|prefix| (prefix.clone(), folder_fingerprint(self.inner, prefix)))
+                .collect(),
             listing: self.listed.load(Ordering::Relaxed).then(|| listing_fingerprint(self.inner)),
         }
     }
@@ -95,6 +121,11 @@ impl Tree for RecordingTree<'_> {
     fn entries(&self) -> &[Entry] {
         self.listed.store(true, Ordering::Relaxed);
         self.inner.entries()
+    }
+
+    fn entries_under(&self, prefix: &str) -> &[Entry] {
+        self.folders.lock().unwrap_or_else(|p| p.into_inner()).insert(prefix.to_string());
+        self.inner.entries_under(prefix)
     }
 
     fn entry(&self, path: &str) -> Option<&Entry> {
@@ -164,5 +195,25 @@ mod tests {
         let listed = rec.deps();
         assert!(listed.hold(&tree));
         assert!(!listed.hold(&other), "an enumerating extractor depends on every file");
+    }
+
+    #[test]
+    fn a_listed_folder_is_a_dependency_and_the_rest_of_the_tree_is_not() {
+        let tree = MemTree::from_files("t", [("p/hooks/a.py", "A"), ("p/hooks_extra.py", "X"), ("p/other.py", "O")]);
+        let rec = RecordingTree::new(&tree);
+        assert_eq!(rec.entries_under("p/hooks/").len(), 1);
+        let deps = rec.deps();
+        assert!(deps.listing.is_none() && deps.folders.contains_key("p/hooks/"));
+        assert!(deps.hold(&tree));
+        // Outside the folder (a sibling sharing the name's start included): still held.
+        let outside = MemTree::from_files("t", [("p/hooks/a.py", "A"), ("p/hooks_extra.py", "X2"), ("p/other.py", "O"), ("p/new.py", "")]);
+        assert!(deps.hold(&outside));
+        // A file added, changed or removed in the folder: not.
+        let added = MemTree::from_files("t", [("p/hooks/a.py", "A"), ("p/hooks/b.py", ""), ("p/hooks_extra.py", "X"), ("p/other.py", "O")]);
+        let changed = MemTree::from_files("t", [("p/hooks/a.py", "A2"), ("p/hooks_extra.py", "X"), ("p/other.py", "O")]);
+        let removed = MemTree::from_files("t", [("p/hooks_extra.py", "X"), ("p/other.py", "O")]);
+        for (what, tree) in [("added", &added), ("changed", &changed), ("removed", &removed)] {
+            assert!(!deps.hold(tree), "{what}");
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! defaults of flags a recipe leaves unset (EA007).
 
 use super::values::{arity, known_choices, render_choices, type_error, value_matches_choice};
+use super::worker_flags::{worker_accepts, WorkerParse, WorkerVerdict};
 use super::Bump;
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location, PastFlag, SemanticChange, ValueProblem};
 use crate::recipe::{Deployment, EditIntent, FlagUse, FlagValue, RecipeFile};
@@ -37,7 +38,9 @@ fn is_switch(bump: &Bump, name: &str) -> bool {
     bump.to.resolve_flag(&option).or_else(|| bump.from.and_then(|f| f.resolve_flag(&option))).is_some_and(Flag::is_switch)
 }
 
-pub(crate) fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, out: &mut Vec<Finding>) {
+/// `worker`: the parser of the consumer's worker the flags go to, when it was
+/// read (see [`super::worker_flags`]).
+pub(crate) fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, worker: Option<WorkerParse>, out: &mut Vec<Finding>) {
     if bump.to.flags.is_empty() {
         // Extraction found no parser at the target: nothing can be said about flags.
         return;
@@ -47,7 +50,7 @@ pub(crate) fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, 
         out.extend(super::unreadable::unread_words(dep, &role.role, &binding.unbound));
         let uses = binding.flags;
         let taken = uses.iter().filter(|u| passed(&u.value)).map(|u| rewritten(&bump, &u.name).option).collect();
-        let site = Site { file, taken, target: bump.to, worker: dep.worker.as_ref() };
+        let site = Site { file, taken, target: bump.to, worker: dep.worker.as_ref(), worker_parse: worker };
         for use_ in uses {
             let mut found = Vec::new();
             check_use(&site, &use_, bump, &mut found);
@@ -84,12 +87,22 @@ fn check_use(site: &Site, u: &FlagUse, bump: Bump, out: &mut Vec<Finding>) {
     let written = rw.option.clone();
     let at = Location::from_span(&u.key_span);
     let to_ref = bump.target_ref();
+    // A worker that parses the flags itself: its own options are taken before
+    // the engine's parser runs, and a serve-only one is refused at start.
+    let verdict = site.worker_parse.map(|w| worker_accepts(bump.to, w.flags, &written));
+    match (&verdict, site.worker_parse) {
+        (Some(WorkerVerdict::Worker(_)), _) => return,
+        (Some(WorkerVerdict::Rejected(flag)), Some(parse)) => return out.push(super::worker::refused(parse, flag, u, &written, bump)),
+        _ => {}
+    }
+    // The worker's parser was read: what neither it nor the engine's takes is unknown.
+    let worker_read = matches!(verdict, Some(WorkerVerdict::NotAnEngineFlag)) && site.worker_parse.is_some_and(|w| w.flags.complete());
     // An option string the parser does not register is an abbreviation (EA009,
     // then judged as the option it stands for) or unknown (EA001), unless the
     // worker that gets it may take it itself.
     let (flag, option) = match bump.to.flag(&written) {
         Some(flag) => (flag, written),
-        None if super::worker::may_be_its_own(site.worker, &written, bump) => {
+        None if !worker_read && super::worker::may_be_its_own(site.worker, &written, bump) => {
             return out.extend(super::worker::unread(site.worker, u, &written, None));
         }
         None => match unregistered(site, u, &written, bump) {
@@ -217,6 +230,7 @@ fn unknown_flag(site: &Site, u: &FlagUse, option: &str, bump: Bump, ambiguous: V
         suggestion,
         ambiguous: ambiguous.into_iter().map(str::to_string).collect(),
         history,
+        worker: None,
     };
     let mut finding = Finding::new(kind, Location::from_span(&u.key_span), &u.name);
     let last = bump.history.and_then(|h| h.last_flag(option));
@@ -385,6 +399,8 @@ struct Site<'a> {
     target: &'a crate::surface::EngineSurface,
     /// The consumer's worker the flags go to, if not the engine's server.
     worker: Option<&'a crate::recipe::Worker>,
+    /// That worker's own options, when they were read.
+    worker_parse: Option<WorkerParse<'a>>,
 }
 
 pub(crate) use crate::surface_diff::{default_changes, DefaultChange};
@@ -449,7 +465,7 @@ def prepare_server_args(argv):
         let text = format!("name: r\nbackend:\n  type: sglang\n  sglang_config:\n    decode:\n{flags}");
         let file = load_text("r.yaml", text, &LinkMapping::default()).unwrap();
         let mut out = Vec::new();
-        check_deployment(&file, &file.deployments[0], Bump { from: None, to: target, history: None }, &mut out);
+        check_deployment(&file, &file.deployments[0], Bump { from: None, to: target, history: None }, None, &mut out);
         out
     }
 
@@ -509,7 +525,7 @@ def prepare_server_args(argv):
         let file = load_text("r.yaml", text.to_string(), &LinkMapping::default()).unwrap();
         let mut out = Vec::new();
         for dep in &file.deployments {
-            check_deployment(&file, dep, Bump { from: None, to: target, history: None }, &mut out);
+            check_deployment(&file, dep, Bump { from: None, to: target, history: None }, None, &mut out);
         }
         (file, out)
     }

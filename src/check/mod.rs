@@ -13,8 +13,6 @@ pub(crate) mod rules;
 pub(crate) mod unreadable;
 pub(crate) mod values;
 mod worker;
-// Asked by the vLLM recipe check (issue 28, item 2): wired in `worker`.
-#[allow(dead_code)]
 pub(crate) mod worker_flags;
 
 use crate::surface::EngineSurface;

@@ -2,13 +2,16 @@
 //! (srt-slurm's `frontend.type: dynamo` runs `python -m dynamo.<engine>`).
 //! Where the engine has an engine-only parser (vLLM's
 //! `AsyncEngineArgs.add_cli_args`, which Dynamo's vLLM worker builds its parser
-//! from), the worker's parser is that parser plus options of the worker's own,
-//! which are not read here. So an option neither parser of any release knows
-//! may be the worker's (`--dyn-tool-call-parser`), and a serve-only option may
-//! or may not be: both are named as not audited (EA306), never guessed into an
-//! error. An option an earlier engine release had is still the engine's, and
-//! checked as such.
+//! from), the worker's parser is that parser plus options of the worker's own.
+//! When the consumer's source at its target was read, those options are known
+//! ([`super::worker_flags`]): the worker's own are taken, a serve-only option is
+//! a start-up error (EA001, [`refused`]). When they are not known, an option
+//! neither parser of any release knows may be the worker's
+//! (`--dyn-tool-call-parser`), and a serve-only option may or may not be: both
+//! are named as not audited (EA306), never guessed into an error. An option an
+//! earlier engine release had is still the engine's, and checked as such.
 
+use super::worker_flags::WorkerParse;
 use super::Bump;
 use crate::finding::{EvidenceRef, Finding, FindingKind, Location};
 use crate::recipe::{FlagUse, Worker};
@@ -65,6 +68,24 @@ pub(super) fn engine_only_refuses(worker: Option<&Worker>, flag: &Flag, u: &Flag
     let f = unread(worker, u, option, Some(flag))?;
     let note = format!("{option} registered by {}'s server parser only", engine(bump));
     Some(f.evidence(EvidenceRef::new(&flag.evidence, bump.target_ref()).with_note(note)))
+}
+
+/// EA001 for a serve-only option handed to a worker whose parsers (its own
+/// and the engine-only one) were read and do not take it: the worker exits at
+/// start.
+pub(super) fn refused(parse: WorkerParse, flag: &Flag, u: &FlagUse, option: &str, bump: Bump) -> Finding {
+    let kind = FindingKind::UnknownFlag {
+        option: option.to_string(),
+        target: bump.target_ref().to_string(),
+        was_at: None,
+        suggestion: None,
+        ambiguous: Vec::new(),
+        history: None,
+        worker: Some(parse.who.to_string()),
+    };
+    let note = format!("{option} registered by {}'s server parser only", engine(bump));
+    Finding::new(kind, Location::from_span(&u.key_span), &u.name)
+        .evidence(EvidenceRef::new(&flag.evidence, bump.target_ref()).with_note(note))
 }
 
 /// EA306 for `--config FILE`: the parser reads more flags from the YAML file.

@@ -12,6 +12,15 @@
 use crate::extract::worker_flags::{WorkerFlags, WorkerOption};
 use crate::surface::{EngineSurface, Flag, Known};
 
+/// The parser of the worker a deployment's flags go to: its own options, read
+/// at the consumer's target, and how reports name it ("Dynamo's vLLM worker at
+/// v1.6.1").
+#[derive(Clone, Copy)]
+pub(crate) struct WorkerParse<'a> {
+    pub flags: &'a WorkerFlags,
+    pub who: &'a str,
+}
+
 /// What the worker does with one option string.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum WorkerVerdict<'a> {

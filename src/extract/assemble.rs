@@ -2,13 +2,14 @@
 //! only what a question needs ([`Demand`]).
 
 use super::units::{EnvScan, Units, WithWarnings};
-use super::{classes, cli_flags, env_vars, pins, symbols, Package};
+use super::{classes, cli_flags, env_vars, parsed, pins, symbols, Package};
 use crate::cache::FactCache;
 use crate::profiles::{Engine, EnvStrategy, FlagsStrategy};
 use crate::source::Tree;
 use crate::surface::{ClassInfo, EngineSurface, EnvVar, ExtractWarning};
+use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What to extract. The module index always comes from the tree listing alone.
 #[derive(Debug, Clone, Default)]
@@ -25,6 +26,10 @@ pub struct Demand {
     pub env_reads: EnvReads,
     /// Modules whose top-level symbols are wanted.
     pub symbols_of: Vec<String>,
+    /// For a module of `symbols_of` only ever imported by name (`from m import
+    /// a, b`), those names: where it went when it is missing is only claimed for
+    /// a module that has one of them, so only modules naming one are read.
+    pub names_imported: BTreeMap<String, BTreeSet<String>>,
     /// Classes whose members are wanted: (module, class).
     pub classes: Vec<(String, String)>,
     /// `pyproject.toml` requirements and the package version.
@@ -50,6 +55,7 @@ impl Demand {
                 env: true,
                 env_reads: EnvReads::Prefixes(server.env_prefixes.iter().map(|p| p.to_string()).collect()),
                 symbols_of: Vec::new(),
+                names_imported: BTreeMap::new(),
                 classes: engine.config_class().into_iter().collect(),
                 metadata: true,
                 without_modules: false,
@@ -116,7 +122,7 @@ pub fn extract_surface_with(
         },
         || {
             rayon::join(
-                || rayon::join(|| symbols_of(&units, &pkg, &demand.symbols_of, ref_name), flags_of),
+                || rayon::join(|| symbols_of(&units, &pkg, &demand.symbols_of, &demand.names_imported, ref_name), flags_of),
                 || rayon::join(|| env_of(&units, &pkg, engine, demand, ref_name), || classes_of(&units, &pkg, &demand.classes, ref_name)),
             )
         },
@@ -195,7 +201,13 @@ fn metadata_of(units: &Units, wanted: bool) -> WithWarnings<(Option<String>, Vec
 /// Top-level symbols of each wanted module, one cached unit per module. For
 /// a wanted module this release does not have, the modules with its leaf name
 /// too: where it may have moved is only claimed when their symbols say so.
-fn symbols_of(units: &Units, pkg: &Package, wanted: &[String], ref_name: &str) -> Vec<(String, WithWarnings<Option<Vec<String>>>)> {
+fn symbols_of(
+    units: &Units,
+    pkg: &Package,
+    wanted: &[String],
+    names_imported: &BTreeMap<String, BTreeSet<String>>,
+    ref_name: &str,
+) -> Vec<(String, WithWarnings<Option<Vec<String>>>)> {
     let _span = crate::trace::span(|| format!("  symbols {ref_name}"));
     let mut wanted: Vec<String> = wanted.to_vec();
     let absent: Vec<&String> = wanted.iter().filter(|m| pkg.module_path(m).is_none() && leaf(m) != "__init__").collect();
@@ -209,9 +221,13 @@ fn symbols_of(units: &Units, pkg: &Package, wanted: &[String], ref_name: &str) -
         for m in &absent {
             let Some((package, _)) = m.rsplit_once('.') else { continue };
             let prefix = format!("{package}.");
-            let in_package: Vec<&String> = modules.iter().filter(|n| n.starts_with(&prefix)).collect();
-            if in_package.len() <= MAX_PACKAGE_CANDIDATES {
-                candidates.extend(in_package.into_iter().cloned());
+            let in_package: Vec<String> = modules.iter().filter(|n| n.starts_with(&prefix)).cloned().collect();
+            if in_package.len() > MAX_PACKAGE_CANDIDATES {
+                continue;
+            }
+            match names_imported.get(*m) {
+                Some(names) => candidates.extend(modules_naming(units, &in_package, names)),
+                None => candidates.extend(in_package),
             }
         }
         wanted.extend(candidates);
@@ -230,6 +246,29 @@ fn symbols_of(units: &Units, pkg: &Package, wanted: &[String], ref_name: &str) -
             (dotted.clone(), syms)
         })
         .collect()
+}
+
+/// The modules of `candidates` whose text names one of `names` (or imports
+/// `*`, which may bind any): the only ones that can hold a name imported from
+/// a module gone from their package. A cached unit: a warm run reads none.
+fn modules_naming(units: &Units, candidates: &[String], names: &BTreeSet<String>) -> Vec<String> {
+    let Ok(needles) = AhoCorasick::new(names.iter().map(String::as_str).chain(["import *"])) else {
+        return candidates.to_vec();
+    };
+    let params = format!("{}\0{}", candidates.join(","), names.iter().cloned().collect::<Vec<_>>().join(","));
+    let (naming, _) = units.unit("modules-naming", &params, None, |pkg| {
+        let naming = candidates
+            .iter()
+            .filter(|m| {
+                let Some(path) = pkg.module_path(m) else { return false };
+                // Unreadable: kept, so reading its symbols says why.
+                parsed::read_bytes(pkg.tree, &path).map_or(true, |bytes| needles.is_match(&bytes))
+            })
+            .cloned()
+            .collect::<Vec<String>>();
+        (naming, Vec::new())
+    });
+    naming
 }
 
 /// The most modules of one package read as the successors of a module absent

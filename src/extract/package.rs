@@ -35,10 +35,14 @@ impl<'t> Package<'t> {
     pub(crate) fn module_entries(&self) -> impl Iterator<Item = &'t Entry> + '_ {
         let root = self.root.as_str();
         // Entries are sorted by path: the package's files are one run of them.
-        let entries = self.tree.entries();
-        let start = entries.partition_point(|e| e.path.as_str() < root);
-        let len = entries[start..].partition_point(|e| e.path.starts_with(root));
-        entries[start..start + len].iter().filter(move |e| module_rel(root, &e.path).is_some())
+        crate::source::entries_with_prefix(self.tree.entries(), root).iter().filter(move |e| module_rel(root, &e.path).is_some())
+    }
+
+    /// The module files under `rel` (a folder relative to the package root,
+    /// ending in `/`), listed so that only that folder is a dependency.
+    pub(crate) fn module_entries_under(&self, rel: &str) -> impl Iterator<Item = &'t Entry> + '_ {
+        let root = self.root.as_str();
+        self.tree.entries_under(&format!("{root}/{rel}")).iter().filter(move |e| module_rel(root, &e.path).is_some())
     }
 
     /// The dotted name of a path [`module_entries`](Self::module_entries) gave.

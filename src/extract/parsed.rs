@@ -46,16 +46,48 @@ pub(crate) fn parse_file(tree: &dyn Tree, path: &str) -> Parsed {
     let Some(entry) = tree.entry(path) else {
         return read_and_parse(tree, path);
     };
+    memoized(tree, path, entry.id.clone(), || read_and_parse(tree, path))
+}
+
+/// The parse of `path` if one is already in memory (never reads or parses).
+pub(crate) fn in_memory(tree: &dyn Tree, path: &str) -> Option<Parsed> {
+    let entry = tree.entry(path)?;
+    memo().lock().unwrap_or_else(|p| p.into_inner()).parsed(&(path.to_string(), entry.id.clone()))
+}
+
+/// Whether `path`'s text is worth parsing by `worth`, asked without reading it
+/// again when its parse is in memory (a recomputed unit costs no read). A file
+/// read here that is worth it is parsed from those bytes and kept, so the
+/// caller's `parse_file` finds it; one that cannot be read is worth parsing
+/// (the parse says why, as a warning).
+pub(crate) fn worth_parsing(tree: &dyn Tree, path: &str, worth: &dyn Fn(&[u8]) -> bool) -> bool {
+    let Some(entry) = tree.entry(path) else { return true };
+    let key = (path.to_string(), entry.id.clone());
+    if let Some(done) = memo().lock().unwrap_or_else(|p| p.into_inner()).parsed(&key) {
+        return done.file.as_ref().is_none_or(|f| worth(f.source.as_bytes()));
+    }
+    match read_bytes(tree, path) {
+        Ok(bytes) if !worth(&bytes) => false,
+        Ok(bytes) => {
+            memoized(tree, path, entry.id.clone(), || parse_bytes(path, bytes));
+            true
+        }
+        Err(_) => true,
+    }
+}
+
+/// The memo's parse of `path` at blob `id`, made by `parse` if there is none.
+fn memoized(tree: &dyn Tree, path: &str, id: BlobId, parse: impl FnOnce() -> Parsed) -> Parsed {
     // A read that fails is not shared: each tree (and each cached unit) that
     // asks must see its own failure, so none keeps a fact computed without it.
     let failed_before = tree.failed_reads();
-    let key = (path.to_string(), entry.id.clone());
+    let key = (path.to_string(), id);
     let slot = memo().lock().unwrap_or_else(|p| p.into_inner()).slot(&key);
     let mut fresh = false;
     let parsed = slot
         .get_or_init(|| {
             fresh = true;
-            read_and_parse(tree, path)
+            parse()
         })
         .clone();
     if parsed.read_failed && !fresh {

@@ -108,16 +108,24 @@ pub(crate) fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
 
 /// Depth-first walk over every descendant (including `node`).
 pub(crate) fn walk<'t>(node: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
-    // `visit` returns false to skip a subtree.
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        if !visit(n) {
+    // `visit` returns false to skip a subtree. Pre-order, on one cursor: no
+    // allocation per node (every extractor walks whole files with this).
+    let mut cursor = node.walk();
+    let mut depth = 0usize;
+    loop {
+        if visit(cursor.node()) && cursor.goto_first_child() {
+            depth += 1;
             continue;
         }
-        let mut cursor = n.walk();
-        let children: Vec<_> = n.children(&mut cursor).collect();
-        for child in children.into_iter().rev() {
-            stack.push(child);
+        loop {
+            if depth == 0 {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            cursor.goto_parent();
+            depth -= 1;
         }
     }
 }

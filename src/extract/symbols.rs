@@ -39,7 +39,7 @@ pub(crate) fn parse_source(path: &str, bytes: Vec<u8>, warnings: &mut Vec<Extrac
     with_syntax_warning(parsed::parse_bytes(path, bytes), warnings)
 }
 
-fn with_syntax_warning(parsed: parsed::Parsed, warnings: &mut Vec<ExtractWarning>) -> Option<Arc<PyFile>> {
+pub(crate) fn with_syntax_warning(parsed: parsed::Parsed, warnings: &mut Vec<ExtractWarning>) -> Option<Arc<PyFile>> {
     warnings.extend(parsed.warnings);
     let file = parsed.file?;
     if file.has_errors() {

@@ -55,6 +55,7 @@ fn demand() -> Demand {
         env: true,
         env_reads: EnvReads::Names(vec!["SGLANG_NOT_IN_THE_REGISTRY".into()]),
         symbols_of: vec!["sglang.srt.server_args".into()],
+        names_imported: Default::default(),
         classes: crate::profiles::SGLANG.config_class().into_iter().collect(),
         metadata: true,
         without_modules: false,
@@ -120,4 +121,28 @@ fn a_corrupt_cache_folder_is_recomputed_not_trusted() {
         }
     }
     assert_eq!(extract(&base, &cache), good);
+}
+
+/// A module gone from its package, imported by name: of the package's other
+/// modules only those naming it are read for where it went, cold; warm, none.
+#[test]
+fn a_missing_module_s_successors_are_read_only_where_they_name_what_was_imported() {
+    let mut tree = demo_engine();
+    tree.insert("python/sglang/srt/utils/encoder_server.py", b"from sglang.srt.utils.common import x\nclass MMEncoder: ...\n".to_vec());
+    tree.insert("python/sglang/srt/utils/unrelated.py", b"def helper():\n    return 1\n".to_vec());
+    let gone = "sglang.srt.utils.encode_server".to_string();
+    let demand =
+        Demand { symbols_of: vec![gone.clone()], names_imported: [(gone, ["MMEncoder".to_string()].into())].into(), ..Demand::default() };
+    let dir = tempfile::tempdir().unwrap();
+    let cache = FactCache::at(dir.path());
+    let counting = Counting::new(&tree);
+    let extract = |t: &dyn Tree| extract_surface_with(t, &crate::profiles::SGLANG, "python/sglang", "v1.1.0", &demand, &cache);
+    let surface = extract(&counting);
+    let symbols_of = |name: &str| surface.modules.iter().find(|m| m.name == name).and_then(|m| m.symbols.clone());
+    assert!(symbols_of("sglang.srt.utils.encoder_server").is_some_and(|s| s.contains(&"MMEncoder".to_string())));
+    assert_eq!(symbols_of("sglang.srt.utils.unrelated"), None, "a module not naming MMEncoder is not parsed");
+    assert!(counting.take().contains(&"python/sglang/srt/utils/encoder_server.py".to_string()));
+    let warm = extract(&counting);
+    assert_eq!(counting.take(), Vec::<String>::new(), "a warm run reads nothing");
+    assert_eq!(warm, surface);
 }

@@ -22,6 +22,10 @@ pub enum FindingKind {
         /// What the releases before the target say of it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         history: Option<Past<PastFlag>>,
+        /// The consumer's worker whose parsers refuse it (an option of the
+        /// engine's server parser only, handed to `python -m dynamo.vllm`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        worker: Option<String>,
     },
     /// EA002.
     RemovedFlag { option: String, target: String, upstream: Option<String> },
@@ -311,6 +315,9 @@ impl FindingKind {
                     ambiguous.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
                 )
             }
+            FindingKind::UnknownFlag { option, target, worker: Some(worker), .. } => format!(
+                "`{option}` is an option of the engine's server parser only at {target}: {worker} parses its command line with its own options and the engine-only parser, neither takes it, and the worker exits at start."
+            ),
             FindingKind::UnknownFlag { option, target, history: Some(past), .. } => {
                 format!("`{option}` is not accepted by the parser at {target}.{}", flag_history_en(past, target))
             }

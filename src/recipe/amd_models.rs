@@ -21,8 +21,9 @@
 //! `--fix` edits it in place (a field's key is never renamed: the script would
 //! not know the new name).
 //!
-//! The same file shape names other engines (`models_vllm.yaml`, `models_atom.yaml`):
-//! those are recognised and skipped, never read as SGLang.
+//! The same file shape names other engines: `models_vllm.yaml` is read by
+//! [`vllm`]; others (`models_atom.yaml`) are recognised and skipped, never read
+//! as SGLang.
 
 use super::format::{self, EditIntent, Loaded, RecipeFormat, Syntax};
 use super::master_config::LinkMapping;
@@ -48,6 +49,7 @@ impl RecipeFormat for AmdModels {
     fn read(&self, src: &SourceText, root: Option<&Node>, _: &LinkMapping) -> Result<Loaded, RecipeError> {
         let Some(root) = root else { return Ok(Loaded::default()) };
         match table_engine(&src.path, root) {
+            Some(TableEngine::Vllm) => Ok(vllm::read(src, root)),
             Some(TableEngine::Other(engine)) => {
                 let note = Note::info(
                     format!("AMD multi-node model table for {engine}: skipped, only its SGLang table (models.yaml) is audited"),
@@ -93,7 +95,7 @@ pub fn model_deployments<'f>(file: &'f RecipeFile, model: &str) -> Vec<&'f Deplo
     if file.kind != RecipeKind::AmdModels {
         return Vec::new();
     }
-    file.deployments.iter().filter(|d| d.name == model).collect()
+    file.deployments.iter().filter(|d| d.name == model && d.engine == crate::profiles::SGLANG.id).collect()
 }
 
 // ---- detection ---------------------------------------------------------------
@@ -102,6 +104,8 @@ pub fn model_deployments<'f>(file: &'f RecipeFile, model: &str) -> Vec<&'f Deplo
 #[derive(Debug, PartialEq)]
 enum TableEngine {
     Sglang,
+    /// `models_vllm.yaml`: per-role flag strings and env strings.
+    Vllm,
     /// Another engine's table, by the file's name (`models_vllm.yaml` → `vllm`).
     Other(String),
 }
@@ -125,7 +129,9 @@ fn table_engine(path: &str, root: &Node) -> Option<TableEngine> {
             .any(|f| f.key.as_str().is_some_and(|k| k.ends_with("_flags")) && f.value.as_scalar().is_some())
     });
     let stem = std::path::Path::new(path).file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let vllm_shaped = entries.iter().all(|e| has(e, "prefill_flags") || has(e, "decode_flags"));
     match stem.strip_prefix("models_") {
+        Some("vllm") if vllm_shaped => Some(TableEngine::Vllm),
         Some(engine) if engine != "sglang" && !engine.is_empty() && (sglang_shaped || flag_strings) => {
             Some(TableEngine::Other(engine.to_string()))
         }
@@ -709,6 +715,8 @@ fn delete_words(file: &RecipeFile, key: &Span, value: &Span) -> Option<Edit> {
     let opens = text.get(start.checked_sub(1)?).is_some_and(|&b| blank(b) || b == b'"' || b == b'\'');
     opens.then(|| Edit { path: file.path.clone(), offset: from, len: to - from, replacement: String::new() })
 }
+
+mod vllm;
 
 #[cfg(test)]
 mod tests;

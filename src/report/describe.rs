@@ -90,6 +90,8 @@ fn kind_phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
                 true => format!("`{opt}` 有歧义，argparse 会退出（可匹配 {}）{past}", candidates.join("、")),
             }
         }
+        FindingKind::UnknownFlag { worker: Some(w), .. } if zh => format!("`{opt}` 不被 {w} 接受（仅服务器解析器有此选项）"),
+        FindingKind::UnknownFlag { worker: Some(w), .. } => format!("`{opt}` is not accepted by {w} (a server-only option)"),
         FindingKind::UnknownFlag { history: Some(p), .. } if zh => format!("`{opt}` 不再被解析器接受{}", past_flag(p, lang)),
         FindingKind::UnknownFlag { history: Some(p), .. } => format!("`{opt}` is no longer accepted by the parser{}", past_flag(p, lang)),
         FindingKind::AbbreviatedFlag { full, unread, .. } => match (zh, unread.is_some()) {

@@ -177,6 +177,7 @@ mod tests {
             suggestion: None,
             ambiguous: vec![],
             history: None,
+            worker: None,
         };
         let mut report = AuditReport::default();
         report.findings.push(Finding::new(unknown("--x"), at.clone(), "x"));

@@ -61,6 +61,12 @@ pub struct Entry {
 pub trait Tree: Send + Sync {
     /// Every regular file (symlinks are not followed; they are not listed).
     fn entries(&self) -> &[Entry];
+    /// The entries whose path starts with `prefix` (a folder ends in `/`): one
+    /// run of [`entries`](Self::entries), which are sorted by path. A recording
+    /// tree keeps the prefix, not the whole listing, as a dependency.
+    fn entries_under(&self, prefix: &str) -> &[Entry] {
+        entries_with_prefix(self.entries(), prefix)
+    }
     /// Paths left out of [`entries`](Self::entries) because they are symbolic
     /// links: what they name reads as absent, so extraction names them.
     fn symlinks(&self) -> &[String] {
@@ -205,4 +211,11 @@ fn nearest_hint(nearest: &[String]) -> String {
     } else {
         format!("; nearest tags: {}", nearest.join(", "))
     }
+}
+
+/// The run of path-sorted `entries` starting with `prefix`.
+pub(crate) fn entries_with_prefix<'e>(entries: &'e [Entry], prefix: &str) -> &'e [Entry] {
+    let start = entries.partition_point(|e| e.path.as_str() < prefix);
+    let len = entries[start..].partition_point(|e| e.path.starts_with(prefix));
+    &entries[start..start + len]
 }

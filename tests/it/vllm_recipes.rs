@@ -24,9 +24,9 @@ fn audit(vllm: &Path, args: &[&str]) -> (i32, Value) {
     (code, serde_json::from_slice(&out.stdout).unwrap())
 }
 
-/// The text of `path` at `tag` in the corpus's vLLM repo ("" when absent).
-fn source(vllm: &Path, tag: &str, path: &str) -> String {
-    let out = Command::new("git").arg("--git-dir").arg(vllm).args(["show", &format!("{tag}:{path}")]).output().unwrap();
+/// The text of `path` at `tag` in a corpus repo ("" when absent).
+fn source(repo: &Path, tag: &str, path: &str) -> String {
+    let out = Command::new("git").arg("--git-dir").arg(repo).args(["show", &format!("{tag}:{path}")]).output().unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -85,13 +85,20 @@ fn every_srt_slurm_vllm_recipe_is_audited_to_both_targets() {
     let Some(corpus) = corpus(module_path!()) else { return };
     let vllm = corpus.join("vllm.git");
     let recipes = shared().join("recipes/benchmarks/multi_node/srt-slurm-recipes/vllm");
-    for target in ["v0.34.0", "v0.27.1"] {
-        let (_, report) = audit(&vllm, &[recipes.to_str().unwrap(), "--to", target]);
+    let dynamo = corpus.join("dynamo.git");
+    // To v0.34.0 with Dynamo's source (its worker's own options read), to
+    // v0.27.1 without.
+    let with_dynamo = ["--dynamo", dynamo.to_str().unwrap(), "--dynamo-to", "v1.6.1"];
+    for (target, dynamo_args) in [("v0.34.0", &with_dynamo[..]), ("v0.27.1", &[][..])] {
+        let args: Vec<&str> = [recipes.to_str().unwrap(), "--to", target].into_iter().chain(dynamo_args.iter().copied()).collect();
+        let (_, report) = audit(&vllm, &args);
         assert_eq!(report["recipes"], 198, "{target}");
         assert_eq!(report["deployments_audited"], 198, "{target}: every recipe audited");
-        // Dynamo's worker options are named as not read, never called unknown.
+        // Dynamo's worker options are never called unknown: with Dynamo's
+        // source they are its worker's own options, without it named as not read.
         assert!(subjects(&report, "EA001").iter().all(|s| !s.starts_with("dyn-")), "{target}");
-        assert!(subjects(&report, "EA306").iter().any(|s| s == "dyn-tool-call-parser"), "{target}");
+        let unread = subjects(&report, "EA306");
+        assert_eq!(unread.iter().any(|s| s == "dyn-tool-call-parser"), dynamo_args.is_empty(), "{target}: {unread:?}");
         // The one error in the tree: a MoE backend only the recipes' dev builds have.
         let errors: Vec<(String, String)> = report["findings"]
             .as_array()
@@ -100,10 +107,64 @@ fn every_srt_slurm_vllm_recipe_is_audited_to_both_targets() {
             .filter(|f| f["severity"] == "error")
             .map(|f| (f["code"].as_str().unwrap().to_string(), f["subject"].as_str().unwrap().to_string()))
             .collect();
-        assert!(errors.iter().all(|e| e == &("EA005".to_string(), "moe-backend".to_string())), "{target}: {errors:?}");
+        // (With Dynamo, its worker's own break on vLLM v0.34.0 too: see `dynamo_vllm`.)
+        let engine_errors: Vec<&(String, String)> = errors.iter().filter(|(code, _)| !code.starts_with("EA2")).collect();
+        assert!(engine_errors.iter().all(|e| *e == &("EA005".to_string(), "moe-backend".to_string())), "{target}: {errors:?}");
         let kernel = source(&vllm, target, "vllm/config/kernel.py");
         assert!(kernel.contains("MoEBackend = Literal[") && !kernel.contains("deep_gemm_amxf4_mega_moe"), "{target}");
         // A nightly image whose commit the corpus lacks is an input problem, said per recipe.
         assert!(findings(&report, "EA303").iter().any(|f| f["message"].as_str().unwrap().contains("nightly-5e35a6f4")), "{target}");
     }
+}
+
+/// Flags handed to Dynamo's vLLM worker (`frontend.type: dynamo`): what its own
+/// parsers register is taken, a `vllm serve`-only option is a start-up error
+/// (the worker ends in `vllm_parser.parse_args(unknown)` on the engine-only
+/// parser), a typo is unknown; checked against both sources.
+#[test]
+fn flags_handed_to_dynamo_s_vllm_worker_are_judged_by_its_parsers() {
+    let Some(corpus) = corpus(module_path!()) else { return };
+    let vllm = corpus.join("vllm.git");
+    let dynamo = corpus.join("dynamo.git");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/vllm-dynamo-worker");
+    let (code, report) = audit(&vllm, &[fixture, "--to", "v0.34.0", "--dynamo", dynamo.to_str().unwrap(), "--dynamo-to", "v1.6.1"]);
+    assert_eq!(code, 1);
+    let refused: Vec<(String, String)> = findings(&report, "EA001")
+        .iter()
+        .map(|f| (f["subject"].as_str().unwrap().to_string(), f["message"].as_str().unwrap().to_string()))
+        .collect();
+    // In recipe order.
+    assert_eq!(refused.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(), ["tool-call-parser", "port", "max-num-seqz"], "{refused:?}");
+    for (subject, message) in &refused[..2] {
+        assert!(message.contains("Dynamo's vLLM worker (`dynamo.vllm.args`) at v1.6.1"), "{subject}: {message}");
+    }
+    assert!(findings(&report, "EA306").is_empty(), "{:?}", findings(&report, "EA306"));
+    // The source says so: `--tool-call-parser` and `--port` are frontend options
+    // of `vllm serve`, not of `AsyncEngineArgs.add_cli_args`; Dynamo registers
+    // the `dyn-` options and hands the rest to the engine-only parser.
+    let args = source(&vllm, "v0.34.0", "vllm/engine/arg_utils.py");
+    assert!(!args.contains("\"--tool-call-parser\"") && !args.contains("\"--port\""));
+    let show = |path: &str| source(&dynamo, "v1.6.1", path);
+    assert!(show("components/src/dynamo/vllm/args.py").contains("vllm_args = vllm_parser.parse_args(unknown)"));
+    assert!(show("components/src/dynamo/common/configuration/groups/runtime_args.py").contains("flag_name=\"--dyn-tool-call-parser\""));
+}
+
+/// The AMD vLLM model table: every model's roles audited; `4K` for
+/// `--max-num-batched-tokens` is the release's `human_readable_int`, not an
+/// invalid integer.
+#[test]
+fn the_amd_vllm_model_table_is_audited_with_the_release_s_converters() {
+    let Some(corpus) = corpus(module_path!()) else { return };
+    let vllm = corpus.join("vllm.git");
+    let table = shared().join("recipes/benchmarks/multi_node/amd_utils/models_vllm.yaml");
+    let (_, report) = audit(&vllm, &[table.to_str().unwrap(), "--to", "v0.34.0"]);
+    let models = std::fs::read_to_string(&table).unwrap().lines().filter(|l| l.ends_with(':') && !l.starts_with([' ', '#'])).count();
+    assert_eq!(report["deployments_audited"], models, "one deployment per model");
+    assert!(findings(&report, "EA006").is_empty(), "{:?}", findings(&report, "EA006"));
+    let args = source(&vllm, "v0.34.0", "vllm/engine/arg_utils.py");
+    assert!(args.contains("human_readable_int_args = {") && args.contains("\"max_num_batched_tokens\","));
+    assert!(args.contains("kwargs[name][\"type\"] = human_readable_int\n"));
+    // Its env strings are read: `VLLM_USE_V1` is in no registry of these releases.
+    assert!(subjects(&report, "EA104").iter().any(|s| s == "VLLM_USE_V1"));
+    assert!(!source(&vllm, "v0.34.0", "vllm/envs.py").contains("\"VLLM_USE_V1\""));
 }

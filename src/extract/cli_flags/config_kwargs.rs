@@ -30,6 +30,11 @@ struct Rules {
     optional_valued_bool_str: bool,
     /// What `choices` of an optional `Literal` gets appended.
     none_choice: Val,
+    /// Fields whose `int` type is replaced by a converter of the release's
+    /// (`if name == "max_model_len": kwargs[name]["type"] = human_readable_int_or_auto`,
+    /// `elif name in human_readable_int_args: ... = human_readable_int`, which
+    /// take `4K` / `1M`): field name → converter name.
+    int_converters: Vec<(String, String)>,
 }
 
 /// The native computing `module.function(cls)`.
@@ -50,7 +55,35 @@ fn read_rules(ev: &ConstEval, module: &str) -> Rules {
         Some(_) => Val::Str("None".into()),
         None => Val::None,
     };
-    Rules { optional_valued_bool_str: compact.contains("{bool,str,type(None)}"), none_choice }
+    Rules { optional_valued_bool_str: compact.contains("{bool,str,type(None)}"), none_choice, int_converters: int_converters(&source) }
+}
+
+/// The per-name `type` overrides of the generator (see [`Rules::int_converters`]),
+/// read from its source: `if name == "x"` and `name in <set>` tests whose
+/// branch sets `kwargs[name]["type"]`, with the set's literal.
+fn int_converters(source: &str) -> Vec<(String, String)> {
+    static BY_NAME: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static BY_SET: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static SET: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let by_name = BY_NAME.get_or_init(|| {
+        regex::Regex::new(r#"(?:if|elif)\s+name\s*==\s*["'](\w+)["']\s*:\s*kwargs\[name\]\[["']type["']\]\s*=\s*(\w+)"#).expect("valid")
+    });
+    let by_set = BY_SET.get_or_init(|| {
+        regex::Regex::new(r#"(?:if|elif)\s+name\s+in\s+(\w+)\s*:\s*kwargs\[name\]\[["']type["']\]\s*=\s*(\w+)"#).expect("valid")
+    });
+    let literal = SET.get_or_init(|| regex::Regex::new(r#"(\w+)\s*=\s*\{((?:\s*["']\w+["']\s*,?)+)\s*\}"#).expect("valid"));
+    let mut out: Vec<(String, String)> = by_name.captures_iter(source).map(|c| (c[1].to_string(), c[2].to_string())).collect();
+    for c in by_set.captures_iter(source) {
+        let (set_name, converter) = (&c[1], &c[2]);
+        let members = literal.captures_iter(source).find(|l| &l[1] == set_name);
+        for names in members.iter().flat_map(|l| l[2].split(',')) {
+            let name = names.trim().trim_matches(['"', '\'']);
+            if !name.is_empty() {
+                out.push((name.to_string(), converter.to_string()));
+            }
+        }
+    }
+    out
 }
 
 /// One field's declaration, as the last class declaring it wrote it.
@@ -153,7 +186,9 @@ fn field_kwargs(f: &FieldDecl, rules: &Rules) -> Vec<(Val, Val)> {
         }
         set(&mut kw, "nargs", nargs);
     } else if has(&|x| *x == Hint::Int) {
-        set(&mut kw, "type", ext("int"));
+        // A converter of the release's (`human_readable_int`) is opaque: what it takes is its code's.
+        let special = rules.int_converters.iter().find(|(name, _)| *name == f.name);
+        set(&mut kw, "type", special.map_or_else(|| ext("int"), |(_, converter)| Val::Opaque(converter.clone())));
     } else if has(&|x| *x == Hint::Float) {
         set(&mut kw, "type", ext("float"));
     } else if has(&|x| *x == Hint::Dict) && (has_str || not_builtin) {

@@ -21,10 +21,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+use aho_corasick::AhoCorasick;
 use tree_sitter::Node;
 
 use crate::extract::consts::{ConstEval, Scope};
 use crate::extract::package::Package;
+use crate::extract::parsed;
 use crate::extract::python::{named_children, PyFile};
 use crate::profiles::ResolutionProfile;
 use crate::surface::{DefaultSource, EffectiveDefault, Evidence, Flag, Known, PyValue};
@@ -62,20 +64,48 @@ pub(super) fn resolve_effective_defaults(
     }
     let mut sites: HashMap<String, Vec<Site>> = HashMap::new();
     let mut always_called: HashSet<String> = HashSet::new();
-    let paths: Vec<String> = pkg
-        .module_entries()
-        .filter(|e| {
-            let rel = e.path.get(pkg.root.len() + 1..).unwrap_or("");
-            profile.modules.iter().any(|m| if m.ends_with('/') { rel.starts_with(m) } else { rel == *m })
-        })
-        .map(|e| e.path.clone())
-        .collect();
-    for path in paths {
-        let module = pkg.dotted_name(&path);
+    // Listed folder by folder: only these files are the flags' dependencies.
+    let mut paths: Vec<String> = Vec::new();
+    for m in profile.modules {
+        if m.ends_with('/') {
+            paths.extend(pkg.module_entries_under(m).map(|e| e.path.clone()));
+        } else {
+            let path = format!("{}/{m}", pkg.root);
+            if pkg.tree.entry(&path).is_some() {
+                paths.push(path);
+            }
+        }
+    }
+    // In path order, as the listing gives them: a field's first site is its evidence.
+    paths.sort();
+    // Only files that can hold a site are parsed: one naming the declaring call,
+    // or assigning `x.<field>` for a wanted field (most hook modules of a release
+    // touch neither: model overrides, field declarations).
+    let attribute_uses = AhoCorasick::new(wanted.iter().map(|d| format!(".{d}"))).ok();
+    let can_hold_site =
+        |bytes: &[u8]| contains(bytes, profile.declare_call) || attribute_uses.as_ref().is_none_or(|ac| assigns_attribute(ac, bytes));
+    for path in &paths {
+        if !parsed::worth_parsing(pkg.tree, path, &can_hold_site) {
+            continue;
+        }
+        let module = pkg.dotted_name(path);
         let Some(file) = ev.module_file(&module) else { continue };
         let reader = HookReader { ev, file: &file, module: &module, profile, entry_class, wanted: &wanted };
         reader.visit(file.root(), None, &mut sites);
-        unconditional_calls(&file, &mut always_called);
+    }
+    // Whether the hooks with a literal are called unconditionally: read in the
+    // files naming them, which may hold no site (the pipeline that runs them).
+    let callers_needed: Vec<&str> =
+        sites.values().filter(|found| found.len() == 1 && found[0].literal.is_some()).map(|found| found[0].function.as_str()).collect();
+    if !callers_needed.is_empty() {
+        let names_a_hook = |bytes: &[u8]| callers_needed.iter().any(|name| contains(bytes, name));
+        for path in &paths {
+            if parsed::worth_parsing(pkg.tree, path, &names_a_hook) {
+                if let Some(file) = ev.module_file(&pkg.dotted_name(path)) {
+                    unconditional_calls(&file, &mut always_called);
+                }
+            }
+        }
     }
     for flag in flags.iter_mut().filter(|f| resolvable(f)) {
         let Some(found) = sites.get(&flag.dest) else { continue };
@@ -89,6 +119,27 @@ pub(super) fn resolve_effective_defaults(
         };
         flag.effective_default = Some(EffectiveDefault { value, source: DefaultSource::Hook, evidence: first.evidence.clone() });
     }
+}
+
+fn contains(bytes: &[u8], needle: &str) -> bool {
+    memchr::memmem::find(bytes, needle.as_bytes()).is_some()
+}
+
+/// Whether some `.<field>` found by `uses` is assigned: `=` (not `==`) or an
+/// annotation's `:` after it, spaces allowed.
+fn assigns_attribute(uses: &AhoCorasick, bytes: &[u8]) -> bool {
+    uses.find_iter(bytes).any(|m| {
+        let rest = &bytes[m.end()..];
+        if rest.first().is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_') {
+            return false; // a longer name
+        }
+        let after = rest.iter().position(|b| *b != b' ' && *b != b'\t').map(|i| &rest[i..]).unwrap_or_default();
+        match after {
+            [b'=', b'=', ..] => false,
+            [b'=', ..] | [b':', ..] => true,
+            _ => false,
+        }
+    })
 }
 
 struct HookReader<'a> {
@@ -143,7 +194,13 @@ impl<'a> HookReader<'a> {
         };
         let Some(body) = def.child_by_field_name("body") else { return };
         let mut function = Function { name, receiver, splatted: HashSet::new() };
+        // Only text naming the declaring call can hold one: the rest of the
+        // body is not walked for it (most of a hook file is other code).
+        let names_declare = |n: Node| self.file.text(n).contains(self.profile.declare_call);
         crate::extract::python::walk(body, |n| {
+            if !names_declare(n) {
+                return false;
+            }
             if n.kind() == "call" && self.is_declaring(n) {
                 for arg in n.child_by_field_name("arguments").map(named_children).unwrap_or_default() {
                     if arg.kind() == "dictionary_splat" {
@@ -155,10 +212,11 @@ impl<'a> HookReader<'a> {
             }
             n.kind() != "function_definition" && n.kind() != "class_definition"
         });
-        crate::extract::python::walk(body, |n| {
+        walk_guarded(body, |n, runs, tests| {
+            let guards = Guards { runs, tests };
             match n.kind() {
-                "call" if self.is_declaring(n) => self.declared(n, &function, sites),
-                "assignment" => self.assigned(n, &function, sites),
+                "call" if self.is_declaring(n) => self.declared(n, &function, guards, sites),
+                "assignment" => self.assigned(n, &function, guards, sites),
                 _ => {}
             }
             // Nested functions and classes are their own scopes: read on their own.
@@ -171,7 +229,11 @@ impl<'a> HookReader<'a> {
                     self.visit(n, None, sites);
                     false
                 }
-                _ => true,
+                // Statements hold the assignments; an expression is walked
+                // only for a declaring call in it.
+                "module" | "block" | "expression_statement" | "assignment" | "decorated_definition" => true,
+                kind if kind.ends_with("_statement") || kind.ends_with("_clause") => true,
+                _ => names_declare(n),
             }
         });
     }
@@ -180,16 +242,16 @@ impl<'a> HookReader<'a> {
     fn is_declaring(&self, call: Node) -> bool {
         call.child_by_field_name("function").is_some_and(|f| {
             let text = self.file.text(f);
-            text == self.profile.declare_call || text.ends_with(&format!(".{}", self.profile.declare_call))
+            text.strip_suffix(self.profile.declare_call).is_some_and(|receiver| receiver.is_empty() || receiver.ends_with('.'))
         })
     }
 
-    fn declared(&self, call: Node<'a>, function: &Function, sites: &mut HashMap<String, Vec<Site>>) {
+    fn declared(&self, call: Node<'a>, function: &Function, guards: Guards<'_, 'a>, sites: &mut HashMap<String, Vec<Site>>) {
         for arg in call.child_by_field_name("arguments").map(named_children).unwrap_or_default() {
             match arg.kind() {
                 "keyword_argument" => {
                     if let (Some(name), Some(value)) = (arg.child_by_field_name("name"), arg.child_by_field_name("value")) {
-                        self.site(self.file.text(name), value, arg, function, sites);
+                        self.site(self.file.text(name), value, arg, function, guards, sites);
                     }
                 }
                 "dictionary_splat" => {
@@ -197,7 +259,7 @@ impl<'a> HookReader<'a> {
                     for pair in named_children(dict).into_iter().filter(|p| p.kind() == "pair") {
                         if let (Some(key), Some(value)) = (pair.child_by_field_name("key"), pair.child_by_field_name("value")) {
                             if let Some(field) = self.file.string_value(key) {
-                                self.site(&field, value, pair, function, sites);
+                                self.site(&field, value, pair, function, guards, sites);
                             }
                         }
                     }
@@ -209,7 +271,7 @@ impl<'a> HookReader<'a> {
 
     /// `receiver.field = value`, or `fields["field"] = value` for a dict the
     /// function passes to the declaring call.
-    fn assigned(&self, assignment: Node<'a>, function: &Function, sites: &mut HashMap<String, Vec<Site>>) {
+    fn assigned(&self, assignment: Node<'a>, function: &Function, guards: Guards<'_, 'a>, sites: &mut HashMap<String, Vec<Site>>) {
         let (Some(left), Some(right)) = (assignment.child_by_field_name("left"), assignment.child_by_field_name("right")) else {
             return;
         };
@@ -219,7 +281,7 @@ impl<'a> HookReader<'a> {
                     return;
                 };
                 if function.receiver.as_deref() == Some(self.file.text(object)) {
-                    self.site(self.file.text(attr), right, assignment, function, sites);
+                    self.site(self.file.text(attr), right, assignment, function, guards, sites);
                 }
             }
             "subscript" => {
@@ -228,7 +290,7 @@ impl<'a> HookReader<'a> {
                 };
                 if function.splatted.contains(self.file.text(object)) {
                     if let Some(field) = self.file.string_value(key) {
-                        self.site(&field, right, assignment, function, sites);
+                        self.site(&field, right, assignment, function, guards, sites);
                     }
                 }
             }
@@ -236,11 +298,20 @@ impl<'a> HookReader<'a> {
         }
     }
 
-    fn site(&self, field: &str, value: Node<'a>, at: Node<'a>, function: &Function, sites: &mut HashMap<String, Vec<Site>>) {
+    #[allow(clippy::too_many_arguments)]
+    fn site(
+        &self,
+        field: &str,
+        value: Node<'a>,
+        at: Node<'a>,
+        function: &Function,
+        guards: Guards<'_, 'a>,
+        sites: &mut HashMap<String, Vec<Site>>,
+    ) {
         if !self.wanted.contains(field) {
             return;
         }
-        let literal = if only_none_test_guards(self.file, at, field) {
+        let literal = if guards.only_none_tests(self.file, field) {
             let scope = Scope { module: self.module, locals: None, class: None };
             self.ev.eval(self.file, value, scope).ok().and_then(|v| v.to_json())
         } else {
@@ -254,41 +325,84 @@ impl<'a> HookReader<'a> {
     }
 }
 
-/// Whether `node` runs whenever its function (or the module) runs, but for
-/// `if` blocks whose test `allowed` accepts (an `elif`/`else` runs only when a
-/// test fails, so it never counts).
-fn runs_unless(file: &PyFile, node: Node, allowed: &dyn Fn(&PyFile, Node) -> bool) -> bool {
-    let mut child = node;
-    while let Some(parent) = child.parent() {
-        match parent.kind() {
-            "function_definition" | "module" => return true,
-            "if_statement" => {
-                let in_consequence = parent.child_by_field_name("consequence").is_some_and(|c| c.id() == child.id());
-                let test_allowed = parent.child_by_field_name("condition").is_some_and(|c| allowed(file, c));
-                if !(in_consequence && test_allowed) {
-                    return false;
-                }
-            }
-            "elif_clause"
-            | "else_clause"
-            | "for_statement"
-            | "while_statement"
-            | "except_clause"
-            | "match_statement"
-            | "conditional_expression"
-            | "lambda"
-            | "boolean_operator" => return false,
-            _ => {}
-        }
-        child = parent;
-    }
-    true
+/// Where a node runs within its function (or the module): whenever the `if`
+/// tests it sits under pass (`Under`: the innermost test, an index into
+/// [`Tests`]), or only sometimes (an `elif`/`else` branch, a loop, a handler,
+/// a conditional expression: never read as unconditional).
+#[derive(Clone, Copy)]
+enum Runs {
+    Under(Option<usize>),
+    Sometimes,
 }
 
-/// Whether every condition between `node` and its function is the field's own
-/// `x.field is None` test: the assignment runs whenever the field is unset.
-fn only_none_test_guards(file: &PyFile, node: Node, field: &str) -> bool {
-    runs_unless(file, node, &|file, condition| is_none_test(file, condition, field))
+/// The `if` tests met in one walk: each test's condition and the test it is
+/// itself under.
+type Tests<'t> = Vec<(Node<'t>, Option<usize>)>;
+
+/// What a site runs under, as [`walk_guarded`] saw it.
+#[derive(Clone, Copy)]
+struct Guards<'w, 't> {
+    runs: Runs,
+    tests: &'w Tests<'t>,
+}
+
+impl Guards<'_, '_> {
+    /// Whether every test the site is under is the field's own `x.field is
+    /// None`: the assignment runs whenever the field is unset.
+    fn only_none_tests(&self, file: &PyFile, field: &str) -> bool {
+        let Runs::Under(mut test) = self.runs else { return false };
+        while let Some(i) = test {
+            let (condition, up) = self.tests[i];
+            if !is_none_test(file, condition, field) {
+                return false;
+            }
+            test = up;
+        }
+        true
+    }
+}
+
+/// A pre-order walk (children left to right; `visit` returns false to skip a
+/// subtree) that hands each node where it runs. Decided top-down: asking a
+/// node's ancestors costs tree-sitter a descent from the root per ancestor,
+/// which over a 300-method class was most of reading its hooks.
+fn walk_guarded<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, Runs, &Tests<'t>) -> bool) {
+    let mut tests: Tests<'t> = Vec::new();
+    let mut stack = vec![(root, Runs::Under(None))];
+    while let Some((node, runs)) = stack.pop() {
+        if !visit(node, runs, &tests) {
+            continue;
+        }
+        let kind = node.kind();
+        let mut consequence_runs = Runs::Sometimes;
+        if let (true, Runs::Under(up)) = (kind == "if_statement", runs) {
+            if let Some(condition) = node.child_by_field_name("condition") {
+                tests.push((condition, up));
+                consequence_runs = Runs::Under(Some(tests.len() - 1));
+            }
+        }
+        let consequence = if kind == "if_statement" { node.child_by_field_name("consequence").map(|c| c.id()) } else { None };
+        let mut cursor = node.walk();
+        let children: Vec<Node<'t>> = node.children(&mut cursor).collect();
+        for child in children.into_iter().rev() {
+            let child_runs = match kind {
+                "function_definition" | "module" => Runs::Under(None),
+                "if_statement" if consequence == Some(child.id()) => consequence_runs,
+                "if_statement"
+                | "elif_clause"
+                | "else_clause"
+                | "for_statement"
+                | "while_statement"
+                | "except_clause"
+                | "match_statement"
+                | "conditional_expression"
+                | "lambda"
+                | "boolean_operator" => Runs::Sometimes,
+                _ => runs,
+            };
+            stack.push((child, child_runs));
+        }
+    }
 }
 
 /// `x.field is None`, `x["field"] is None` or `field is None`.
@@ -308,8 +422,8 @@ fn is_none_test(file: &PyFile, condition: Node, field: &str) -> bool {
 /// (`run_hook(hook, server_args)`), where the call is under no condition of
 /// its own function.
 fn unconditional_calls(file: &PyFile, out: &mut HashSet<String>) {
-    crate::extract::python::walk(file.root(), |n| {
-        if n.kind() == "call" && runs_unless(file, n, &|_, _| false) {
+    walk_guarded(file.root(), |n, runs, _| {
+        if matches!(runs, Runs::Under(None)) && n.kind() == "call" {
             if let Some(callee) = n.child_by_field_name("function") {
                 let text = file.text(callee);
                 out.insert(text.rsplit('.').next().unwrap_or(text).to_string());

@@ -133,6 +133,17 @@ pub(crate) fn reads_in_source(
     wanted: &(dyn Fn(&str) -> bool + Sync),
     warnings: &mut Vec<ExtractWarning>,
 ) -> Vec<EnvRead> {
+    // A file another extractor parsed (the parser's files, the hooks) is not
+    // read or parsed again.
+    if let Some(done) = crate::extract::parsed::in_memory(pkg.tree, path).filter(|p| p.file.is_some()) {
+        if !done.file.as_ref().is_some_and(|f| prefilter.is_match(f.source.as_bytes())) {
+            return Vec::new();
+        }
+        return match crate::extract::symbols::with_syntax_warning(done, warnings) {
+            Some(file) => reads_in_file(&file, instances, wanted),
+            None => Vec::new(),
+        };
+    }
     // A file over the size limit is named as skipped even when it would not have
     // matched: it is never inflated, so whether it mentions a name is unknown.
     let bytes = match crate::extract::parsed::read_bytes(pkg.tree, path) {

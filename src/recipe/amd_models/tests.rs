@@ -52,9 +52,8 @@ fn the_sglang_table_is_read_and_other_engines_tables_are_not() {
     assert!(file.format().owns(&RecipeKind::AmdModels));
     let vllm =
         "Kimi:\n  prefill_flags: \"--tensor-parallel-size 8\"\n  decode_flags: \"--tensor-parallel-size 8\"\n  env: \"VLLM_USE_V1=1\"\n";
-    let file = load_as("amd_utils/models_vllm.yaml", vllm);
-    assert_eq!(file.kind, RecipeKind::Other { backend: Some("vllm".into()) });
-    assert!(file.deployments.is_empty() && file.notes[0].message.contains("for vllm: skipped"), "{:?}", file.notes);
+    // The vLLM table is read by its own reader (see the test below).
+    assert_eq!(load_as("amd_utils/models_vllm.yaml", vllm).deployments[0].engine, "vllm");
     // Named for another engine: never read as SGLang, whatever its shape.
     let file = load_as("models_atom.yaml", FIXTURE);
     assert_eq!(file.kind, RecipeKind::Other { backend: Some("atom".into()) });
@@ -300,4 +299,32 @@ fn words_split_as_bash_splits_them() {
     assert!(w[1].2 && p[0].contains("never closed"));
     let (w, p) = words("--a x;y");
     assert!(w[1].2 && p[0].contains("shell operator"));
+}
+
+/// `models_vllm.yaml`: per model one vLLM deployment, each role's flag string
+/// split into words at their places, `env` for both roles and `<role>_env` for
+/// one, unknown keys named.
+#[test]
+fn the_vllm_table_is_read_as_vllm_serve_gets_it() {
+    let text = "Kimi-K2.5:\n  prefill_flags: \"--tensor-parallel-size 8 --max-num-batched-tokens 4K\"\n  decode_flags: \"--tensor-parallel-size 8 --no-enable-prefix-caching\"\n  env: \"VLLM_USE_V1=1 VLLM_ROCM_USE_AITER=1\"\n  prefill_env: \"VLLM_ROCM_QUICK_REDUCE_QUANTIZATION=INT4\"\n  hf_dir: \"models--amd--Kimi\"\n  tp_flags: \"--x\"\n";
+    let file = load_as("amd_utils/models_vllm.yaml", text);
+    assert_eq!(file.kind, RecipeKind::AmdModels);
+    let [dep] = file.deployments.as_slice() else { panic!("{:?}", file.deployments) };
+    assert_eq!((dep.engine, dep.name.as_str()), ("vllm", "Kimi-K2.5"));
+    let words =
+        |role: usize| -> Vec<String> { dep.roles[role].argv.as_ref().unwrap().iter().map(|t| at(&file, &t.span).to_string()).collect() };
+    assert_eq!(words(0), ["--tensor-parallel-size", "8", "--max-num-batched-tokens", "4K"]);
+    assert_eq!(words(1), ["--tensor-parallel-size", "8", "--no-enable-prefix-caching"]);
+    let env: Vec<(String, String, String)> = dep
+        .common_env
+        .iter()
+        .map(|e| (e.name.clone(), at(&file, &e.name_span).to_string(), at(&file, &e.value_span).to_string()))
+        .collect();
+    assert_eq!(env[1], ("VLLM_ROCM_USE_AITER".to_string(), "VLLM_ROCM_USE_AITER".to_string(), "1".to_string()));
+    assert_eq!(dep.roles[0].env.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["VLLM_ROCM_QUICK_REDUCE_QUANTIZATION"]);
+    assert!(dep.roles[1].env.is_empty());
+    assert!(file.notes.iter().any(|n| n.message.contains("`Kimi-K2.5.tp_flags`: not a key")), "{:?}", file.notes);
+    assert!(!file.notes.iter().any(|n| n.message.contains("`Kimi-K2.5.hf_dir`")), "{:?}", file.notes);
+    // Not an SGLang table: the SGLang master entries find no model in it.
+    assert!(model_deployments(&file, "Kimi-K2.5").is_empty());
 }
