@@ -124,9 +124,21 @@ fn check_use(site: &Site, u: &FlagUse, bump: Bump, out: &mut Vec<Finding>) {
     if let Some(dep) = &flag.deprecated {
         let (target, upstream) = (to_ref.to_string(), dep.message.clone());
         out.push(match dep.kind {
-            // An announced deprecation still takes effect: its value is checked as
-            // any other (findings of their own come with the vLLM checks, issue 28).
-            FlagDeprecationKind::Announced => return out.extend(check_value(u, flag, bump).map(|f| f.evidence(ev))),
+            // An announced deprecation still takes effect: its value is checked as any
+            // other. One that names its successor (vLLM's "--log-config-file is
+            // deprecated ... Use --logging-config.pylogging_config_file instead.") is an
+            // alias the release still honours, and renaming is the fix.
+            FlagDeprecationKind::Announced => {
+                if let Some(replacement) = &dep.replacement {
+                    let kind = FindingKind::DeprecatedAlias { option: option.clone(), replacement: replacement.clone(), target };
+                    out.push(
+                        Finding::new(kind, at, &u.name)
+                            .evidence(ev.clone().with_note(format!("{option} deprecated: the release names {replacement} instead")))
+                            .fix(Some(rename_fix(site, u, replacement))),
+                    );
+                }
+                return out.extend(check_value(u, flag, bump).map(|f| f.evidence(ev)));
+            }
             FlagDeprecationKind::Removed => {
                 Finding::new(FindingKind::RemovedFlag { option: option.clone(), target, upstream }, at, &u.name)
                     .evidence(ev.with_note(format!("{option} registered with an erroring action")))
