@@ -157,6 +157,11 @@ fn vllm_recipes_are_judged_against_the_vllm_target() {
     assert_eq!(gone.iter().map(|f| f.location.path.as_str()).collect::<Vec<_>>(), [VLLM_SCRIPT, VLLM_RECIPE]);
     assert_eq!(gone[0].evidence[0].path, "vllm/envs.py");
     assert!(one(&r, "EA105", "VLLM_ENGINE_READY_TIMEOUT_S").message().contains("from 600 to 1200"));
+    // A rule with `engine: vllm`: the variable became a CacheConfig field (a flag).
+    let moved = one(&r, "R004", "VLLM_PREFIX_CACHE_RETENTION_INTERVAL");
+    assert_eq!(at(moved), (VLLM_RECIPE.into(), 27, Some("prefill".into())));
+    assert!(moved.message().contains("--prefix-cache-retention-interval 32768"), "{}", moved.message());
+    assert_eq!(moved.evidence[0].path, "vllm/config/cache.py");
     // vLLM's own spellings are read as its parser reads them, not flagged.
     for spelled in ["max_num_seqs", "-tp", "host", "port", "$MODEL", "\"$MODEL\""] {
         assert!(r.findings.iter().all(|f| f.subject != spelled), "{spelled}");
