@@ -297,6 +297,7 @@ impl<'a> Run<'a> {
 
 /// One consumer build's pin and uses against one bump of its engine.
 fn check_consumer(report: &mut AuditReport, handle: &mut EngineHandle, link: &ConsumerLink, wanted: &str, bump: Bump) {
+    report.links_checked.insert((link.consumer.to_string(), link.engine.to_string(), wanted.to_string()));
     let consumer_demand = Demand { metadata: true, ..Demand::default() };
     let first = report.findings.len();
     let surface = match handle.surface(wanted, &consumer_demand) {
