@@ -55,7 +55,7 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn pr(repo: &Path, base: &str, head: &str, extra: &[&std::ffi::OsStr]) -> std::process::Output {
+pub(super) fn pr(repo: &Path, base: &str, head: &str, extra: &[&std::ffi::OsStr]) -> std::process::Output {
     Command::cargo_bin("engine-audit")
         .unwrap()
         .env_remove("GITHUB_STEP_SUMMARY")
@@ -68,12 +68,12 @@ fn pr(repo: &Path, base: &str, head: &str, extra: &[&std::ffi::OsStr]) -> std::p
         .unwrap()
 }
 
-fn json(out: &std::process::Output) -> serde_json::Value {
+pub(super) fn json(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
-fn findings(report: &serde_json::Value) -> Vec<(String, String, String)> {
+pub(super) fn findings(report: &serde_json::Value) -> Vec<(String, String, String)> {
     report["findings"]
         .as_array()
         .unwrap()
