@@ -169,6 +169,35 @@ fn vllm_recipes_are_judged_against_the_vllm_target() {
     assert!(r.bumps.iter().any(|b| b.engine == "vllm" && b.from.as_deref() == Some("v0.8.0") && b.to == "v0.9.0"), "{:?}", r.bumps);
 }
 
+/// `engine-audit demo`, the README's first command: its banner names both
+/// bumps, then comes the report committed as `reports/report.txt`, whose
+/// summary line the README quotes.
+#[test]
+fn the_demo_command_prints_the_committed_report_and_the_readme_quotes_it() {
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .arg("demo")
+        .env("NO_COLOR", "1")
+        .env("ENGINE_AUDIT_NO_CACHE", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let (banner, report) = stdout.split_once("\n\n").unwrap();
+    assert!(
+        banner.starts_with(
+            "engine-audit demo: mini SGLang v1.0.0, v1.1.0, mini vLLM v0.8.0, v0.9.0 and mini Dynamo v0.1.0, v0.2.0 built in "
+        ) && banner.ends_with("for the SGLang bump to v1.1.0 and the vLLM bump to v0.9.0 (Dynamo stays where each recipe pins it)."),
+        "{banner}"
+    );
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert_eq!(report, std::fs::read_to_string(root.join("reports/report.txt")).unwrap(), "UPDATE_REPORTS=1 cargo test --test it reports");
+    let summary = report.trim_end().lines().last().unwrap();
+    assert!(summary.contains("sglang v1.0.0 → v1.1.0; vllm v0.8.0 → v0.9.0"), "{summary}");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains(&format!("\n    {summary}\n")), "README.md does not quote the demo's summary: {summary}");
+}
+
 #[test]
 fn the_report_is_deterministic() {
     let a = serde_json::to_string(&demo().findings).unwrap();

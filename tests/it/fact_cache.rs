@@ -9,7 +9,7 @@ fn bin() -> Command {
     Command::cargo_bin("engine-audit").unwrap()
 }
 
-/// The demo workspace: mini SGLang and Dynamo repos and recipes.
+/// The demo workspace: mini SGLang, vLLM and Dynamo repos and recipes.
 fn demo(root: &Path) {
     // The demo exits 1 (its recipes have findings); only the workspace matters here.
     let _ = bin().args(["demo", "--keep"]).arg(root).env("ENGINE_AUDIT_NO_CACHE", "1").output().unwrap();

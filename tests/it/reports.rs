@@ -1,5 +1,5 @@
 //! The reports users get, on the demo audit (mini SGLang v1.0.0 → v1.1.0, mini
-//! Dynamo 0.1.0), in every format:
+//! vLLM v0.8.0 → v0.9.0, mini Dynamo 0.1.0), in every format:
 //!
 //! - `reports/` holds them as committed living docs; `reports_folder_is_current`
 //!   fails when a renderer or the demo changed them (`UPDATE_REPORTS=1 cargo test
