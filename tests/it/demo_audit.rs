@@ -159,7 +159,7 @@ fn vllm_recipes_are_judged_against_the_vllm_target() {
     assert!(one(&r, "EA105", "VLLM_ENGINE_READY_TIMEOUT_S").message().contains("from 600 to 1200"));
     // A rule with `engine: vllm`: the variable became a CacheConfig field (a flag).
     let moved = one(&r, "R004", "VLLM_PREFIX_CACHE_RETENTION_INTERVAL");
-    assert_eq!(at(moved), (VLLM_RECIPE.into(), 27, Some("prefill".into())));
+    assert_eq!(at(moved), (VLLM_RECIPE.into(), 31, Some("prefill".into())));
     assert!(moved.message().contains("--prefix-cache-retention-interval 32768"), "{}", moved.message());
     assert_eq!(moved.evidence[0].path, "vllm/config/cache.py");
     // vLLM's own spellings are read as its parser reads them, not flagged.
@@ -167,6 +167,26 @@ fn vllm_recipes_are_judged_against_the_vllm_target() {
         assert!(r.findings.iter().all(|f| f.subject != spelled), "{spelled}");
     }
     assert!(r.bumps.iter().any(|b| b.engine == "vllm" && b.from.as_deref() == Some("v0.8.0") && b.to == "v0.9.0"), "{:?}", r.bumps);
+    // Run by Dynamo's worker (`frontend.type: dynamo`): every flag is one its engine-only parser takes.
+    assert!(r.findings.iter().all(|f| f.code() != "EA306"), "nothing left unread");
+}
+
+/// Dynamo 0.2.0, which the vLLM recipe installs, against the vLLM target:
+/// its worker's uses and its pin, each once, affecting that recipe.
+#[test]
+fn dynamos_vllm_worker_is_checked_against_the_vllm_target() {
+    let r = demo();
+    let worker = "components/src/dynamo/vllm/args.py";
+    let attr = one(&r, "EA203", "AsyncEngineArgs.calculate_kv_scales");
+    assert_eq!((attr.location.path.as_str(), attr.location.line), (worker, 29));
+    assert!(attr.message().contains("at vLLM v0.9.0 (Dynamo 0.2.0"), "{}", attr.message());
+    assert_eq!(attr.affects.iter().map(|a| a.path.as_str()).collect::<Vec<_>>(), [VLLM_RECIPE]);
+    let guarded = one(&r, "EA204", "vllm.utils.FlexibleArgumentParser");
+    assert!(guarded.message().contains("falls back to `from vllm.utils.argparse_utils import FlexibleArgumentParser`"));
+    let pin = one(&r, "EA205", "vllm");
+    assert!(pin.message().contains("`vllm[flashinfer]==0.8.0`") && pin.message().contains("vLLM target 0.9.0"), "{}", pin.message());
+    // The SGLang link is not asked of this Dynamo: no SGLang recipe installs 0.2.0.
+    assert!(r.findings.iter().all(|f| !f.message().contains("(Dynamo 0.2.0, `from sglang")), "only the vLLM worker of 0.2.0 is checked");
 }
 
 /// `engine-audit demo`, the README's first command: its banner names both

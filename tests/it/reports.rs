@@ -137,14 +137,14 @@ fn text_shows_recipe_lines_evidence_fix_and_summary() {
         .contains("  affects: recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:12:12 installs this Dynamo"));
     // Grouped by file, in report order; summary last.
     let files: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("── ")).collect();
-    assert_eq!(files.len(), 8, "{files:#?}");
+    assert_eq!(files.len(), 9, "{files:#?}");
     let (e, w, i) = report::counts(demo());
     let last = text.trim_end().lines().last().unwrap();
     assert_eq!(
         last,
         format!(
             "{e} errors, {w} warnings, {i} info in 5 deployments of 6 recipe files; 1 input problem among them; \
-             sglang v1.0.0 → v1.1.0; vllm v0.8.0 → v0.9.0; dynamo 0.1.0"
+             sglang v1.0.0 → v1.1.0; vllm v0.8.0 → v0.9.0; dynamo 0.1.0, 0.2.0"
         )
     );
 }
@@ -171,7 +171,7 @@ fn markdown_lead_sentences_hold_for_the_findings() {
     let md = report::Format::Markdown.render(demo(), &opts(Lang::EnZh));
     assert!(
         md.starts_with(
-            "**SGLang flag audit (v1.0.0 → v1.1.0); vLLM flag audit (v0.8.0 → v0.9.0):** 12 errors, 22 warnings and 6 info in 5 deployments"
+            "**SGLang flag audit (v1.0.0 → v1.1.0); vLLM flag audit (v0.8.0 → v0.9.0):** 13 errors, 24 warnings and 6 info in 5 deployments"
         ),
         "{md}"
     );
@@ -217,8 +217,10 @@ fn markdown_lead_sentences_hold_for_the_findings() {
     let md = report::Format::Markdown.render(&quiet, &opts(Lang::EnZh));
     assert!(md.contains("No `SGLANG_*`, `VLLM_*` env var the recipes set is affected."));
     assert!(md.contains("Dynamo 0.1.0: no import, attribute or pin problem against the SGLang target."));
-    // The vLLM recipes install no Dynamo: nothing is said of Dynamo against vLLM.
-    assert!(!md.contains("against the vLLM target") && !md.contains("对 vLLM 目标版本"), "{md}");
+    // Each Dynamo is said against the engine of the recipes that install it: 0.1.0
+    // (SGLang recipes only) says nothing of vLLM.
+    assert!(md.contains("Dynamo 0.2.0: no import, attribute or pin problem against the vLLM target."), "{md}");
+    assert!(!md.contains("Dynamo 0.1.0: no import, attribute or pin problem against the vLLM target"), "{md}");
     assert!(md.contains("Dynamo 0.1.0：对 SGLang 目标版本的导入、属性访问和版本约束均未发现问题。"));
 }
 
@@ -658,7 +660,8 @@ fn github_annotations_are_escaped_workflow_commands() {
     // the committed reports/); its SGLang side fits them, one annotation per
     // code and subject.
     let mut sglang = demo().clone();
-    sglang.findings.retain(|f| !f.location.path.contains("vllm"));
+    // (the vLLM side: findings on vLLM recipes, or on the Dynamo they install)
+    sglang.findings.retain(|f| !f.location.path.contains("vllm") && !f.affects.iter().any(|a| a.path.contains("vllm")));
     let out = report::Format::Github.render(&sglang, &opts(Lang::En));
     let mut levels = std::collections::BTreeMap::new();
     // The last line is a plain log line (no annotation slot): what was grouped.
@@ -952,7 +955,8 @@ fn clean_and_empty_audits_say_so() {
             "**SGLang flag audit (v1.0.0 → v1.1.0); vLLM flag audit (v0.8.0 → v0.9.0):** 0 errors, 0 warnings and 0 info in 5 deployments of 6 recipe files.\n\
          - **Flags:** All recipe flags still parse.\n\
          - **Env vars:** No `SGLANG_*`, `VLLM_*` env var the recipes set is affected.\n\
-         - **Dynamo compatibility:** Dynamo 0.1.0: no import, attribute or pin problem against the SGLang target.\n"
+         - **Dynamo compatibility:** Dynamo 0.1.0: no import, attribute or pin problem against the SGLang target. \
+         Dynamo 0.2.0: no import, attribute or pin problem against the vLLM target.\n"
         ),
         "{md}"
     );

@@ -106,7 +106,7 @@ fn diff_names_each_change_between_the_mini_releases() {
     let listing = text(&run(&args("text")));
     for line in [
         "vllm v0.8.0 -> v0.9.0",
-        "  --calculate-kv-scales (vllm/engine/arg_utils.py:44)",
+        "  --calculate-kv-scales (vllm/engine/arg_utils.py:50)",
         "  --log-config-file Announced → --logging-config.pylogging_config_file",
         "  --mamba-cache-mode Noop",
         "  --kv-cache-dtype: +[] -[\"fp8_e5m2\"]",
@@ -214,7 +214,7 @@ fn every_report_format_carries_the_vllm_findings() {
     assert!(
         github
             .lines()
-            .any(|l| l.starts_with("::warning file=") && l.contains("qwen-mini-vllm-disagg.yaml,line=18,") && l.contains("title=EA003 ")),
+            .any(|l| l.starts_with("::warning file=") && l.contains("qwen-mini-vllm-disagg.yaml,line=22,") && l.contains("title=EA003 ")),
         "{github}"
     );
     let md = read("report.md");
