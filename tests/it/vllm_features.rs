@@ -17,16 +17,19 @@ fn run(args: &[&OsStr]) -> Output {
     assert_cmd::Command::cargo_bin("engine-audit").unwrap().args(args).env("NO_COLOR", "1").output().unwrap()
 }
 
+/// `run` of `args` followed by the plain words `extra`.
+fn run_with<'a>(mut args: Vec<&'a OsStr>, extra: &'a [&'a str]) -> Output {
+    args.extend(extra.iter().map(OsStr::new));
+    run(&args)
+}
+
 fn text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `surface --vllm <demo vllm.git> --at REF --offline` plus `extra`.
 fn surface(vllm: &Path, at: &str, extra: &[&str]) -> Output {
-    let mut args: Vec<&OsStr> =
-        vec!["surface".as_ref(), "--vllm".as_ref(), vllm.as_os_str(), "--at".as_ref(), at.as_ref(), "--offline".as_ref()];
-    args.extend(extra.iter().map(|a| OsStr::new(a)));
-    run(&args)
+    run_with(vec!["surface".as_ref(), "--vllm".as_ref(), vllm.as_os_str(), "--at".as_ref(), at.as_ref(), "--offline".as_ref()], extra)
 }
 
 /// `audit PATHS --vllm <demo vllm.git> --to v0.9.0 --offline` plus `extra`.
@@ -34,8 +37,7 @@ fn audit(vllm: &Path, paths: &[&Path], extra: &[&str]) -> Output {
     let mut args: Vec<&OsStr> = vec!["audit".as_ref()];
     args.extend(paths.iter().map(|p| p.as_os_str()));
     args.extend(["--vllm".as_ref(), vllm.as_os_str(), "--to".as_ref(), "v0.9.0".as_ref(), "--offline".as_ref()]);
-    args.extend(extra.iter().map(|a| OsStr::new(a)));
-    run(&args)
+    run_with(args, extra)
 }
 
 #[test]
