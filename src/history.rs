@@ -35,6 +35,9 @@ pub struct Past<S> {
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum PastFlag {
     Option,
+    /// Still in effect, announced as deprecated with no successor named (vLLM's
+    /// "Deprecated: ... will be removed" help texts).
+    Announced,
     Alias {
         replacement: Option<String>,
     },
@@ -104,7 +107,7 @@ fn flag_state(f: &Flag) -> PastFlag {
             // names was, for a recipe, an alias of it (that era's fix renames).
             FlagDeprecationKind::Announced => match &d.replacement {
                 Some(replacement) => PastFlag::Alias { replacement: Some(replacement.clone()) },
-                None => PastFlag::Option,
+                None => PastFlag::Announced,
             },
         },
     }
@@ -206,7 +209,8 @@ mod tests {
     }
 
     /// vLLM's help-text deprecations: one naming its successor was an alias of
-    /// it (the rename is that era's fix); one naming none was still an option.
+    /// it (the rename is that era's fix); one naming none was an option
+    /// announced to go.
     #[test]
     fn an_announced_deprecation_is_an_alias_only_when_it_names_a_successor() {
         let announced = |new: Value| json!({"kind": "announced", "replacement": new, "message": "--x is deprecated"});
@@ -222,7 +226,7 @@ mod tests {
         };
         let renamed = h.flag("--log-config-file", "v2").unwrap().was;
         assert_eq!(renamed, PastFlag::Alias { replacement: Some("--logging-config.pylogging_config_file".into()) });
-        assert_eq!(h.flag("--scales", "v2").unwrap().was, PastFlag::Option);
+        assert_eq!(h.flag("--scales", "v2").unwrap().was, PastFlag::Announced);
     }
 
     #[test]

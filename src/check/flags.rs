@@ -218,7 +218,7 @@ fn unknown_flag(site: &Site, u: &FlagUse, option: &str, bump: Bump, ambiguous: V
             false => Fix::advice(FixAction::Replace { old: u.name.clone(), new: replacement.trim_start_matches("--").to_string() }),
         }),
         Some(PastFlag::Noop | PastFlag::Erroring) => Some(remove_fix(site, u)),
-        Some(PastFlag::Alias { replacement: None } | PastFlag::Option) | None => {
+        Some(PastFlag::Alias { replacement: None } | PastFlag::Option | PastFlag::Announced) | None => {
             suggestion.clone().map(|name| Fix::advice(FixAction::DidYouMean { name }))
         }
     };
