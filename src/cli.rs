@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[command(
     name = "engine-audit",
     version = crate::build_info::LONG_VERSION,
-    about = "Before bumping SGLang or Dynamo: what in your deployment recipes will break, silently change, or crash."
+    about = "Before bumping SGLang, vLLM or Dynamo: what in your deployment recipes will break, silently change, or crash."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
