@@ -333,10 +333,14 @@ fn deployment_surfaces(
     report: &mut AuditReport,
 ) -> Option<DeploymentSurfaces> {
     let (Some(handle), Some(to), Some(demand)) = (engines.get_mut(p.engine), p.refs.to(p.engine), demands.get(p.engine.id)) else {
-        let to_flag = RefFlags::named(p.engine, None, None).to_flag;
-        report
-            .notes
-            .push(format!("{}: {}: no {} ref to audit against (no image and no {to_flag})", p.file.path, p.dep.name, p.engine.display));
+        // No source is a different miss than no ref: say which, with its remedy.
+        let why = match engines.get_mut(p.engine) {
+            None => format!("no {} source given (--{}, or `{}:` in .engine-audit.yaml)", p.engine.display, p.engine.id, p.engine.id),
+            Some(_) => {
+                format!("no {} ref to audit against (no image and no {})", p.engine.display, RefFlags::named(p.engine, None, None).to_flag)
+            }
+        };
+        report.notes.push(format!("{}: {}: {why}", p.file.path, p.dep.name));
         return None;
     };
     let to_surface = match handle.surface(&to.wanted, demand) {

@@ -71,6 +71,16 @@ impl AuditOptions {
         self
     }
 
+    /// Name `engine`'s refs by flags of its own (`--vllm-from`/`--vllm-to`), as
+    /// reports say how each ref was chosen.
+    pub fn with_own_refs(mut self, engine: Engine, from: Option<String>, to: Option<String>) -> AuditOptions {
+        if from.is_some() || to.is_some() {
+            let flags = RefFlags { from, to, from_flag: format!("--{}-from", engine.id), to_flag: format!("--{}-to", engine.id) };
+            self.refs.insert(engine.id, flags);
+        }
+        self
+    }
+
     /// Name the refs of the engine recipes start (`--from`/`--to`): the one
     /// server engine whose source is given and whose refs are not named by
     /// flags of its own (`--vllm-to`). With several such, the refs would name

@@ -131,7 +131,7 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
 /// The engine sources and the refs given as flags: what opening the engines needs.
 fn engine_options(args: &AuditArgs, config: &Config) -> miette::Result<AuditOptions> {
     let opts = audit_sources(&args.sources, config)
-        .with_refs(&crate::profiles::VLLM, args.vllm_from.clone(), args.vllm_to.clone())
+        .with_own_refs(&crate::profiles::VLLM, args.vllm_from.clone(), args.vllm_to.clone())
         .with_server_refs(args.from.clone(), args.to.clone())
         .map_err(|e| miette::miette!(help = "name vLLM's refs with --vllm-from/--vllm-to, or pass only --sglang or only --vllm", "{e}"))?;
     Ok(opts.with_refs(&crate::profiles::DYNAMO, args.dynamo_from.clone(), args.dynamo_to.clone()))

@@ -27,7 +27,7 @@ pub fn audit_demo(root: &Path) -> miette::Result<(crate::demo::DemoWorkspace, Au
     .with_source(&crate::profiles::VLLM, Some(ws.vllm_repo.to_string_lossy().into_owned()), None)
     .with_source(&crate::profiles::DYNAMO, Some(ws.dynamo_repo.to_string_lossy().into_owned()), None)
     .with_refs(&crate::profiles::SGLANG, None, ws.sglang_tags.last().cloned())
-    .with_refs(&crate::profiles::VLLM, None, ws.vllm_tags.last().cloned());
+    .with_own_refs(&crate::profiles::VLLM, None, ws.vllm_tags.last().cloned());
     let mut report = audit::run(&files, &opts)?;
     relativize(&mut report, root);
     Ok((ws, report))
