@@ -271,3 +271,40 @@ fn rules_about_vllm_are_listed_and_self_tested() {
         .lines()
         .any(|l| l.starts_with("R004  warning  prefix-cache-retention-env-became-a-flag")));
 }
+
+/// SGLang and vLLM recipes in one run: `--to` is SGLang's, `--vllm-to`
+/// vLLM's, and each is said by its own flag; a vLLM recipe with no vLLM
+/// source says that, not that it lacks a ref.
+#[test]
+fn one_run_bumps_each_engine_to_its_own_target() {
+    let (_dir, ws, root) = demo_recipes();
+    let engines = |vllm: bool| -> Vec<&OsStr> {
+        let mut args: Vec<&OsStr> = vec!["audit".as_ref(), root.as_os_str(), "--sglang".as_ref(), ws.sglang_repo.as_os_str()];
+        if vllm {
+            args.extend(["--vllm".as_ref(), ws.vllm_repo.as_os_str()]);
+        }
+        args
+    };
+    let report = json(&run_with(engines(true), &["--to", "v1.1.0", "--vllm-to", "v0.9.0", "--offline", "--format", "json"]));
+    let bumps: Vec<(String, String, String)> = report["bumps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["engine"].as_str().unwrap().into(), b["to"].as_str().unwrap().into(), b["how"][0].as_str().unwrap().into()))
+        .collect();
+    assert!(bumps.contains(&("sglang".into(), "v1.1.0".into(), "--to".into())), "{bumps:?}");
+    assert!(bumps.contains(&("vllm".into(), "v0.9.0".into(), "--vllm-to".into())), "{bumps:?}");
+    // Without --vllm-to, --to names a release of each engine given: refused, saying how to name vLLM's.
+    let both = run_with(engines(true), &["--to", "v1.1.0", "--offline"]);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("--vllm-from/--vllm-to"), "{}", String::from_utf8_lossy(&both.stderr));
+    let unknown = run_with(engines(true), &["--to", "v1.1.0", "--vllm-to", "v9.9", "--offline"]);
+    assert!(unknown.status.code() == Some(2) && String::from_utf8_lossy(&unknown.stderr).contains("--vllm-to v9.9"));
+    // No vLLM source: its recipes are named as not audited, for that reason.
+    let report = json(&run_with(engines(false), &["--to", "v1.1.0", "--offline", "--format", "json", "--fail-on", "never"]));
+    let notes: Vec<&str> = report["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(
+        notes.iter().any(|n| n.ends_with("qwen-mini-vllm-disagg: no vLLM source given (--vllm, or `vllm:` in .engine-audit.yaml)")),
+        "{notes:?}"
+    );
+}
