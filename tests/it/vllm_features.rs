@@ -270,6 +270,13 @@ fn rules_about_vllm_are_listed_and_self_tested() {
     assert!(text(&run(&["rules".as_ref(), "list".as_ref()]))
         .lines()
         .any(|l| l.starts_with("R004  warning  prefix-cache-retention-env-became-a-flag")));
+    // Its page and its record name the engine it is about.
+    assert!(text(&run(&["rules".as_ref(), "explain".as_ref(), "R004".as_ref()]))
+        .contains("severity: warning · engine: vllm · file: rules/R004-"));
+    let listed = json(&run(&["rules".as_ref(), "list".as_ref(), "--format".as_ref(), "json".as_ref()]));
+    let engines: Vec<(&str, &str)> =
+        listed.as_array().unwrap().iter().map(|r| (r["id"].as_str().unwrap(), r["engine"].as_str().unwrap())).collect();
+    assert!(engines.contains(&("R004", "vllm")) && engines.contains(&("R001", "sglang")), "{engines:?}");
 }
 
 /// SGLang and vLLM recipes in one run: `--to` is SGLang's, `--vllm-to`
