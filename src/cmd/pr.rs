@@ -40,7 +40,7 @@ pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
     let base = audit_sources(&args.sources, &config);
     if !change.recipes.is_empty() && !base.has_sources() {
         return Err(miette::miette!(
-            help = "pass --sglang PATH|URL (and --dynamo PATH|URL), or set them in the base commit's .engine-audit.yaml",
+            help = "pass --sglang or --vllm PATH|URL (and --dynamo PATH|URL), or set them in the base commit's .engine-audit.yaml",
             "no engine source given"
         ));
     }
