@@ -50,7 +50,11 @@ pub(crate) fn srt_slurm_schema(surface: &EngineSurface, config_key: &str) -> Val
                 one
             }
         };
-        let properties: Map<String, Value> = keys.iter().map(|(key, def)| (key.clone(), reference(def))).collect();
+        let mut properties: Map<String, Value> = keys.iter().map(|(key, def)| (key.clone(), reference(def))).collect();
+        // A YAML merge key (`<<: *prefill`, which srtctl's loader expands, as the
+        // audit does): its maps are this role's flags, judged the same way.
+        let own = json!({"$ref": format!("#/definitions/{}", if zip { "zip_role" } else { "role" })});
+        properties.insert("<<".into(), json!({"anyOf": [own, {"type": "array", "items": own}]}));
         // Mixed spellings (`cuda_graph-max-bs`): srtctl takes them too.
         let mut patterns: Map<String, Value> = keys
             .iter()
@@ -465,6 +469,19 @@ mod tests {
         }
         let piece = &schema["definitions"]["role"]["patternProperties"]["^cuda[-_]graph[-_]max[-_]bs\\..+$"];
         assert_eq!(piece["deprecated"], json!(true), "{piece}");
+    }
+
+    /// `<<: *anchor` in a role (the srt-slurm vLLM recipes share flags so): the
+    /// merged map's keys are judged as the role's own.
+    #[test]
+    fn merge_keys_hold_flags_of_the_role() {
+        let schema = srt_slurm_schema(&mini(), "sglang_config");
+        let yaml = |merged: &str| {
+            format!("backend:\n  sglang_config:\n    prefill: &p {{{merged}}}\n    decode:\n      <<: *p\n      tp-size: 4\n")
+        };
+        assert_eq!(check(&schema, &yaml("tp-size: 8, page-size: 64")), Vec::<String>::new());
+        assert!(!check(&schema, "backend:\n  sglang_config:\n    decode: {'<<': {tp-sise: 1}}\n").is_empty());
+        assert!(!check(&schema, "backend:\n  sglang_config:\n    decode: {'<<': [{page-size: 32}]}\n").is_empty());
     }
 
     #[test]

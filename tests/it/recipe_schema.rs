@@ -262,3 +262,43 @@ fn the_vllm_schema_takes_what_the_vllm_fix_writes() {
     assert_eq!(flags, ["kv-cache-dtype"]);
     assert!(!underlined(&validator, "r.yaml", &recipe.replace("log-config-file:", "log-config-fil.x:")).unwrap().is_empty());
 }
+
+/// Every srt-slurm vLLM recipe against the schema of v0.34.0 and v0.27.1:
+/// the schema underlines what the audit refuses there, apart from the
+/// options it leaves to Dynamo's worker (EA306), which a schema of vLLM's
+/// parser cannot tell from typos.
+#[test]
+fn every_vllm_recipe_against_the_vllm_schema() {
+    let Some(corpus) = corpus(module_path!()) else { return };
+    let vllm = corpus.join("vllm.git");
+    let (files, errors) = engine_audit::recipe::collect(&[shared().join("recipes/benchmarks/multi_node/srt-slurm-recipes/vllm")]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(files.len() >= 190, "{}", files.len());
+    for target in ["v0.34.0", "v0.27.1"] {
+        let validator = jsonschema::validator_for(&engine_schema_at("vllm", &vllm, target)).unwrap();
+        let opts = AuditOptions { open: OpenOptions { offline: true, ..OpenOptions::default() }, ..AuditOptions::default() }
+            .with_source(&engine_audit::profiles::VLLM, Some(vllm.display().to_string()), None)
+            .with_refs(&engine_audit::profiles::VLLM, None, Some(target.to_string()));
+        let report = audit::run(&files, &opts).unwrap();
+        let expected = refused(&report);
+        let left_to_the_worker: BTreeSet<FlagAt> = report
+            .findings
+            .iter()
+            .filter(|f| f.code() == "EA306")
+            .map(|f| (f.location.path.clone(), f.role.clone().unwrap_or_default(), f.subject.replace('_', "-")))
+            .collect();
+        let mut found = BTreeSet::new();
+        for file in &files {
+            let text = std::fs::read_to_string(&file.path).unwrap();
+            found.extend(underlined(&validator, &file.path, &text).unwrap_or_else(|e| panic!("{}: {e}", file.path)));
+        }
+        let only_schema: Vec<_> = found.difference(&expected).filter(|f| !left_to_the_worker.contains(*f)).collect();
+        let only_audit: Vec<_> = expected.difference(&found).collect();
+        println!(
+            "{target}: {} refused by both, {} underlined as the worker's",
+            expected.len(),
+            found.intersection(&left_to_the_worker).count()
+        );
+        assert!(only_schema.is_empty() && only_audit.is_empty(), "{target}: schema only {only_schema:#?}\naudit only {only_audit:#?}");
+    }
+}
