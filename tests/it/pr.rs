@@ -42,6 +42,18 @@ impl RecipesRepo {
     }
 }
 
+/// A recipes repo at `root`: its files as `main`, then `edits` (path, old, new)
+/// as the branch `bump`.
+pub(super) fn bump_branch(root: &Path, edits: &[(&str, &str, &str)]) -> RecipesRepo {
+    let repo = RecipesRepo::init(root);
+    let base = repo.commit("main", None, "recipes as deployed");
+    for (path, old, new) in edits {
+        repo.edit(path, old, new);
+    }
+    repo.commit("bump", Some(base), "bump");
+    repo
+}
+
 fn copy_tree(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();

@@ -5,7 +5,7 @@
 //! `demo_audit.rs`; the fact cache, `fact_cache.rs`; the real releases,
 //! `vllm_recipes.rs` and `oracle_vllm.rs`.
 
-use super::pr::{demo_recipes, findings, json, pr, RecipesRepo};
+use super::pr::{bump_branch, demo_recipes, findings, json, pr};
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Output;
@@ -230,10 +230,7 @@ fn every_report_format_carries_the_vllm_findings() {
 #[test]
 fn pr_audits_a_vllm_image_bump() {
     let (_dir, ws, root) = demo_recipes();
-    let repo = RecipesRepo::init(&root);
-    let base = repo.commit("main", None, "recipes as deployed");
-    repo.edit(RECIPE, "example/vllm-openai:v0.8.0", "example/vllm-openai:v0.9.0");
-    repo.commit("bump", Some(base), "bump vLLM");
+    bump_branch(&root, &[(RECIPE, "example/vllm-openai:v0.8.0", "example/vllm-openai:v0.9.0")]);
     let out = pr(&root, "main", "bump", &["--vllm".as_ref(), ws.vllm_repo.as_os_str()]);
     assert_eq!(out.status.code(), Some(0), "warnings only: {}", String::from_utf8_lossy(&out.stderr));
     let report = json(&out);
