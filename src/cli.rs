@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[command(
     name = "engine-audit",
     version = crate::build_info::LONG_VERSION,
-    about = "Before bumping SGLang or Dynamo: what in your deployment recipes will break, silently change, or crash."
+    about = "Before bumping SGLang, vLLM or Dynamo: what in your deployment recipes will break, silently change, or crash."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -302,12 +302,19 @@ pub(crate) struct AuditArgs {
     #[command(flatten)]
     pub sources: EngineSources,
     /// Release deployed today of the engine whose source is given (--sglang or
-    /// --vllm; default: from each recipe's container image).
+    /// --vllm; with both, the one without refs of its own; default: from each
+    /// recipe's container image).
     #[arg(long, value_name = "REF")]
     pub from: Option<String>,
     /// Release to bump that engine to (default: the current one: audit recipes as they are).
     #[arg(long, value_name = "REF")]
     pub to: Option<String>,
+    /// vLLM release deployed today, when --from names SGLang's (default: from each recipe's image).
+    #[arg(long, value_name = "REF")]
+    pub vllm_from: Option<String>,
+    /// vLLM release to bump to, when --to names SGLang's (a tree of SGLang and vLLM recipes in one run).
+    #[arg(long, value_name = "REF")]
+    pub vllm_to: Option<String>,
     /// Dynamo ref deployed today (default: each recipe's `dynamo:` hash, version or wheel).
     #[arg(long, value_name = "REF")]
     pub dynamo_from: Option<String>,
@@ -399,10 +406,14 @@ pub(crate) struct PrArgs {
     pub head: String,
     #[command(flatten)]
     pub sources: EngineSources,
-    /// Release of the engine whose source is given (--sglang or --vllm) to audit
-    /// every changed deployment against (default: its head image's).
+    /// Release of the engine whose source is given (--sglang or --vllm; with
+    /// both, the one without refs of its own) to audit every changed deployment
+    /// against (default: its head image's).
     #[arg(long, value_name = "REF")]
     pub to: Option<String>,
+    /// vLLM release to audit changed vLLM deployments against, when --to names SGLang's.
+    #[arg(long, value_name = "REF")]
+    pub vllm_to: Option<String>,
     /// Dynamo ref to audit against (default: each head recipe's `dynamo:` spec).
     #[arg(long, value_name = "REF")]
     pub dynamo_to: Option<String>,
@@ -492,7 +503,7 @@ pub(crate) enum RulesCommand {
     Test {
         #[command(flatten)]
         rules: RulesArgs,
-        /// Folder holding `sglang.git` (the upstream corpus) for corpus cases.
+        /// Folder holding `sglang.git`, `vllm.git` (the upstream corpus) for corpus cases: each rule's engine's.
         #[arg(long, value_name = "DIR", env = "ENGINE_AUDIT_CORPUS")]
         corpus: Option<PathBuf>,
     },

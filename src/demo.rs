@@ -1,5 +1,6 @@
-//! The demo workspace: small git repos of a mini SGLang and a mini Dynamo, built
-//! from the embedded fixtures (one commit and tag per version folder), plus recipes.
+//! The demo workspace: small git repos of a mini SGLang, a mini vLLM and a mini
+//! Dynamo, built from the embedded fixtures (one commit and tag per version
+//! folder), plus recipes.
 
 use crate::embedded::DEMO_FILES;
 use git2::{Repository, Signature, Time};
@@ -8,10 +9,12 @@ use std::path::{Path, PathBuf};
 
 pub struct DemoWorkspace {
     pub sglang_repo: PathBuf,
+    pub vllm_repo: PathBuf,
     pub dynamo_repo: PathBuf,
     pub recipes: PathBuf,
     /// Tags in commit order, per engine.
     pub sglang_tags: Vec<String>,
+    pub vllm_tags: Vec<String>,
     pub dynamo_tags: Vec<String>,
 }
 
@@ -89,10 +92,12 @@ impl TreeBuilderByPath {
 pub fn build(root: &Path) -> Result<DemoWorkspace, miette::Report> {
     let io = |e: std::io::Error| miette::miette!("cannot write the demo workspace in {}: {e}", root.display());
     let sglang_repo = root.join("sglang.git");
+    let vllm_repo = root.join("vllm.git");
     let dynamo_repo = root.join("dynamo.git");
     let recipes = root.join("recipes");
     let git = |e: git2::Error| miette::miette!("cannot build the demo repositories: {}", e.message());
     let sglang_tags = build_repo(&sglang_repo, "sglang").map_err(git)?;
+    let vllm_tags = build_repo(&vllm_repo, "vllm").map_err(git)?;
     let dynamo_tags = build_repo(&dynamo_repo, "dynamo").map_err(git)?;
     for (path, bytes) in DEMO_FILES {
         if let Some(rest) = path.strip_prefix("recipes/") {
@@ -101,5 +106,5 @@ pub fn build(root: &Path) -> Result<DemoWorkspace, miette::Report> {
             std::fs::write(&target, bytes).map_err(io)?;
         }
     }
-    Ok(DemoWorkspace { sglang_repo, dynamo_repo, recipes, sglang_tags, dynamo_tags })
+    Ok(DemoWorkspace { sglang_repo, vllm_repo, dynamo_repo, recipes, sglang_tags, vllm_tags, dynamo_tags })
 }

@@ -35,6 +35,9 @@ pub struct Past<S> {
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum PastFlag {
     Option,
+    /// Still in effect, announced as deprecated with no successor named (vLLM's
+    /// "Deprecated: ... will be removed" help texts).
+    Announced,
     Alias {
         replacement: Option<String>,
     },
@@ -100,8 +103,12 @@ fn flag_state(f: &Flag) -> PastFlag {
             FlagDeprecationKind::Alias => PastFlag::Alias { replacement: d.replacement.clone() },
             FlagDeprecationKind::Noop => PastFlag::Noop,
             FlagDeprecationKind::Removed => PastFlag::Erroring,
-            // Still an option that takes effect.
-            FlagDeprecationKind::Announced => PastFlag::Option,
+            // Still an option that takes effect; one whose successor the release
+            // names was, for a recipe, an alias of it (that era's fix renames).
+            FlagDeprecationKind::Announced => match &d.replacement {
+                Some(replacement) => PastFlag::Alias { replacement: Some(replacement.clone()) },
+                None => PastFlag::Announced,
+            },
         },
     }
 }
@@ -199,6 +206,27 @@ mod tests {
         let mut h = history();
         h.releases.pop();
         assert_eq!(h.flag("--max-bs", "v5").unwrap().gone_by, "v5");
+    }
+
+    /// vLLM's help-text deprecations: one naming its successor was an alias of
+    /// it (the rename is that era's fix); one naming none was an option
+    /// announced to go.
+    #[test]
+    fn an_announced_deprecation_is_an_alias_only_when_it_names_a_successor() {
+        let announced = |new: Value| json!({"kind": "announced", "replacement": new, "message": "--x is deprecated"});
+        let h = ReleaseHistory {
+            releases: vec![release(
+                "v1",
+                vec![
+                    flag("--log-config-file", announced(json!("--logging-config.pylogging_config_file"))),
+                    flag("--scales", announced(Value::Null)),
+                ],
+                vec![],
+            )],
+        };
+        let renamed = h.flag("--log-config-file", "v2").unwrap().was;
+        assert_eq!(renamed, PastFlag::Alias { replacement: Some("--logging-config.pylogging_config_file".into()) });
+        assert_eq!(h.flag("--scales", "v2").unwrap().was, PastFlag::Announced);
     }
 
     #[test]

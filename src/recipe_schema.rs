@@ -40,6 +40,7 @@ const FLOAT_TEXT: &str = r"^\s*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)
 /// the flags of `surface` (`config_key`: `sglang_config`).
 pub(crate) fn srt_slurm_schema(surface: &EngineSurface, config_key: &str) -> Value {
     let (definitions, keys) = flag_definitions(surface);
+    let dotted = dotted_keys(surface);
     let role = |zip: bool| {
         let reference = |def: &str| {
             let one = json!({"$ref": format!("#/definitions/{def}")});
@@ -49,13 +50,18 @@ pub(crate) fn srt_slurm_schema(surface: &EngineSurface, config_key: &str) -> Val
                 one
             }
         };
-        let properties: Map<String, Value> = keys.iter().map(|(key, def)| (key.clone(), reference(def))).collect();
+        let mut properties: Map<String, Value> = keys.iter().map(|(key, def)| (key.clone(), reference(def))).collect();
+        // A YAML merge key (`<<: *prefill`, which srtctl's loader expands, as the
+        // audit does): its maps are this role's flags, judged the same way.
+        let own = json!({"$ref": format!("#/definitions/{}", if zip { "zip_role" } else { "role" })});
+        properties.insert("<<".into(), json!({"anyOf": [own, {"type": "array", "items": own}]}));
         // Mixed spellings (`cuda_graph-max-bs`): srtctl takes them too.
-        let patterns: Map<String, Value> = keys
+        let mut patterns: Map<String, Value> = keys
             .iter()
             .filter(|(key, _)| key.matches('-').count() >= 2)
             .map(|(key, def)| (spellings_pattern(key), reference(def)))
             .collect();
+        patterns.extend(dotted.iter().map(|(pattern, schema)| (pattern.clone(), schema.clone())));
         // A key the parser does not know is harmless only when srtctl does not pass it.
         let not_passed = json!({"enum": [false, null]});
         let unknown = match zip {
@@ -140,6 +146,35 @@ fn flag_definitions(surface: &EngineSurface) -> (Map<String, Value>, BTreeMap<St
         }
     }
     (definitions, keys)
+}
+
+/// Where the parser gathers `--opt.key value` into one key of `--opt`'s JSON
+/// value (`ParserFacts::rewrites.dotted_keys`), a `opt.key:` entry sets that
+/// piece (what `--fix` writes for `--logging-config.pylogging_config_file`):
+/// one pattern per option, in any spelling, whose value the audit does not
+/// judge; a deprecated option's pieces carry its deprecation.
+fn dotted_keys(surface: &EngineSurface) -> Vec<(String, Value)> {
+    if !surface.parser.rewrites.dotted_keys {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, Value)> = Vec::new();
+    for flag in &surface.flags {
+        for name in flag.names.iter().filter_map(|n| n.strip_prefix("--")).filter(|n| !n.is_empty() && !n.contains(['_', '.'])) {
+            let pattern = format!("{}\\..+$", spellings_pattern(name).trim_end_matches('$'));
+            if out.iter().any(|(p, _)| *p == pattern) {
+                continue;
+            }
+            let mut schema = Map::new();
+            if let Some(line) = deprecation_line(flag, &surface.ref_name) {
+                schema.insert("deprecated".into(), json!(true));
+                schema.insert("deprecationMessage".into(), json!(line));
+            }
+            let about = format!("One key of `--{name}`'s value: the parser gathers `--{name}.KEY VALUE` into it. The value is not judged.");
+            schema.insert("description".into(), json!(about));
+            out.push((pattern, Value::Object(schema)));
+        }
+    }
+    out
 }
 
 /// `^cuda[-_]graph[-_]max[-_]bs$`.
@@ -414,6 +449,39 @@ mod tests {
         for (flags, why) in bad {
             assert!(!check(&schema, &role(flags)).is_empty(), "{flags}: {why}");
         }
+    }
+
+    /// A parser that gathers `--opt.key value` (vLLM's `FlexibleArgumentParser`)
+    /// takes `opt.key:` entries, as the audit reads them (and `--fix` writes
+    /// them); without that rewrite they are unknown keys.
+    #[test]
+    fn dotted_keys_are_pieces_of_an_option_where_the_parser_gathers_them() {
+        let plain = srt_slurm_schema(&mini(), "sglang_config");
+        assert!(!check(&plain, &role("tp-size.x: 1")).is_empty(), "argparse alone has no `--tp-size.x`");
+        let mut gathering = mini();
+        gathering.parser.rewrites.dotted_keys = true;
+        let schema = srt_slurm_schema(&gathering, "sglang_config");
+        for ok in ["tp-size.x: 1", "tp_size.x.y: {a: 1}", "cuda-graph-max-bs.x: 2", "tp.x: [1]"] {
+            assert_eq!(check(&schema, &role(ok)), Vec::<String>::new(), "{ok}");
+        }
+        for bad in ["no-such-flag.x: 1", "tp-siz.x: 1", "tp-size.: 1"] {
+            assert!(!check(&schema, &role(bad)).is_empty(), "{bad}");
+        }
+        let piece = &schema["definitions"]["role"]["patternProperties"]["^cuda[-_]graph[-_]max[-_]bs\\..+$"];
+        assert_eq!(piece["deprecated"], json!(true), "{piece}");
+    }
+
+    /// `<<: *anchor` in a role (the srt-slurm vLLM recipes share flags so): the
+    /// merged map's keys are judged as the role's own.
+    #[test]
+    fn merge_keys_hold_flags_of_the_role() {
+        let schema = srt_slurm_schema(&mini(), "sglang_config");
+        let yaml = |merged: &str| {
+            format!("backend:\n  sglang_config:\n    prefill: &p {{{merged}}}\n    decode:\n      <<: *p\n      tp-size: 4\n")
+        };
+        assert_eq!(check(&schema, &yaml("tp-size: 8, page-size: 64")), Vec::<String>::new());
+        assert!(!check(&schema, "backend:\n  sglang_config:\n    decode: {'<<': {tp-sise: 1}}\n").is_empty());
+        assert!(!check(&schema, "backend:\n  sglang_config:\n    decode: {'<<': [{page-size: 32}]}\n").is_empty());
     }
 
     #[test]

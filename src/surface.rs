@@ -171,7 +171,8 @@ pub enum EnvDeprecationKind {
     Removed,
     /// A second name read for the same field (`EnvBoolWithAlias`).
     Alias,
-    /// Gone from the registry; still read only to log that it was removed.
+    /// Read only to log that it was removed or is deprecated: gone from the
+    /// registry, or registered with a getter that only warns (vLLM).
     Notice,
 }
 

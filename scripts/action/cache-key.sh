@@ -3,8 +3,8 @@
 # new tag (or a tag moves), so a run that fetched it saves a new cache entry,
 # and stays the same otherwise, so runs reuse one entry.
 #
-# Engine sources: EA_SGLANG / EA_DYNAMO, else the top-level `sglang:` / `dynamo:`
-# of EA_REPO's .engine-audit.yaml. Only URLs are cached clones; local paths have
+# Engine sources: EA_SGLANG / EA_VLLM / EA_DYNAMO, else the top-level `sglang:` /
+# `vllm:` / `dynamo:` of EA_REPO's .engine-audit.yaml. Only URLs are cached clones; local paths have
 # no cache. Outputs (to $GITHUB_OUTPUT): key (empty when no source is a URL),
 # restore-prefix, path.
 set -euo pipefail
@@ -20,7 +20,7 @@ from_config() {
 }
 
 sources=()
-for given in "sglang=${EA_SGLANG:-}" "dynamo=${EA_DYNAMO:-}"; do
+for given in "sglang=${EA_SGLANG:-}" "vllm=${EA_VLLM:-}" "dynamo=${EA_DYNAMO:-}"; do
   engine="${given%%=*}"
   spec="${given#*=}"
   [ -n "$spec" ] || spec="$(from_config "$engine")"

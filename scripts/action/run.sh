@@ -5,8 +5,8 @@
 # audit's exit code: 0 clean, 1 findings at or above EA_FAIL_ON, 2 bad input.
 #
 # Inputs (environment): EA_BIN (default: engine-audit on PATH), EA_REPO (default .),
-# EA_BASE, EA_HEAD (commits of the recipes repo), EA_SGLANG, EA_DYNAMO, EA_TO,
-# EA_DYNAMO_TO, EA_FAIL_ON, EA_FORMATS (default sarif,markdown,json),
+# EA_BASE, EA_HEAD (commits of the recipes repo), EA_SGLANG, EA_DYNAMO, EA_VLLM,
+# EA_TO, EA_VLLM_TO, EA_DYNAMO_TO, EA_FAIL_ON, EA_FORMATS (default sarif,markdown,json),
 # EA_OUTPUT_DIR (default $RUNNER_TEMP/engine-audit), EA_ARGS (more `pr` flags,
 # split on blanks). Outputs (to $GITHUB_OUTPUT): exit-code, report-dir, sarif.
 set -uo pipefail
@@ -29,7 +29,9 @@ formats="${EA_FORMATS:-sarif,markdown,json}"
 args=(pr --repo "${EA_REPO:-.}" --base "$EA_BASE" --head "$EA_HEAD" --format "$formats" --output-dir "$dir")
 [ -n "${EA_SGLANG:-}" ] && args+=(--sglang "$EA_SGLANG")
 [ -n "${EA_DYNAMO:-}" ] && args+=(--dynamo "$EA_DYNAMO")
+[ -n "${EA_VLLM:-}" ] && args+=(--vllm "$EA_VLLM")
 [ -n "${EA_TO:-}" ] && args+=(--to "$EA_TO")
+[ -n "${EA_VLLM_TO:-}" ] && args+=(--vllm-to "$EA_VLLM_TO")
 [ -n "${EA_DYNAMO_TO:-}" ] && args+=(--dynamo-to "$EA_DYNAMO_TO")
 [ -n "${EA_FAIL_ON:-}" ] && args+=(--fail-on "$EA_FAIL_ON")
 if [ -n "${EA_ARGS:-}" ]; then

@@ -346,6 +346,7 @@ fn worker_parsers(planned: &[Planned], engines: &mut Engines) -> HashMap<(&'stat
 
 /// One consumer build's pin and uses against one bump of its engine.
 fn check_consumer(report: &mut AuditReport, handle: &mut EngineHandle, link: &ConsumerLink, wanted: &str, bump: Bump) {
+    report.links_checked.insert((link.consumer.to_string(), link.engine.to_string(), wanted.to_string()));
     let consumer_demand = Demand { metadata: true, ..Demand::default() };
     let first = report.findings.len();
     let surface = match handle.surface(wanted, &consumer_demand) {
@@ -381,10 +382,14 @@ fn deployment_surfaces(
     report: &mut AuditReport,
 ) -> Option<DeploymentSurfaces> {
     let (Some(handle), Some(to), Some(demand)) = (engines.get_mut(p.engine), p.refs.to(p.engine), demands.get(p.engine.id)) else {
-        let to_flag = RefFlags::named(p.engine, None, None).to_flag;
-        report
-            .notes
-            .push(format!("{}: {}: no {} ref to audit against (no image and no {to_flag})", p.file.path, p.dep.name, p.engine.display));
+        // No source is a different miss than no ref: say which, with its remedy.
+        let why = match engines.get_mut(p.engine) {
+            None => format!("no {} source given (--{}, or `{}:` in .engine-audit.yaml)", p.engine.display, p.engine.id, p.engine.id),
+            Some(_) => {
+                format!("no {} ref to audit against (no image and no {})", p.engine.display, RefFlags::named(p.engine, None, None).to_flag)
+            }
+        };
+        report.notes.push(format!("{}: {}: {why}", p.file.path, p.dep.name));
         return None;
     };
     let to_surface = match handle.surface(&to.wanted, demand) {

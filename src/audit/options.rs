@@ -71,15 +71,28 @@ impl AuditOptions {
         self
     }
 
+    /// Name `engine`'s refs by flags of its own (`--vllm-from`/`--vllm-to`), as
+    /// reports say how each ref was chosen.
+    pub fn with_own_refs(mut self, engine: Engine, from: Option<String>, to: Option<String>) -> AuditOptions {
+        if from.is_some() || to.is_some() {
+            let flags = RefFlags { from, to, from_flag: format!("--{}-from", engine.id), to_flag: format!("--{}-to", engine.id) };
+            self.refs.insert(engine.id, flags);
+        }
+        self
+    }
+
     /// Name the refs of the engine recipes start (`--from`/`--to`): the one
-    /// server engine whose source is given. With several given, the refs would
-    /// name releases of different engines: an error that says so.
+    /// server engine whose source is given and whose refs are not named by
+    /// flags of its own (`--vllm-to`). With several such, the refs would name
+    /// releases of different engines: an error that says so.
     pub fn with_server_refs(self, from: Option<String>, to: Option<String>) -> Result<AuditOptions, String> {
         if from.is_none() && to.is_none() {
             return Ok(self);
         }
-        let servers: Vec<Engine> =
-            crate::profiles::servers().map(|(engine, _)| engine).filter(|e| self.sources.contains_key(e.id)).collect();
+        let servers: Vec<Engine> = crate::profiles::servers()
+            .map(|(engine, _)| engine)
+            .filter(|e| self.sources.contains_key(e.id) && !self.refs.contains_key(e.id))
+            .collect();
         match servers.as_slice() {
             [] => Ok(self.with_refs(&crate::profiles::SGLANG, from, to)),
             [engine] => Ok(self.with_refs(engine, from, to)),

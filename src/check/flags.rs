@@ -137,9 +137,21 @@ fn check_use(site: &Site, u: &FlagUse, bump: Bump, out: &mut Vec<Finding>) {
     if let Some(dep) = &flag.deprecated {
         let (target, upstream) = (to_ref.to_string(), dep.message.clone());
         out.push(match dep.kind {
-            // An announced deprecation still takes effect: its value is checked as
-            // any other (findings of their own come with the vLLM checks, issue 28).
-            FlagDeprecationKind::Announced => return out.extend(check_value(u, flag, bump).map(|f| f.evidence(ev))),
+            // An announced deprecation still takes effect: its value is checked as any
+            // other. One that names its successor (vLLM's "--log-config-file is
+            // deprecated ... Use --logging-config.pylogging_config_file instead.") is an
+            // alias the release still honours, and renaming is the fix.
+            FlagDeprecationKind::Announced => {
+                if let Some(replacement) = &dep.replacement {
+                    let kind = FindingKind::DeprecatedAlias { option: option.clone(), replacement: replacement.clone(), target };
+                    out.push(
+                        Finding::new(kind, at, &u.name)
+                            .evidence(ev.clone().with_note(format!("{option} deprecated: the release names {replacement} instead")))
+                            .fix(Some(successor_fix(site, u, replacement, bump))),
+                    );
+                }
+                return out.extend(check_value(u, flag, bump).map(|f| f.evidence(ev)));
+            }
             FlagDeprecationKind::Removed => {
                 Finding::new(FindingKind::RemovedFlag { option: option.clone(), target, upstream }, at, &u.name)
                     .evidence(ev.with_note(format!("{option} registered with an erroring action")))
@@ -214,12 +226,9 @@ fn unknown_flag(site: &Site, u: &FlagUse, option: &str, bump: Bump, ambiguous: V
         (ambiguous.is_empty() && history.is_none()).then(|| similar_names(option, &names).first().map(|c| c.to_string())).flatten();
     let fix = match history.as_ref().map(|p| p.was.clone()) {
         // What the alias era's fix was: the declared replacement.
-        Some(PastFlag::Alias { replacement: Some(replacement) }) => Some(match accepted_at_target(&replacement, bump) {
-            true => rename_fix(site, u, &replacement),
-            false => Fix::advice(FixAction::Replace { old: u.name.clone(), new: replacement.trim_start_matches("--").to_string() }),
-        }),
+        Some(PastFlag::Alias { replacement: Some(replacement) }) => Some(successor_fix(site, u, &replacement, bump)),
         Some(PastFlag::Noop | PastFlag::Erroring) => Some(remove_fix(site, u)),
-        Some(PastFlag::Alias { replacement: None } | PastFlag::Option) | None => {
+        Some(PastFlag::Alias { replacement: None } | PastFlag::Option | PastFlag::Announced) | None => {
             suggestion.clone().map(|name| Fix::advice(FixAction::DidYouMean { name }))
         }
     };
@@ -241,8 +250,22 @@ fn unknown_flag(site: &Site, u: &FlagUse, option: &str, bump: Bump, ambiguous: V
 }
 
 /// Whether a declared replacement (`--new`, `--new=value`) is an option of the target.
+/// Moving a use to the successor an engine names: the rename where the target
+/// accepts the successor, else advice (a rename would write a refused flag).
+fn successor_fix(site: &Site, u: &FlagUse, replacement: &str, bump: Bump) -> Fix {
+    match accepted_at_target(replacement, bump) {
+        true => rename_fix(site, u, replacement),
+        false => Fix::advice(FixAction::Replace { old: u.name.clone(), new: replacement.trim_start_matches("--").to_string() }),
+    }
+}
+
 fn accepted_at_target(replacement: &str, bump: Bump) -> bool {
     let name = replacement.split_once('=').map_or(replacement, |(n, _)| n);
+    // `--opt.key`: a piece of `--opt`'s value, where the parser gathers dotted keys.
+    let name = match name.split_once('.') {
+        Some((option, _)) if bump.to.parser.rewrites.dotted_keys => option,
+        _ => name,
+    };
     bump.to.flag(name).is_some_and(|f| f.deprecated.is_none())
 }
 
@@ -486,6 +509,31 @@ def prepare_server_args(argv):
         assert!(found[0].message().contains("abbreviation of `--tp-size`"), "{}", found[0].message());
         assert_eq!(found[0].fix.as_ref().unwrap().edits[0].replacement, "tp-size");
         assert!(found[0].evidence.iter().any(|e| e.note.as_deref() == Some("the parser, built without allow_abbrev=False")));
+    }
+
+    /// A help-text deprecation (vLLM's): naming a successor the target accepts,
+    /// the rename is the fix; naming one it lacks, advice only; naming none, no
+    /// finding while the flag still takes effect (its value still judged).
+    #[test]
+    fn an_announced_deprecation_is_an_alias_only_with_a_successor() {
+        let announce = |successor: Option<&str>| {
+            let mut target = engine("");
+            let flag = target.flags.iter_mut().find(|f| f.names[0] == "--cuda-graph-max-bs-decode").unwrap();
+            flag.deprecated = Some(crate::surface::FlagDeprecation {
+                kind: FlagDeprecationKind::Announced,
+                replacement: successor.map(str::to_string),
+                message: Some("--cuda-graph-max-bs-decode is deprecated and will be removed.".into()),
+            });
+            findings(&target, "      cuda-graph-max-bs-decode: 8\n      attention-backend: fa3\n")
+        };
+        let renamed = announce(Some("--cuda-graph-max-bs-prefill"));
+        assert_eq!(codes(&renamed)[0], ("EA003".into(), "cuda-graph-max-bs-decode".into()));
+        assert_eq!(renamed[0].fix.as_ref().unwrap().edits[0].replacement, "cuda-graph-max-bs-prefill");
+        let missing = announce(Some("--no-such-successor"));
+        assert_eq!(codes(&missing)[0].0, "EA003");
+        assert!(missing[0].fix.as_ref().unwrap().edits.is_empty(), "a rename to a refused flag is advice only");
+        let silent = announce(None);
+        assert_eq!(codes(&silent), [("EA005".into(), "attention-backend".into())], "still in effect: nothing to say of it");
     }
 
     #[test]

@@ -108,7 +108,7 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
     let base = engine_options(args, config)?;
     if !base.has_sources() {
         return Err(miette::miette!(
-            help = "pass --sglang PATH|URL (and --dynamo PATH|URL for the Dynamo checks), or set them in .engine-audit.yaml",
+            help = "pass --sglang or --vllm PATH|URL (and --dynamo PATH|URL for the Dynamo checks), or set them in .engine-audit.yaml",
             "no engine source given"
         ));
     }
@@ -131,8 +131,9 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
 /// The engine sources and the refs given as flags: what opening the engines needs.
 fn engine_options(args: &AuditArgs, config: &Config) -> miette::Result<AuditOptions> {
     let opts = audit_sources(&args.sources, config)
+        .with_own_refs(&crate::profiles::VLLM, args.vllm_from.clone(), args.vllm_to.clone())
         .with_server_refs(args.from.clone(), args.to.clone())
-        .map_err(|e| miette::miette!(help = "pass only --sglang or only --vllm with --from/--to", "{e}"))?;
+        .map_err(|e| miette::miette!(help = "name vLLM's refs with --vllm-from/--vllm-to, or pass only --sglang or only --vllm", "{e}"))?;
     Ok(opts.with_refs(&crate::profiles::DYNAMO, args.dynamo_from.clone(), args.dynamo_to.clone()))
 }
 

@@ -40,7 +40,7 @@ pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
     let base = audit_sources(&args.sources, &config);
     if !change.recipes.is_empty() && !base.has_sources() {
         return Err(miette::miette!(
-            help = "pass --sglang PATH|URL (and --dynamo PATH|URL), or set them in the base commit's .engine-audit.yaml",
+            help = "pass --sglang or --vllm PATH|URL (and --dynamo PATH|URL), or set them in the base commit's .engine-audit.yaml",
             "no engine source given"
         ));
     }
@@ -52,8 +52,9 @@ pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
         None => crate::rules::load_rules_with(&args.rules, snaps.base_rules(&config.file.rules)?),
     };
     let opts = AuditOptions { rules: rules.map_err(miette::Report::new)?, baseline: change.baseline.clone(), ..base }
+        .with_own_refs(&crate::profiles::VLLM, None, args.vllm_to.clone())
         .with_server_refs(None, args.to.clone())
-        .map_err(|e| miette::miette!(help = "pass only --sglang or only --vllm with --to", "{e}"))?
+        .map_err(|e| miette::miette!(help = "name vLLM's target with --vllm-to, or pass only --sglang or only --vllm", "{e}"))?
         .with_refs(&crate::profiles::DYNAMO, None, args.dynamo_to.clone());
     let mut result = if change.recipes.is_empty() { AuditReport::default() } else { audit::run(&change.recipes, &opts)? };
     result.findings.extend(change.findings.iter().cloned());

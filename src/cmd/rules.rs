@@ -54,6 +54,8 @@ struct RuleRecord<'a> {
     id: &'a str,
     name: &'a str,
     severity: &'static str,
+    /// The engine profile id whose deployments and source it is about (`sglang`, `vllm`).
+    engine: &'a str,
     title: &'a str,
     /// The absolute page of a built-in rule; the file's path for a `--rules DIR` rule.
     doc: String,
@@ -66,6 +68,7 @@ fn record<'a>(r: &'a Rule, base: &str, with_docs: bool) -> RuleRecord<'a> {
         id: &r.spec.id,
         name: &r.spec.name,
         severity: r.spec.severity.as_str(),
+        engine: &r.spec.engine,
         title: &r.spec.title,
         doc: docs::link(base, &r.doc_path()),
         docs: with_docs.then_some(r.spec.docs.as_str()),
@@ -86,11 +89,12 @@ pub(crate) fn explain(id: &str, dirs: &[PathBuf], format: ListFormat) -> miette:
     let s = &rule.spec;
     let versions = s.versions.as_ref().map(|v| format!("target versions: {}\n", v.0)).unwrap_or_default();
     emit(&format!(
-        "# {} {}\n\n{}\n\nseverity: {} · engine: sglang · file: {}\n{versions}evidence predicates: {} (all must hold at the target ref)\n\n{}\n",
+        "# {} {}\n\n{}\n\nseverity: {} · engine: {} · file: {}\n{versions}evidence predicates: {} (all must hold at the target ref)\n\n{}\n",
         s.id,
         s.name,
         s.title,
         s.severity.as_str(),
+        s.engine,
         rule.doc_path(),
         s.evidence.len(),
         s.docs.trim_end()

@@ -127,7 +127,16 @@ fn literal_dunder_version(file: &PyFile) -> Option<String> {
     named_children(file.root()).into_iter().find_map(|stmt| {
         let assign = named_children(stmt).into_iter().find(|n| n.kind() == "assignment")?;
         let left = assign.child_by_field_name("left")?;
-        (file.text(left) == "__version__").then(|| file.string_value(assign.child_by_field_name("right")?))?
+        if file.text(left) != "__version__" {
+            return None;
+        }
+        // `__version__ = version = '0.34.0'`: the generated `_version.py` of
+        // setuptools-scm / vcs-versioning wheels (vLLM's) chains the names.
+        let mut right = assign.child_by_field_name("right")?;
+        while right.kind() == "assignment" {
+            right = right.child_by_field_name("right")?;
+        }
+        file.string_value(right)
     })
 }
 
@@ -248,6 +257,18 @@ mod tests {
         // Without a pyproject: `version.py` assigns inside `try` (not literal), `_version.py` does.
         assert_eq!(package_version(&fixture("python"), "toypkg", &mut warnings).as_deref(), Some("0.3.0rc1"));
         assert!(warnings.is_empty(), "{warnings:?}");
+        // vLLM's wheel: `version.py` imports it from the generated `_version.py`, which chains the names.
+        let wheel = MemTree::from_files(
+            "t",
+            [
+                ("vllm/version.py", "try:\n    from ._version import __version__\nexcept Exception:\n    __version__ = \"dev\"\n"),
+                (
+                    "vllm/_version.py",
+                    "__version__: str\n__version__ = version = '0.34.0'\n__version_tuple__ = version_tuple = (0, 34, 0)\n",
+                ),
+            ],
+        );
+        assert_eq!(package_version(&wheel, "vllm", &mut warnings).as_deref(), Some("0.34.0"));
     }
 
     #[test]

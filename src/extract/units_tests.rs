@@ -40,7 +40,12 @@ impl Tree for Counting<'_> {
 }
 
 fn demo_engine() -> MemTree {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/sglang/v1.1.0");
+    demo_release("sglang/v1.1.0")
+}
+
+/// A release folder of the demo's fixtures (`sglang/v1.1.0`, `vllm/v0.9.0`) as a tree.
+fn demo_release(release: &str) -> MemTree {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo").join(release);
     let dir = DirTree::open(&root).expect("fixture exists");
     let mut tree = MemTree::new("demo");
     for e in dir.entries() {
@@ -104,6 +109,43 @@ fn warm_runs_read_nothing_and_a_changed_file_is_read_alone() {
     let counting = Counting::new(&changed);
     extract(&counting, &cache);
     assert_eq!(counting.take(), Vec::<String>::new());
+}
+
+/// vLLM's units (the serve parser over `get_kwargs` of config dataclasses in
+/// other modules, the getter dict in envs.py): a warm run reads no file, and
+/// a changed config module is read again without the untouched env registry.
+#[test]
+fn vllm_warm_runs_read_nothing_and_a_changed_config_is_read_again() {
+    use crate::profiles::VLLM;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = FactCache::at(dir.path());
+    let demand = Demand::full(&VLLM);
+    let extract = |tree: &dyn Tree| extract_surface_with(tree, &VLLM, "vllm", "v0.9.0", &demand, &cache);
+    let base = demo_release("vllm/v0.9.0");
+    let uncached = extract_surface(&base, &VLLM, "vllm", "v0.9.0", &demand);
+    assert!(uncached.flag("--log-config-file").is_some() && uncached.env.iter().any(|v| v.name == "VLLM_ENGINE_READY_TIMEOUT_S"));
+
+    let counting = Counting::new(&base);
+    assert_eq!(extract(&counting), uncached, "cold");
+    assert!(counting.take().contains(&"vllm/config/cache.py".to_string()));
+    assert_eq!(extract(&counting), uncached, "warm");
+    assert_eq!(counting.take(), Vec::<String>::new(), "a warm run reads no engine file");
+
+    // A config dataclass changes its default: the parser is built again from
+    // it, and the answer is the uncached one.
+    let mut edited = base.clone();
+    let cache_py = String::from_utf8(base.read("vllm/config/cache.py").unwrap()).unwrap();
+    edited.insert(
+        "vllm/config/cache.py",
+        cache_py.replace("gpu_memory_utilization: float = 0.92", "gpu_memory_utilization: float = 0.8").into_bytes(),
+    );
+    let counting = Counting::new(&edited);
+    let surface = extract(&counting);
+    let reads = counting.take();
+    assert!(reads.contains(&"vllm/config/cache.py".to_string()), "{reads:?}");
+    assert!(!reads.contains(&"vllm/envs.py".to_string()), "the env registry did not change: {reads:?}");
+    assert_eq!(surface, extract_surface(&edited, &VLLM, "vllm", "v0.9.0", &demand));
+    assert_eq!(surface.flag("--gpu-memory-utilization").unwrap().default, crate::surface::Known::Value(serde_json::json!(0.8)));
 }
 
 #[test]

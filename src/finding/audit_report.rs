@@ -3,7 +3,7 @@
 
 use super::Finding;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Something that could not be read; the rest of the audit went on.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -55,6 +55,11 @@ pub struct AuditReport {
     pub suppressed: usize,
     /// The risk rules applied, by id.
     pub rules: Vec<RuleInfo>,
+    /// Each consumer build checked against an engine target, as (consumer id,
+    /// engine id, consumer ref): a report says "no problem" only for a link that
+    /// was checked (a Dynamo that only SGLang recipes install says nothing of vLLM).
+    #[serde(skip)]
+    pub links_checked: BTreeSet<(String, String, String)>,
     /// The text of every recipe file read, by path: what findings' byte spans index
     /// into (the text report shows the lines). Engine files are not kept.
     #[serde(skip)]

@@ -218,6 +218,7 @@ impl NumberKind {
 fn flag_history_en(past: &Past<PastFlag>, target: &str) -> String {
     let was = match &past.was {
         PastFlag::Option => "an option".to_string(),
+        PastFlag::Announced => "an option announced as deprecated (still in effect)".to_string(),
         PastFlag::Alias { replacement: Some(r) } => format!("a deprecated alias of `{r}`"),
         PastFlag::Alias { replacement: None } => "a deprecated alias".to_string(),
         PastFlag::Noop => "a deprecated option that did nothing".to_string(),

@@ -112,10 +112,20 @@ pub(super) fn edit_in_place(file: &RecipeFile, intent: EditIntent) -> Vec<Edit> 
 }
 
 /// Replace the first `old` inside the span's text (keeps dashes and quotes around it).
+/// A flag's name may be written with `_` for `-` (srtctl, and vLLM's parser,
+/// read both): the name as written is what is replaced.
 pub(super) fn replace_in_span(file: &RecipeFile, span: &Span, old: &str, new: &str) -> Option<Edit> {
     let text = file.text.get(span.offset..span.end())?;
-    let at = text.find(old)?;
+    let at = text.find(old).or_else(|| find_either_spelling(text, old))?;
     Some(Edit { path: file.path.clone(), offset: span.offset + at, len: old.len(), replacement: new.to_string() })
+}
+
+/// Where `name` stands in `text` with any of its `-` written `_` or back.
+fn find_either_spelling(text: &str, name: &str) -> Option<usize> {
+    let same = |a: u8, b: u8| a == b || (matches!(a, b'-' | b'_') && matches!(b, b'-' | b'_'));
+    let (bytes, wanted) = (text.as_bytes(), name.as_bytes());
+    (0..=bytes.len().checked_sub(wanted.len())?)
+        .find(|&i| text.is_char_boundary(i) && bytes[i..i + wanted.len()].iter().zip(wanted).all(|(a, b)| same(*a, *b)))
 }
 
 /// Replace a scalar value, keeping its quotes when it is quoted.

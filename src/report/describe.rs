@@ -57,11 +57,13 @@ fn past_flag(p: &Past<PastFlag>, lang: Lang) -> String {
         (false, PastFlag::Noop) => format!(" (a deprecated no-op {})", p.span_en()),
         (false, PastFlag::Erroring) => format!(" (already refused {})", p.span_en()),
         (false, PastFlag::Option) => format!(" (an option until {})", p.last_seen),
+        (false, PastFlag::Announced) => format!(" (deprecated but in effect {})", p.span_en()),
         (true, PastFlag::Alias { replacement: Some(r) }) => format!("（{} 时是 `{r}` 的已弃用别名）", p.span_zh()),
         (true, PastFlag::Alias { replacement: None }) => format!("（{} 时是已弃用别名）", p.span_zh()),
         (true, PastFlag::Noop) => format!("（{} 时已弃用且不起作用）", p.span_zh()),
         (true, PastFlag::Erroring) => format!("（{} 时已被拒绝）", p.span_zh()),
         (true, PastFlag::Option) => format!("（直到 {} 仍是有效参数）", p.last_seen),
+        (true, PastFlag::Announced) => format!("（{} 时已宣布弃用，但仍然生效）", p.span_zh()),
     }
 }
 

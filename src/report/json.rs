@@ -63,6 +63,8 @@ fn render(report: &AuditReport, opts: &RenderOptions) -> String {
         suppressed,
         rules,
         sources: _,
+        // Said by `bumps` and the findings' consumer facts.
+        links_checked: _,
     } = report;
     let prints = identity::of_report(report, opts);
     let doc = JsonReport {

@@ -12,7 +12,7 @@
 //! identifiers as they are).
 
 use super::budget::Limits;
-use super::{bump_labels, counts, describe, evidence_url, in_engine_source, repo_path, Finding, Lang, RenderOptions};
+use super::{bump_labels, counts, describe, evidence_url, in_engine_source, labels_of, repo_path, Finding, Lang, RenderOptions};
 use crate::codes::{area_of, impact_of, scope_of, Area, Impact, Scope, Severity};
 use crate::finding::AuditReport;
 use crate::finding::FindingKind;
@@ -298,8 +298,11 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
     for link in crate::profiles::CONSUMER_LINKS {
         let (Some(consumer), Some(engine)) = (crate::profiles::by_id(link.consumer), crate::profiles::by_id(link.engine)) else { continue };
         // One consumer (Dynamo) may use several engines: each link speaks for
-        // its own engine's findings, and only when that engine was audited.
-        if bump_labels(report, engine.id).is_empty() {
+        // its own engine's findings, and only when it was checked (a Dynamo
+        // build installed by a deployment of that engine).
+        let checked: BTreeSet<&str> =
+            report.links_checked.iter().filter(|(c, e, _)| c == consumer.id && e == engine.id).map(|(_, _, at)| at.as_str()).collect();
+        if checked.is_empty() {
             continue;
         }
         let mine: Vec<&&Group> = consumers
@@ -311,7 +314,8 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
                 })
             })
             .collect();
-        let labels = bump_labels(report, consumer.id);
+        let labels =
+            labels_of(&report.bumps.iter().filter(|b| b.engine == consumer.id && checked.contains(b.to.as_str())).collect::<Vec<_>>());
         if !mine.is_empty() {
             let refs: BTreeSet<&str> = mine.iter().flat_map(|g| g.findings.iter().filter_map(|f| describe::consumer_ref(f))).collect();
             let who = match refs.len() {

@@ -295,9 +295,13 @@ pub(crate) fn counts_phrase(report: &AuditReport, last: &str) -> String {
 }
 
 pub(crate) fn bump_labels(report: &AuditReport, engine: &str) -> Vec<String> {
-    let bumps: Vec<_> = report.bumps.iter().filter(|b| b.engine == engine).collect();
+    labels_of(&report.bumps.iter().filter(|b| b.engine == engine).collect::<Vec<_>>())
+}
+
+/// [`bump_labels`] of some bumps of one engine.
+pub(crate) fn labels_of(bumps: &[&crate::finding::BumpSummary]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for b in &bumps {
+    for b in bumps {
         let label = match &b.from {
             Some(f) if *f != b.to => format!("{f} → {}", b.to),
             Some(_) => b.to.clone(),

@@ -71,8 +71,9 @@ pub(crate) fn summary(results: &[CaseResult]) -> String {
     )
 }
 
-/// Run every case of every rule. `corpus` is the SGLang repository (a bare
-/// clone, or a folder holding `sglang.git`); corpus cases are skipped without it.
+/// Run every case of every rule. `corpus` is a folder holding each engine's
+/// repository as `<engine>.git` (or one bare clone, for the rules' one engine);
+/// corpus cases are skipped without it.
 pub(crate) fn run_self_tests(rules: &[Rule], corpus: Option<&Path>) -> Vec<CaseResult> {
     let mut engines = Engines::new(corpus);
     let mut out = Vec::new();
@@ -141,52 +142,55 @@ struct LoadedEngine {
 /// Opened engines, shared across cases (listing a git tree is not free).
 struct Engines {
     corpus: Option<PathBuf>,
-    repo: Option<Result<EngineRepo, String>>,
+    /// The corpus repository of each engine id, opened on first use.
+    repos: HashMap<&'static str, Result<EngineRepo, String>>,
     loaded: HashMap<String, LoadedEngine>,
 }
 
 impl Engines {
     fn new(corpus: Option<&Path>) -> Self {
-        let corpus = corpus.map(|p| {
-            let nested = p.join("sglang.git");
-            if nested.exists() {
-                nested
-            } else {
-                p.to_path_buf()
-            }
-        });
-        Engines { corpus, repo: None, loaded: HashMap::new() }
+        Engines { corpus: corpus.map(Path::to_path_buf), repos: HashMap::new(), loaded: HashMap::new() }
     }
 
-    /// `Ok(None)`: not available here (skip), `Err`: available but broken.
+    /// The corpus repository of `profile`: `<corpus>/<id>.git` when the corpus
+    /// is a folder of them (`.ci/run`'s layout), else the corpus itself (a bare
+    /// clone given for the one engine the rules are about).
+    fn corpus_repo(&mut self, profile: &'static crate::profiles::EngineProfile) -> Option<Result<&EngineRepo, String>> {
+        let corpus = self.corpus.as_ref()?;
+        let nested = corpus.join(format!("{}.git", profile.id));
+        let path = if nested.exists() { nested } else { corpus.clone() };
+        let repo = self.repos.entry(profile.id).or_insert_with(|| {
+            EngineRepo::open(&path.display().to_string(), &OpenOptions { offline: true, cache_dir: None, ..Default::default() })
+                .map_err(|e| e.to_string())
+        });
+        Some(repo.as_ref().map_err(Clone::clone))
+    }
+
+    /// `Ok(None)`: not available here (skip), `Err`: available but broken. The
+    /// tree is read as the rule's engine lays out its package (`vllm/`,
+    /// `python/sglang/`).
     fn get(&mut self, rule: &Rule, engine: &EngineRef) -> Result<Option<&LoadedEngine>, String> {
+        let profile = crate::profiles::by_id(&rule.spec.engine).ok_or_else(|| format!("unknown engine `{}`", rule.spec.engine))?;
         let key = match engine {
             EngineRef::Fixture(f) => {
                 let Some(dir) = fixture_dir(rule, f) else { return Ok(None) };
                 dir.display().to_string()
             }
-            EngineRef::Corpus(tag) => format!("corpus:{tag}"),
+            EngineRef::Corpus(tag) => format!("corpus:{}:{tag}", profile.id),
         };
         if !self.loaded.contains_key(&key) {
             let loaded = match engine {
                 EngineRef::Fixture(_) => {
                     let tree = DirTree::open(Path::new(&key)).map_err(|e| e.to_string())?;
-                    let root = discover_package_root(&tree, &crate::profiles::SGLANG, None).map_err(|e| e.to_string())?;
+                    let root = discover_package_root(&tree, profile, None).map_err(|e| e.to_string())?;
                     LoadedEngine { tree: Box::new(tree), root, version: None }
                 }
                 EngineRef::Corpus(tag) => {
-                    let Some(corpus) = self.corpus.clone() else { return Ok(None) };
-                    let repo = self.repo.get_or_insert_with(|| {
-                        EngineRepo::open(
-                            &corpus.display().to_string(),
-                            &OpenOptions { offline: true, cache_dir: None, ..Default::default() },
-                        )
-                        .map_err(|e| e.to_string())
-                    });
-                    let repo = repo.as_ref().map_err(|e| e.clone())?;
+                    let Some(repo) = self.corpus_repo(profile) else { return Ok(None) };
+                    let repo = repo?;
                     let resolved = repo.resolve(tag).map_err(|e| e.to_string())?;
                     let tree = repo.tree_at(&resolved).map_err(|e| e.to_string())?;
-                    let root = discover_package_root(&tree, &crate::profiles::SGLANG, None).map_err(|e| e.to_string())?;
+                    let root = discover_package_root(&tree, profile, None).map_err(|e| e.to_string())?;
                     LoadedEngine { tree: Box::new(tree), root, version: parse_version_ref(tag) }
                 }
             };

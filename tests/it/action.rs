@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const VLLM_RECIPE: &str = "benchmarks/multi_node/srt-slurm-recipes/qwen-mini/qwen-mini-vllm-disagg.yaml";
 
 fn script(name: &str) -> PathBuf {
     Path::new(ROOT).join("scripts").join(name)
@@ -47,8 +48,11 @@ fn the_audit_step_gives_annotations_summary_and_sarif_from_one_run() {
     let repo = RecipesRepo::init(&root);
     let base = repo.commit("main", None, "recipes as deployed");
     repo.edit(DISAGG, "example/sglang:v1.0.0-cu130", "example/sglang:v1.1.0-cu130");
+    // A vLLM recipe changed too, audited to the `vllm-to` input's release.
+    repo.edit(VLLM_RECIPE, "max-num-seqs: 64", "max-num-seqs: 128");
     repo.commit("bump", Some(base), "bump");
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_engine-audit"));
+    let vllm_to = PathBuf::from("v0.9.0");
 
     let step = |fail_on: &str, base: &str| {
         let run_dir = tempfile::tempdir_in(dir.path()).unwrap();
@@ -68,6 +72,8 @@ fn the_audit_step_gives_annotations_summary_and_sarif_from_one_run() {
                 ("EA_HEAD", &head),
                 ("EA_SGLANG", &ws.sglang_repo),
                 ("EA_DYNAMO", &ws.dynamo_repo),
+                ("EA_VLLM", &ws.vllm_repo),
+                ("EA_VLLM_TO", &vllm_to),
                 ("EA_FAIL_ON", &fail_on),
                 ("RUNNER_TEMP", &run_dir.path().join("runner_temp")),
                 ("GITHUB_STEP_SUMMARY", &summary),
@@ -84,6 +90,7 @@ fn the_audit_step_gives_annotations_summary_and_sarif_from_one_run() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let annotations: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::error file=") || l.starts_with("::warning file=")).collect();
     assert!(annotations.iter().any(|l| l.contains(DISAGG) && l.contains("EA005")), "{}", text(&out));
+    assert!(annotations.iter().any(|l| l.contains(VLLM_RECIPE) && l.contains("title=EA003 ")), "{}", text(&out));
     assert!(summary.starts_with("## engine-audit: recipes ") && summary.contains("EA005"), "{summary}");
     assert_eq!(outs["exit-code"], "1");
     assert_eq!(Path::new(&outs["report-dir"]), report_dir);
@@ -147,6 +154,14 @@ fn the_clone_cache_key_moves_with_the_engine_tags() {
     std::fs::create_dir(&recipes).unwrap();
     std::fs::write(recipes.join(".engine-audit.yaml"), format!("fail_on: error\nsglang: \"{}\"   # the engine\n", url.display())).unwrap();
     assert_eq!(key(&[("EA_REPO", &recipes), ("RUNNER_OS", &runner_os)])["key"], moved["key"]);
+
+    // A vLLM source is a cached clone too: its tags move the key.
+    let vllm = PathBuf::from(format!("file://{}", ws.vllm_repo.display()));
+    let both = key(&[("EA_SGLANG", &url), ("EA_VLLM", &vllm), ("RUNNER_OS", &runner_os)]);
+    assert_ne!(both["key"], moved["key"]);
+    let vllm_repo = git2::Repository::open(&ws.vllm_repo).unwrap();
+    vllm_repo.tag_lightweight("v9.9.9", vllm_repo.head().unwrap().peel_to_commit().unwrap().as_object(), false).unwrap();
+    assert_ne!(key(&[("EA_SGLANG", &url), ("EA_VLLM", &vllm), ("RUNNER_OS", &runner_os)])["key"], both["key"]);
 
     // Local paths are not cached clones: no key, the cache step is skipped.
     let local = key(&[("EA_SGLANG", &ws.sglang_repo)]);

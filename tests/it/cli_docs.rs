@@ -45,7 +45,7 @@ fn man_page_has_name_synopsis_and_subcommands() {
     assert!(out.status.success());
     let page = String::from_utf8(out.stdout).unwrap();
     assert!(page.starts_with(".ie \\n(.g .ds Aq") || page.contains(".TH engine-audit 1"), "roff:\n{page}");
-    assert!(page.contains(".SH NAME\nengine\\-audit \\- Before bumping SGLang or Dynamo"), "NAME section:\n{page}");
+    assert!(page.contains(".SH NAME\nengine\\-audit \\- Before bumping SGLang, vLLM or Dynamo"), "NAME section:\n{page}");
     assert!(page.contains(".SH SYNOPSIS"));
     assert!(page.contains(".SH SUBCOMMANDS") && page.contains("engine\\-audit\\-pr(1)"), "{page}");
     assert!(page.contains(env!("CARGO_PKG_VERSION")), "the version is in the page's footer");

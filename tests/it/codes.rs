@@ -2,8 +2,10 @@
 //! layout), an optional `args` file (the `audit` arguments, one per line,
 //! `{case}` standing for the folder; default `{case} --to v1.1.0`), and
 //! `expected.snap`: the findings of `<CODE>` the audit gives on the demo's
-//! mini engines (SGLang v1.0.0 → v1.1.0, Dynamo 0.1.0 and 0.2.0). A case
-//! where the code must not fire has an empty snapshot.
+//! mini engines (SGLang v1.0.0 → v1.1.0, vLLM v0.8.0 → v0.9.0, Dynamo 0.1.0
+//! and 0.2.0). The engine is the mini SGLang unless the args name one
+//! (`--vllm {vllm}`: `{sglang}`, `{vllm}` and `{dynamo}` stand for the demo's
+//! repositories). A case where the code must not fire has an empty snapshot.
 //!
 //! `INSTA_UPDATE=always cargo test --test it codes` writes new snapshots.
 
@@ -40,12 +42,25 @@ fn run_case(code: &str, case: &Path) -> String {
     let ws = engines();
     let args = std::fs::read_to_string(case.join("args")).unwrap_or_else(|_| "{case}\n--to\nv1.1.0\n".into());
     let case_dir = case.display().to_string();
+    let repo = |p: &Path| p.display().to_string();
+    let args: Vec<String> = args
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            l.replace("{case}", &case_dir)
+                .replace("{sglang}", &repo(&ws.sglang_repo))
+                .replace("{vllm}", &repo(&ws.vllm_repo))
+                .replace("{dynamo}", &repo(&ws.dynamo_repo))
+        })
+        .collect();
+    // One server engine per audit (`--to` names its release): the SGLang one
+    // unless the case names its own.
+    let names_engine = args.iter().any(|a| a == "--sglang" || a == "--vllm");
     let out = Command::cargo_bin("engine-audit")
         .unwrap()
         .arg("audit")
-        .args(args.lines().filter(|l| !l.is_empty()).map(|l| l.replace("{case}", &case_dir)))
-        .arg("--sglang")
-        .arg(&ws.sglang_repo)
+        .args(&args)
+        .args(if names_engine { vec![] } else { vec!["--sglang".to_string(), repo(&ws.sglang_repo)] })
         .arg("--dynamo")
         .arg(&ws.dynamo_repo)
         .args(["--offline", "--no-cache", "--format", "json", "--fail-on", "never"])

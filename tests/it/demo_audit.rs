@@ -1,7 +1,7 @@
-//! The demo audit end to end (hermetic): mini SGLang v1.0.0 → v1.1.0 and mini
-//! Dynamo 0.1.0, built from fixtures/demo, with an srt-slurm recipe, a master
-//! config and a launch script. Every finding code fires for the reason the
-//! fixtures were written to provoke, and nothing else fires.
+//! The demo audit end to end (hermetic): mini SGLang v1.0.0 → v1.1.0, mini vLLM
+//! v0.8.0 → v0.9.0 and mini Dynamo 0.1.0, built from fixtures/demo, with
+//! srt-slurm recipes, a master config and launch scripts. Every finding code
+//! fires for the reason the fixtures were written to provoke, and nothing else fires.
 
 use engine_audit::audit::AuditReport;
 use engine_audit::codes::CATALOG;
@@ -21,6 +21,8 @@ fn one<'a>(r: &'a AuditReport, code: &str, subject: &str) -> &'a Finding {
 
 const RECIPE: &str = "recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml";
 const SCRIPT: &str = "recipes/benchmarks/launch-aggregated.sh";
+const VLLM_RECIPE: &str = "recipes/benchmarks/multi_node/srt-slurm-recipes/qwen-mini/qwen-mini-vllm-disagg.yaml";
+const VLLM_SCRIPT: &str = "recipes/benchmarks/launch-vllm.sh";
 
 /// Codes about input the audit could not read: the demo's recipes are all
 /// readable; these fire in `tests/robustness.rs` on broken files and in their
@@ -65,7 +67,7 @@ fn recipe_flags_are_judged_against_the_target_parser() {
 #[test]
 fn aliases_are_found_in_yaml_and_in_scripts() {
     let r = demo();
-    let aliases: Vec<_> = r.findings.iter().filter(|f| f.code() == "EA003").collect();
+    let aliases: Vec<_> = r.findings.iter().filter(|f| f.code() == "EA003" && f.subject == "cuda-graph-max-bs").collect();
     let paths: Vec<&str> = aliases.iter().map(|f| f.location.path.as_str()).collect();
     assert_eq!(paths, [SCRIPT, RECIPE]);
     for f in aliases {
@@ -119,6 +121,102 @@ fn master_config_and_image_refs_are_cross_checked() {
     let unresolved = one(&r, "EA303", "model.container");
     assert!(unresolved.location.path.ends_with("dsmini-fp8-agg.yaml"));
     assert!(unresolved.message().contains("v0.9.9"));
+}
+
+/// The vLLM side of the demo: a `vllm serve` script and an srt-slurm
+/// `vllm_config` recipe, v0.8.0 → v0.9.0, each finding for what the two mini
+/// releases really differ in (fixtures/demo/vllm).
+#[test]
+fn vllm_recipes_are_judged_against_the_vllm_target() {
+    let r = demo();
+    let at = |f: &Finding| (f.location.path.clone(), f.location.line, f.role.clone());
+    // Removed: the field and its add_argument are gone; the history says when.
+    let removed = one(&r, "EA001", "calculate-kv-scales");
+    assert_eq!(at(removed), (VLLM_SCRIPT.into(), 14, Some("serve".into())));
+    assert!(removed.message().contains("announced as deprecated (still in effect) at v0.8.0"), "{}", removed.message());
+    assert_eq!(removed.evidence[0].path, "vllm/engine/arg_utils.py");
+    // A help-text deprecation naming its successor is an alias with a rename fix,
+    // in the script and in the recipe alike (dotted keys are FlexibleArgumentParser's).
+    let renamed: Vec<_> = r.findings.iter().filter(|f| f.code() == "EA003" && f.subject == "log-config-file").collect();
+    assert_eq!(renamed.iter().map(|f| f.location.path.as_str()).collect::<Vec<_>>(), [VLLM_SCRIPT, VLLM_RECIPE]);
+    for f in &renamed {
+        assert!(f.message().contains("`--logging-config.pylogging_config_file`"), "{}", f.message());
+        assert_eq!(f.fix.as_ref().unwrap().edits[0].replacement, "logging-config.pylogging_config_file");
+    }
+    // "It has no effect" in the help constant: a no-op, deleted from the YAML.
+    let noop: Vec<_> = r.findings.iter().filter(|f| f.code() == "EA004" && f.subject == "mamba-cache-mode").collect();
+    assert_eq!(noop.len(), 2);
+    assert!(
+        noop[1].location.path == VLLM_RECIPE && noop[1].role.as_deref() == Some("decode") && noop[1].fix.as_ref().unwrap().edits.len() == 1
+    );
+    // The choices come from a `Literal` alias in another module.
+    assert!(one(&r, "EA005", "kv-cache-dtype").message().contains("(choices: auto, fp8, fp8_e4m3)"));
+    // From the image's release: the dataclass default moved.
+    assert!(one(&r, "EA007", "gpu-memory-utilization").message().contains("0.9 → 0.92"));
+    // envs.py's getter dict: a variable dropped, a default changed.
+    let gone: Vec<_> = r.findings.iter().filter(|f| f.code() == "EA101" && f.subject == "VLLM_USE_V2_MODEL_RUNNER").collect();
+    assert_eq!(gone.iter().map(|f| f.location.path.as_str()).collect::<Vec<_>>(), [VLLM_SCRIPT, VLLM_RECIPE]);
+    assert_eq!(gone[0].evidence[0].path, "vllm/envs.py");
+    assert!(one(&r, "EA105", "VLLM_ENGINE_READY_TIMEOUT_S").message().contains("from 600 to 1200"));
+    // A rule with `engine: vllm`: the variable became a CacheConfig field (a flag).
+    let moved = one(&r, "R004", "VLLM_PREFIX_CACHE_RETENTION_INTERVAL");
+    assert_eq!(at(moved), (VLLM_RECIPE.into(), 31, Some("prefill".into())));
+    assert!(moved.message().contains("--prefix-cache-retention-interval 32768"), "{}", moved.message());
+    assert_eq!(moved.evidence[0].path, "vllm/config/cache.py");
+    // vLLM's own spellings are read as its parser reads them, not flagged.
+    for spelled in ["max_num_seqs", "-tp", "host", "port", "$MODEL", "\"$MODEL\""] {
+        assert!(r.findings.iter().all(|f| f.subject != spelled), "{spelled}");
+    }
+    assert!(r.bumps.iter().any(|b| b.engine == "vllm" && b.from.as_deref() == Some("v0.8.0") && b.to == "v0.9.0"), "{:?}", r.bumps);
+    // Run by Dynamo's worker (`frontend.type: dynamo`): every flag is one its engine-only parser takes.
+    assert!(r.findings.iter().all(|f| f.code() != "EA306"), "nothing left unread");
+}
+
+/// Dynamo 0.2.0, which the vLLM recipe installs, against the vLLM target:
+/// its worker's uses and its pin, each once, affecting that recipe.
+#[test]
+fn dynamos_vllm_worker_is_checked_against_the_vllm_target() {
+    let r = demo();
+    let worker = "components/src/dynamo/vllm/args.py";
+    let attr = one(&r, "EA203", "AsyncEngineArgs.calculate_kv_scales");
+    assert_eq!((attr.location.path.as_str(), attr.location.line), (worker, 29));
+    assert!(attr.message().contains("at vLLM v0.9.0 (Dynamo 0.2.0"), "{}", attr.message());
+    assert_eq!(attr.affects.iter().map(|a| a.path.as_str()).collect::<Vec<_>>(), [VLLM_RECIPE]);
+    let guarded = one(&r, "EA204", "vllm.utils.FlexibleArgumentParser");
+    assert!(guarded.message().contains("falls back to `from vllm.utils.argparse_utils import FlexibleArgumentParser`"));
+    let pin = one(&r, "EA205", "vllm");
+    assert!(pin.message().contains("`vllm[flashinfer]==0.8.0`") && pin.message().contains("vLLM target 0.9.0"), "{}", pin.message());
+    // The SGLang link is not asked of this Dynamo: no SGLang recipe installs 0.2.0.
+    assert!(r.findings.iter().all(|f| !f.message().contains("(Dynamo 0.2.0, `from sglang")), "only the vLLM worker of 0.2.0 is checked");
+}
+
+/// `engine-audit demo`, the README's first command: its banner names both
+/// bumps, then comes the report committed as `reports/report.txt`, whose
+/// summary line the README quotes.
+#[test]
+fn the_demo_command_prints_the_committed_report_and_the_readme_quotes_it() {
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .arg("demo")
+        .env("NO_COLOR", "1")
+        .env("ENGINE_AUDIT_NO_CACHE", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let (banner, report) = stdout.split_once("\n\n").unwrap();
+    assert!(
+        banner.starts_with(
+            "engine-audit demo: mini SGLang v1.0.0, v1.1.0, mini vLLM v0.8.0, v0.9.0 and mini Dynamo v0.1.0, v0.2.0 built in "
+        ) && banner.ends_with("for the SGLang bump to v1.1.0 and the vLLM bump to v0.9.0 (Dynamo stays where each recipe pins it)."),
+        "{banner}"
+    );
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert_eq!(report, std::fs::read_to_string(root.join("reports/report.txt")).unwrap(), "UPDATE_REPORTS=1 cargo test --test it reports");
+    let summary = report.trim_end().lines().last().unwrap();
+    assert!(summary.contains("sglang v1.0.0 → v1.1.0; vllm v0.8.0 → v0.9.0"), "{summary}");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains(&format!("\n    {summary}\n")), "README.md does not quote the demo's summary: {summary}");
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The fact cache and the thread count change nothing in the output: the demo
-//! audit is the same cold, warm, without a cache and on one or two threads;
+//! audit (SGLang and vLLM) is the same cold, warm, without a cache and on one or two threads;
 //! two audits sharing one cache folder at once both get it right.
 
 use assert_cmd::Command;
@@ -9,7 +9,7 @@ fn bin() -> Command {
     Command::cargo_bin("engine-audit").unwrap()
 }
 
-/// The demo workspace: mini SGLang and Dynamo repos and recipes.
+/// The demo workspace: mini SGLang, vLLM and Dynamo repos and recipes.
 fn demo(root: &Path) {
     // The demo exits 1 (its recipes have findings); only the workspace matters here.
     let _ = bin().args(["demo", "--keep"]).arg(root).env("ENGINE_AUDIT_NO_CACHE", "1").output().unwrap();
@@ -23,7 +23,9 @@ fn audit(root: &Path, cache: &Path, threads: &str, extra: &[&str]) -> String {
         .arg(root.join("sglang.git"))
         .arg("--dynamo")
         .arg(root.join("dynamo.git"))
-        .args(["--to", "v1.1.0", "--offline", "--format", "json", "--fail-on", "never"])
+        .arg("--vllm")
+        .arg(root.join("vllm.git"))
+        .args(["--to", "v1.1.0", "--vllm-to", "v0.9.0", "--offline", "--format", "json", "--fail-on", "never"])
         .args(extra)
         .env("ENGINE_AUDIT_CACHE_DIR", cache)
         .env("RAYON_NUM_THREADS", threads)
@@ -44,6 +46,7 @@ fn cache_and_thread_count_do_not_change_the_report() {
     let uncached = audit(&root, &cache, "2", &["--no-cache"]);
     assert!(!cache.exists(), "--no-cache writes nothing");
     assert!(uncached.contains("\"findings\""));
+    assert!(uncached.contains("\"path\": \"vllm/engine/arg_utils.py\""), "the vLLM side is audited too");
     let cold = audit(&root, &cache, "2", &[]);
     assert!(cache.exists());
     let warm = audit(&root, &cache, "2", &[]);

@@ -30,6 +30,7 @@ mod smart_http;
 mod source_dir;
 mod source_git;
 mod version;
+mod vllm_features;
 mod vllm_recipes;
 
 // Helpers shared by several test modules.

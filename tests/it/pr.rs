@@ -42,6 +42,18 @@ impl RecipesRepo {
     }
 }
 
+/// A recipes repo at `root`: its files as `main`, then `edits` (path, old, new)
+/// as the branch `bump`.
+pub(super) fn bump_branch(root: &Path, edits: &[(&str, &str, &str)]) -> RecipesRepo {
+    let repo = RecipesRepo::init(root);
+    let base = repo.commit("main", None, "recipes as deployed");
+    for (path, old, new) in edits {
+        repo.edit(path, old, new);
+    }
+    repo.commit("bump", Some(base), "bump");
+    repo
+}
+
 fn copy_tree(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -55,7 +67,7 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn pr(repo: &Path, base: &str, head: &str, extra: &[&std::ffi::OsStr]) -> std::process::Output {
+pub(super) fn pr(repo: &Path, base: &str, head: &str, extra: &[&std::ffi::OsStr]) -> std::process::Output {
     Command::cargo_bin("engine-audit")
         .unwrap()
         .env_remove("GITHUB_STEP_SUMMARY")
@@ -68,12 +80,12 @@ fn pr(repo: &Path, base: &str, head: &str, extra: &[&std::ffi::OsStr]) -> std::p
         .unwrap()
 }
 
-fn json(out: &std::process::Output) -> serde_json::Value {
+pub(super) fn json(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
-fn findings(report: &serde_json::Value) -> Vec<(String, String, String)> {
+pub(super) fn findings(report: &serde_json::Value) -> Vec<(String, String, String)> {
     report["findings"]
         .as_array()
         .unwrap()

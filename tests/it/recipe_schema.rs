@@ -28,10 +28,15 @@ const REFUSED: [&str; 4] = ["EA001", "EA005", "EA006", "EA009"];
 type FlagAt = (String, String, String);
 
 fn schema_at(sglang: &Path, tag: &str) -> serde_json::Value {
+    engine_schema_at("sglang", sglang, tag)
+}
+
+/// `surface --<engine> REPO --at TAG --format json-schema`.
+fn engine_schema_at(engine: &str, repo: &Path, tag: &str) -> serde_json::Value {
     let out = assert_cmd::Command::cargo_bin("engine-audit")
         .unwrap()
-        .args(["surface", "--sglang"])
-        .arg(sglang)
+        .args(["surface", &format!("--{engine}")])
+        .arg(repo)
         .args(["--at", tag, "--offline", "--format", "json-schema"])
         .output()
         .unwrap();
@@ -49,7 +54,8 @@ fn underlined(validator: &jsonschema::Validator, path: &str, text: &str) -> Resu
     for error in validator.iter_errors(&json) {
         let segments: Vec<String> =
             error.instance_path.as_str().split('/').skip(1).map(|s| s.replace("~1", "/").replace("~0", "~")).collect();
-        let at = segments.iter().position(|s| s == "sglang_config");
+        // `backend.<engine>_config.<role>.<key>` (the first `_config` segment is the engine's block).
+        let at = segments.iter().position(|s| s.ends_with("_config"));
         let (Some(role), keys) = (at.and_then(|i| segments.get(i + 1)), at.and_then(|i| segments.get(i + 2))) else {
             panic!("{path}: a violation outside a role block: {error} at {}", error.instance_path);
         };
@@ -235,4 +241,64 @@ fn surface_writes_a_recipe_schema_of_the_demo_release() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no recipe flags"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Hermetic: the demo's mini vLLM. Its recipe validates as the audit reads it,
+/// the `--fix` rename (a dotted key `FlexibleArgumentParser` gathers into
+/// `--logging-config`) validates too, and a choice v0.9.0 dropped is underlined.
+#[test]
+fn the_vllm_schema_takes_what_the_vllm_fix_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = engine_audit::demo::build(dir.path()).unwrap();
+    let schema = engine_schema_at("vllm", &ws.vllm_repo, "v0.9.0");
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let recipe =
+        std::fs::read_to_string(ws.recipes.join("benchmarks/multi_node/srt-slurm-recipes/qwen-mini/qwen-mini-vllm-disagg.yaml")).unwrap();
+    assert_eq!(underlined(&validator, "r.yaml", &recipe).unwrap(), BTreeSet::new());
+    let fixed = recipe.replace("log-config-file:", "logging-config.pylogging_config_file:");
+    assert_eq!(underlined(&validator, "r.yaml", &fixed).unwrap(), BTreeSet::new());
+    let dropped = recipe.replacen("kv-cache-dtype: fp8", "kv-cache-dtype: fp8_e5m2", 1);
+    let flags: Vec<String> = underlined(&validator, "r.yaml", &dropped).unwrap().into_iter().map(|(_, _, flag)| flag).collect();
+    assert_eq!(flags, ["kv-cache-dtype"]);
+    assert!(!underlined(&validator, "r.yaml", &recipe.replace("log-config-file:", "log-config-fil.x:")).unwrap().is_empty());
+}
+
+/// Every srt-slurm vLLM recipe against the schema of v0.34.0 and v0.27.1:
+/// the schema underlines what the audit refuses there, apart from the
+/// options it leaves to Dynamo's worker (EA306), which a schema of vLLM's
+/// parser cannot tell from typos.
+#[test]
+fn every_vllm_recipe_against_the_vllm_schema() {
+    let Some(corpus) = corpus(module_path!()) else { return };
+    let vllm = corpus.join("vllm.git");
+    let (files, errors) = engine_audit::recipe::collect(&[shared().join("recipes/benchmarks/multi_node/srt-slurm-recipes/vllm")]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(files.len() >= 190, "{}", files.len());
+    for target in ["v0.34.0", "v0.27.1"] {
+        let validator = jsonschema::validator_for(&engine_schema_at("vllm", &vllm, target)).unwrap();
+        let opts = AuditOptions { open: OpenOptions { offline: true, ..OpenOptions::default() }, ..AuditOptions::default() }
+            .with_source(&engine_audit::profiles::VLLM, Some(vllm.display().to_string()), None)
+            .with_refs(&engine_audit::profiles::VLLM, None, Some(target.to_string()));
+        let report = audit::run(&files, &opts).unwrap();
+        let expected = refused(&report);
+        let left_to_the_worker: BTreeSet<FlagAt> = report
+            .findings
+            .iter()
+            .filter(|f| f.code() == "EA306")
+            .map(|f| (f.location.path.clone(), f.role.clone().unwrap_or_default(), f.subject.replace('_', "-")))
+            .collect();
+        let mut found = BTreeSet::new();
+        for file in &files {
+            let text = std::fs::read_to_string(&file.path).unwrap();
+            found.extend(underlined(&validator, &file.path, &text).unwrap_or_else(|e| panic!("{}: {e}", file.path)));
+        }
+        let only_schema: Vec<_> = found.difference(&expected).filter(|f| !left_to_the_worker.contains(*f)).collect();
+        let only_audit: Vec<_> = expected.difference(&found).collect();
+        println!(
+            "{target}: {} refused by both, {} underlined as the worker's",
+            expected.len(),
+            found.intersection(&left_to_the_worker).count()
+        );
+        assert!(only_schema.is_empty() && only_audit.is_empty(), "{target}: schema only {only_schema:#?}\naudit only {only_audit:#?}");
+    }
 }

@@ -1,5 +1,5 @@
 //! The reports users get, on the demo audit (mini SGLang v1.0.0 → v1.1.0, mini
-//! Dynamo 0.1.0), in every format:
+//! vLLM v0.8.0 → v0.9.0, mini Dynamo 0.1.0), in every format:
 //!
 //! - `reports/` holds them as committed living docs; `reports_folder_is_current`
 //!   fails when a renderer or the demo changed them (`UPDATE_REPORTS=1 cargo test
@@ -137,12 +137,15 @@ fn text_shows_recipe_lines_evidence_fix_and_summary() {
         .contains("  affects: recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:12:12 installs this Dynamo"));
     // Grouped by file, in report order; summary last.
     let files: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("── ")).collect();
-    assert_eq!(files.len(), 6, "{files:#?}");
+    assert_eq!(files.len(), 9, "{files:#?}");
     let (e, w, i) = report::counts(demo());
     let last = text.trim_end().lines().last().unwrap();
     assert_eq!(
         last,
-        format!("{e} errors, {w} warnings, {i} info in 3 deployments of 4 recipe files; 1 input problem among them; sglang v1.0.0 → v1.1.0; dynamo 0.1.0")
+        format!(
+            "{e} errors, {w} warnings, {i} info in 5 deployments of 6 recipe files; 1 input problem among them; \
+             sglang v1.0.0 → v1.1.0; vllm v0.8.0 → v0.9.0; dynamo 0.1.0, 0.2.0"
+        )
     );
 }
 
@@ -166,14 +169,20 @@ fn without(report: &AuditReport, codes: &[&str]) -> AuditReport {
 #[test]
 fn markdown_lead_sentences_hold_for_the_findings() {
     let md = report::Format::Markdown.render(demo(), &opts(Lang::EnZh));
-    assert!(md.starts_with("**SGLang flag audit (v1.0.0 → v1.1.0):** 10 errors, 14 warnings and 4 info in 3 deployments"), "{md}");
+    assert!(
+        md.starts_with(
+            "**SGLang flag audit (v1.0.0 → v1.1.0); vLLM flag audit (v0.8.0 → v0.9.0):** 13 errors, 24 warnings and 6 info in 5 deployments"
+        ),
+        "{md}"
+    );
     // One line per area.
     let lead = md.lines().find(|l| l.starts_with("- **Flags:**")).unwrap();
-    assert!(lead.starts_with("- **Flags:** 5 flag settings in the recipes will stop the server at startup"), "{lead}");
+    assert!(lead.starts_with("- **Flags:** 7 flag settings in the recipes will stop the server at startup"), "{lead}");
     assert!(!md.to_lowercase().contains("all recipe flags still parse"), "EA001/EA002/EA005/EA006 fired");
     assert!(!md.contains("所有配方参数仍可解析"));
     assert!(lead.contains("`--cuda-graph-max-bs` is a deprecated alias for `--cuda-graph-max-bs-decode`"));
-    assert!(lead.contains("The default of `--mem-fraction-static` changed from `0.85` to `0.88`"));
+    assert!(lead.contains("`--log-config-file` is a deprecated alias for `--logging-config.pylogging_config_file`"));
+    assert!(lead.contains("Defaults changed for flags the recipes leave unset: `--gpu-memory-utilization` (`0.9` → `0.92`), `--mem-fraction-static` (`0.85` → `0.88`)."));
 
     // Without the breaking findings, the flags still parse, in both languages.
     let clean = without(demo(), &["EA001", "EA002", "EA005", "EA006"]);
@@ -206,15 +215,19 @@ fn markdown_lead_sentences_hold_for_the_findings() {
     // Env and Dynamo sentences follow their findings.
     let quiet = without(demo(), &["EA101", "EA102", "EA103", "EA104", "EA105", "EA201", "EA202", "EA203", "EA204", "EA205"]);
     let md = report::Format::Markdown.render(&quiet, &opts(Lang::EnZh));
-    assert!(md.contains("No `SGLANG_*` env var the recipes set is affected."));
+    assert!(md.contains("No `SGLANG_*`, `VLLM_*` env var the recipes set is affected."));
     assert!(md.contains("Dynamo 0.1.0: no import, attribute or pin problem against the SGLang target."));
+    // Each Dynamo is said against the engine of the recipes that install it: 0.1.0
+    // (SGLang recipes only) says nothing of vLLM.
+    assert!(md.contains("Dynamo 0.2.0: no import, attribute or pin problem against the vLLM target."), "{md}");
+    assert!(!md.contains("Dynamo 0.1.0: no import, attribute or pin problem against the vLLM target"), "{md}");
     assert!(md.contains("Dynamo 0.1.0：对 SGLang 目标版本的导入、属性访问和版本约束均未发现问题。"));
 }
 
 #[test]
 fn markdown_collapses_identical_findings_across_recipes() {
     let md = report::Format::Markdown.render(demo(), &opts(Lang::En));
-    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| `EA003`")).collect();
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| `EA003`") && l.contains("`--cuda-graph-max-bs`")).collect();
     assert_eq!(rows.len(), 1, "{rows:#?}");
     // Whole paths: one file name can be in several folders.
     assert!(
@@ -254,7 +267,7 @@ fn markdown_links_evidence_when_the_repo_url_is_known() {
 fn markdown_chinese_is_written_out() {
     let md = report::Format::Markdown.render(demo(), &opts(Lang::Zh));
     for phrase in [
-        "### 参数（10）",
+        "### 参数（15）",
         "| 代码 | 问题 | 涉及配方 | 依据 | 修复 |",
         "`SGLANG_QUEUE_TIMEOUT_MS` 已弃用，由 `SGLANG_QUEUE_TIMEOUT` 取代（单位由毫秒改为秒）",
         "`sglang.srt.config_parser` 在 SGLang v1.1.0 中不存在（已移至 `sglang.srt.utils.config_parser`），Dynamo worker 启动即崩溃",
@@ -584,12 +597,12 @@ fn sarif_rules_and_results_follow_the_catalog() {
         assert_eq!(rule["shortDescription"]["text"], info.summary);
         assert_eq!(rule["helpUri"], format!("{}/docs/codes/{id}.md", report::docs::DEFAULT_DOCS_URL).as_str());
     }
-    for id in ["R001", "R002", "R003"] {
+    for id in ["R001", "R002", "R003", "R004"] {
         let rule = rules.iter().find(|r| r["id"] == id).unwrap();
         assert!(rule["helpUri"].as_str().unwrap().starts_with(&format!("{}/rules/{id}-", report::docs::DEFAULT_DOCS_URL)));
         assert!(!rule["shortDescription"]["text"].as_str().unwrap().is_empty());
     }
-    assert_eq!(ids.len(), engine_audit::codes::CATALOG.len() + 3);
+    assert_eq!(ids.len(), engine_audit::codes::CATALOG.len() + 4);
 
     // Every result is on a recipe line: the region is where the finding's span starts.
     let results = run["results"].as_array().unwrap();
@@ -643,7 +656,13 @@ fn sarif_paths_are_relative_to_the_base_folder() {
 
 #[test]
 fn github_annotations_are_escaped_workflow_commands() {
-    let out = report::Format::Github.render(demo(), &opts(Lang::En));
+    // The whole demo overflows GitHub's caps (its leftover line is checked in
+    // the committed reports/); its SGLang side fits them, one annotation per
+    // code and subject.
+    let mut sglang = demo().clone();
+    // (the vLLM side: findings on vLLM recipes, or on the Dynamo they install)
+    sglang.findings.retain(|f| !f.location.path.contains("vllm") && !f.affects.iter().any(|a| a.path.contains("vllm")));
+    let out = report::Format::Github.render(&sglang, &opts(Lang::En));
     let mut levels = std::collections::BTreeMap::new();
     // The last line is a plain log line (no annotation slot): what was grouped.
     let (commands, plain): (Vec<&str>, Vec<&str>) = out.lines().partition(|l| l.starts_with("::"));
@@ -668,7 +687,7 @@ fn github_annotations_are_escaped_workflow_commands() {
     }
     // One annotation per code and subject (the demo fits GitHub's caps).
     let sev = |s| {
-        demo()
+        sglang
             .findings
             .iter()
             .filter(|f| f.severity == s)
@@ -677,18 +696,11 @@ fn github_annotations_are_escaped_workflow_commands() {
             .len()
     };
     use engine_audit::codes::Severity;
+    let codes = |s| sglang.findings.iter().filter(|f| f.severity == s).map(|f| f.code()).collect::<std::collections::BTreeSet<_>>().len();
     // 10 error groups fit by code and subject; 11 warning groups do not, and fold by code.
+    assert_eq!((sev(Severity::Error), sev(Severity::Warning)), (10, 11));
     assert_eq!(levels.get("error").copied().unwrap_or(0), sev(Severity::Error));
-    assert_eq!(sev(Severity::Error), 10);
-    assert_eq!(sev(Severity::Warning), 11);
-    let warning_codes = demo()
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Warning)
-        .map(|f| f.code())
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    assert_eq!(levels.get("warning").copied().unwrap_or(0), warning_codes.min(10));
+    assert_eq!(levels.get("warning").copied().unwrap_or(0), codes(Severity::Warning).min(10));
     assert_eq!(levels.get("notice").copied().unwrap_or(0), sev(Severity::Info));
     // One annotation for both places of EA003, on the first, naming the other.
     assert!(out.contains(
@@ -713,7 +725,9 @@ fn demo_workspace() -> tempfile::TempDir {
 
 fn audit_cmd(dir: &Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("engine-audit").unwrap();
-    cmd.current_dir(dir).args(["audit", "recipes", "--sglang", "sglang.git", "--dynamo", "dynamo.git", "--to", "v1.1.0", "--offline"]);
+    // Both bumps of the demo in one run: `--to` names SGLang's, `--vllm-to` vLLM's.
+    cmd.current_dir(dir).args(["audit", "recipes", "--sglang", "sglang.git", "--vllm", "vllm.git", "--dynamo", "dynamo.git"]);
+    cmd.args(["--to", "v1.1.0", "--vllm-to", "v0.9.0", "--offline"]);
     cmd
 }
 
@@ -938,14 +952,18 @@ fn clean_and_empty_audits_say_so() {
     let md = report::Format::Markdown.render(&clean, &opts(Lang::EnZh));
     assert!(
         md.starts_with(
-            "**SGLang flag audit (v1.0.0 → v1.1.0):** 0 errors, 0 warnings and 0 info in 3 deployments of 4 recipe files.\n\
+            "**SGLang flag audit (v1.0.0 → v1.1.0); vLLM flag audit (v0.8.0 → v0.9.0):** 0 errors, 0 warnings and 0 info in 5 deployments of 6 recipe files.\n\
          - **Flags:** All recipe flags still parse.\n\
-         - **Env vars:** No `SGLANG_*` env var the recipes set is affected.\n\
-         - **Dynamo compatibility:** Dynamo 0.1.0: no import, attribute or pin problem against the SGLang target.\n"
+         - **Env vars:** No `SGLANG_*`, `VLLM_*` env var the recipes set is affected.\n\
+         - **Dynamo compatibility:** Dynamo 0.1.0: no import, attribute or pin problem against the SGLang target. \
+         Dynamo 0.2.0: no import, attribute or pin problem against the vLLM target.\n"
         ),
         "{md}"
     );
-    assert!(md.contains("- **参数**：所有配方参数仍可解析。\n- **环境变量**：配方设置的 `SGLANG_*` 环境变量均不受影响。"), "{md}");
+    assert!(
+        md.contains("- **参数**：所有配方参数仍可解析。\n- **环境变量**：配方设置的 `SGLANG_*`、`VLLM_*` 环境变量均不受影响。"),
+        "{md}"
+    );
     assert!(!md.contains("| Code |"), "no empty tables");
     assert_eq!(report::Format::Github.render(&clean, &opts(Lang::En)), "");
     let sarif: Value = serde_json::from_str(&report::Format::Sarif.render(&clean, &opts(Lang::En))).unwrap();

@@ -6,33 +6,35 @@
 
 use engine_audit::audit::{self, AuditOptions};
 use engine_audit::codes::{Code, Scope, CATALOG};
-use engine_audit::profiles::{DYNAMO, SGLANG};
+use engine_audit::profiles::{EngineProfile, DYNAMO, SGLANG, VLLM};
 use engine_audit::recipe::{LinkMapping, RecipeFile};
 use engine_audit::source::OpenOptions;
 use std::path::Path;
 
+/// The releases of one server engine (SGLang, vLLM) and of Dynamo.
 struct Releases<'a> {
-    sglang: &'a Path,
+    engine: &'static EngineProfile,
+    repo: &'a Path,
     dynamo: &'a Path,
-    sglang_tags: &'a [String],
+    tags: &'a [String],
     dynamo_tags: &'a [String],
 }
 
-/// Every (SGLang R, Dynamo D) pair audited as R → R with Dynamo D → D: the
+/// Every (engine R, Dynamo D) pair audited as R → R with Dynamo D → D: the
 /// bump-scoped codes that fired, as `R/D CODE subject` lines.
 fn bump_findings_without_a_bump(files: &[RecipeFile], rel: &Releases) -> Vec<String> {
     let rules = engine_audit::rules::load_rules(&[]).unwrap();
     let mut out = Vec::new();
-    for r in rel.sglang_tags {
+    for r in rel.tags {
         for d in rel.dynamo_tags {
             let opts = AuditOptions {
                 open: OpenOptions { offline: true, cache_dir: None, ..Default::default() },
                 rules: rules.clone(),
                 ..AuditOptions::default()
             }
-            .with_source(&SGLANG, Some(rel.sglang.display().to_string()), None)
+            .with_source(rel.engine, Some(rel.repo.display().to_string()), None)
             .with_source(&DYNAMO, Some(rel.dynamo.display().to_string()), None)
-            .with_refs(&SGLANG, Some(r.clone()), Some(r.clone()))
+            .with_refs(rel.engine, Some(r.clone()), Some(r.clone()))
             .with_refs(&DYNAMO, Some(d.clone()), Some(d.clone()));
             let report = audit::run(files, &opts).unwrap();
             assert!(report.deployments_audited > 0, "{r}/{d}: the guard audited nothing");
@@ -81,22 +83,28 @@ fn the_demo_releases_audited_against_themselves_find_no_change() {
     let ws = engine_audit::demo::build(dir.path()).unwrap();
     let (files, errors) = engine_audit::recipe::collect_with(std::slice::from_ref(&ws.recipes), &LinkMapping::default());
     assert!(errors.is_empty());
-    let rel = Releases { sglang: &ws.sglang_repo, dynamo: &ws.dynamo_repo, sglang_tags: &ws.sglang_tags, dynamo_tags: &ws.dynamo_tags };
-    assert!(rel.sglang_tags.len() >= 2 && rel.dynamo_tags.len() >= 2);
-    let found = bump_findings_without_a_bump(&files, &rel);
-    assert!(found.is_empty(), "{found:#?}");
+    let sglang =
+        Releases { engine: &SGLANG, repo: &ws.sglang_repo, dynamo: &ws.dynamo_repo, tags: &ws.sglang_tags, dynamo_tags: &ws.dynamo_tags };
+    let vllm = Releases { engine: &VLLM, repo: &ws.vllm_repo, tags: &ws.vllm_tags, ..sglang };
+    for rel in [&sglang, &vllm] {
+        assert!(rel.tags.len() >= 2 && rel.dynamo_tags.len() >= 2);
+        let found = bump_findings_without_a_bump(&files, rel);
+        assert!(found.is_empty(), "{}: {found:#?}", rel.engine.id);
+    }
     let mut diffs = diff_against_itself("sglang", &ws.sglang_repo, &ws.sglang_tags);
+    diffs.extend(diff_against_itself("vllm", &ws.vllm_repo, &ws.vllm_tags));
     diffs.extend(diff_against_itself("dynamo", &ws.dynamo_repo, &ws.dynamo_tags));
     assert!(diffs.is_empty(), "{diffs:#?}");
-    // The guard can fail: between the two demo releases the same codes fire.
-    let bumped = Releases { sglang_tags: &ws.sglang_tags[..1], ..rel };
-    let opts = AuditOptions { open: OpenOptions { offline: true, cache_dir: None, ..Default::default() }, ..AuditOptions::default() }
-        .with_source(&SGLANG, Some(ws.sglang_repo.display().to_string()), None)
-        .with_source(&DYNAMO, Some(ws.dynamo_repo.display().to_string()), None)
-        .with_refs(&SGLANG, Some(bumped.sglang_tags[0].clone()), ws.sglang_tags.last().cloned());
-    let report = audit::run(&files, &opts).unwrap();
-    for code in ["EA007", "EA008", "EA101", "EA105"] {
-        assert!(report.findings.iter().any(|f| f.code() == code), "{code} fires on the real demo bump");
+    // The guard can fail: between the two demo releases of each engine the same codes fire.
+    for (rel, codes) in [(&sglang, &["EA007", "EA008", "EA101", "EA105"][..]), (&vllm, &["EA007", "EA101", "EA105"][..])] {
+        let opts = AuditOptions { open: OpenOptions { offline: true, cache_dir: None, ..Default::default() }, ..AuditOptions::default() }
+            .with_source(rel.engine, Some(rel.repo.display().to_string()), None)
+            .with_source(&DYNAMO, Some(ws.dynamo_repo.display().to_string()), None)
+            .with_refs(rel.engine, Some(rel.tags[0].clone()), rel.tags.last().cloned());
+        let report = audit::run(&files, &opts).unwrap();
+        for code in codes {
+            assert!(report.findings.iter().any(|f| f.code() == *code), "{code} fires on the real demo bump of {}", rel.engine.id);
+        }
     }
 }
 
@@ -117,10 +125,15 @@ fn every_corpus_release_audited_against_itself_finds_no_change() {
     };
     let ((sglang, sglang_tags), (dynamo, dynamo_tags)) = (open("sglang.git"), open("dynamo.git"));
     assert!(sglang_tags.len() >= 4 && dynamo_tags.len() >= 3, "{sglang_tags:?} {dynamo_tags:?}");
-    let rel = Releases { sglang: &sglang, dynamo: &dynamo, sglang_tags: &sglang_tags, dynamo_tags: &dynamo_tags };
+    let rel = Releases { engine: &SGLANG, repo: &sglang, dynamo: &dynamo, tags: &sglang_tags, dynamo_tags: &dynamo_tags };
     let found = bump_findings_without_a_bump(&files, &rel);
     assert!(found.is_empty(), "{} bump findings without a bump: {found:#?}", found.len());
     let mut diffs = diff_against_itself("sglang", &sglang, &sglang_tags);
     diffs.extend(diff_against_itself("dynamo", &dynamo, &dynamo_tags));
+    // vLLM's releases diffed against themselves (its recipes' self-audit is
+    // the demo's above; the corpus tree against each vLLM tag is slow).
+    let (vllm, vllm_tags) = open("vllm.git");
+    assert!(vllm_tags.len() >= 9, "{vllm_tags:?}");
+    diffs.extend(diff_against_itself("vllm", &vllm, &vllm_tags));
     assert!(diffs.is_empty(), "{diffs:#?}");
 }

@@ -168,3 +168,26 @@ fn the_amd_vllm_model_table_is_audited_with_the_release_s_converters() {
     assert!(subjects(&report, "EA104").iter().any(|s| s == "VLLM_USE_V1"));
     assert!(!source(&vllm, "v0.34.0", "vllm/envs.py").contains("\"VLLM_USE_V1\""));
 }
+
+/// v0.27.1 and v0.28.0 keep `VLLM_TRITON_ATTN_USE_TD` registered with a getter
+/// that only warns ("Use VLLM_TRITON_USE_TD instead") and ignores the value:
+/// EA103 there, and once the name is gone, EA101 says it was already retired.
+#[test]
+fn a_registered_variable_whose_getter_only_warns_does_nothing() {
+    let Some(corpus) = corpus(module_path!()) else { return };
+    let vllm = corpus.join("vllm.git");
+    let envs = source(&vllm, "v0.28.0", "vllm/envs.py");
+    assert!(envs.contains("\"VLLM_TRITON_ATTN_USE_TD\": lambda: _deprecated_triton_attn_use_td(),"));
+    assert!(envs.contains("The old name is ignored; VLLM_TRITON_USE_TD is the supported variable."));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("launch.sh"), "#!/usr/bin/env bash\nexport VLLM_TRITON_ATTN_USE_TD=1\nvllm serve /m -tp 2\n").unwrap();
+    let recipes = dir.path().to_str().unwrap();
+    let (_, report) = audit(&vllm, &[recipes, "--from", "v0.25.1", "--to", "v0.28.0"]);
+    let notice = findings(&report, "EA103");
+    assert_eq!(notice.len(), 1, "{report:#}");
+    assert!(notice[0]["message"].as_str().unwrap().contains("Use VLLM_TRITON_USE_TD instead."), "{}", notice[0]["message"]);
+    assert_eq!(notice[0]["evidence"][0]["path"], "vllm/envs.py");
+    let (_, report) = audit(&vllm, &[recipes, "--from", "v0.25.1", "--to", "v0.34.0"]);
+    let gone = findings(&report, "EA101");
+    assert!(gone.len() == 1 && gone[0]["message"].as_str().unwrap().contains("already retired"), "{report:#}");
+}

@@ -11,7 +11,8 @@
 //! variable unset: the lambda's body folded with `os.getenv(name, d)` and
 //! `os.environ.get(name, d)` as `d`. The `TYPE_CHECKING` declarations are not
 //! read (the getter is the truth). Getters built by helper calls, and bodies
-//! that read anything else, are dynamic.
+//! that read anything else, are dynamic. A getter that only warns is a
+//! deprecation (`warn_only`).
 
 use tree_sitter::Node;
 
@@ -47,10 +48,10 @@ pub(crate) fn extract(pkg: &Package, file: &str, dict: &str, warnings: &mut Vec<
             continue;
         };
         out.push(EnvVar {
-            name,
             kind: getter_kind(&file, getter),
             default: default_of(&ev, &file, getter, scope),
-            deprecated: None,
+            deprecated: super::warn_only::deprecation(&ev, &file, getter, &name, scope),
+            name,
             evidence: file.evidence(pair),
         });
     }

@@ -12,6 +12,7 @@ pub(crate) mod literal;
 pub(crate) mod reads;
 pub(crate) mod registry;
 mod syntax;
+mod warn_only;
 
 #[cfg(test)]
 mod package_scan;
