@@ -69,15 +69,21 @@ fn every_model_of_the_real_table_is_read_with_exact_spans() {
         assert!(file.notes.iter().any(|n| n.message.contains(&format!(".{field}`: not a field"))), "{field}");
     }
 
-    for (name, engine) in [("models_vllm.yaml", "vllm"), ("models_atom.yaml", "atom")] {
-        let other = recipe::load_path(&dir.join(name)).unwrap();
-        assert_eq!(other.kind, RecipeKind::Other { backend: Some(engine.into()) }, "{name}");
-        assert!(other.deployments.is_empty());
+    // The vLLM table is read by its own reader: one vLLM deployment per model,
+    // every flag word at its exact place. ATOM's is named and skipped.
+    let vllm = recipe::load_path(&dir.join("models_vllm.yaml")).unwrap();
+    assert_eq!(vllm.kind, RecipeKind::AmdModels);
+    assert!(!vllm.deployments.is_empty() && vllm.deployments.iter().all(|d| d.engine == "vllm" && d.roles.len() == 2));
+    for token in vllm.deployments.iter().flat_map(|d| d.roles.iter().flat_map(|r| r.argv.iter().flatten())) {
+        assert_eq!(&vllm.text[token.span.offset..token.span.end()], token.raw, "{token:?}");
     }
+    let atom = recipe::load_path(&dir.join("models_atom.yaml")).unwrap();
+    assert_eq!(atom.kind, RecipeKind::Other { backend: Some("atom".into()) });
+    assert!(atom.deployments.is_empty());
     // Nothing else in the shared recipes is taken for a model table.
     let (files, _) = recipe::collect(&[shared().join("recipes")]);
     let tables: Vec<&str> = files.iter().filter(|f| f.kind == RecipeKind::AmdModels).map(|f| f.path.as_str()).collect();
-    assert_eq!(tables.len(), 1, "{tables:?}");
+    assert_eq!(tables.len(), 2, "{tables:?}");
     assert!(tables[0].ends_with("amd_utils/models.yaml"));
 }
 

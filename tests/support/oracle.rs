@@ -153,6 +153,20 @@ fn choice_string(v: &Value) -> String {
 }
 
 /// JSON equality with Python's numeric semantics (`1 == 1.0`).
+/// The value of an enum member's repr, `<Class.NAME: 'text'>` or `<Class.NAME: 2>`.
+fn enum_member_value(repr: &str) -> Option<Value> {
+    let inner = repr.strip_prefix('<')?.strip_suffix('>')?;
+    let (member, value) = inner.split_once(": ")?;
+    let (class, name) = member.split_once('.')?;
+    if !(class.chars().all(|c| c.is_alphanumeric() || c == '_') && name.chars().all(|c| c.is_alphanumeric() || c == '_')) {
+        return None;
+    }
+    match value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')) {
+        Some(text) => Some(Value::String(text.to_string())),
+        None => value.parse::<i64>().ok().map(Value::from),
+    }
+}
+
 fn py_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
@@ -497,8 +511,11 @@ pub fn compare_vllm_flags(oracle: &Oracle, flags: &[Flag]) -> VllmReport {
             r.choices_with.record(ok, dynamic, what);
         }
 
-        let want = &a["default"];
-        let score = if a["default_type"].is_string() { &mut r.defaults_object } else { &mut r.defaults_literal };
+        // An enum member's repr (`<MambaBackendEnum.TRITON: 'triton'>`) is its
+        // value on the command line: compared as that value, among the literals.
+        let enum_value = a["default"].as_str().and_then(enum_member_value);
+        let want = enum_value.as_ref().unwrap_or(&a["default"]);
+        let score = if a["default_type"].is_string() && enum_value.is_none() { &mut r.defaults_object } else { &mut r.defaults_literal };
         match &flag.default {
             Known::Dynamic { dynamic } => score.record(false, true, format!("{label}: `{dynamic}` (real: {want})")),
             Known::Value(v) => score.record(py_eq(v, want), false, format!("{label}: {v} (real: {want})")),

@@ -12,8 +12,9 @@
 //! is among the types); `tuple`/`list`/`set` give `nargs`; then `int`,
 //! `float`, dicts and strings; an optional type appends the release's
 //! "none" choice (`None` or `"None"`, read from the function's source). The
-//! default is the field's (`= x`, `field(default=x)`, `default_factory`);
-//! one that is an object (a config instance, an enum member) stays dynamic.
+//! default is the field's (`= x`, `field(default=x)`, `default_factory`;
+//! an enum member's value); one that is an object (a config instance) stays
+//! dynamic.
 
 use std::rc::Rc;
 
@@ -250,8 +251,8 @@ fn literal_kwargs(kw: &mut Vec<(Val, Val)>, options: &[Val], metavar: bool) {
 }
 
 /// A field's default: the value, `field(default=...)`/`Field(default=...)`,
-/// or what `default_factory` makes. An object (a config instance, an enum
-/// member) is not a literal: it stays unknown, as its text.
+/// or what `default_factory` makes; an enum member gives its value. An object
+/// (a config instance) is not a literal: it stays unknown, as its text.
 fn field_default(ev: &ConstEval, file: &PyFile, node: Node, module: &str) -> Folded {
     let scope = Scope::module(module);
     let text = || file.text(node).to_string();
@@ -282,6 +283,12 @@ fn field_default(ev: &ConstEval, file: &PyFile, node: Node, module: &str) -> Fol
 fn literal(v: Folded, text: &str) -> Folded {
     match v {
         Ok(v) if v.to_json().is_some() => Ok(v),
+        // An enum member default (`MambaBackendEnum.TRITON`) is, on the command
+        // line, its value: what a recipe writes, and what a change of it changes.
+        Ok(Val::EnumMember { value, .. }) => match *value {
+            Ok(v) if v.to_json().is_some() => Ok(v),
+            _ => Err(text.to_string()),
+        },
         _ => Err(text.to_string()),
     }
 }
