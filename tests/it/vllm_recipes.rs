@@ -191,3 +191,26 @@ fn a_registered_variable_whose_getter_only_warns_does_nothing() {
     let gone = findings(&report, "EA101");
     assert!(gone.len() == 1 && gone[0]["message"].as_str().unwrap().contains("already retired"), "{report:#}");
 }
+
+/// `--master` with a vLLM key: the recipes its entry links are audited (with
+/// the entry's image cross-checked), nothing else.
+#[test]
+fn a_vllm_master_key_audits_the_recipes_it_links() {
+    let Some(corpus) = corpus(module_path!()) else { return };
+    let vllm = corpus.join("vllm.git");
+    let master = shared().join("recipes/configs/nvidia-master.yaml");
+    let key = "kimik3-fp4-h200-vllm-agentic";
+    let text = std::fs::read_to_string(&master).unwrap();
+    // The entry's links, as the master config writes them (`CONFIG_FILE=recipes/vllm/...`).
+    let after = &text[text.find(&format!("\n{key}:\n")).unwrap() + key.len() + 3..];
+    let entry = after.lines().take_while(|l| l.is_empty() || l.starts_with([' ', '#']));
+    let links: std::collections::BTreeSet<&str> =
+        entry.filter_map(|l| l.split("CONFIG_FILE=recipes/").nth(1)).map(|l| l.trim_end_matches('"')).collect();
+    assert!(!links.is_empty() && links.iter().all(|l| l.starts_with("vllm/")), "{links:?}");
+    let (_, report) = audit(&vllm, &["--master", master.to_str().unwrap(), "--key", key, "--to", "v0.34.0"]);
+    assert_eq!(report["master_entries_checked"], 1);
+    assert_eq!(report["deployments_audited"], links.len(), "{links:?}");
+    let paths: std::collections::BTreeSet<String> =
+        report["findings"].as_array().unwrap().iter().filter_map(|f| f["location"]["path"].as_str().map(String::from)).collect();
+    assert!(paths.iter().all(|p| p.ends_with("nvidia-master.yaml") || links.iter().any(|l| p.ends_with(l))), "{paths:?}");
+}
