@@ -105,8 +105,9 @@ fn counterpart<'a>(to: &'a EngineSurface, flag: &Flag) -> Option<&'a Flag> {
 pub(crate) struct DefaultChange<'a> {
     /// The flag at the target.
     pub flag: &'a Flag,
-    pub from: &'a Known<serde_json::Value>,
-    pub to: &'a Known<serde_json::Value>,
+    /// The values, or for a config instance the fields that changed.
+    pub from: Known<serde_json::Value>,
+    pub to: Known<serde_json::Value>,
     /// The line that decides the target's value (the field, its fallback or the hook).
     pub evidence: &'a crate::surface::Evidence,
 }
@@ -123,12 +124,28 @@ pub(crate) fn default_changes<'a>(from: &'a EngineSurface, to: &'a EngineSurface
         let Some(old) = from.flag(new.canonical()).filter(|o| o.deprecated.is_none()) else { continue };
         let ((was, _), (is, evidence)) = (old.effective_default(), new.effective_default());
         if let (Known::Value(a), Known::Value(b)) = (was, is) {
-            if a != b {
-                out.push(DefaultChange { flag: new, from: was, to: is, evidence });
+            if let Some((a, b)) = changed(a, b) {
+                out.push(DefaultChange { flag: new, from: Known::Value(a), to: Known::Value(b), evidence });
             }
         }
     }
     out
+}
+
+/// What changed between two defaults: both values; for two config instances
+/// (objects), only the fields both have whose values differ. A field a release
+/// adds or drops is a change of the class, not of a default.
+fn changed(a: &serde_json::Value, b: &serde_json::Value) -> Option<(serde_json::Value, serde_json::Value)> {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let fields: Vec<(String, (Value, Value))> = x.iter().filter_map(|(k, v)| Some((k.clone(), changed(v, y.get(k)?)?))).collect();
+            let side =
+                |pick: fn(&(Value, Value)) -> &Value| Value::Object(fields.iter().map(|(k, d)| (k.clone(), pick(d).clone())).collect());
+            (!fields.is_empty()).then(|| (side(|d| &d.0), side(|d| &d.1)))
+        }
+        _ => (a != b).then(|| (a.clone(), b.clone())),
+    }
 }
 
 /// One argparse field of a flag that changed: `type`, `nargs` or `action`,
@@ -237,8 +254,8 @@ fn diff_flags(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
         d.defaults_changed.push(ValueChanged {
             subject: c.flag.canonical().to_string(),
             what: "default".into(),
-            from: to_json(c.from),
-            to: to_json(c.to),
+            from: to_json(&c.from),
+            to: to_json(&c.to),
             evidence: c.evidence.clone(),
         });
     }
@@ -424,5 +441,29 @@ mod relocation_tests {
         assert_eq!(relocation(&old, &[&runtime, &server], Some("Gone")), None, "no module has the name");
         assert_eq!(relocation(&old, &[&runtime, &server], None), None, "no name to anchor a split: half the names is no move");
         assert_eq!(relocation(&old, &[&elsewhere], Some("MMEncoder")), None, "outside the package, half is not a move");
+    }
+}
+
+#[cfg(test)]
+mod default_change_tests {
+    use super::changed;
+    use serde_json::json;
+
+    #[test]
+    fn config_instances_change_only_in_fields_both_releases_have() {
+        // v0.31.0 → v0.34.0's `EPLBConfig`: one default changed, one field added.
+        let old = json!({"window_size": 1000, "num_redundant_experts": 0, "nested": {"a": 1}});
+        let new = json!({"window_size": 1000, "num_redundant_experts": null, "policy": "default", "nested": {"a": 1, "b": 2}});
+        assert_eq!(changed(&old, &new), Some((json!({"num_redundant_experts": 0}), json!({"num_redundant_experts": null}))));
+        // Only added fields (here and nested): no change of a default.
+        let grown = json!({"window_size": 1000, "num_redundant_experts": 0, "extra": true, "nested": {"a": 1, "b": 2}});
+        assert_eq!(changed(&old, &grown), None);
+        // A nested field that changed is named inside its parent.
+        let nested = json!({"window_size": 1000, "num_redundant_experts": 0, "nested": {"a": 3}});
+        assert_eq!(changed(&old, &nested), Some((json!({"nested": {"a": 1}}), json!({"nested": {"a": 3}}))));
+        // Plain values, and a value that became an object, are compared whole.
+        assert_eq!(changed(&json!(32), &json!(11)), Some((json!(32), json!(11))));
+        assert_eq!(changed(&json!(null), &json!({"a": 1})), Some((json!(null), json!({"a": 1}))));
+        assert_eq!(changed(&json!("x"), &json!("x")), None);
     }
 }

@@ -45,8 +45,8 @@ pub(crate) fn changed_defaults(
             option: change.flag.canonical().to_string(),
             family: family.clone(),
             bump: bump.label(),
-            old: show(change.from),
-            new: show(change.to),
+            old: show(&change.from),
+            new: show(&change.to),
         };
         out.push(
             Finding::new(kind, at, change.flag.canonical().trim_start_matches("--"))

@@ -153,6 +153,148 @@ fn choice_string(v: &Value) -> String {
 }
 
 /// JSON equality with Python's numeric semantics (`1 == 1.0`).
+/// A Python repr as JSON: literals, lists and tuples, dicts, `Class(k=v, ...)`
+/// as an object of its fields, `<Enum.X: v>` as `v`, `set()` as `[]`; `None`
+/// when the text is anything else.
+fn parse_py_repr(text: &str) -> Option<Value> {
+    let mut p = ReprParser { s: text.as_bytes(), i: 0 };
+    let v = p.value()?;
+    p.blank();
+    (p.i == p.s.len()).then_some(v)
+}
+
+struct ReprParser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl ReprParser<'_> {
+    fn blank(&mut self) {
+        while self.s.get(self.i).is_some_and(|b| b.is_ascii_whitespace()) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> bool {
+        self.blank();
+        let hit = self.s.get(self.i) == Some(&b);
+        self.i += usize::from(hit);
+        hit
+    }
+
+    /// Items up to `close`, separated by commas (a trailing one allowed).
+    fn items(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        loop {
+            if self.eat(close) {
+                return Some(());
+            }
+            item(self)?;
+            if !self.eat(b',') {
+                return self.eat(close).then_some(());
+            }
+        }
+    }
+
+    fn ident(&mut self) -> Option<String> {
+        self.blank();
+        let start = self.i;
+        while self.s.get(self.i).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.') {
+            self.i += 1;
+        }
+        (self.i > start).then(|| String::from_utf8_lossy(&self.s[start..self.i]).into_owned())
+    }
+
+    fn value(&mut self) -> Option<Value> {
+        self.blank();
+        match *self.s.get(self.i)? {
+            b'[' | b'(' => {
+                let close = if self.s[self.i] == b'[' { b']' } else { b')' };
+                self.i += 1;
+                let mut out = Vec::new();
+                self.items(close, |p| {
+                    out.push(p.value()?);
+                    Some(())
+                })?;
+                Some(Value::Array(out))
+            }
+            b'{' => {
+                self.i += 1;
+                let mut out = serde_json::Map::new();
+                self.items(b'}', |p| {
+                    let Value::String(k) = p.value()? else { return None };
+                    p.eat(b':').then_some(())?;
+                    out.insert(k, p.value()?);
+                    Some(())
+                })?;
+                Some(Value::Object(out))
+            }
+            q @ (b'\'' | b'"') => {
+                self.i += 1;
+                let mut out = String::new();
+                while let Some(&b) = self.s.get(self.i) {
+                    self.i += 1;
+                    match b {
+                        _ if b == q => return Some(Value::String(out)),
+                        b'\\' => {
+                            let e = *self.s.get(self.i)?;
+                            self.i += 1;
+                            out.push(match e {
+                                b'n' => '\n',
+                                b't' => '\t',
+                                other => other as char,
+                            });
+                        }
+                        _ => {
+                            let len = std::str::from_utf8(&self.s[self.i - 1..]).ok()?.chars().next()?.len_utf8();
+                            out.push_str(std::str::from_utf8(&self.s[self.i - 1..self.i - 1 + len]).ok()?);
+                            self.i += len - 1;
+                        }
+                    }
+                }
+                None
+            }
+            b'<' => {
+                let end = self.i + self.s[self.i..].iter().position(|b| *b == b'>')?;
+                let v = enum_member_value(std::str::from_utf8(&self.s[self.i..=end]).ok()?)?;
+                self.i = end + 1;
+                Some(v)
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = self.i;
+                self.i += 1;
+                while self.s.get(self.i).is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+')) {
+                    self.i += 1;
+                }
+                let text = std::str::from_utf8(&self.s[start..self.i]).ok()?;
+                text.parse::<i64>().map(Value::from).ok().or_else(|| text.parse::<f64>().ok().map(Value::from))
+            }
+            _ => {
+                let name = self.ident()?;
+                match name.as_str() {
+                    "None" => return Some(Value::Null),
+                    "True" => return Some(Value::Bool(true)),
+                    "False" => return Some(Value::Bool(false)),
+                    _ => {}
+                }
+                self.eat(b'(').then_some(())?;
+                let mut fields = serde_json::Map::new();
+                self.items(b')', |p| {
+                    let key = p.ident()?;
+                    p.eat(b'=').then_some(())?;
+                    fields.insert(key, p.value()?);
+                    Some(())
+                })?;
+                // `set()`, `frozenset()`: empty collections.
+                Some(if fields.is_empty() && matches!(name.as_str(), "set" | "frozenset" | "list" | "tuple") {
+                    Value::Array(Vec::new())
+                } else {
+                    Value::Object(fields)
+                })
+            }
+        }
+    }
+}
+
 /// The value of an enum member's repr, `<Class.NAME: 'text'>` or `<Class.NAME: 2>`.
 fn enum_member_value(repr: &str) -> Option<Value> {
     let inner = repr.strip_prefix('<')?.strip_suffix('>')?;
@@ -518,6 +660,15 @@ pub fn compare_vllm_flags(oracle: &Oracle, flags: &[Flag]) -> VllmReport {
         let score = if a["default_type"].is_string() && enum_value.is_none() { &mut r.defaults_object } else { &mut r.defaults_literal };
         match &flag.default {
             Known::Dynamic { dynamic } => score.record(false, true, format!("{label}: `{dynamic}` (real: {want})")),
+            // An object default (a config instance) against its repr, parsed:
+            // every field the repr shows has our value.
+            Known::Value(Value::Object(ours)) if a["default_type"].is_string() => {
+                let same = match want.as_str().and_then(parse_py_repr) {
+                    Some(Value::Object(theirs)) => theirs.iter().all(|(k, w)| ours.get(k).is_some_and(|o| py_eq(o, w))),
+                    _ => false,
+                };
+                score.record(same, false, format!("{label}: {} (real: {want})", Value::Object(ours.clone())))
+            }
             Known::Value(v) => score.record(py_eq(v, want), false, format!("{label}: {v} (real: {want})")),
         }
     }

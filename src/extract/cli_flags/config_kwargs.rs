@@ -254,10 +254,20 @@ fn literal_kwargs(kw: &mut Vec<(Val, Val)>, options: &[Val], metavar: bool) {
 /// or what `default_factory` makes; an enum member gives its value. An object
 /// (a config instance) is not a literal: it stays unknown, as its text.
 fn field_default(ev: &ConstEval, file: &PyFile, node: Node, module: &str) -> Folded {
+    field_default_at(ev, file, node, module, 0)
+}
+
+/// [`field_default`] inside `depth` config instances (see [`instance_default`]).
+fn field_default_at(ev: &ConstEval, file: &PyFile, node: Node, module: &str, depth: usize) -> Folded {
     let scope = Scope::module(module);
     let text = || file.text(node).to_string();
     if node.kind() == "call" {
         let callee = node.child_by_field_name("function").map(|f| ev.eval(file, f, scope));
+        let no_arguments = node.child_by_field_name("arguments").is_some_and(|a| named_children(a).is_empty());
+        // `= SomeConfig()`: an instance built with its own defaults.
+        if let (Some(Ok(Val::Class(class))), true) = (&callee, no_arguments) {
+            return instance_default(ev, class, depth).map_err(|_| text());
+        }
         if let Some(Ok(Val::External(name))) = callee {
             if name.ends_with(".field") || name.ends_with(".Field") {
                 let args = node.child_by_field_name("arguments").map(named_children).unwrap_or_default();
@@ -265,7 +275,7 @@ fn field_default(ev: &ConstEval, file: &PyFile, node: Node, module: &str) -> Fol
                     let (Some(k), Some(v)) = (kw.child_by_field_name("name"), kw.child_by_field_name("value")) else { continue };
                     match file.text(k) {
                         "default" => return literal(ev.eval(file, v, scope), file.text(v)),
-                        "default_factory" => return factory(ev, file, v, module),
+                        "default_factory" => return factory(ev, file, v, module, depth),
                         _ => {}
                     }
                 }
@@ -293,7 +303,7 @@ fn literal(v: Folded, text: &str) -> Folded {
     }
 }
 
-fn factory(ev: &ConstEval, file: &PyFile, node: Node, module: &str) -> Folded {
+fn factory(ev: &ConstEval, file: &PyFile, node: Node, module: &str, depth: usize) -> Folded {
     let scope = Scope::module(module);
     if node.kind() == "lambda" {
         return match node.child_by_field_name("body") {
@@ -304,6 +314,7 @@ fn factory(ev: &ConstEval, file: &PyFile, node: Node, module: &str) -> Folded {
     match ev.eval(file, node, scope) {
         // A dict subclass (`MultiModalDummyOptions`) starts empty.
         Ok(Val::Class(c)) if ev.class_bases(&c).iter().any(|b| matches!(b, Val::External(n) if n == "dict")) => Ok(Val::Dict(Vec::new())),
+        Ok(Val::Class(c)) => instance_default(ev, &c, depth).map_err(|_| format!("{}()", file.text(node))),
         Ok(Val::External(name)) => match name.as_str() {
             "list" => Ok(Val::List(Vec::new())),
             "dict" => Ok(Val::Dict(Vec::new())),
@@ -313,6 +324,85 @@ fn factory(ev: &ConstEval, file: &PyFile, node: Node, module: &str) -> Folded {
         },
         _ => Err(format!("{}()", file.text(node))),
     }
+}
+
+/// Config instances nested in one default, at most (a cycle of factories ends here).
+const MAX_INSTANCE_DEPTH: usize = 4;
+
+/// The default of a config class built with no arguments (`default_factory=
+/// EPLBConfig`, `= EPLBConfig()`): its fields' defaults by name, when the class
+/// is a decorated record (a dataclass, `@config`), every field's default is
+/// literal, and nothing in it or its bases computes fields at construction
+/// (`__init__`, `__post_init__`, a pydantic validator: then it is unknown).
+fn instance_default(ev: &ConstEval, class: &ClassRef, depth: usize) -> Folded {
+    let text = format!("{}()", class.name);
+    if depth >= MAX_INSTANCE_DEPTH || !super::type_hints::is_decorated(ev, class) {
+        return Err(text);
+    }
+    let mut fields: Vec<(String, Folded)> = Vec::new();
+    let mut owners: Vec<ClassRef> = vec![class.clone()];
+    visit_record_fields(ev, class, &mut |file, owner, site| {
+        if !owners.contains(owner) {
+            owners.push(owner.clone());
+        }
+        let value = match site.default {
+            Some(d) => field_default_at(ev, file, d, &owner.module, depth + 1),
+            None => Err(format!("{}: no default", site.name)),
+        };
+        match fields.iter_mut().find(|(n, _)| *n == site.name) {
+            Some(slot) => slot.1 = value,
+            None => fields.push((site.name.clone(), value)),
+        }
+    });
+    if fields.is_empty() || owners.iter().any(|o| computes_fields(ev, o)) {
+        return Err(text);
+    }
+    let mut out = Vec::new();
+    for (name, value) in fields {
+        out.push((Val::Str(name), value.map_err(|_| text.clone())?));
+    }
+    Ok(Val::Dict(out))
+}
+
+/// Whether constructing `class` with no arguments may set a field to other
+/// than its default: it defines `__init__`; its `__post_init__` or an
+/// `after` model validator assigns to `self`; a `before` model validator
+/// rewrites the input; or field validators run on defaults
+/// (`validate_default=True`). Pydantic's field validators otherwise never see
+/// a default, and a validator that only checks changes nothing.
+fn computes_fields(ev: &ConstEval, class: &ClassRef) -> bool {
+    static ASSIGNS_SELF: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let assigns_self =
+        ASSIGNS_SELF.get_or_init(|| regex::Regex::new(r"self\.\w+(?:\[[^\]]*\])?\s*(?:[-+*/|&]?=)[^=]|setattr\(").expect("valid"));
+    let Some(file) = ev.module_file(&class.module) else { return true };
+    let Some(def) = ev.class_def(&file, &class.name) else { return true };
+    if def.parent().is_some_and(|p| file.text(p).contains("validate_default=True")) || file.text(def).contains("validate_default=True") {
+        return true;
+    }
+    let Some(body) = def.child_by_field_name("body") else { return true };
+    named_children(body).into_iter().any(|stmt| {
+        let (decorators, function) = match stmt.kind() {
+            "decorated_definition" => {
+                let function = stmt.child_by_field_name("definition").filter(|d| d.kind() == "function_definition");
+                let decorators: String =
+                    named_children(stmt).into_iter().filter(|d| d.kind() == "decorator").map(|d| file.text(d)).collect();
+                (decorators, function)
+            }
+            "function_definition" => (String::new(), Some(stmt)),
+            _ => return false,
+        };
+        let Some(function) = function else { return false };
+        let name = function.child_by_field_name("name").map(|n| file.text(n)).unwrap_or_default();
+        let compact: String = decorators.chars().filter(|c| !c.is_whitespace()).collect();
+        let body = file.text(function);
+        match name {
+            "__init__" => true,
+            "__post_init__" => assigns_self.is_match(body),
+            _ if compact.contains("model_validator(mode=\"before\")") || compact.contains("model_validator(mode='before')") => true,
+            _ if compact.contains("model_validator") => assigns_self.is_match(body),
+            _ => false,
+        }
+    })
 }
 
 /// The attribute docstring after a field's statement (what `get_attr_docs` reads), stripped.

@@ -199,7 +199,7 @@ fn value_hint(ev: &ConstEval, v: Val, out: &mut Vec<Hint>) {
 
 /// A class with a decorator (`@dataclass`, `@config`, pydantic's): what
 /// `dataclasses.is_dataclass` says of the engine's config classes.
-fn is_decorated(ev: &ConstEval, class: &ClassRef) -> bool {
+pub(super) fn is_decorated(ev: &ConstEval, class: &ClassRef) -> bool {
     let Some(file) = ev.module_file(&class.module) else { return false };
     ev.class_def(&file, &class.name).and_then(|d| d.parent()).is_some_and(|p| p.kind() == "decorated_definition")
 }

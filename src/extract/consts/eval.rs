@@ -249,6 +249,11 @@ fn attribute(ev: &ConstEval, base: Val, attr: &str) -> Option<Val> {
             Some(match full.as_str() {
                 // argparse's one constant that shows up as a default.
                 "argparse.SUPPRESS" => Val::Str("==SUPPRESS==".into()),
+                // `ssl.VerifyMode`'s members, fixed by the standard library
+                // (`--ssl-cert-reqs` defaults to `int(ssl.CERT_NONE)`).
+                "ssl.CERT_NONE" => Val::Int(0),
+                "ssl.CERT_OPTIONAL" => Val::Int(1),
+                "ssl.CERT_REQUIRED" => Val::Int(2),
                 _ => Val::External(full),
             })
         }
