@@ -126,7 +126,16 @@ fn vllm_facts_from_the_source() {
     assert_eq!(dep("--log-config-file"), Some((FlagDeprecationKind::Announced, Some("--logging-config.pylogging_config_file".into()))));
     assert_eq!(dep("--disable-cascade-attn"), Some((FlagDeprecationKind::Noop, None)));
     assert_eq!(dep("--allow-deprecated-quantization"), None);
+    // `get_kwargs` gives some int fields the release's converters, written as
+    // a set (v0.34.0) or in place (`elif name in ("max_num_batched_tokens", ...)`,
+    // v0.21.0); the real parser has them at both.
     let old = surface_at(&repo, "v0.21.0");
+    for s in [&s, &old] {
+        let ty = |name: &str| s.flag(name).and_then(|f| f.type_name.clone());
+        assert_eq!(ty("--max-num-batched-tokens").as_deref(), Some("human_readable_int"), "{}", s.ref_name);
+        assert_eq!(ty("--max-model-len").as_deref(), Some("human_readable_int_or_auto"), "{}", s.ref_name);
+        assert_eq!(ty("--max-num-seqs").as_deref(), Some("int"), "{}", s.ref_name);
+    }
     assert_eq!(old.flag("--calculate-kv-scales").and_then(|f| f.deprecated.as_ref()).map(|d| d.kind), Some(FlagDeprecationKind::Announced));
     assert!(old.flag("--enable-prefix-caching").is_some_and(|f| f.names.iter().any(|n| n == "--no-enable-prefix-caching")));
     assert!(old.flag("--disable-prefix-caching").is_none(), "no --disable- twin before the registry override");

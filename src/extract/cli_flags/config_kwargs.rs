@@ -74,6 +74,19 @@ fn int_converters(source: &str) -> Vec<(String, String)> {
     });
     let literal = SET.get_or_init(|| regex::Regex::new(r#"(\w+)\s*=\s*\{((?:\s*["']\w+["']\s*,?)+)\s*\}"#).expect("valid"));
     let mut out: Vec<(String, String)> = by_name.captures_iter(source).map(|c| (c[1].to_string(), c[2].to_string())).collect();
+    // `elif name in ("a", "b"):` with the names written in place (earlier releases).
+    static INLINE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let inline = INLINE.get_or_init(|| {
+        regex::Regex::new(
+            r#"(?:if|elif)\s+name\s+in\s+[\(\[\{]((?:\s*["']\w+["']\s*,?)+)\s*[\)\]\}]\s*:\s*kwargs\[name\]\[["']type["']\]\s*=\s*(\w+)"#,
+        )
+        .expect("valid")
+    });
+    for c in inline.captures_iter(source) {
+        for name in c[1].split(',').map(|n| n.trim().trim_matches(['"', '\''])).filter(|n| !n.is_empty()) {
+            out.push((name.to_string(), c[2].to_string()));
+        }
+    }
     for c in by_set.captures_iter(source) {
         let (set_name, converter) = (&c[1], &c[2]);
         let members = literal.captures_iter(source).find(|l| &l[1] == set_name);
