@@ -394,6 +394,8 @@ impl<'p> ConstEval<'p> {
         named_children(supers)
             .into_iter()
             .filter(|n| n.kind() != "keyword_argument")
+            // A parameterized base (`dict[str, X]`, `Generic[T]`) is its origin class.
+            .map(|n| if n.kind() == "subscript" { n.child_by_field_name("value").unwrap_or(n) } else { n })
             .map(|n| self.eval(&file, n, Scope::module(&class.module)).unwrap_or_else(Val::Opaque))
             .collect()
     }
