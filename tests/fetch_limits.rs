@@ -69,8 +69,8 @@ fn clone_error_with(url: &str, fetch: FetchWith) -> String {
 }
 
 /// An endless pack response: the real ref listing, then progress messages
-/// on side band 2 that never end (8 MiB of them).
-fn endless_progress_server() -> (tempfile::TempDir, String) {
+/// on side band 2 that never end (8 MiB of them), `pause` between them.
+fn endless_progress_server(pause: Duration) -> (tempfile::TempDir, String) {
     let (root, _, _) = upstream();
     let served = root.path().to_path_buf();
     let url = serve_raw(move |request, mut stream| {
@@ -86,7 +86,7 @@ fn endless_progress_server() -> (tempfile::TempDir, String) {
         let _ = stream.write_all(&out);
         let progress = pkt(&[&[2u8][..], &[b'.'; 60_000], b"\r"].concat());
         for _ in 0..140 {
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(pause);
             if stream.write_all(&progress).is_err() {
                 return;
             }
@@ -131,7 +131,7 @@ fn git_is_killed_when_a_server_goes_silent() {
 #[test]
 fn git_is_killed_at_the_deadline_when_a_server_talks_forever() {
     // The server keeps talking (git relays its messages), so only the deadline ends it.
-    let (root, url) = endless_progress_server();
+    let (root, url) = endless_progress_server(Duration::from_millis(20));
     let started = std::time::Instant::now();
     let err = clone_error_with(&url, FetchWith::Git);
     drop(root);
@@ -167,28 +167,7 @@ fn git_is_killed_when_the_pack_is_over_its_budget() {
 
 #[test]
 fn an_endless_pack_response_is_cut_at_its_budget() {
-    // The real ref listing, then a pack response that never ends: progress
-    // messages on side band 2, 8 MiB of them.
-    let (root, _, _) = upstream();
-    let served = root.path().to_path_buf();
-    let url = serve_raw(move |request, mut stream| {
-        if request.method == "GET" {
-            let response = git_backend(&served, request);
-            let mut out = head("application/x-git-upload-pack-advertisement").into_bytes();
-            out.extend(response.body);
-            let _ = stream.write_all(&out);
-            return;
-        }
-        let mut out = head("application/x-git-upload-pack-result").into_bytes();
-        out.extend(pkt(b"NAK\n"));
-        let _ = stream.write_all(&out);
-        let progress = pkt(&[&[2u8][..], &[b'.'; 60_000], b"\r"].concat());
-        for _ in 0..140 {
-            if stream.write_all(&progress).is_err() {
-                return;
-            }
-        }
-    });
+    let (root, url) = endless_progress_server(Duration::ZERO);
     let err = clone_error(&url);
     drop(root);
     assert!(err.contains("pack exceeded 1 MiB"), "{err}");
