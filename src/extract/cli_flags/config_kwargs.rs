@@ -60,42 +60,34 @@ fn read_rules(ev: &ConstEval, module: &str) -> Rules {
 }
 
 /// The per-name `type` overrides of the generator (see [`Rules::int_converters`]),
-/// read from its source: `if name == "x"` and `name in <set>` tests whose
-/// branch sets `kwargs[name]["type"]`, with the set's literal.
+/// read from its source: an `if`/`elif` whose test is `name == "x"`,
+/// `name in ("x", "y")` (the names in place, earlier releases) or `name in
+/// <set>` (a set literal assigned in the module), and whose branch sets
+/// `kwargs[name]["type"]`.
 fn int_converters(source: &str) -> Vec<(String, String)> {
-    static BY_NAME: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    static BY_SET: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static TEST: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static SET: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let by_name = BY_NAME.get_or_init(|| {
-        regex::Regex::new(r#"(?:if|elif)\s+name\s*==\s*["'](\w+)["']\s*:\s*kwargs\[name\]\[["']type["']\]\s*=\s*(\w+)"#).expect("valid")
+    let test = TEST.get_or_init(|| {
+        let names = r#"["']\w+["']|[\(\[\{](?:\s*["']\w+["']\s*,?)+\s*[\)\]\}]|\w+"#;
+        regex::Regex::new(&format!(r#"(?:if|elif)\s+name\s*(?:==|\s+in\s+)\s*({names})\s*:\s*kwargs\[name\]\[["']type["']\]\s*=\s*(\w+)"#))
+            .expect("valid")
     });
-    let by_set = BY_SET.get_or_init(|| {
-        regex::Regex::new(r#"(?:if|elif)\s+name\s+in\s+(\w+)\s*:\s*kwargs\[name\]\[["']type["']\]\s*=\s*(\w+)"#).expect("valid")
-    });
-    let literal = SET.get_or_init(|| regex::Regex::new(r#"(\w+)\s*=\s*\{((?:\s*["']\w+["']\s*,?)+)\s*\}"#).expect("valid"));
-    let mut out: Vec<(String, String)> = by_name.captures_iter(source).map(|c| (c[1].to_string(), c[2].to_string())).collect();
-    // `elif name in ("a", "b"):` with the names written in place (earlier releases).
-    static INLINE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let inline = INLINE.get_or_init(|| {
-        regex::Regex::new(
-            r#"(?:if|elif)\s+name\s+in\s+[\(\[\{]((?:\s*["']\w+["']\s*,?)+)\s*[\)\]\}]\s*:\s*kwargs\[name\]\[["']type["']\]\s*=\s*(\w+)"#,
-        )
-        .expect("valid")
-    });
-    for c in inline.captures_iter(source) {
-        for name in c[1].split(',').map(|n| n.trim().trim_matches(['"', '\''])).filter(|n| !n.is_empty()) {
-            out.push((name.to_string(), c[2].to_string()));
-        }
-    }
-    for c in by_set.captures_iter(source) {
-        let (set_name, converter) = (&c[1], &c[2]);
-        let members = literal.captures_iter(source).find(|l| &l[1] == set_name);
-        for names in members.iter().flat_map(|l| l[2].split(',')) {
-            let name = names.trim().trim_matches(['"', '\'']);
-            if !name.is_empty() {
-                out.push((name.to_string(), converter.to_string()));
-            }
-        }
+    let set_literal = SET.get_or_init(|| regex::Regex::new(r#"(\w+)\s*=\s*\{((?:\s*["']\w+["']\s*,?)+)\s*\}"#).expect("valid"));
+    let quoted = |list: &str| -> Vec<String> {
+        list.split(',')
+            .map(|n| n.trim_matches(|c: char| c.is_whitespace() || "\"'()[]{}".contains(c)).to_string())
+            .filter(|n| !n.is_empty())
+            .collect()
+    };
+    let mut out = Vec::new();
+    for c in test.captures_iter(source) {
+        let (operand, converter) = (&c[1], &c[2]);
+        let names = match operand.starts_with(|ch: char| ch.is_alphanumeric() || ch == '_') {
+            // A set named by a variable: its literal's members.
+            true => set_literal.captures_iter(source).find(|l| &l[1] == operand).map(|l| quoted(&l[2])).unwrap_or_default(),
+            false => quoted(operand),
+        };
+        out.extend(names.into_iter().map(|name| (name, converter.to_string())));
     }
     out
 }
