@@ -52,7 +52,7 @@ impl RecipeFormat for AmdModels {
             Some(TableEngine::Vllm) => Ok(vllm::read(src, root)),
             Some(TableEngine::Other(engine)) => {
                 let note = Note::info(
-                    format!("AMD multi-node model table for {engine}: skipped, only its SGLang table (models.yaml) is audited"),
+                    format!("AMD multi-node model table for {engine}: skipped, only the SGLang and vLLM tables (models.yaml, models_vllm.yaml) are audited"),
                     Some(root.span.clone()),
                 );
                 Ok(Loaded { kind: Some(RecipeKind::Other { backend: Some(engine) }), notes: vec![note], ..Loaded::default() })
