@@ -119,7 +119,7 @@ pub(crate) enum ConfigError {
         column: usize,
         message: String,
         #[source_code]
-        src: std::sync::Arc<crate::excerpt::Excerpt>,
+        src: std::sync::Arc<crate::text::excerpt::Excerpt>,
         #[label("here")]
         at: Option<miette::SourceSpan>,
     },
@@ -133,7 +133,7 @@ pub(crate) enum ConfigError {
         key: String,
         code: String,
         #[source_code]
-        src: std::sync::Arc<crate::excerpt::Excerpt>,
+        src: std::sync::Arc<crate::text::excerpt::Excerpt>,
         #[label("not a finding code")]
         at: Option<miette::SourceSpan>,
     },
@@ -248,7 +248,7 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<ConfigFile, ConfigError> {
     }
     // The snippet shows only the lines around the label, cut on long lines.
     let source = |at: Option<miette::SourceSpan>| {
-        let (excerpt, labels) = crate::excerpt::Excerpt::new(path, text, at.as_slice());
+        let (excerpt, labels) = crate::text::excerpt::Excerpt::new(path, text, at.as_slice());
         (std::sync::Arc::new(excerpt), labels.first().copied())
     };
     let file: ConfigFile = serde_yaml_ng::from_str(text).map_err(|e| {

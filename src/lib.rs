@@ -23,7 +23,6 @@ pub mod color;
 mod config;
 pub mod demo;
 mod embedded;
-mod excerpt;
 pub mod extract;
 mod finding;
 pub mod fix;
@@ -40,6 +39,7 @@ mod spelling;
 mod suppress;
 pub mod surface;
 pub mod surface_diff;
+pub mod text;
 mod trace;
 
 // Linked for its exported zlib symbols (see Cargo.toml), not called from Rust.

@@ -1,8 +1,9 @@
 //! Assemble one release's [`EngineSurface`] from the individual extractors, reading
 //! only what a question needs ([`Demand`]).
 
+use super::consts::classes;
 use super::units::{EnvScan, Units, WithWarnings};
-use super::{classes, cli_flags, env_vars, parsed, pins, symbols, Package};
+use super::{cli_flags, env_vars, parsed, pins, symbols, Package};
 use crate::cache::FactCache;
 use crate::profiles::{Engine, EnvStrategy, FlagsStrategy};
 use crate::source::Tree;

@@ -4,11 +4,9 @@
 //! files through [`Tree`](crate::source::Tree).
 
 pub(crate) mod assemble;
-pub mod classes;
 pub mod cli_flags;
 pub mod consts;
 pub mod consumer;
-pub(crate) mod env_gate;
 pub(crate) mod outline;
 pub(crate) mod package;
 pub(crate) mod parsed;

@@ -64,7 +64,7 @@ pub struct Location {
 }
 
 impl Location {
-    pub fn from_span(span: &crate::recipe::Span) -> Location {
+    pub fn from_span(span: &crate::text::Span) -> Location {
         Location { path: span.path.clone(), line: span.line, column: span.column, offset: Some(span.offset), len: Some(span.len) }
     }
     pub fn from_evidence(e: &crate::surface::Evidence) -> Location {
@@ -103,14 +103,7 @@ impl EvidenceRef {
     }
 }
 
-/// A text replacement in one file.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Edit {
-    pub path: String,
-    pub offset: usize,
-    pub len: usize,
-    pub replacement: String,
-}
+pub use crate::text::Edit;
 
 /// A fix: typed actions (rendered in words per language) and the byte edits
 /// that `--fix` applies; no edits when the fix is advice only.

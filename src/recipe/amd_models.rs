@@ -26,12 +26,12 @@
 //! as SGLang.
 
 use super::format::{self, EditIntent, Loaded, RecipeFormat, Syntax};
-use super::master_config::LinkMapping;
-use super::span::{SourceText, Span, Spanned};
+use super::links::LinkMapping;
 use super::yaml::{Entry, Node, NodeKind, Scalar, ScalarStyle, ScalarType};
 use super::{ArgToken, Deployment, FlagUse, FlagValue, Note, RecipeError, RecipeFile, RecipeKind, RoleConfig};
-use crate::finding::Edit;
 use crate::surface::Known;
+use crate::text::span::{SourceText, Span, Spanned};
+use crate::text::Edit;
 
 /// The AMD multi-node model table as a [`RecipeFormat`].
 pub(crate) struct AmdModels;

@@ -10,24 +10,27 @@
 //! (and what cannot be known statically, as `Dynamic`), never whether it is valid.
 
 pub(crate) mod amd_models;
+pub(crate) mod argv;
 mod files;
 pub(crate) mod format;
 pub(crate) mod image;
 pub(crate) mod launch_script;
+pub(crate) mod links;
 pub(crate) mod master_config;
+mod registry;
 mod script_naming;
 pub(crate) mod shell;
-pub(crate) mod span;
 pub(crate) mod srt_slurm;
 pub(crate) mod yaml;
 
+pub(crate) use crate::text::span::SourceText;
+pub use crate::text::{Span, Spanned};
 pub use amd_models::model_deployments;
+pub(crate) use argv::{bind, ArgToken};
 pub use files::{collect, collect_walking, collect_with, load_path, load_path_with, read_confined, Walk, MAX_RECIPE_BYTES};
 pub(crate) use format::EditIntent;
 pub use image::{is_container_alias, parse_image, DynamoRef, ImageTag};
-pub(crate) use launch_script::{bind, ArgToken};
-pub use master_config::{LinkMapping, MasterConfig, MasterEntry, ModelTableLink, RecipeLink, Router};
-pub(crate) use span::{SourceText, Span, Spanned};
+pub use links::{LinkMapping, MasterConfig, MasterEntry, ModelTableLink, RecipeLink, Router};
 
 use crate::surface::Known;
 use serde::Serialize;
@@ -183,7 +186,7 @@ impl RoleConfig {
 
     /// [`flag_uses`](Self::flag_uses), with the words where a flag was
     /// expected that bind to none (positionals, unknown `$X`).
-    pub(crate) fn bound(&self, is_switch: impl Fn(&str) -> bool) -> launch_script::Binding {
+    pub(crate) fn bound(&self, is_switch: impl Fn(&str) -> bool) -> argv::Binding {
         let mut binding = self.argv.as_ref().map(|tokens| bind(tokens, is_switch)).unwrap_or_default();
         binding.flags.extend(self.flags.iter().cloned());
         binding
@@ -313,7 +316,7 @@ pub enum RecipeError {
         column: u32,
         message: String,
         #[source_code]
-        src: std::sync::Arc<crate::excerpt::Excerpt>,
+        src: std::sync::Arc<crate::text::excerpt::Excerpt>,
         #[label("here")]
         at: miette::SourceSpan,
     },
@@ -330,7 +333,7 @@ pub enum RecipeError {
         second_column: u32,
         second_offset: usize,
         #[source_code]
-        src: std::sync::Arc<crate::excerpt::Excerpt>,
+        src: std::sync::Arc<crate::text::excerpt::Excerpt>,
         #[label("first here")]
         first: miette::SourceSpan,
         #[label("again here")]
@@ -344,7 +347,7 @@ pub enum RecipeError {
         line: u32,
         message: String,
         #[source_code]
-        src: std::sync::Arc<crate::excerpt::Excerpt>,
+        src: std::sync::Arc<crate::text::excerpt::Excerpt>,
         #[label("here")]
         at: miette::SourceSpan,
     },
@@ -377,7 +380,7 @@ pub fn load_text(path: &str, text: String, links: &LinkMapping) -> Result<Recipe
         return Err(RecipeError::NotText { path: path.to_string(), offset });
     }
     let src = SourceText::new(path, text);
-    let (kind, loaded, duplicates) = format::read(&src, links)?;
+    let (kind, loaded, duplicates) = registry::read(&src, links)?;
     Ok(RecipeFile {
         path: path.to_string(),
         disk_path: None,

@@ -18,12 +18,12 @@
 
 use super::format::{self, EditIntent, Loaded, RecipeFormat, Syntax};
 use super::image::{parse_image, DynamoRef};
-use super::master_config::LinkMapping;
-use super::span::{SourceText, Spanned};
+use super::links::LinkMapping;
 use super::yaml::{Entry, Node, NodeKind, ScalarType};
 use super::{Deployment, DynamoSpec, EnvUse, FlagUse, FlagValue, Note, RecipeError, RecipeFile, RecipeKind, RoleConfig};
-use crate::finding::Edit;
 use crate::surface::Known;
+use crate::text::span::{SourceText, Spanned};
+use crate::text::Edit;
 
 /// srt-slurm recipe YAML as a [`RecipeFormat`].
 pub(crate) struct SrtSlurm;

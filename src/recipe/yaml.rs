@@ -9,8 +9,8 @@
 //! through an alias keeps the span of the text it was anchored at, plus the span of
 //! the alias itself, so a finding points at the line that actually holds the value.
 
-use super::span::{SourceText, Span};
 use super::RecipeError;
+use crate::text::span::{SourceText, Span};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use yaml_rust2::parser::{Event, Parser};

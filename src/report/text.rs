@@ -6,8 +6,8 @@
 
 use super::{describe, evidence_plain, in_engine_source, Finding, Lang, RenderOptions};
 use crate::codes::Severity;
-use crate::excerpt::Excerpt;
 use crate::finding::AuditReport;
+use crate::text::excerpt::Excerpt;
 use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceCode};
 use std::fmt::{self, Write};
 

@@ -58,7 +58,7 @@ pub enum RuleError {
         column: usize,
         message: String,
         #[source_code]
-        src: std::sync::Arc<crate::excerpt::Excerpt>,
+        src: std::sync::Arc<crate::text::excerpt::Excerpt>,
         #[label("here")]
         at: Option<miette::SourceSpan>,
     },
@@ -72,7 +72,7 @@ pub enum RuleError {
         key: String,
         message: String,
         #[source_code]
-        src: std::sync::Arc<crate::excerpt::Excerpt>,
+        src: std::sync::Arc<crate::text::excerpt::Excerpt>,
         #[label("{key}")]
         at: Option<miette::SourceSpan>,
     },
@@ -155,9 +155,14 @@ pub fn parse_rule(text: &str, origin: RuleOrigin) -> Result<Rule, RuleError> {
 }
 
 /// The lines around `line:column` of a rule file, for the diagnostic.
-fn snippet(file: &str, text: &str, line: usize, column: usize) -> (std::sync::Arc<crate::excerpt::Excerpt>, Option<miette::SourceSpan>) {
+fn snippet(
+    file: &str,
+    text: &str,
+    line: usize,
+    column: usize,
+) -> (std::sync::Arc<crate::text::excerpt::Excerpt>, Option<miette::SourceSpan>) {
     let offset = crate::recipe::SourceText::new(file, text.to_string()).offset_of(line, column.saturating_sub(1));
-    let (excerpt, labels) = crate::excerpt::Excerpt::new(file, text, &[(offset, 0).into()]);
+    let (excerpt, labels) = crate::text::excerpt::Excerpt::new(file, text, &[(offset, 0).into()]);
     (std::sync::Arc::new(excerpt), labels.first().copied())
 }
 

@@ -17,6 +17,7 @@ mod fetch_git;
 mod fix;
 mod github_fit;
 mod master_links;
+mod module_layers;
 mod oracle;
 mod oracle_vllm;
 mod pr;

@@ -11,8 +11,8 @@ use crate::oracle_support as oracle;
 
 use std::path::{Path, PathBuf};
 
-use engine_audit::extract::classes::class_info;
 use engine_audit::extract::cli_flags::extract_flags;
+use engine_audit::extract::consts::classes::class_info;
 use engine_audit::extract::{extract_surface, Demand, Package};
 use engine_audit::source::DirTree;
 use engine_audit::surface::{EngineSurface, Flag, FlagDeprecationKind, Known};

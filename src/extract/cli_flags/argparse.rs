@@ -42,7 +42,7 @@ pub(super) struct ArgCall {
     /// The field's declared `fallback=` (field-driven registrars only): what
     /// the field resolves to when it is still `None` after resolution.
     pub fallback: Option<KwArg>,
-    /// Choices added only when an env var is set ([`super::env_gate`]).
+    /// Choices added only when an env var is set ([`crate::extract::consts::env_gate`]).
     pub env_choices: std::collections::BTreeMap<String, Vec<PyValue>>,
 }
 

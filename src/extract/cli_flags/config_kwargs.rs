@@ -21,7 +21,7 @@ use std::rc::Rc;
 use tree_sitter::Node;
 
 use super::type_hints::{hints, Hint};
-use crate::extract::classes::visit_record_fields;
+use crate::extract::consts::classes::visit_record_fields;
 use crate::extract::consts::{ClassRef, ConstEval, Folded, Native, Scope, Val};
 use crate::extract::python::{named_children, PyFile};
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use tree_sitter::Node;
 
 use super::argparse::{ArgCall, KwArg};
-use crate::extract::classes::{visit_record_fields, FieldSite};
+use crate::extract::consts::classes::{visit_record_fields, FieldSite};
 use crate::extract::consts::{class_body, ClassRef, ConstEval, Folded, Scope, Val};
 use crate::extract::python::{named_children, walk, PyFile};
 use crate::surface::ExtractWarning;

@@ -18,7 +18,7 @@ mod resolution;
 mod rewrites;
 mod type_hints;
 
-use super::env_gate;
+use super::consts::env_gate;
 
 pub(crate) use parser::parser_facts;
 

@@ -236,7 +236,7 @@ fn attribute(ev: &ConstEval, base: Val, attr: &str) -> Option<Val> {
         Val::Class(c) => ev.class_attr(&c, attr).ok(),
         Val::Field { class, name } => match attr {
             "name" => Some(Val::Str(name)),
-            "default" => crate::extract::classes::field_default(ev, &class, &name).ok(),
+            "default" => super::classes::field_default(ev, &class, &name).ok(),
             _ => None,
         },
         Val::EnumMember { name, value, .. } => match attr {
@@ -489,7 +489,7 @@ fn builtin_call(ev: &ConstEval, name: &str, args: &[Val]) -> Option<Val> {
         ("len", [v]) => Val::Int(items(v)?.len() as i64),
         ("next", [v]) => items(v)?.into_iter().next()?,
         ("dataclasses.fields" | "msgspec.structs.fields", [Val::Class(c)]) => {
-            Val::List(crate::extract::classes::record_fields(ev, c).into_iter().map(|(class, name)| Val::Field { class, name }).collect())
+            Val::List(super::classes::record_fields(ev, c).into_iter().map(|(class, name)| Val::Field { class, name }).collect())
         }
         ("int", [Val::Int(i)]) => Val::Int(*i),
         ("int", [Val::Str(s)]) => Val::Int(s.trim().parse().ok()?),

@@ -13,6 +13,8 @@
 //! circular imports) end in `Err` through an in-progress set.
 
 mod bindings;
+pub mod classes;
+pub(crate) mod env_gate;
 mod eval;
 mod function;
 mod lazy_attr;
@@ -70,7 +72,7 @@ pub(crate) struct ConstEval<'p> {
     depth: RefCell<usize>,
     warnings: RefCell<Vec<ExtractWarning>>,
     /// Module constants' values added only when an env var is set:
-    /// constant name → env var → values ([`crate::extract::env_gate`]).
+    /// constant name → env var → values ([`env_gate`]).
     gated: RefCell<HashMap<String, std::collections::BTreeMap<String, Vec<crate::surface::PyValue>>>>,
     /// Natively computed functions by dotted name (`vllm.engine.arg_utils.get_kwargs`,
     /// `os.getenv`), and their results by call.
@@ -314,13 +316,13 @@ impl<'p> ConstEval<'p> {
             let Some((method, arg_nodes)) = mutation else { continue };
             // A block that runs only with an env var set: not in a clean
             // environment; what it adds is kept apart ([`env_gate`]).
-            let gate = crate::extract::env_gate::enclosing_if(stmt.node)
+            let gate = env_gate::enclosing_if(stmt.node)
                 .filter(|i| i.parent().is_some_and(|p| p.id() == root.id()))
-                .and_then(|i| crate::extract::env_gate::off_by_default(self, file, module, i));
+                .and_then(|i| env_gate::off_by_default(self, file, module, i));
             if let Some(env) = gate {
-                if let Some((_, values)) = crate::extract::env_gate::added_values(self, file, scope, stmt.node) {
+                if let Some((_, values)) = env_gate::added_values(self, file, scope, stmt.node) {
                     let mut gated = self.gated.borrow_mut();
-                    crate::extract::env_gate::merge(gated.entry(name.to_string()).or_default(), &env, values);
+                    env_gate::merge(gated.entry(name.to_string()).or_default(), &env, values);
                 }
                 continue;
             }

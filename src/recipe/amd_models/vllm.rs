@@ -12,11 +12,11 @@
 //! script adds itself is not in the file and is said to be unread.
 
 use super::super::format::Loaded;
-use super::super::span::SourceText;
 use super::super::yaml::{Entry, Node};
 use super::super::{ArgToken, Deployment, EnvUse, Note, RoleConfig};
 use super::{flag_words, ROLES};
 use crate::surface::Known;
+use crate::text::span::SourceText;
 
 /// Keys of a model entry that hold no flag or env var.
 const OTHER_KEYS: [&str; 1] = ["hf_dir"];

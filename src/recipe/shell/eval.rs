@@ -9,8 +9,7 @@
 //! [`MAX_STATES`] states are kept (beyond that, differing variables become
 //! unknown) and at most [`MAX_STEPS`] statements are evaluated per file.
 
-use super::super::launch_script::ArgToken;
-use super::super::span::{SourceText, Span};
+use super::super::argv::ArgToken;
 use super::super::{EnvUse, Note};
 use super::cond::{decided, Atom, Path, Test};
 use super::launch;
@@ -18,6 +17,7 @@ use super::vars::Vars;
 use super::words::{self, fields, joined, known_text, Field, Frag, Item, Origin};
 use crate::profiles::{Engine, Launcher};
 use crate::surface::Known;
+use crate::text::span::{SourceText, Span};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path as FsPath, PathBuf};
 use tree_sitter::{Node, Parser, Tree};

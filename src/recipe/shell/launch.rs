@@ -3,7 +3,7 @@
 //! (`exec`, `nohup`, `srun ...`, `numactl ...`, `timeout 3600`, `env A=1`) or a
 //! program held in a variable (`"$SGLANG_PYTHON" -m sglang.launch_server`).
 
-use super::super::launch_script::ArgToken;
+use super::super::argv::ArgToken;
 use crate::profiles::{Engine, LaunchForm, Launcher};
 
 /// Programs that run the command after their own options.

@@ -2,9 +2,9 @@
 //! written, split into fields the way an unquoted expansion is split, and turned
 //! into the command-line tokens the rest of the tool reads.
 
-use super::super::launch_script::ArgToken;
-use super::super::span::{SourceText, Span};
+use super::super::argv::ArgToken;
 use crate::surface::Known;
+use crate::text::span::{SourceText, Span};
 
 /// Bytes `start..end` of file `file` (an index into the files the evaluator read;
 /// always a real file, never the text of an `eval`).

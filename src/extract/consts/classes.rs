@@ -6,9 +6,9 @@
 
 use tree_sitter::Node;
 
-use super::consts::{class_body, flat_statements, may_bind, statement_bindings, BindingKind, ClassRef, ConstEval, Scope, Val};
-use super::package::Package;
-use super::python::{named_children, walk, PyFile};
+use super::{class_body, flat_statements, may_bind, statement_bindings, BindingKind, ClassRef, ConstEval, Scope, Val};
+use crate::extract::package::Package;
+use crate::extract::python::{named_children, walk, PyFile};
 use crate::surface::{ClassInfo, Member, MemberKind};
 
 /// One field declaration (`name: T = default`) of a record class.

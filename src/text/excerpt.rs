@@ -85,7 +85,7 @@ impl Excerpt {
                 _ => merged.push((a, b)),
             }
         }
-        let mut out = Excerpt { name: crate::report::escape::visible(name).into_owned(), text: String::new(), segments: Vec::new() };
+        let mut out = Excerpt { name: crate::text::escape::visible(name).into_owned(), text: String::new(), segments: Vec::new() };
         for (a, b) in merged {
             let start = out.text.len();
             let mut kept = Vec::new();
@@ -122,7 +122,7 @@ impl Excerpt {
         let start = self.text.len();
         // Recipe bytes reach a terminal: control characters (ESC, a lone CR)
         // show as `?`, one per byte, so the labels' offsets still hold.
-        self.text.push_str(&crate::report::escape::same_width(&body[from..to]));
+        self.text.push_str(&crate::text::escape::same_width(&body[from..to]));
         if to < body.len() {
             self.text.push_str(CUT);
         }

@@ -156,14 +156,14 @@ impl SourceText {
     /// The source for miette's labelled snippets: the lines around `spans`, cut
     /// on long lines, and the spans as labels into it (errors stay small, and a
     /// 200 KB line prints as a few hundred bytes).
-    pub(crate) fn excerpt(&self, spans: &[&Span]) -> (std::sync::Arc<crate::excerpt::Excerpt>, Vec<miette::SourceSpan>) {
+    pub(crate) fn excerpt(&self, spans: &[&Span]) -> (std::sync::Arc<crate::text::excerpt::Excerpt>, Vec<miette::SourceSpan>) {
         let labels: Vec<miette::SourceSpan> = spans.iter().map(|s| s.source_span()).collect();
-        let (excerpt, labels) = crate::excerpt::Excerpt::new(&self.path, &self.text, &labels);
+        let (excerpt, labels) = crate::text::excerpt::Excerpt::new(&self.path, &self.text, &labels);
         (std::sync::Arc::new(excerpt), labels)
     }
 
     /// [`excerpt`](Self::excerpt) for one span.
-    pub(crate) fn excerpt_at(&self, span: &Span) -> (std::sync::Arc<crate::excerpt::Excerpt>, miette::SourceSpan) {
+    pub(crate) fn excerpt_at(&self, span: &Span) -> (std::sync::Arc<crate::text::excerpt::Excerpt>, miette::SourceSpan) {
         let (excerpt, labels) = self.excerpt(&[span]);
         (excerpt, labels[0])
     }
