@@ -362,6 +362,10 @@ pub(crate) struct GateArgs {
     /// Drop findings with this code (repeatable; adds to the config's `ignore`).
     #[arg(long, value_name = "CODE")]
     pub ignore: Vec<String>,
+    /// Let deployments of this engine go unaudited without failing the run (repeatable; `tilert`,
+    /// `trtllm`; adds to the config's `allow_unaudited`). They are still listed in the coverage.
+    #[arg(long, value_name = "ENGINE")]
+    pub allow_unaudited: Vec<String>,
     /// The config file [default: the first .engine-audit.yaml at or above the first recipe path
     /// (with no paths: the working directory), up to the git top level].
     #[arg(long, value_name = "FILE")]

@@ -61,6 +61,11 @@ pub(crate) struct ConfigFile {
     pub single_node_scripts: Vec<String>,
     /// Lowest severity that makes the exit code 1 (`--fail-on` wins).
     pub fail_on: Option<FailOn>,
+    /// Engines whose deployments may go unaudited without failing the run
+    /// (`[tilert]`): an engine with no profile yet, or one whose source the
+    /// run is not given. They are still listed in the coverage.
+    #[serde(default)]
+    pub allow_unaudited: Vec<String>,
     /// The repo's own risk-rule folders (relative to the config file), loaded on
     /// top of the built-in rules and `--rules`.
     #[serde(default)]

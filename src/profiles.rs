@@ -239,6 +239,45 @@ pub static VLLM: EngineProfile = EngineProfile {
 pub static DYNAMO: EngineProfile =
     EngineProfile { id: "dynamo", display: "Dynamo", package_roots: &["components/src/dynamo", "dynamo"], server: None };
 
+/// How srtctl hands a role's engine arguments (`roles.<role>.args`,
+/// `backend.<engine>_config.<mode>`) to an engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgsForm {
+    /// As command-line flags (`_config_to_cli_args`): each key a `--flag`.
+    Argv,
+    /// Dumped into the engine's YAML config file (TRT-LLM's LlmArgs): keys
+    /// may hold nested maps; `extra_args` carries the server's own argv.
+    YamlConfig,
+}
+
+/// An engine srt-slurm recipes can name (`engine:`, `backend.type`), audited
+/// or not: a recipe naming one of these is read and its roles are either
+/// audited (a profile with a server) or named "not audited" (no profile yet),
+/// never skipped in silence. A name not listed here is one srtctl rejects.
+#[derive(Debug)]
+pub struct RecipeEngine {
+    pub id: &'static str,
+    pub display: &'static str,
+    pub args: ArgsForm,
+}
+
+/// Every engine srt-slurm 2.x knows (its `srtctl.backends`), and the ones
+/// earlier releases or InferenceX's runners name.
+pub(crate) static RECIPE_ENGINES: &[RecipeEngine] = &[
+    RecipeEngine { id: "sglang", display: "SGLang", args: ArgsForm::Argv },
+    RecipeEngine { id: "vllm", display: "vLLM", args: ArgsForm::Argv },
+    RecipeEngine { id: "trtllm", display: "TensorRT-LLM", args: ArgsForm::YamlConfig },
+    RecipeEngine { id: "atom", display: "ATOM", args: ArgsForm::Argv },
+    RecipeEngine { id: "tilert", display: "TileRT", args: ArgsForm::Argv },
+    RecipeEngine { id: "mocker", display: "Dynamo Mocker", args: ArgsForm::Argv },
+    RecipeEngine { id: "tokenspeed", display: "TokenSpeed", args: ArgsForm::Argv },
+];
+
+/// The recipe engine named `id` (srt-slurm's spelling).
+pub(crate) fn recipe_engine(id: &str) -> Option<&'static RecipeEngine> {
+    RECIPE_ENGINES.iter().find(|e| e.id == id)
+}
+
 /// Every profile, engines first.
 pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &VLLM, &DYNAMO];
 
@@ -293,9 +332,9 @@ pub(crate) fn known(id: &str) -> Option<&'static EngineProfile> {
     KNOWN.iter().copied().find(|p| p.id == id)
 }
 
-/// What reports call the profile `id` (the id itself when unknown).
+/// What reports call the profile or recipe engine `id` (the id itself when unknown).
 pub(crate) fn display(id: &str) -> String {
-    known(id).map_or(id.to_string(), |p| p.display.to_string())
+    known(id).map(|p| p.display).or_else(|| recipe_engine(id).map(|e| e.display)).map_or(id.to_string(), str::to_string)
 }
 
 impl EngineProfile {
@@ -347,6 +386,9 @@ mod tests {
         }
         for p in PROFILES {
             assert!(known(p.id).is_some(), "{}: every audited profile is known", p.id);
+        }
+        for p in PROFILES.iter().filter(|p| p.server.is_some()) {
+            assert!(recipe_engine(p.id).is_some(), "{}: every engine with a server is a recipe engine srt-slurm can name", p.id);
         }
         assert!(SGLANG.owns_env("SGL_X") && !SGLANG.owns_env("NCCL_X") && !DYNAMO.owns_env("SGLANG_X"));
     }

@@ -20,7 +20,7 @@ use crate::check::{self, consumer::Consumer, worker_flags::WorkerParse, Bump};
 use crate::extract::consumer::UseKind;
 use crate::extract::worker_flags::WorkerFlags;
 use crate::extract::{Demand, EnvReads};
-pub use crate::finding::{AuditReport, BumpSummary, Problem, RuleInfo};
+pub use crate::finding::{AuditReport, BumpSummary, Coverage, NotAudited, Problem, RuleInfo};
 use crate::finding::{Finding, Location};
 use crate::profiles::{self, ConsumerLink, Engine};
 use crate::recipe::{Deployment, RecipeFile, RecipeKind};
@@ -83,6 +83,11 @@ impl<'a> Run<'a> {
         for file in files {
             report.findings.extend(check::duplicates::findings(file));
             report.findings.extend(check::unreadable::unread_launches(file));
+            // A part of a recipe that could not be read fails closed: an error
+            // finding at its place, never a note nobody gates on.
+            let unread = check::unreadable::unread_parts(file);
+            report.coverage.unreadable += unread.len();
+            report.findings.extend(unread);
             for note in &file.notes {
                 // Keep the line: a note about a value that could not be read must say where
                 // (in the file it is about: a script's note may be about a file it sources).
@@ -95,13 +100,28 @@ impl<'a> Run<'a> {
             match &file.kind {
                 RecipeKind::SrtSlurm | RecipeKind::LaunchScript | RecipeKind::AmdModels => {}
                 RecipeKind::Other { backend: Some(b) } => {
-                    report.notes.push(format!("{}: skipped, a recipe for the {b} backend", file.path));
+                    report.notes.push(format!("{}: not audited, a recipe for the {b} engine", file.path));
+                    report.coverage.deployments += 1;
+                    report.coverage.not_audited.push(NotAudited {
+                        path: file.path.clone(),
+                        deployment: "(every entry of the file)".into(),
+                        variant: None,
+                        roles: Vec::new(),
+                        engine: b.clone(),
+                        reason: "no profile yet".into(),
+                        enable: None,
+                        acknowledged: opts.acknowledges(b),
+                    });
                     continue;
                 }
                 RecipeKind::Other { backend: None } | RecipeKind::MasterConfig => continue,
             }
             for dep in &file.deployments {
-                let Some(engine) = profiles::by_id(dep.engine) else { continue };
+                report.coverage.deployments += 1;
+                let Some(engine) = profiles::by_id(dep.engine).filter(|e| e.server.is_some()) else {
+                    report.coverage.not_audited.push(not_audited(file, dep, "no profile yet".into(), None, opts));
+                    continue;
+                };
                 let base =
                     opts.baseline.get(&file.path).and_then(|old| old.iter().find(|b| b.name == dep.name && b.variant == dep.variant));
                 let refs = derive_refs(&file.kind, dep, base, opts, engines, &mut report.findings, &mut report.notes);
@@ -170,7 +190,13 @@ impl<'a> Run<'a> {
         // Each deployment's surfaces, extracted once per ref and shared. A ref
         // that cannot be read is a problem, and its deployments are not audited.
         for p in &self.planned {
-            let surfaces = deployment_surfaces(p, engines, demands, &mut self.report);
+            let surfaces = match deployment_surfaces(p, engines, demands, &mut self.report) {
+                Ok(s) => Some(s),
+                Err((reason, enable)) => {
+                    self.report.coverage.not_audited.push(not_audited(p.file, p.dep, reason, enable, self.opts));
+                    None
+                }
+            };
             self.checked.push(surfaces);
         }
         history::attach(&self.planned, &mut self.checked, engines, demands);
@@ -215,6 +241,7 @@ impl<'a> Run<'a> {
             let (Some(c), Some((found, defaults))) = (c, found) else { continue };
             let Some(to) = p.refs.to(p.engine) else { continue };
             report.deployments_audited += 1;
+            report.coverage.audited += 1;
             audited_paths.insert(p.file.path.as_str());
             summarize(summaries, p.engine, p.refs.from(p.engine), to);
             let bump = c.bump();
@@ -296,6 +323,7 @@ impl<'a> Run<'a> {
         report.notes.dedup();
         report.problems.sort();
         report.problems.dedup();
+        report.coverage.not_audited.sort();
         self.report
     }
 }
@@ -373,30 +401,51 @@ fn summarize(summaries: &mut Summaries, engine: Engine, from: Option<&refs::Deri
     entry.1 += 1;
 }
 
-/// The surfaces of the engine a deployment starts, at its refs; `None` (and a
-/// note or problem) when there is no ref or it cannot be read.
+/// A deployment this run does not audit, with why and what would audit it.
+fn not_audited(file: &RecipeFile, dep: &Deployment, reason: String, enable: Option<String>, opts: &AuditOptions) -> NotAudited {
+    NotAudited {
+        path: file.path.clone(),
+        deployment: dep.name.clone(),
+        variant: dep.variant.clone(),
+        roles: dep.roles.iter().map(|r| r.role.clone()).collect(),
+        engine: dep.engine.to_string(),
+        reason,
+        enable,
+        acknowledged: opts.acknowledges(dep.engine),
+    }
+}
+
+/// Why a deployment is not audited, and the option that would audit it.
+type NotAuditedWhy = (String, Option<String>);
+
+/// The surfaces of the engine a deployment starts, at its refs; why not (and
+/// a note or problem) when there is no source or ref, or it cannot be read.
 fn deployment_surfaces(
     p: &Planned,
     engines: &mut Engines,
     demands: &BTreeMap<&'static str, Demand>,
     report: &mut AuditReport,
-) -> Option<DeploymentSurfaces> {
+) -> Result<DeploymentSurfaces, NotAuditedWhy> {
     let (Some(handle), Some(to), Some(demand)) = (engines.get_mut(p.engine), p.refs.to(p.engine), demands.get(p.engine.id)) else {
         // No source is a different miss than no ref: say which, with its remedy.
-        let why = match engines.get_mut(p.engine) {
-            None => format!("no {} source given (--{}, or `{}:` in .engine-audit.yaml)", p.engine.display, p.engine.id, p.engine.id),
+        let (why, enable) = match engines.get_mut(p.engine) {
+            None => (
+                format!("no {} source given", p.engine.display),
+                format!("--{} PATH|URL, or `{}:` in .engine-audit.yaml", p.engine.id, p.engine.id),
+            ),
             Some(_) => {
-                format!("no {} ref to audit against (no image and no {})", p.engine.display, RefFlags::named(p.engine, None, None).to_flag)
+                let flag = RefFlags::named(p.engine, None, None).to_flag;
+                (format!("no {} ref to audit against (no image)", p.engine.display), format!("{flag} REF, or an image in the recipe"))
             }
         };
-        report.notes.push(format!("{}: {}: {why}", p.file.path, p.dep.name));
-        return None;
+        report.notes.push(format!("{}: {}: {why} ({enable})", p.file.path, p.dep.name));
+        return Err((why, Some(enable)));
     };
     let to_surface = match handle.surface(&to.wanted, demand) {
         Ok(s) => s,
         Err(e) => {
             report.problems.push(Problem { path: format!("{}@{}", p.engine.id, to.wanted), message: e });
-            return None;
+            return Err((format!("{} ref `{}` could not be read", p.engine.display, to.wanted), Some("see the problems listed".into())));
         }
     };
     let from_surface = match p.refs.from(p.engine) {
@@ -410,7 +459,7 @@ fn deployment_surfaces(
         Some(_) => Some(to_surface.clone()),
         None => None,
     };
-    Some(DeploymentSurfaces { to: to_surface, from: from_surface, history: None })
+    Ok(DeploymentSurfaces { to: to_surface, from: from_surface, history: None })
 }
 
 /// The engine surfaces one deployment is checked against.

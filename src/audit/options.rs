@@ -5,7 +5,7 @@
 use crate::profiles::{Engine, EngineProfile};
 use crate::recipe::Deployment;
 use crate::source::OpenOptions;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, Default)]
 pub struct AuditOptions {
@@ -23,6 +23,9 @@ pub struct AuditOptions {
     /// engine refs of its old version to those of its own image and consumer spec;
     /// refs named on the command line still win.
     pub baseline: BTreeMap<String, Vec<Deployment>>,
+    /// Engines (ids) whose deployments may go unaudited without failing the run
+    /// (`--allow-unaudited`, the config's `allow_unaudited`): still listed.
+    pub allow_unaudited: BTreeSet<String>,
 }
 
 /// One engine's source as given: a path or URL, and the package folder inside it.
@@ -55,6 +58,13 @@ impl RefFlags {
 }
 
 impl AuditOptions {
+    /// Whether the user acknowledged that `engine`'s deployments go unaudited
+    /// (by id or by the name reports use, in any case).
+    pub(crate) fn acknowledges(&self, engine: &str) -> bool {
+        let display = crate::profiles::display(engine);
+        self.allow_unaudited.iter().any(|a| a.eq_ignore_ascii_case(engine) || a.eq_ignore_ascii_case(&display))
+    }
+
     /// Give `engine`'s source (a path or URL, and an optional package folder).
     pub fn with_source(mut self, engine: Engine, spec: Option<String>, root: Option<String>) -> AuditOptions {
         if let Some(spec) = spec {

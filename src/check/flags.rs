@@ -285,7 +285,7 @@ fn check_value(u: &FlagUse, flag: &Flag, bump: Bump) -> Option<Finding> {
         FlagValue::Switch { .. } => Vec::new(),
         FlagValue::Scalar { text, .. } => vec![text.as_str()],
         FlagValue::List { items } => items.iter().map(|i| i.value.as_str()).collect(),
-        FlagValue::Dynamic { .. } | FlagValue::Null => return None,
+        FlagValue::Dynamic { .. } | FlagValue::Null | FlagValue::Nested { .. } => return None,
         FlagValue::Invalid { reason } => {
             return Some(invalid(ValueProblem::Unusable { reason: reason.clone() }));
         }

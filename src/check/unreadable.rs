@@ -4,7 +4,7 @@
 //! value nobody can know, would otherwise pass unseen.
 
 use crate::finding::{Finding, FindingKind, Location};
-use crate::recipe::{ArgToken, Deployment, RecipeError, RecipeFile, RecipeLink};
+use crate::recipe::{ArgToken, Deployment, NoteLevel, RecipeError, RecipeFile, RecipeLink};
 
 /// The finding for a file that could not be loaded, at the place the error names.
 pub(crate) fn unreadable(error: &RecipeError) -> Finding {
@@ -19,6 +19,24 @@ pub(crate) fn unreadable(error: &RecipeError) -> Finding {
     let path = error.path().to_string();
     let location = Location { path: path.clone(), line, column, offset, len: offset.map(|_| 0) };
     Finding::new(FindingKind::UnreadableRecipe { reason: reason(error) }, location, path)
+}
+
+/// EA305 for each part of a file that loaded but could not be read (an
+/// error-level note: a key srtctl rejects, a value of the wrong shape), at
+/// its place. The rest of the file is audited.
+pub(crate) fn unread_parts(file: &RecipeFile) -> Vec<Finding> {
+    file.notes
+        .iter()
+        .filter(|n| n.level == NoteLevel::Error)
+        .map(|n| {
+            let location = match &n.span {
+                Some(span) => Location::from_span(span),
+                None => Location { path: file.path.clone(), line: 1, column: 1, offset: None, len: None },
+            };
+            let subject = n.span.as_ref().and_then(|s| file.text.get(s.offset..s.end())).filter(|t| t.len() <= 80 && !t.contains('\n'));
+            Finding::new(FindingKind::UnreadablePart { reason: n.message.clone() }, location, subject.unwrap_or(&file.path))
+        })
+        .collect()
 }
 
 /// The finding for a master-config entry whose link names a file that is not there.

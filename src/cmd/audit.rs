@@ -112,7 +112,7 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
             "no engine source given"
         ));
     }
-    let opts = AuditOptions { master_key: args.key.clone(), ..base };
+    let opts = AuditOptions { master_key: args.key.clone(), allow_unaudited: allow_unaudited(&args.gate, config), ..base };
     let walk = recipe::Walk::excluding(&config.root, &config.file.exclude).map_err(|e| {
         miette::miette!(help = "globs are relative to the config's folder: `benchmarks/old/**`", "`exclude` in the config: {e}")
     })?;
@@ -142,6 +142,11 @@ pub(crate) fn policy(gate: &GateArgs, config: &Config) -> Policy {
     let mut ignore = config.file.ignore.clone();
     ignore.extend(gate.ignore.iter().cloned());
     Policy { ignore, severity: config.file.severity.clone() }
+}
+
+/// `--allow-unaudited` adds to the config's `allow_unaudited`.
+pub(crate) fn allow_unaudited(gate: &GateArgs, config: &Config) -> std::collections::BTreeSet<String> {
+    config.file.allow_unaudited.iter().chain(&gate.allow_unaudited).cloned().collect()
 }
 
 pub(crate) fn fail_on(gate: &GateArgs, config: &Config) -> FailOn {
@@ -187,6 +192,7 @@ fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<Finding>) {
 /// Audit, add the files that could not be read, apply the policy.
 fn audit_files(files: &[RecipeFile], unread: Vec<Finding>, inputs: &Inputs, engines: &mut audit::Engines) -> miette::Result<AuditReport> {
     let mut result = audit::run_with(files, &inputs.opts, engines)?;
+    result.coverage.unreadable += unread.len();
     result.findings.extend(unread);
     crate::finding::normalize(&mut result.findings);
     suppress::apply(&mut result, files, &inputs.policy);

@@ -51,11 +51,16 @@ pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
         Some(_) => crate::rules::load_rules(&config.rule_dirs(&args.rules)),
         None => crate::rules::load_rules_with(&args.rules, snaps.base_rules(&config.file.rules)?),
     };
-    let opts = AuditOptions { rules: rules.map_err(miette::Report::new)?, baseline: change.baseline.clone(), ..base }
-        .with_own_refs(&crate::profiles::VLLM, None, args.vllm_to.clone())
-        .with_server_refs(None, args.to.clone())
-        .map_err(|e| miette::miette!(help = "name vLLM's target with --vllm-to, or pass only --sglang or only --vllm", "{e}"))?
-        .with_refs(&crate::profiles::DYNAMO, None, args.dynamo_to.clone());
+    let opts = AuditOptions {
+        rules: rules.map_err(miette::Report::new)?,
+        baseline: change.baseline.clone(),
+        allow_unaudited: super::audit::allow_unaudited(&args.gate, &config),
+        ..base
+    }
+    .with_own_refs(&crate::profiles::VLLM, None, args.vllm_to.clone())
+    .with_server_refs(None, args.to.clone())
+    .map_err(|e| miette::miette!(help = "name vLLM's target with --vllm-to, or pass only --sglang or only --vllm", "{e}"))?
+    .with_refs(&crate::profiles::DYNAMO, None, args.dynamo_to.clone());
     let mut result = if change.recipes.is_empty() { AuditReport::default() } else { audit::run(&change.recipes, &opts)? };
     result.findings.extend(change.findings.iter().cloned());
     crate::finding::normalize(&mut result.findings);

@@ -194,6 +194,7 @@ fn value_text(value: &FlagValue) -> String {
         FlagValue::Null => " (null: not passed)".into(),
         FlagValue::Dynamic { text } => format!(" {text} (value not known)"),
         FlagValue::Invalid { reason } => format!(" (invalid: {reason})"),
+        FlagValue::Nested { kind } => format!(" (a nested {kind}: the engine reads it from its YAML config)"),
     }
 }
 

@@ -38,8 +38,75 @@ pub struct RuleInfo {
     pub help: String,
 }
 
+/// How far a run read what it was given. Every role of every deployment ends
+/// audited, not audited (named, with the reason and what would enable it), or
+/// unreadable (an EA305 finding): nothing read in part is called clean.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Coverage {
+    /// Deployments found in the recipes (one per engine and image of a recipe
+    /// variant, launch site or table configuration).
+    pub deployments: usize,
+    /// Of those, audited against their engine's target.
+    pub audited: usize,
+    /// Roles not audited, grouped by deployment.
+    pub not_audited: Vec<NotAudited>,
+    /// Recipe files, or parts of them, that could not be read (each an EA305 finding).
+    pub unreadable: usize,
+}
+
+/// A deployment (or some of its roles) this run did not audit, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct NotAudited {
+    pub path: String,
+    pub deployment: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    pub roles: Vec<String>,
+    /// The engine's id (`tilert`).
+    pub engine: String,
+    /// Why (`no profile yet`, `no vLLM source given`, `ref v0.9 not in the repository`).
+    pub reason: String,
+    /// What would audit it (`--vllm PATH|URL`); `None` when nothing can yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enable: Option<String>,
+    /// The user acknowledged the engine (`--allow-unaudited`, `allow_unaudited:`):
+    /// still listed, no longer failing the run.
+    pub acknowledged: bool,
+}
+
+impl Coverage {
+    /// Not-audited deployments the user did not acknowledge: they fail the run.
+    pub fn unacknowledged(&self) -> impl Iterator<Item = &NotAudited> {
+        self.not_audited.iter().filter(|n| !n.acknowledged)
+    }
+
+    /// `audited 3 of 5 deployments; 2 not audited (TileRT: no profile yet; vLLM: no source given); 1 unreadable`.
+    pub fn line(&self) -> String {
+        let mut out =
+            format!("audited {} of {} deployment{}", self.audited, self.deployments, if self.deployments == 1 { "" } else { "s" });
+        if !self.not_audited.is_empty() {
+            let mut why: Vec<String> = Vec::new();
+            for n in &self.not_audited {
+                let engine = crate::profiles::display(&n.engine);
+                let ack = if n.acknowledged { ", acknowledged" } else { "" };
+                let one = format!("{engine}: {}{ack}", n.reason);
+                if !why.contains(&one) {
+                    why.push(one);
+                }
+            }
+            out.push_str(&format!("; {} not audited ({})", self.not_audited.len(), why.join("; ")));
+        }
+        if self.unreadable > 0 {
+            out.push_str(&format!("; {} unreadable", self.unreadable));
+        }
+        out
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct AuditReport {
+    /// What was audited, not audited and unreadable (the coverage line).
+    pub coverage: Coverage,
     pub findings: Vec<Finding>,
     pub bumps: Vec<BumpSummary>,
     /// Info lines: recipes skipped (other backends), what was not checked and why.

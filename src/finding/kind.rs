@@ -94,6 +94,9 @@ pub enum FindingKind {
     DuplicateKey { key: String, dead_line: u32, kept_line: u32 },
     /// EA305: a file that could not be read, and why.
     UnreadableRecipe { reason: String },
+    /// EA305: a part of a recipe that loaded (a key srtctl would reject, a
+    /// value of the wrong shape): what it sets was not audited.
+    UnreadablePart { reason: String },
     /// EA305: a master-config link to a file that is not there.
     MissingLink { entry: String, target: String },
     /// EA305: a master-config link whose srtctl selector names no variant of the
@@ -272,7 +275,10 @@ impl FindingKind {
             FindingKind::EngineRefMismatch { .. } => Code::EA302,
             FindingKind::UnresolvedRef { .. } => Code::EA303,
             FindingKind::DuplicateKey { .. } => Code::EA304,
-            FindingKind::UnreadableRecipe { .. } | FindingKind::MissingLink { .. } | FindingKind::MissingVariant { .. } => Code::EA305,
+            FindingKind::UnreadableRecipe { .. }
+            | FindingKind::UnreadablePart { .. }
+            | FindingKind::MissingLink { .. }
+            | FindingKind::MissingVariant { .. } => Code::EA305,
             FindingKind::UnreadLaunch { .. } => Code::EA306,
             FindingKind::Rule { .. } => return None,
         })
@@ -438,6 +444,7 @@ impl FindingKind {
                 format!("`{key}` is set twice in this map; the loader keeps line {kept_line}, so line {dead_line} has no effect.")
             }
             FindingKind::UnreadableRecipe { reason } => format!("cannot be read as a recipe, so nothing in it was audited: {reason}"),
+            FindingKind::UnreadablePart { reason } => format!("this part of the recipe cannot be read, so what it sets was not audited: {reason}"),
             FindingKind::MissingLink { entry, target } => {
                 format!("`{entry}` links `{target}`, which does not exist; nothing it would run was audited")
             }

@@ -6,7 +6,7 @@ mod audit_report;
 mod fix;
 mod kind;
 
-pub use audit_report::{AuditReport, BumpSummary, Problem, RuleInfo};
+pub use audit_report::{AuditReport, BumpSummary, Coverage, NotAudited, Problem, RuleInfo};
 pub(crate) use fix::FixAction;
 pub(crate) use kind::{EnvRename, FindingKind, Missing, NumberKind, Past, PastEnv, PastFlag, SemanticChange, ValueProblem};
 

@@ -181,8 +181,8 @@ mod tests {
         assert!(other.notes[0].message.contains("not a recognised recipe"));
         assert_eq!(load("e.yaml", "").notes[0].message, "empty file: no YAML document");
         let trtllm = load("t.yaml", "backend:\n  type: trtllm\n");
-        assert_eq!(trtllm.kind, RecipeKind::Other { backend: Some("trtllm".into()) });
-        assert!(trtllm.format().owns(&RecipeKind::SrtSlurm), "a recipe for another backend is still srt-slurm");
+        assert_eq!(trtllm.kind, RecipeKind::SrtSlurm, "a recipe for an engine with no profile is still srt-slurm");
+        assert_eq!(trtllm.deployments[0].engine, "trtllm", "read as a deployment of its engine: the audit names it not audited");
         assert_eq!(load("v.yaml", "backend:\n  type: vllm\n").kind, RecipeKind::SrtSlurm, "vLLM has a server profile");
     }
 

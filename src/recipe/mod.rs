@@ -229,6 +229,9 @@ pub enum FlagValue {
     Dynamic { text: String },
     /// A value that is not a flag value (a map); see the file's notes.
     Invalid { reason: String },
+    /// A nested value (a map or a list of maps) of an engine that reads its
+    /// arguments from a YAML file (TRT-LLM's LlmArgs): `kind` is `map` or `list`.
+    Nested { kind: String },
 }
 
 /// One environment variable set for the server process.

@@ -120,11 +120,16 @@ fn override_format_expands_like_srtctl() {
 }
 
 #[test]
-fn other_backends_are_skipped_with_an_info_note() {
+fn an_engine_without_a_profile_is_read_not_skipped() {
+    // `trtllm_config` names the engine (no `backend.type`): its roles are read
+    // as deployments of that engine, for the audit to name "not audited".
     let file = load("srt/trtllm_untyped.yaml");
-    assert_eq!(file.kind, RecipeKind::Other { backend: Some("trtllm".into()) });
-    assert!(file.deployments.is_empty());
-    assert!(file.notes.iter().any(|n| n.level == NoteLevel::Info && n.message.contains("skipped")));
+    assert_eq!(file.kind, RecipeKind::SrtSlurm);
+    let [d] = file.deployments.as_slice() else { panic!("{:?}", file.deployments) };
+    assert_eq!(d.engine, "trtllm");
+    let prefill = role(d, "prefill");
+    assert_eq!(flag(&prefill.flags, "max-batch-size").value, FlagValue::Scalar { text: "8".into(), quoted: false, ty: ScalarType::Int });
+    assert!(file.notes.iter().all(|n| n.level != NoteLevel::Error), "{:?}", file.notes);
 }
 
 #[test]
@@ -218,7 +223,7 @@ fn collect_walks_sorted_and_keeps_going_after_errors() {
     assert!(rel.contains(&"scripts/launch_basic.sh".to_string()));
     assert_eq!(errors.len(), 3, "{errors:#?}");
     assert!(errors.iter().all(|e| e.path().contains("/bad/")));
-    assert_eq!(files.len() + errors.len(), 14);
+    assert_eq!(files.len() + errors.len(), 21);
 }
 
 // ---- launch scripts ---------------------------------------------------------------------
@@ -458,4 +463,105 @@ fn adjacent_expansions_in_a_string_both_expand() {
     let file = load_text("s.sh", text.into(), &LinkMapping::default()).unwrap();
     let words: Vec<_> = file.deployments[0].roles[0].argv.as_ref().unwrap().iter().filter_map(|t| t.value.value().cloned()).collect();
     assert_eq!(words, ["--tp-size", "8", "--enable-metrics", "--tp-size", "8"]);
+}
+
+// ---- srt-slurm schema 2 ----------------------------------------------------------
+
+fn errors(file: &RecipeFile) -> Vec<&str> {
+    file.notes.iter().filter(|n| n.level == NoteLevel::Error).map(|n| n.message.as_str()).collect()
+}
+
+#[test]
+fn schema_2_roles_engine_environment_and_dynamo_source() {
+    let file = load("srt2/disagg.yaml");
+    assert_eq!(file.kind, RecipeKind::SrtSlurm);
+    assert!(errors(&file).is_empty(), "{:?}", errors(&file));
+    let [d] = file.deployments.as_slice() else { panic!("{:#?}", file.deployments) };
+    assert_eq!((d.engine, d.name.as_str()), ("sglang", "tiny-disagg-v2"));
+    assert_eq!(d.image.as_ref().unwrap().version.as_deref(), Some("0.5.12.post1"));
+    assert_eq!(d.worker.as_ref().map(|w| w.consumer), Some("dynamo"));
+    let prefill = role(d, "prefill");
+    assert_eq!(
+        prefill.flags.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+        ["tensor-parallel-size", "fp4-gemm-backend", "cuda-graph-max-bs", "disable-radix-cache"]
+    );
+    let bs = flag(&prefill.flags, "cuda-graph-max-bs");
+    assert_eq!(at(&file, &bs.key_span), "cuda_graph_max_bs", "the key as written, read as srtctl passes it");
+    assert_eq!(bs.key_span.line, 33);
+    assert_eq!(flag(&prefill.flags, "disable-radix-cache").value, FlagValue::Switch { on: true });
+    assert_eq!(prefill.env[0].name, "SGLANG_DISABLE_TP_MEMORY_INBALANCE_CHECK");
+    let FlagValue::List { items } = &flag(&role(d, "decode").flags, "cuda-graph-bs").value else { panic!() };
+    assert_eq!(items.len(), 3);
+    assert_eq!(d.common_env.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["PYTHONUNBUFFERED"]);
+    let dynamo = d.dynamo.as_ref().unwrap();
+    assert_eq!(dynamo.field, "source.rev");
+    assert!(matches!(&dynamo.reference, Some(DynamoRef::Hash { hash }) if hash.starts_with("5b4bc1dd")));
+}
+
+#[test]
+fn schema_2_bundle_in_base_zips_point_by_point_and_null_deletes() {
+    let file = load("srt2/bundle.yaml");
+    assert!(errors(&file).is_empty(), "{:?}", errors(&file));
+    let variants: Vec<_> = file.deployments.iter().map(|d| d.variant.clone().unwrap()).collect();
+    assert_eq!(variants, ["override_no_graph", "zip_override_sweep[0]", "zip_override_sweep[1]"]);
+    let no_graph = role(&file.deployments[0], "agg");
+    assert!(no_graph.flags.iter().all(|f| f.name != "cuda-graph-max-bs"), "null deletes the base key");
+    assert!(no_graph.env.iter().any(|e| e.name == "SGLANG_FLASHINFER_FP4_GEMM_BACKEND"));
+    assert!(no_graph.env.iter().any(|e| e.name == "SGLANG_RADIX_FORCE_MISS"), "env maps merge");
+    for (i, want) in ["10", "30"].iter().enumerate() {
+        let agg = role(&file.deployments[i + 1], "agg");
+        let v = flag(&agg.flags, "scheduler-recv-interval");
+        assert_eq!(
+            v.value,
+            FlagValue::Scalar { text: want.to_string(), quoted: false, ty: ScalarType::Int },
+            "one value per point, never the list"
+        );
+        assert_eq!(file.deployments[i + 1].worker, None, "`frontend.type: sglang` is the engine's own server");
+    }
+}
+
+#[test]
+fn schema_2_roles_of_different_engines_are_separate_deployments() {
+    let file = load("srt2/mixed-engines.yaml");
+    assert!(errors(&file).is_empty(), "{:?}", errors(&file));
+    let engines: Vec<_> =
+        file.deployments.iter().map(|d| (d.engine, d.roles.iter().map(|r| r.role.as_str()).collect::<Vec<_>>())).collect();
+    assert_eq!(engines, [("vllm", vec!["prefill"]), ("tilert", vec!["decode"])]);
+    assert_eq!(flag(&role(&file.deployments[1], "decode").flags, "decode-batch").value_span.line, 23);
+}
+
+#[test]
+fn schema_2_trtllm_args_are_nested_yaml_and_extra_args_are_argv() {
+    let file = load("srt2/trtllm.yaml");
+    assert!(errors(&file).is_empty(), "{:?}", errors(&file));
+    assert_eq!(file.deployments.len(), 2);
+    let d = &file.deployments[0];
+    assert_eq!(d.engine, "trtllm");
+    assert_eq!(
+        d.container.as_ref().unwrap().value,
+        "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc24",
+        "identity's image when model names none"
+    );
+    let agg = role(d, "agg");
+    assert_eq!(flag(&agg.flags, "kv-cache-config").value, FlagValue::Nested { kind: "map".into() });
+    assert_eq!(flag(&agg.flags, "max-batch-size").value, FlagValue::Scalar { text: "16".into(), quoted: false, ty: ScalarType::Int });
+    let words: Vec<_> = agg.argv.as_ref().unwrap().iter().map(|t| t.raw.as_str()).collect();
+    assert_eq!(words, ["--tool_parser", "minimax_m3"]);
+}
+
+#[test]
+fn schema_2_layouts_srtctl_rejects_are_error_notes_naming_the_key() {
+    let file = load("srt2/unknown-schema.yaml");
+    assert!(file.deployments.is_empty(), "an unknown schema's roles are not read as if known");
+    assert!(errors(&file).iter().any(|e| e.contains("`schema: `3``") && e.contains("Write `schema: 2`")), "{:?}", errors(&file));
+
+    let file = load("srt2/unknown-key.yaml");
+    let errs = errors(&file);
+    assert!(errs.iter().any(|e| e.starts_with("`rolez`")), "{errs:?}");
+    assert!(errs.iter().any(|e| e.starts_with("`roles.agg.envs`")), "{errs:?}");
+    assert_eq!(file.deployments.len(), 1, "the rest is read");
+
+    let file = load("srt2/unknown-engine.yaml");
+    assert!(file.deployments.is_empty());
+    assert!(errors(&file).iter().any(|e| e.contains("`engine: sglangx` names no engine")), "{:?}", errors(&file));
 }

@@ -245,6 +245,7 @@ fn kind_phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
             format!("`{key}` 在同一映射中设置了两次；加载器保留第 {kept_line} 行，第 {dead_line} 行不起作用")
         }
         FindingKind::UnreadableRecipe { reason } if zh => format!("无法作为配方读取，其中内容均未审计：{reason}"),
+        FindingKind::UnreadablePart { reason } if zh => format!("配方的这一部分无法读取，其设置未审计：{reason}"),
         FindingKind::MissingLink { entry, target } if zh => format!("`{entry}` 链接的 `{target}` 不存在，它要运行的内容均未审计"),
         FindingKind::MissingVariant { entry, target, selector, variants } if zh => {
             format!("`{entry}` 运行 `{target}:{selector}`，但该文件没有变体 `{selector}`（它有 {variants}），它要运行的内容均未审计")
@@ -253,6 +254,7 @@ fn kind_phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
         FindingKind::UnreadLaunch { words: None, why } if zh => format!("无法读取的服务器启动命令（{why}），其参数未审计"),
         FindingKind::DuplicateKey { .. }
         | FindingKind::UnreadableRecipe { .. }
+        | FindingKind::UnreadablePart { .. }
         | FindingKind::MissingLink { .. }
         | FindingKind::MissingVariant { .. }
         | FindingKind::UnreadLaunch { .. } => f.kind.message().trim_end_matches('.').to_string(),

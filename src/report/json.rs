@@ -8,7 +8,7 @@
 
 use super::{docs, identity, RenderOptions};
 use crate::codes::Severity;
-use crate::finding::{AuditReport, BumpSummary, FindingRecord, Problem};
+use crate::finding::{AuditReport, BumpSummary, Coverage, FindingRecord, Problem};
 use serde::Serialize;
 
 /// Bumped whenever a field changes meaning or disappears (additions keep it).
@@ -29,6 +29,7 @@ struct JsonReport<'a> {
     recipes: usize,
     suppressed: usize,
     rules: Vec<RuleRecord<'a>>,
+    coverage: &'a Coverage,
 }
 
 #[derive(Serialize)]
@@ -62,6 +63,7 @@ fn render(report: &AuditReport, opts: &RenderOptions) -> String {
         recipes,
         suppressed,
         rules,
+        coverage,
         sources: _,
         // Said by `bumps` and the findings' consumer facts.
         links_checked: _,
@@ -89,6 +91,7 @@ fn render(report: &AuditReport, opts: &RenderOptions) -> String {
                 doc: docs::link(&opts.docs_url, &r.doc),
             })
             .collect(),
+        coverage,
     };
     let mut text = serde_json::to_string_pretty(&doc).expect("the report is plain data");
     text.push('\n');

@@ -370,6 +370,14 @@ pub(crate) fn summary(report: &AuditReport, groups: &[Group], lang: Lang) -> Str
 
     area_line(&mut lines, &mut out, &Section::Consistency.title(lang), zh);
 
+    if let Some(coverage) = super::coverage_phrase(report) {
+        let _ = if zh {
+            write!(out, " 覆盖范围：{coverage}（未审计的部署见下文，不算通过）。")
+        } else {
+            write!(out, " Coverage: {coverage} (listed below; what was not audited is not clean).")
+        };
+        area_line(&mut lines, &mut out, if zh { "覆盖" } else { "Coverage" }, zh);
+    }
     if !report.problems.is_empty() {
         let n = report.problems.len();
         let _ = if zh {
@@ -612,6 +620,14 @@ fn render_one(report: &AuditReport, groups: &[Group], lang: Lang, opts: &RenderO
         if folded {
             let _ = writeln!(out, "\n</details>");
         }
+    }
+    if !report.coverage.not_audited.is_empty() {
+        let _ = writeln!(out, "\n### {}\n", if zh { "未审计" } else { "Not audited" });
+        let shown = limits.items.unwrap_or(usize::MAX).min(report.coverage.not_audited.len());
+        for n in &report.coverage.not_audited[..shown] {
+            let _ = writeln!(out, "- {}", super::not_audited_line(n).replace('\n', " "));
+        }
+        more_items(&mut out, report.coverage.not_audited.len() - shown, zh);
     }
     if !report.problems.is_empty() {
         let _ = writeln!(out, "\n### {}\n", if zh { "未能完整读取" } else { "Not fully read" });

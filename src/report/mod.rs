@@ -294,6 +294,23 @@ pub(crate) fn counts_phrase(report: &AuditReport, last: &str) -> String {
     )
 }
 
+/// The coverage line when something was not audited or could not be read
+/// (`audited 3 of 5 deployments; 2 not audited (TileRT: no profile yet); 1 unreadable`);
+/// `None` when every deployment found was audited.
+pub(crate) fn coverage_phrase(report: &AuditReport) -> Option<String> {
+    let c = &report.coverage;
+    (!c.not_audited.is_empty() || c.unreadable > 0 || c.audited < c.deployments).then(|| c.line())
+}
+
+/// One not-audited deployment: `recipes/x.yaml: disagg [zip_override_a[0]] (prefill, decode): TileRT, no profile yet`.
+pub(crate) fn not_audited_line(n: &crate::finding::NotAudited) -> String {
+    let variant = n.variant.as_ref().map(|v| format!(" [{v}]")).unwrap_or_default();
+    let roles = if n.roles.is_empty() { String::new() } else { format!(" ({})", n.roles.join(", ")) };
+    let enable = n.enable.as_ref().map(|e| format!("; to audit it: {e}")).unwrap_or_default();
+    let ack = if n.acknowledged { " (acknowledged)" } else { "" };
+    format!("{}: {}{variant}{roles}: {}, {}{enable}{ack}", n.path, n.deployment, crate::profiles::display(&n.engine), n.reason)
+}
+
 pub(crate) fn bump_labels(report: &AuditReport, engine: &str) -> Vec<String> {
     labels_of(&report.bumps.iter().filter(|b| b.engine == engine).collect::<Vec<_>>())
 }

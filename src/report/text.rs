@@ -199,6 +199,13 @@ fn render(report: &AuditReport, opts: &RenderOptions) -> String {
             let _ = writeln!(out, "  {}: {}", p.path, p.message);
         }
     }
+    if !report.coverage.not_audited.is_empty() {
+        blank_line(&mut out);
+        let _ = writeln!(out, "not audited:");
+        for n in &report.coverage.not_audited {
+            let _ = writeln!(out, "  {}", super::not_audited_line(n));
+        }
+    }
     blank_line(&mut out);
     let _ = writeln!(out, "{}", summary_line(report));
     out
@@ -222,7 +229,8 @@ pub(crate) fn summary_line(report: &AuditReport) -> String {
     }
     let refs = if refs.is_empty() { String::new() } else { format!("; {}", refs.join("; ")) };
     let suppressed = if report.suppressed > 0 { format!("; {} suppressed", report.suppressed) } else { String::new() };
-    format!("{}{suppressed}{refs}", super::counts_phrase(report, ", "))
+    let coverage = super::coverage_phrase(report).map(|c| format!("; {c}")).unwrap_or_default();
+    format!("{}{suppressed}{refs}{coverage}", super::counts_phrase(report, ", "))
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ fn every_code_fires_on_the_demo() {
 fn recipe_flags_are_judged_against_the_target_parser() {
     let r = demo();
     let typo = one(&r, "EA001", "enable-metrcs");
-    assert_eq!((typo.location.path.as_str(), typo.location.line, typo.role.as_deref()), (RECIPE, 36, Some("prefill")));
+    assert_eq!((typo.location.path.as_str(), typo.location.line, typo.role.as_deref()), (RECIPE, 34, Some("prefill")));
     assert!(typo.message().contains("Did you mean `--enable-metrics`?"));
     let removed = one(&r, "EA002", "enable-legacy-scheduler");
     assert!(removed.message().contains("refuse to start") && removed.message().contains("overlap scheduler is the only one"));
@@ -117,7 +117,7 @@ fn dynamo_uses_are_resolved_against_the_target() {
 fn master_config_and_image_refs_are_cross_checked() {
     let r = demo();
     assert!(one(&r, "EA301", "model.container").message().contains("example/sglang:v1.0.0-cu129"));
-    assert!(one(&r, "EA302", "dynamo.version").message().contains("`0.2.0`"));
+    assert!(one(&r, "EA302", "dynamo.source.pypi").message().contains("`0.2.0`"));
     let unresolved = one(&r, "EA303", "model.container");
     assert!(unresolved.location.path.ends_with("dsmini-fp8-agg.yaml"));
     assert!(unresolved.message().contains("v0.9.9"));
@@ -160,7 +160,7 @@ fn vllm_recipes_are_judged_against_the_vllm_target() {
     assert!(one(&r, "EA105", "VLLM_ENGINE_READY_TIMEOUT_S").message().contains("from 600 to 1200"));
     // A rule with `engine: vllm`: the variable became a CacheConfig field (a flag).
     let moved = one(&r, "R004", "VLLM_PREFIX_CACHE_RETENTION_INTERVAL");
-    assert_eq!(at(moved), (VLLM_RECIPE.into(), 31, Some("prefill".into())));
+    assert_eq!(at(moved), (VLLM_RECIPE.into(), 28, Some("prefill".into())));
     assert!(moved.message().contains("--prefix-cache-retention-interval 32768"), "{}", moved.message());
     assert_eq!(moved.evidence[0].path, "vllm/config/cache.py");
     // vLLM's own spellings are read as its parser reads them, not flagged.

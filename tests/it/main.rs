@@ -9,6 +9,7 @@ mod ci_files;
 mod cli_docs;
 mod codes;
 mod corpus_acceptance;
+mod coverage;
 mod demo_audit;
 mod dynamo_vllm;
 mod engine_verdicts;

@@ -110,7 +110,7 @@ fn a_bump_pr_on_the_demo_engines() {
     let base = repo.commit("main", None, "recipes as deployed");
 
     repo.edit(DISAGG, "example/sglang:v1.0.0-cu130", "example/sglang:v1.1.0-cu130");
-    repo.edit(DISAGG, "version: 0.1.0", "version: 0.2.0");
+    repo.edit(DISAGG, "pypi: 0.1.0", "pypi: 0.2.0");
     // The master entry moves to v1.1.0 but keeps its cu129 build: EA301.
     repo.edit("configs/demo-master.yaml", "example/sglang:v1.0.0-cu129", "example/sglang:v1.1.0-cu129");
     // (the master's router is already at 0.2.0: the demo's base disagrees with the recipe)
@@ -372,7 +372,7 @@ fn a_container_alias_is_bumped_by_its_master_entry() {
     repo.edit(DISAGG, "\"example/sglang:v1.0.0-cu130\"", "dynamo-sglang");
     let base = repo.commit("main", None, "the recipe runs the entry's image");
     repo.edit("configs/demo-master.yaml", "example/sglang:v1.0.0-cu129", "example/sglang:v1.1.0-cu129");
-    repo.edit(DISAGG, "version: 0.1.0", "version: 0.2.0");
+    repo.edit(DISAGG, "pypi: 0.1.0", "pypi: 0.2.0");
     repo.commit("bump", Some(base), "bump the entry's image");
     let engines = ["--sglang".as_ref(), ws.sglang_repo.as_os_str(), "--dynamo".as_ref(), ws.dynamo_repo.as_os_str()];
     let out = pr(&root, "main", "bump", &engines);

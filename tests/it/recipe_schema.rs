@@ -54,9 +54,16 @@ fn underlined(validator: &jsonschema::Validator, path: &str, text: &str) -> Resu
     for error in validator.iter_errors(&json) {
         let segments: Vec<String> =
             error.instance_path.as_str().split('/').skip(1).map(|s| s.replace("~1", "/").replace("~0", "~")).collect();
-        // `backend.<engine>_config.<role>.<key>` (the first `_config` segment is the engine's block).
-        let at = segments.iter().position(|s| s.ends_with("_config"));
-        let (Some(role), keys) = (at.and_then(|i| segments.get(i + 1)), at.and_then(|i| segments.get(i + 2))) else {
+        // `backend.<engine>_config.<role>.<key>` (the first `_config` segment is the engine's block),
+        // or schema 2's `roles.<role>.args.<key>`.
+        let v1 = segments.iter().position(|s| s.ends_with("_config")).map(|i| (i + 1, i + 2));
+        let v2 = segments
+            .iter()
+            .position(|s| s == "roles")
+            .filter(|i| segments.get(i + 2).map(String::as_str) == Some("args"))
+            .map(|i| (i + 1, i + 3));
+        let at = v1.or(v2);
+        let (Some(role), keys) = (at.and_then(|(r, _)| segments.get(r)), at.and_then(|(_, k)| segments.get(k))) else {
             panic!("{path}: a violation outside a role block: {error} at {}", error.instance_path);
         };
         let keys: Vec<String> = match (&error.kind, keys) {

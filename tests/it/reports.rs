@@ -124,8 +124,8 @@ fn text_shows_recipe_lines_evidence_fix_and_summary() {
     let text = report::Format::Text.render(demo(), &opts(Lang::En));
     // The code and name with the doc page, the labelled recipe line, evidence, help.
     assert!(text.contains(&format!("EA003 deprecated-alias [decode] ({}/docs/codes/EA003.md)", report::docs::DEFAULT_DOCS_URL)), "{text}");
-    assert!(text.contains("[recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:43:7]"));
-    assert!(text.contains(" 43 │       cuda-graph-max-bs: 256"));
+    assert!(text.contains("[recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:47:7]"));
+    assert!(text.contains(" 47 │       cuda-graph-max-bs: 256"));
     assert!(text.contains("╰── decode: --cuda-graph-max-bs is a deprecated alias for --cuda-graph-max-bs-decode"));
     assert!(text
         .contains("  evidence: python/sglang/srt/server_args.py:42 @ v1.1.0 — --cuda-graph-max-bs forwards to --cuda-graph-max-bs-decode"));
@@ -134,7 +134,7 @@ fn text_shows_recipe_lines_evidence_fix_and_summary() {
     assert!(!text.contains("╭─[components/"), "no snippet of Dynamo files");
     assert!(text.contains("── components/src/dynamo/sglang/args.py (Dynamo 0.1.0 source)"));
     assert!(text
-        .contains("  affects: recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:12:12 installs this Dynamo"));
+        .contains("  affects: recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:13:11 installs this Dynamo"));
     // Grouped by file, in report order; summary last.
     let files: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("── ")).collect();
     assert_eq!(files.len(), 9, "{files:#?}");
@@ -618,12 +618,12 @@ fn sarif_rules_and_results_follow_the_catalog() {
     let alias = results.iter().find(|r| r["ruleId"] == "EA003" && r["properties"]["role"] == "decode").unwrap();
     assert_eq!(alias["level"], "warning");
     let region = &alias["locations"][0]["physicalLocation"]["region"];
-    assert_eq!((region["startLine"].as_u64(), region["startColumn"].as_u64()), (Some(43), Some(7)));
-    assert_eq!((region["endLine"].as_u64(), region["endColumn"].as_u64()), (Some(43), Some(24)), "end is exclusive");
+    assert_eq!((region["startLine"].as_u64(), region["startColumn"].as_u64()), (Some(47), Some(7)));
+    assert_eq!((region["endLine"].as_u64(), region["endColumn"].as_u64()), (Some(47), Some(24)), "end is exclusive");
     assert_eq!(alias["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"], "cuda-graph-max-bs-decode");
-    // Dynamo findings stand on the recipe's `dynamo:` line.
+    // Dynamo findings stand on the recipe's `dynamo.source.pypi` line.
     let module = results.iter().find(|r| r["ruleId"] == "EA201").unwrap();
-    assert_eq!(module["locations"][0]["physicalLocation"]["region"]["startLine"], 12);
+    assert_eq!(module["locations"][0]["physicalLocation"]["region"]["startLine"], 13);
     assert!(module["message"]["text"]
         .as_str()
         .unwrap()
@@ -708,7 +708,7 @@ fn github_annotations_are_escaped_workflow_commands() {
     ), "{out}");
     assert!(
         out.contains(
-            "%0Aalso in 1 more recipe file(s): recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:43 [decode]"
+            "%0Aalso in 1 more recipe file(s): recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:47 [decode]"
         ),
         "{out}"
     );

@@ -285,7 +285,7 @@ fn anchors_aliases_and_merge_keys_point_at_the_written_text() {
 
 #[test]
 fn a_section_of_the_wrong_shape_is_a_located_note_and_the_rest_is_read() {
-    let text = "name: shapes\nmodel: [a, b]\nbackend:\n  type: sglang\n  sglang_config:\n    prefill: \"--tp 8\"\n    decode:\n      tp-size: 8\n  environment: [A, B]\n";
+    let text = "name: shapes\nmodel: [a, b]\nbackend:\n  type: sglang\n  sglang_config:\n    prefill: \"--tp 8\"\n    decode:\n      tp-size: 8\nenvironment: [A, B]\n";
     let file = load("s.yaml", text).unwrap();
     let model = note_with(&file, "`model` should be a map");
     assert_eq!((model.level, model.span.as_ref().unwrap().line), (NoteLevel::Error, 2));

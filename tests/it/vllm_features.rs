@@ -216,7 +216,7 @@ fn every_report_format_carries_the_vllm_findings() {
     assert!(
         github
             .lines()
-            .any(|l| l.starts_with("::warning file=") && l.contains("qwen-mini-vllm-disagg.yaml,line=22,") && l.contains("title=EA003 ")),
+            .any(|l| l.starts_with("::warning file=") && l.contains("qwen-mini-vllm-disagg.yaml,line=25,") && l.contains("title=EA003 ")),
         "{github}"
     );
     let md = read("report.md");
@@ -308,7 +308,21 @@ fn one_run_bumps_each_engine_to_its_own_target() {
     let report = json(&run_with(engines(false), &["--to", "v1.1.0", "--offline", "--format", "json", "--fail-on", "never"]));
     let notes: Vec<&str> = report["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     assert!(
-        notes.iter().any(|n| n.ends_with("qwen-mini-vllm-disagg: no vLLM source given (--vllm, or `vllm:` in .engine-audit.yaml)")),
+        notes
+            .iter()
+            .any(|n| n.ends_with("qwen-mini-vllm-disagg: no vLLM source given (--vllm PATH|URL, or `vllm:` in .engine-audit.yaml)")),
         "{notes:?}"
     );
+    let not_audited: Vec<(&str, &str, &str)> = report["coverage"]["not_audited"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["deployment"].as_str().unwrap(), n["engine"].as_str().unwrap(), n["reason"].as_str().unwrap()))
+        .collect();
+    assert!(not_audited.contains(&("qwen-mini-vllm-disagg", "vllm", "no vLLM source given")), "{not_audited:?}");
+    // ... and they fail the run unless acknowledged: what was not read is not clean.
+    let gated = run_with(engines(false), &["--to", "v1.1.0", "--offline"]);
+    assert_eq!(gated.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&gated.stderr);
+    assert!(stderr.contains("not audited") && stderr.contains("--allow-unaudited vllm"), "{stderr}");
 }
