@@ -7,7 +7,7 @@
 
 use super::output::{emit, emit_json};
 use crate::cli::{ShowArgs, ShowFormat};
-use crate::recipe::{bind, collect, ArgToken, Deployment, EnvUse, FlagUse, FlagValue, RecipeFile, RecipeKind, RoleConfig, Span};
+use crate::recipe::{collect, ArgToken, Deployment, EnvUse, FlagUse, FlagValue, RecipeFile, RecipeKind, RoleConfig, Span};
 use serde::Serialize;
 use std::fmt::Write;
 use std::process::ExitCode;
@@ -138,14 +138,11 @@ fn show_deployment(dep: &Deployment) -> ShownDeployment<'_> {
 }
 
 fn show_role(role: &RoleConfig) -> ShownRole {
-    let (flags, unread) = match &role.argv {
-        Some(argv) => {
-            let binding = bind(argv, |_| false);
-            let unread = binding.unbound.iter().filter(|t| t.value.is_dynamic()).map(show_word).collect();
-            (binding.flags, unread)
-        }
-        None => (role.flags.clone(), Vec::new()),
-    };
+    // Words of a command line (a script's, or srt-slurm's `extra_args`) and
+    // the flags the recipe's structure names (its `args`), all of them.
+    let binding = role.bound(|_| false);
+    let unread = binding.unbound.iter().filter(|t| t.value.is_dynamic()).map(show_word).collect();
+    let flags = binding.flags;
     ShownRole {
         role: role.role.clone(),
         at: role.span.as_ref().map(at),

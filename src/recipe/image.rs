@@ -40,6 +40,10 @@ pub fn is_container_alias(reference: &str) -> bool {
 
 pub fn parse_image(reference: &str) -> ImageTag {
     let reference = reference.trim();
+    // enroot writes the registry with `#` (`nvcr.io#nvidia/x:1`): the same image as `nvcr.io/nvidia/x:1`.
+    let enroot = reference.split_once('#').filter(|(registry, _)| !registry.is_empty() && !registry.contains('/'));
+    let owned = enroot.map(|(registry, rest)| format!("{registry}/{rest}"));
+    let reference = owned.as_deref().unwrap_or(reference);
     let (name, digest) = match reference.split_once('@') {
         Some((name, digest)) => (name, Some(digest.to_string())),
         None => (reference, None),

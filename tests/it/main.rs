@@ -26,6 +26,7 @@ mod real_data;
 mod recipe_schema;
 mod reports;
 mod robustness;
+mod schema2_real;
 mod semver_guard;
 mod shell_bash;
 mod smart_http;
