@@ -243,8 +243,13 @@ pub static DYNAMO: EngineProfile =
 /// `backend.<engine>_config.<mode>`) to an engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgsForm {
-    /// As command-line flags (`_config_to_cli_args`): each key a `--flag`.
+    /// As command-line flags (`_config_to_cli_args`): each key a `--flag`,
+    /// `_` read as `-`.
     Argv,
+    /// As command-line flags with each key as written (srtctl's ATOM
+    /// backend: `--key`, or the key itself when it starts with `-`), so
+    /// `kv_cache_dtype` reaches the parser as `--kv_cache_dtype`.
+    ArgvAsWritten,
     /// Dumped into the engine's YAML config file (TRT-LLM's LlmArgs): keys
     /// may hold nested maps; `extra_args` carries the server's own argv.
     YamlConfig,
@@ -267,7 +272,7 @@ pub(crate) static RECIPE_ENGINES: &[RecipeEngine] = &[
     RecipeEngine { id: "sglang", display: "SGLang", args: ArgsForm::Argv },
     RecipeEngine { id: "vllm", display: "vLLM", args: ArgsForm::Argv },
     RecipeEngine { id: "trtllm", display: "TensorRT-LLM", args: ArgsForm::YamlConfig },
-    RecipeEngine { id: "atom", display: "ATOM", args: ArgsForm::Argv },
+    RecipeEngine { id: "atom", display: "ATOM", args: ArgsForm::ArgvAsWritten },
     RecipeEngine { id: "tilert", display: "TileRT", args: ArgsForm::Argv },
     RecipeEngine { id: "mocker", display: "Dynamo Mocker", args: ArgsForm::Argv },
     RecipeEngine { id: "tokenspeed", display: "TokenSpeed", args: ArgsForm::Argv },

@@ -223,7 +223,7 @@ fn collect_walks_sorted_and_keeps_going_after_errors() {
     assert!(rel.contains(&"scripts/launch_basic.sh".to_string()));
     assert_eq!(errors.len(), 3, "{errors:#?}");
     assert!(errors.iter().all(|e| e.path().contains("/bad/")));
-    assert_eq!(files.len() + errors.len(), 21);
+    assert_eq!(files.len() + errors.len(), 22);
 }
 
 // ---- launch scripts ---------------------------------------------------------------------
@@ -564,4 +564,16 @@ fn schema_2_layouts_srtctl_rejects_are_error_notes_naming_the_key() {
     let file = load("srt2/unknown-engine.yaml");
     assert!(file.deployments.is_empty());
     assert!(errors(&file).iter().any(|e| e.contains("`engine: sglangx` names no engine")), "{:?}", errors(&file));
+}
+
+#[test]
+fn schema_2_atom_args_keep_the_spelling_srtctl_passes() {
+    // srtctl's ATOM backend passes each key as written (`--kv_cache_dtype`),
+    // not with `_` turned into `-`: ATOM's parser tells the two apart.
+    let file = load("srt2/atom.yaml");
+    assert!(errors(&file).is_empty(), "{:?}", errors(&file));
+    let d = &file.deployments[0];
+    assert_eq!(d.engine, "atom");
+    let names: Vec<&str> = role(d, "agg").flags.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["kv_cache_dtype", "max-num-seqs", "block-size"]);
 }

@@ -145,3 +145,87 @@ fn every_real_schema_2_recipe_is_read_completely() {
     eprintln!("recipes-v2: {recipes} recipes ({bundles} bundles), {variants_seen} variants, {roles} roles, {flags} flags, {env} env vars, all read");
     assert!(recipes >= 160, "{recipes}");
 }
+
+/// `audit <paths> --format json` on the real corpus, with `args`.
+fn audit_real(args: &[&std::ffi::OsStr]) -> (i32, serde_json::Value) {
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .arg("audit")
+        .args(args)
+        .args(["--offline", "--no-cache", "--format", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (out.status.code().unwrap(), serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}")))
+}
+
+fn found(report: &serde_json::Value, code: &str) -> Vec<(String, String)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == code)
+        .map(|f| (f["recipe"].as_str().unwrap().rsplit('/').next().unwrap().to_string(), f["subject"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+/// The seed family in today's form: the `dsr1/sglang/b200-fp4/8k1k` schema-2
+/// recipes bumped to v0.5.19 with Dynamo v1.3.0.post1 → v1.5.0 give R001 on
+/// the eight plain recipes that pin `fp4-gemm-backend: flashinfer_trtllm`,
+/// EA003 for `cuda-graph-max-bs`, EA102 for the inverted env var and EA203
+/// `get_model_config`; the single-node bundle bumped v0.5.16 → v0.5.19 exits
+/// 0 with its two deprecated aliases named at every zipped point.
+#[test]
+fn the_seed_scenario_on_schema_2() {
+    let Some(corpus) = super::real_data::corpus(module_path!()) else { return };
+    let family = shared().join("recipes-v2/benchmarks/multi_node/srt-slurm-recipes/dsr1/sglang/b200-fp4/8k1k");
+    if !family.is_dir() {
+        eprintln!("{} is absent: the_seed_scenario_on_schema_2 is skipped", family.display());
+        return;
+    }
+    let (sglang, dynamo) = (corpus.join("sglang.git"), corpus.join("dynamo.git"));
+    let args: Vec<&std::ffi::OsStr> = vec![
+        family.as_os_str(),
+        "--sglang".as_ref(),
+        sglang.as_os_str(),
+        "--dynamo".as_ref(),
+        dynamo.as_os_str(),
+        "--to".as_ref(),
+        "v0.5.19".as_ref(),
+        "--dynamo-from".as_ref(),
+        "v1.3.0.post1".as_ref(),
+        "--dynamo-to".as_ref(),
+        "v1.5.0".as_ref(),
+    ];
+    let (code, report) = audit_real(&args);
+    assert_eq!(code, 1);
+    let r001: BTreeSet<String> =
+        found(&report, "R001").into_iter().map(|(file, _)| file).filter(|f| f.starts_with("disagg-") && !f.contains("variants")).collect();
+    assert_eq!(r001.len(), 8, "R001 on the eight plain recipes that pin flashinfer_trtllm: {r001:?}");
+    assert!(!r001.contains("disagg-mtp-4p1d-c2048.yaml"), "the ninth pins no FP4 GEMM backend");
+    assert!(found(&report, "EA003").iter().any(|(_, s)| s == "cuda-graph-max-bs"));
+    assert!(found(&report, "EA102").iter().any(|(_, s)| s == "SGLANG_DISABLE_TP_MEMORY_INBALANCE_CHECK"));
+    assert!(found(&report, "EA203").iter().any(|(_, s)| s == "ServerArgs.get_model_config"));
+    let coverage = &report["coverage"];
+    assert_eq!(coverage["deployments"], coverage["audited"], "{coverage}");
+
+    let bundle = shared().join("recipes-v2/benchmarks/single_node/srt-slurm-recipes/dsr1/sglang/b200-fp4/8k1k.yaml");
+    let args: Vec<&std::ffi::OsStr> = vec![
+        bundle.as_os_str(),
+        "--sglang".as_ref(),
+        sglang.as_os_str(),
+        "--from".as_ref(),
+        "v0.5.16".as_ref(),
+        "--to".as_ref(),
+        "v0.5.19".as_ref(),
+    ];
+    let (code, report) = audit_real(&args);
+    assert_eq!(code, 0, "{}", report["findings"]);
+    let points = report["coverage"]["audited"].as_u64().unwrap() as usize;
+    assert!(points >= 9, "every zipped point is a deployment: {points}");
+    for alias in ["cuda-graph-max-bs", "disable-piecewise-cuda-graph"] {
+        assert_eq!(found(&report, "EA003").iter().filter(|(_, s)| s == alias).count(), points, "{alias} at every point");
+    }
+    assert!(report["findings"].as_array().unwrap().iter().all(|f| f["severity"] != "error"));
+}

@@ -39,8 +39,13 @@ pub(super) fn read_flags(config_key: &str, role: &str, node: &Node, form: ArgsFo
         .iter()
         .filter_map(|entry| {
             let key = entry.key.as_str()?;
+            let name = match form {
+                ArgsForm::ArgvAsWritten if key.starts_with("--") => key[2..].to_string(),
+                ArgsForm::ArgvAsWritten => key.to_string(),
+                ArgsForm::Argv | ArgsForm::YamlConfig => key.replace('_', "-"),
+            };
             Some(FlagUse {
-                name: key.replace('_', "-"),
+                name,
                 value: flag_value(role, key, &entry.value, form, notes),
                 key_span: entry.key.span.clone(),
                 value_span: entry.value.span.clone(),
