@@ -19,6 +19,7 @@ mod github_fit;
 mod master_links;
 mod module_layers;
 mod oracle;
+mod oracle_atom;
 mod oracle_vllm;
 mod pr;
 mod real_data;
