@@ -1173,3 +1173,6 @@ mod tests;
 
 #[cfg(test)]
 mod vllm_tests;
+
+#[cfg(test)]
+mod atom_tests;
