@@ -131,7 +131,7 @@ pub(crate) struct EngineSources {
     #[arg(long, value_name = "PATH|URL")]
     pub vllm: Option<String>,
     /// ATOM (ROCm/ATOM) source: a git clone (bare or not), a plain package
-    /// folder, or a URL (its surface: `surface`, `diff`, `show`).
+    /// folder, or a URL (`python3 -m atom.entrypoints.openai_server` scripts).
     #[arg(long, value_name = "PATH|URL")]
     pub atom: Option<String>,
     /// Package folder of SGLang inside its tree (default: python/sglang or sglang).
@@ -311,9 +311,9 @@ pub(crate) struct AuditArgs {
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub sources: EngineSources,
-    /// Release deployed today of the engine whose source is given (--sglang or
-    /// --vllm; with both, the one without refs of its own; default: from each
-    /// recipe's container image).
+    /// Release deployed today of the engine whose source is given (--sglang,
+    /// --vllm or --atom; with several, the one without refs of its own;
+    /// default: from each recipe's container image).
     #[arg(long, value_name = "REF")]
     pub from: Option<String>,
     /// Release to bump that engine to (default: the current one: audit recipes as they are).
@@ -416,9 +416,9 @@ pub(crate) struct PrArgs {
     pub head: String,
     #[command(flatten)]
     pub sources: EngineSources,
-    /// Release of the engine whose source is given (--sglang or --vllm; with
-    /// both, the one without refs of its own) to audit every changed deployment
-    /// against (default: its head image's).
+    /// Release of the engine whose source is given (--sglang, --vllm or --atom;
+    /// with several, the one without refs of its own) to audit every changed
+    /// deployment against (default: its head image's).
     #[arg(long, value_name = "REF")]
     pub to: Option<String>,
     /// vLLM release to audit changed vLLM deployments against, when --to names SGLang's.

@@ -262,7 +262,7 @@ pub static DYNAMO: EngineProfile =
     EngineProfile { id: "dynamo", display: "Dynamo", package_roots: &["components/src/dynamo", "dynamo"], server: None };
 
 /// Every profile, engines first.
-pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &VLLM, &DYNAMO];
+pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &DYNAMO];
 
 /// Every consumer component and the engine it uses.
 pub(crate) static CONSUMER_LINKS: &[ConsumerLink] = &[
@@ -306,8 +306,8 @@ pub(crate) fn by_id(id: &str) -> Option<&'static EngineProfile> {
     PROFILES.iter().copied().find(|p| p.id == id)
 }
 
-/// Every profile the tool knows, audited or not yet (ATOM's surface is read
-/// before its recipes are): what consumer links and report names look up.
+/// Every profile the tool knows, audited or not yet (a new engine's surface
+/// can be read before its recipes are): what consumer links and report names look up.
 static KNOWN: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &DYNAMO];
 
 /// The profile of `id` among every known one ([`by_id`] only finds the audited).
