@@ -98,6 +98,22 @@ fn an_atom_script_across_releases() {
     assert_eq!(found(&report), [pair("EA001", "kv-cache-dtype")]);
     assert!(source(&atom, "v0.1.5", arg_utils).contains("\"--hf-overrides\""));
 
+    // `--fix` writes the spelling the target registers.
+    let fixed = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .arg("audit")
+        .arg(dir.path())
+        .arg("--atom")
+        .arg(&atom)
+        .args(["--from", "v0.1.3", "--to", "v0.1.5", "--offline", "--no-cache", "--fix"])
+        .output()
+        .unwrap();
+    assert!(fixed.status.code().is_some(), "{}", String::from_utf8_lossy(&fixed.stderr));
+    let script = std::fs::read_to_string(dir.path().join("serve_atom.sh")).unwrap();
+    assert!(script.contains("    --kv_cache_dtype fp8 \\\n") && !script.contains("--kv-cache-dtype"), "{script}");
+    assert_eq!(audit(&atom, dir.path(), "v0.1.3", "v0.1.5").1["findings"].as_array().map(Vec::len), Some(0));
+    std::fs::write(dir.path().join("serve_atom.sh"), SCRIPT).unwrap();
+
     // main: the parser class registers both spellings, so nothing is refused.
     let (_, report) = audit(&atom, dir.path(), "v0.1.5", "main");
     assert!(found(&report).iter().all(|(code, _)| code != "EA001"), "{:?}", found(&report));
