@@ -130,6 +130,10 @@ pub(crate) struct EngineSources {
     /// (srt-slurm `type: vllm` recipes, `vllm serve` scripts, master entries).
     #[arg(long, value_name = "PATH|URL")]
     pub vllm: Option<String>,
+    /// ATOM (ROCm/ATOM) source: a git clone (bare or not), a plain package
+    /// folder, or a URL (`python3 -m atom.entrypoints.openai_server` scripts).
+    #[arg(long, value_name = "PATH|URL")]
+    pub atom: Option<String>,
     /// Package folder of SGLang inside its tree (default: python/sglang or sglang).
     #[arg(long, value_name = "DIR")]
     pub sglang_root: Option<String>,
@@ -139,6 +143,9 @@ pub(crate) struct EngineSources {
     /// Package folder of vLLM inside its tree (default: vllm).
     #[arg(long, value_name = "DIR")]
     pub vllm_root: Option<String>,
+    /// Package folder of ATOM inside its tree (default: atom).
+    #[arg(long, value_name = "DIR")]
+    pub atom_root: Option<String>,
     /// Never touch the network; a ref missing from a cached clone is an error.
     #[arg(long)]
     pub offline: bool,
@@ -159,6 +166,7 @@ impl EngineSources {
         let flags = [
             (&crate::profiles::SGLANG, &self.sglang, &self.sglang_root),
             (&crate::profiles::VLLM, &self.vllm, &self.vllm_root),
+            (&crate::profiles::ATOM, &self.atom, &self.atom_root),
             (&crate::profiles::DYNAMO, &self.dynamo, &self.dynamo_root),
         ];
         flags
@@ -172,6 +180,7 @@ impl EngineSources {
 pub(crate) enum EngineName {
     Sglang,
     Vllm,
+    Atom,
     Dynamo,
 }
 
@@ -180,6 +189,7 @@ impl EngineName {
         match self {
             EngineName::Sglang => &crate::profiles::SGLANG,
             EngineName::Vllm => &crate::profiles::VLLM,
+            EngineName::Atom => &crate::profiles::ATOM,
             EngineName::Dynamo => &crate::profiles::DYNAMO,
         }
     }
@@ -301,9 +311,9 @@ pub(crate) struct AuditArgs {
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub sources: EngineSources,
-    /// Release deployed today of the engine whose source is given (--sglang or
-    /// --vllm; with both, the one without refs of its own; default: from each
-    /// recipe's container image).
+    /// Release deployed today of the engine whose source is given (--sglang,
+    /// --vllm or --atom; with several, the one without refs of its own;
+    /// default: from each recipe's container image).
     #[arg(long, value_name = "REF")]
     pub from: Option<String>,
     /// Release to bump that engine to (default: the current one: audit recipes as they are).
@@ -410,9 +420,9 @@ pub(crate) struct PrArgs {
     pub head: String,
     #[command(flatten)]
     pub sources: EngineSources,
-    /// Release of the engine whose source is given (--sglang or --vllm; with
-    /// both, the one without refs of its own) to audit every changed deployment
-    /// against (default: its head image's).
+    /// Release of the engine whose source is given (--sglang, --vllm or --atom;
+    /// with several, the one without refs of its own) to audit every changed
+    /// deployment against (default: its head image's).
     #[arg(long, value_name = "REF")]
     pub to: Option<String>,
     /// vLLM release to audit changed vLLM deployments against, when --to names SGLang's.

@@ -41,6 +41,8 @@ pub(crate) struct ConfigFile {
     pub dynamo: Option<String>,
     /// vLLM source (path or URL) when `--vllm` is not given.
     pub vllm: Option<String>,
+    /// ATOM source (path or URL) when `--atom` is not given.
+    pub atom: Option<String>,
     /// Severity per finding code (`EA007: warning`, `R001: warning`).
     #[serde(default)]
     #[schemars(schema_with = "crate::schema::code_keyed_severities")]
@@ -116,7 +118,7 @@ pub(crate) enum ConfigError {
     #[error("{path}:{line}:{column}: {message}")]
     #[diagnostic(
         code(engine_audit::config::invalid),
-        help("known keys: sglang, vllm, dynamo, severity, ignore, recipe_roots, recipes_dir, single_node_scripts, fail_on, rules, docs_url, exclude, fetch")
+        help("known keys: sglang, vllm, atom, dynamo, severity, ignore, recipe_roots, recipes_dir, single_node_scripts, fail_on, rules, docs_url, exclude, fetch")
     )]
     Invalid {
         path: String,
@@ -151,6 +153,7 @@ impl ConfigFile {
             "sglang" => self.sglang.as_ref(),
             "dynamo" => self.dynamo.as_ref(),
             "vllm" => self.vllm.as_ref(),
+            "atom" => self.atom.as_ref(),
             _ => None,
         }
     }
@@ -347,6 +350,15 @@ mod tests {
         assert_eq!(config.engine_source(config.file.dynamo.as_ref()).as_deref(), Some("/repo/../dynamo.git"));
         assert_eq!(config.engine_source(config.file.sglang.as_ref()).as_deref(), Some("https://github.com/sgl-project/sglang"));
         assert_eq!(config.rule_dirs(&[PathBuf::from("extra")]), [PathBuf::from("extra"), PathBuf::from("/repo/ci/rules")]);
+    }
+
+    #[test]
+    fn every_audited_engine_has_a_source_key() {
+        let file = parse("sglang: s\nvllm: v\natom: ../atom.git\ndynamo: d\n", "c.yaml").unwrap();
+        for profile in crate::profiles::PROFILES {
+            assert!(file.source_of(profile.id).is_some(), "`{}:` in .engine-audit.yaml", profile.id);
+        }
+        assert_eq!(file.source_of("atom").map(String::as_str), Some("../atom.git"));
     }
 
     #[test]

@@ -128,6 +128,12 @@ pub enum FlagsStrategy {
         /// deprecated ... Use Y instead"), not only with an action class.
         help_deprecations: bool,
     },
+    /// `function()` builds its parser itself (`parser = ArgumentParser(...)`,
+    /// or an engine subclass of it), registers options on it (directly or by
+    /// passing it on, `EngineArgs.add_cli_args(parser)`) and parses: ATOM's
+    /// server `main`. `module` is below the package; the function may be
+    /// imported there (`from .api_server import main`).
+    ArgparseEntry { module: &'static str, function: &'static str },
 }
 
 /// Where the engine's typed env registry is.
@@ -236,6 +242,22 @@ pub static VLLM: EngineProfile = EngineProfile {
     }),
 };
 
+pub static ATOM: EngineProfile = EngineProfile {
+    id: "atom",
+    display: "ATOM",
+    package_roots: &["atom"],
+    server: Some(ServerProfile {
+        // `python -m atom.entrypoints.openai_server` runs `main`, defined there
+        // or imported from `entrypoints.openai.api_server` (by release).
+        flags: FlagsStrategy::ArgparseEntry { module: "entrypoints.openai_server", function: "main" },
+        env: EnvStrategy::GetterDict { file: "utils/envs.py", dict: "environment_variables" },
+        env_prefixes: &["ATOM_"],
+        config_class: ("atom.model_engine.arg_utils", "EngineArgs"),
+        launchers: &[Launcher { role: "openai_server", form: LaunchForm::PythonModule("atom.entrypoints.openai_server") }],
+        resolution: None,
+    }),
+};
+
 pub static DYNAMO: EngineProfile =
     EngineProfile { id: "dynamo", display: "Dynamo", package_roots: &["components/src/dynamo", "dynamo"], server: None };
 
@@ -284,7 +306,7 @@ pub(crate) fn recipe_engine(id: &str) -> Option<&'static RecipeEngine> {
 }
 
 /// Every profile, engines first.
-pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &VLLM, &DYNAMO];
+pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &DYNAMO];
 
 /// Every consumer component and the engine it uses.
 pub(crate) static CONSUMER_LINKS: &[ConsumerLink] = &[
@@ -328,9 +350,9 @@ pub(crate) fn by_id(id: &str) -> Option<&'static EngineProfile> {
     PROFILES.iter().copied().find(|p| p.id == id)
 }
 
-/// Every profile the tool knows, audited or not yet (vLLM's surface is read
-/// before its recipes are): what consumer links and report names look up.
-static KNOWN: &[&EngineProfile] = &[&SGLANG, &VLLM, &DYNAMO];
+/// Every profile the tool knows, audited or not yet (a new engine's surface
+/// can be read before its recipes are): what consumer links and report names look up.
+static KNOWN: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &DYNAMO];
 
 /// The profile of `id` among every known one ([`by_id`] only finds the audited).
 pub(crate) fn known(id: &str) -> Option<&'static EngineProfile> {

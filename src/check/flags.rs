@@ -222,12 +222,18 @@ fn unknown_flag(site: &Site, u: &FlagUse, option: &str, bump: Bump, ambiguous: V
     let names: Vec<&str> = bump.to.flags.iter().flat_map(|f| f.names.iter().map(String::as_str)).collect();
     // A name with a history is no typo; argparse's ambiguity message names the
     // candidates itself. Only the rest get a guess.
-    let suggestion =
-        (ambiguous.is_empty() && history.is_none()).then(|| similar_names(option, &names).first().map(|c| c.to_string())).flatten();
+    // The same option with the other word separator (`--kv-cache-dtype` where
+    // the parser registers only `--kv_cache_dtype`): no guess, the rename.
+    let respelled = ambiguous.is_empty().then(|| other_separator(option, &names)).flatten();
+    let suggestion = match respelled {
+        Some(name) => Some(name.to_string()),
+        None => (ambiguous.is_empty() && history.is_none()).then(|| similar_names(option, &names).first().map(|c| c.to_string())).flatten(),
+    };
     let fix = match history.as_ref().map(|p| p.was.clone()) {
         // What the alias era's fix was: the declared replacement.
         Some(PastFlag::Alias { replacement: Some(replacement) }) => Some(successor_fix(site, u, &replacement, bump)),
         Some(PastFlag::Noop | PastFlag::Erroring) => Some(remove_fix(site, u)),
+        _ if respelled.is_some() => respelled.map(|name| rename_fix(site, u, name)),
         Some(PastFlag::Alias { replacement: None } | PastFlag::Option | PastFlag::Announced) | None => {
             suggestion.clone().map(|name| Fix::advice(FixAction::DidYouMean { name }))
         }
@@ -247,6 +253,14 @@ fn unknown_flag(site: &Site, u: &FlagUse, option: &str, bump: Bump, ambiguous: V
         finding = finding.evidence(EvidenceRef::new(&flag.evidence, at).with_note(format!("{option} registered here")));
     }
     finding.fix(fix)
+}
+
+/// The long option among `names` that is `option` with `-` and `_` swapped
+/// between words (argparse compares option strings exactly).
+fn other_separator<'n>(option: &str, names: &[&'n str]) -> Option<&'n str> {
+    let stem = option.strip_prefix("--")?;
+    let key = stem.replace('_', "-");
+    names.iter().copied().find(|n| n.strip_prefix("--").is_some_and(|s| s != stem && s.replace('_', "-") == key))
 }
 
 /// Whether a declared replacement (`--new`, `--new=value`) is an option of the target.

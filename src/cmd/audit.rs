@@ -108,7 +108,8 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
     let base = engine_options(args, config)?;
     if !base.has_sources() {
         return Err(miette::miette!(
-            help = "pass --sglang or --vllm PATH|URL (and --dynamo PATH|URL for the Dynamo checks), or set them in .engine-audit.yaml",
+            help =
+                "pass --sglang, --vllm or --atom PATH|URL (and --dynamo PATH|URL for the Dynamo checks), or set them in .engine-audit.yaml",
             "no engine source given"
         ));
     }

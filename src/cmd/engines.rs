@@ -16,7 +16,7 @@ pub(crate) fn pick_engine(engine: Option<EngineName>, sources: &EngineSources) -
         Some(name) => name.profile(),
         None => match given.first() {
             Some((engine, _)) => engine,
-            None => return Err(miette::miette!(help = "pass --sglang, --vllm or --dynamo PATH|URL", "no engine source given")),
+            None => return Err(miette::miette!(help = "pass --sglang, --vllm, --atom or --dynamo PATH|URL", "no engine source given")),
         },
     };
     let spec = given.into_iter().find(|(e, _)| e.id == engine.id).map(|(_, s)| s);

@@ -112,6 +112,15 @@ pub fn extract_surface_with(
                     ((flags, facts), w)
                 })
             }
+            FlagsStrategy::ArgparseEntry { module, function } => {
+                let module = format!("{}.{module}", pkg.name);
+                let entry = pkg.module_path(&module);
+                units.unit("flags", "", entry.as_deref(), |pkg| {
+                    let mut w = Vec::new();
+                    let built = cli_flags::extract_entry(pkg, &module, function, &mut w);
+                    (built, w)
+                })
+            }
         }
     };
     let ((mut modules, metadata), ((symbols, flags), (env, classes))) = rayon::join(

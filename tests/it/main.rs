@@ -4,6 +4,7 @@
 
 mod action;
 mod amd_models;
+mod atom_scripts;
 mod cache_folder;
 mod ci_files;
 mod cli_docs;
@@ -20,6 +21,7 @@ mod github_fit;
 mod master_links;
 mod module_layers;
 mod oracle;
+mod oracle_atom;
 mod oracle_vllm;
 mod pr;
 mod real_data;

@@ -44,6 +44,9 @@ pub(super) struct ArgCall {
     pub fallback: Option<KwArg>,
     /// Choices added only when an env var is set ([`crate::extract::consts::env_gate`]).
     pub env_choices: std::collections::BTreeMap<String, Vec<PyValue>>,
+    /// Made on an argument group (`parser.add_argument_group(...)`), whose
+    /// `add_argument` is argparse's even when the parser's class overrides it.
+    pub on_group: bool,
 }
 
 impl ArgCall {

@@ -237,7 +237,14 @@ fn push_const(meta: &ArgMeta, honours: &dyn Fn(&str) -> bool, kwargs: &mut Vec<(
 }
 
 fn call(names: Vec<String>, kwargs: Vec<(String, KwArg)>, meta: &ArgMeta, file: &PyFile, site: &FieldSite) -> ArgCall {
-    ArgCall { names, kwargs, evidence: file.evidence(site.stmt), fallback: meta.get("fallback").cloned(), env_choices: Default::default() }
+    ArgCall {
+        names,
+        kwargs,
+        evidence: file.evidence(site.stmt),
+        fallback: meta.get("fallback").cloned(),
+        env_choices: Default::default(),
+        on_group: false,
+    }
 }
 
 /// `A[T, m1, m2]` → `[T, m1, m2]` when the subscripted name is `typing.Annotated`.

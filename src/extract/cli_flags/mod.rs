@@ -11,11 +11,13 @@ mod actions;
 mod argparse;
 pub(crate) mod config_kwargs;
 mod dataclass;
+mod entry;
 pub mod help_deprecation;
 mod parser;
 mod paths;
 mod resolution;
 mod rewrites;
+mod spellings;
 mod type_hints;
 
 use super::consts::env_gate;
@@ -65,7 +67,38 @@ pub fn extract_flags(
             extract_flags_from(pkg, &format!("{}.{module}", pkg.name), class, method, resolution, warnings)
         }
         FlagsStrategy::ArgparseFunction { .. } => extract_flags_by(pkg, strategy, resolution, warnings),
+        FlagsStrategy::ArgparseEntry { module, function } => extract_entry(pkg, &format!("{}.{module}", pkg.name), function, warnings).0,
     }
+}
+
+/// Flags and parser facts of an [`FlagsStrategy::ArgparseEntry`] engine: the
+/// parser `function` (in `module`, or imported there) builds itself.
+pub(crate) fn extract_entry(
+    pkg: &Package,
+    module: &str,
+    function: &str,
+    warnings: &mut Vec<ExtractWarning>,
+) -> (Vec<Flag>, crate::surface::ParserFacts) {
+    let options = WalkOptions { own_parser: true, ..WalkOptions::default() };
+    let (flags, built) = walk_flags(pkg, module, "", function, options, warnings);
+    let facts = match built {
+        Some(built) => {
+            let ev = ConstEval::new(pkg);
+            crate::surface::ParserFacts {
+                allow_abbrev: built.allow_abbrev,
+                evidence: Some(built.evidence),
+                rewrites: built.class.as_ref().map(|c| rewrites::read(&ev, c)).unwrap_or_default(),
+            }
+        }
+        None => {
+            warnings.push(ExtractWarning {
+                path: pkg.module_path(module).unwrap_or_else(|| module.to_string()),
+                message: format!("`{function}` builds no `ArgumentParser(...)` that options are added to; no flags extracted"),
+            });
+            crate::surface::ParserFacts::default()
+        }
+    };
+    (flags, facts)
 }
 
 /// What the walk needs to know about an engine beyond its entry point.
@@ -78,6 +111,19 @@ pub(crate) struct WalkOptions<'s> {
     pub kwargs_from_fields: Option<(&'s str, &'s str)>,
     /// Help texts that say the flag is deprecated mark it so.
     pub help_deprecations: bool,
+    /// The entry function takes no parser: it builds its own
+    /// ([`FlagsStrategy::ArgparseEntry`]), and parses it.
+    pub own_parser: bool,
+}
+
+/// The parser an entry function builds itself.
+pub(crate) struct BuiltParser {
+    /// Its `allow_abbrev=`.
+    pub allow_abbrev: Known<bool>,
+    /// The construction.
+    pub evidence: Evidence,
+    /// The engine class it is made from (`FlexibleArgumentParser`), none for argparse's own.
+    pub class: Option<ClassRef>,
 }
 
 /// Flags of an [`FlagsStrategy::ArgparseFunction`] engine: the server parser,
@@ -91,7 +137,8 @@ pub(crate) fn extract_flags_by(
     let FlagsStrategy::ArgparseFunction { module, function, kwargs_from_fields, engine_parser, help_deprecations } = strategy else {
         return extract_flags(pkg, strategy, resolution, warnings);
     };
-    let options = WalkOptions { resolution, kwargs_from_fields: *kwargs_from_fields, help_deprecations: *help_deprecations };
+    let options =
+        WalkOptions { resolution, kwargs_from_fields: *kwargs_from_fields, help_deprecations: *help_deprecations, own_parser: false };
     let module = format!("{}.{module}", pkg.name);
     let mut flags = extract_flags_with(pkg, &module, "", function, options, warnings);
     if let Some((m, class, method)) = engine_parser {
@@ -135,7 +182,29 @@ pub(crate) fn extract_flags_with(
     options: WalkOptions,
     warnings: &mut Vec<ExtractWarning>,
 ) -> Vec<Flag> {
+    walk_flags(pkg, module, class_name, method, options, warnings).0
+}
+
+/// [`extract_flags_with`], and the parser the entry built when it builds its own.
+fn walk_flags(
+    pkg: &Package,
+    module: &str,
+    class_name: &str,
+    method: &str,
+    options: WalkOptions,
+    warnings: &mut Vec<ExtractWarning>,
+) -> (Vec<Flag>, Option<BuiltParser>) {
     let mut ev = ConstEval::new(pkg);
+    // A server that builds its own parser is read as started in a clean
+    // environment: which entry runs and what defaults read from it are so.
+    if options.own_parser {
+        ev = super::consts::with_unset_env(ev);
+    }
+    let chosen = options.own_parser.then(|| entry::chosen_import(&ev, module, method)).flatten();
+    let (module, method) = match &chosen {
+        Some((m, f)) => (m.as_str(), f.as_str()),
+        None => (module, method),
+    };
     if let Some((m, f)) = options.kwargs_from_fields {
         // Defaults read from the environment are argparse's with it unset.
         ev = super::consts::with_unset_env(ev);
@@ -143,10 +212,15 @@ pub(crate) fn extract_flags_with(
         ev = ev.with_native(&format!("{generator}.{f}"), config_kwargs::native(&generator, f));
     }
     let mut walker = Walker::new(&ev, false);
+    walker.own_parser = options.own_parser;
     let class = entry_class(module, class_name);
-    let entry_found = walker.walk_function(module, class.as_ref(), method, &[Role::Parser], HashMap::new());
+    let entry_args: &[Role] = if options.own_parser { &[] } else { &[Role::Parser] };
+    let entry_found = walker.walk_function(module, class.as_ref(), method, entry_args, HashMap::new());
     let mut flags = Vec::new();
     let registry = walker.parser_class.as_ref().map(|c| actions::parser_action_registry(&ev, c)).unwrap_or_default();
+    // A parser class whose `add_argument` registers the other spelling of each
+    // long option too (ATOM's `FlexibleArgumentParser`).
+    let both_spellings = walker.parser_class.as_ref().and_then(|c| spellings::both_spellings(&ev, c));
     match entry_found {
         Some(walked) => flags.push(help_flag(walked.evidence)),
         None => walker.warnings.push(ExtractWarning {
@@ -154,7 +228,10 @@ pub(crate) fn extract_flags_with(
             message: format!("no `{class_name}.{method}` found; no flags extracted"),
         }),
     }
-    let calls = std::mem::take(&mut walker.calls);
+    let mut calls = std::mem::take(&mut walker.calls);
+    if both_spellings.is_some() {
+        spellings::expand(&mut calls);
+    }
     // Positionals (`model_tag`) are not options: recipes cannot name them.
     for call in calls.iter().filter(|c| c.names.iter().all(|n| n.starts_with('-'))) {
         let mut flag = build_flag(&ev, &mut walker.actions, &registry, call);
@@ -175,9 +252,10 @@ pub(crate) fn extract_flags_with(
     if let Some(profile) = options.resolution {
         resolution::resolve_effective_defaults(&ev, pkg, profile, class_name, &mut flags);
     }
+    let built = walker.built.take();
     warnings.extend(walker.warnings);
     warnings.extend(ev.take_warnings());
-    flags
+    (flags, built)
 }
 
 /// argparse adds `-h/--help` to every parser made with the default `add_help`.
@@ -204,8 +282,11 @@ fn help_flag(evidence: Evidence) -> Flag {
 /// What a value passed into a walked function is.
 #[derive(Clone, Debug)]
 enum Role {
-    /// The parser (or an argument group of it).
+    /// The parser.
     Parser,
+    /// An argument group of it: registers on the parser's container, but
+    /// with argparse's own `add_argument`, not the parser class's override.
+    Group,
     Value(Folded),
 }
 
@@ -222,6 +303,12 @@ struct Walker<'e, 'p> {
     parser_class: Option<ClassRef>,
     /// Stop at the entry function once its parser class is known.
     probe_only: bool,
+    /// The entry function builds its own parser ([`WalkOptions::own_parser`]).
+    own_parser: bool,
+    /// The parser it built.
+    built: Option<BuiltParser>,
+    /// The entry's parser was parsed: what follows registers nothing on it.
+    parsed: bool,
 }
 
 impl<'e, 'p> Walker<'e, 'p> {
@@ -235,6 +322,9 @@ impl<'e, 'p> Walker<'e, 'p> {
             warnings: Vec::new(),
             parser_class: None,
             probe_only,
+            own_parser: false,
+            built: None,
+            parsed: false,
         }
     }
 }
@@ -258,6 +348,8 @@ struct Frame<'a> {
     /// The class that defines the method (`super()` starts above it).
     defined_in: Option<ClassRef>,
     parsers: HashSet<String>,
+    /// Those of `parsers` that are argument groups.
+    groups: HashSet<String>,
     locals: Locals,
     returned: Option<Folded>,
     /// What blocks that run only with an env var set would add to each local
@@ -336,6 +428,7 @@ impl<'e, 'p> Walker<'e, 'p> {
             class,
             defined_in,
             parsers: HashSet::new(),
+            groups: HashSet::new(),
             locals: Locals::new(),
             returned: None,
             gated: HashMap::new(),
@@ -385,6 +478,9 @@ impl<'e, 'p> Walker<'e, 'p> {
         let mut skipped: Vec<(usize, usize, String)> = Vec::new();
         for stmt in statements {
             let node = stmt.node;
+            if self.parsed {
+                return;
+            }
             if node.start_byte() < unrolled_until {
                 continue;
             }
@@ -537,11 +633,21 @@ impl<'e, 'p> Walker<'e, 'p> {
         if left.kind() == "subscript" {
             return self.assign_path(file, left, right, frame, conditional);
         }
+        // `args, unknown = parser.parse_known_args()` too.
+        if self.is_parse_call(file, right, frame) {
+            self.parsed = true;
+            return;
+        }
         if left.kind() != "identifier" {
             return;
         }
         let name = file.text(left).to_string();
         if self.is_group_call(file, right, frame) {
+            frame.groups.insert(name.clone());
+            frame.parsers.insert(name);
+            return;
+        }
+        if self.builds_own_parser(file, right, frame) {
             frame.parsers.insert(name);
             return;
         }
@@ -555,6 +661,7 @@ impl<'e, 'p> Walker<'e, 'p> {
             }
         }
         frame.parsers.remove(&name);
+        frame.groups.remove(&name);
         let value = if conditional { Err(name.clone()) } else { self.value_of(file, right, frame) };
         frame.locals.insert(name, value);
     }
@@ -683,6 +790,46 @@ impl<'e, 'p> Walker<'e, 'p> {
         frame.locals.insert(name, updated);
     }
 
+    /// `parser = argparse.ArgumentParser(...)` (or an engine subclass of it)
+    /// in the entry function of an [`WalkOptions::own_parser`] walk, before it
+    /// has a parser: the one options are added to. Records it.
+    fn builds_own_parser(&mut self, file: &PyFile, right: Node, frame: &Frame) -> bool {
+        if !self.own_parser || self.built.is_some() || self.stack.len() != 1 || right.kind() != "call" {
+            return false;
+        }
+        let Some(func) = right.child_by_field_name("function") else { return false };
+        let class = match self.ev.eval(file, func, frame.scope()) {
+            Ok(Val::External(name)) if name == "argparse.ArgumentParser" => None,
+            Ok(Val::Class(c)) if self.derives_from_argparse(&c, 0) => Some(c),
+            _ => return false,
+        };
+        self.parser_class = class.clone();
+        self.built = Some(BuiltParser { allow_abbrev: parser::allow_abbrev_of(file, right), evidence: file.evidence(right), class });
+        true
+    }
+
+    /// Whether an engine class is `argparse.ArgumentParser` below its engine bases.
+    fn derives_from_argparse(&self, c: &ClassRef, depth: usize) -> bool {
+        depth <= 16
+            && self.ev.class_bases(c).into_iter().any(|b| match b {
+                Val::External(name) => name == "argparse.ArgumentParser",
+                Val::Class(base) => self.derives_from_argparse(&base, depth + 1),
+                _ => false,
+            })
+    }
+
+    /// `parser.parse_args(...)` / `parse_known_args(...)` on the parser the
+    /// entry built: options added later are not the command line's.
+    fn is_parse_call(&self, file: &PyFile, node: Node, frame: &Frame) -> bool {
+        if !self.own_parser || node.kind() != "call" {
+            return false;
+        }
+        let Some((obj, method)) = node.child_by_field_name("function").and_then(|f| receiver_and_method(file, f)) else {
+            return false;
+        };
+        frame.parsers.contains(obj) && matches!(method, "parse_args" | "parse_known_args")
+    }
+
     /// `parser.add_argument_group(...)` and the like: the result registers on the parser.
     fn is_group_call(&self, file: &PyFile, node: Node, frame: &Frame) -> bool {
         if node.kind() != "call" {
@@ -706,6 +853,7 @@ impl<'e, 'p> Walker<'e, 'p> {
                         }
                     }
                     "set_defaults" => self.record_set_defaults(file, &args, frame),
+                    "parse_args" | "parse_known_args" if self.own_parser => self.parsed = true,
                     _ => {}
                 }
                 return;
@@ -781,7 +929,9 @@ impl<'e, 'p> Walker<'e, 'p> {
         let mut keywords = HashMap::new();
         for a in args {
             let role = |node: Node, this: &Self| {
-                if node.kind() == "identifier" && frame.parsers.contains(file.text(node)) {
+                if node.kind() == "identifier" && frame.groups.contains(file.text(node)) {
+                    Role::Group
+                } else if node.kind() == "identifier" && frame.parsers.contains(file.text(node)) {
                     Role::Parser
                 } else {
                     Role::Value(this.ev.eval(file, node, frame.scope()))
@@ -936,7 +1086,8 @@ impl<'e, 'p> Walker<'e, 'p> {
             .and_then(|a| a.child_by_field_name("value"))
             .and_then(|v| frame.gated.get(file.text(v)).cloned().or_else(|| self.ev.gated_choices(file.text(v))))
             .unwrap_or_default();
-        Some(ArgCall { names, kwargs, evidence: file.evidence(call), fallback: None, env_choices })
+        let on_group = receiver_and_method(file, call.child_by_field_name("function")?).is_some_and(|(obj, _)| frame.groups.contains(obj));
+        Some(ArgCall { names, kwargs, evidence: file.evidence(call), fallback: None, env_choices, on_group })
     }
 
     fn record_set_defaults(&mut self, file: &PyFile, args: &[Node], frame: &Frame) {
@@ -1000,6 +1151,10 @@ fn bind_params(file: &PyFile, def: Node, is_static: bool, args: &[Role], kwargs:
     for (i, name) in names.iter().enumerate() {
         let role = args.get(i).or_else(|| kwargs.get(name));
         match role {
+            Some(Role::Group) => {
+                frame.groups.insert(name.clone());
+                frame.parsers.insert(name.clone());
+            }
             Some(Role::Parser) => {
                 frame.parsers.insert(name.clone());
             }
@@ -1018,3 +1173,6 @@ mod tests;
 
 #[cfg(test)]
 mod vllm_tests;
+
+#[cfg(test)]
+mod atom_tests;

@@ -90,7 +90,7 @@ fn builds_a_parser(callee: &str) -> bool {
 }
 
 /// The `allow_abbrev=` keyword of an `ArgumentParser(...)` call.
-fn allow_abbrev_of(file: &PyFile, construction: Node) -> Known<bool> {
+pub(super) fn allow_abbrev_of(file: &PyFile, construction: Node) -> Known<bool> {
     let Some(args) = construction.child_by_field_name("arguments") else {
         return Known::Value(true);
     };

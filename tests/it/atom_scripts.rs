@@ -1,0 +1,121 @@
+//! `python3 -m atom.entrypoints.openai_server` scripts audited end to end
+//! against ATOM's real releases, read from the ATOM git dir `ENGINE_AUDIT_ATOM`
+//! (skipped, saying so, without it). The script is one written here in the
+//! single-node scripts' shape; each finding is checked against the ATOM source
+//! itself (`git show REF:path`).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SCRIPT: &str = r#"#!/usr/bin/env bash
+BLOCK_SIZE=${BLOCK_SIZE:-16}
+python3 -m atom.entrypoints.openai_server \
+    --model "$MODEL" \
+    --server-port "$PORT" \
+    -tp 8 \
+    --kv-cache-dtype fp8 \
+    --method mtp \
+    --block-size $BLOCK_SIZE \
+    --hf-overrides '{"a": 1}' > server.log 2>&1 &
+"#;
+
+fn atom() -> Option<PathBuf> {
+    let repo = std::env::var_os("ENGINE_AUDIT_ATOM").map(PathBuf::from);
+    if repo.is_none() {
+        eprintln!("ENGINE_AUDIT_ATOM is not set: {} is skipped (docs/atom.md)", module_path!());
+    }
+    repo
+}
+
+fn audit(atom: &Path, scripts: &Path, from: &str, to: &str) -> (i32, Value) {
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .arg("audit")
+        .arg(scripts)
+        .arg("--atom")
+        .arg(atom)
+        .args(["--from", from, "--to", to, "--offline", "--no-cache", "--format", "json"])
+        .output()
+        .unwrap();
+    let code = out.status.code().expect("exited, no signal");
+    assert!(code == 0 || code == 1, "exit {code}: {}", String::from_utf8_lossy(&out.stderr));
+    (code, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn source(repo: &Path, r: &str, path: &str) -> String {
+    let out = Command::new("git").arg("--git-dir").arg(repo).args(["show", &format!("{r}:{path}")]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// (code, subject) of every finding, sorted.
+fn found(report: &Value) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["code"].as_str().unwrap().to_string(), f["subject"].as_str().unwrap().to_string()))
+        .collect();
+    out.sort();
+    out
+}
+
+fn pair(code: &str, subject: &str) -> (String, String) {
+    (code.to_string(), subject.to_string())
+}
+
+#[test]
+fn an_atom_script_across_releases() {
+    let Some(atom) = atom() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("serve_atom.sh"), SCRIPT).unwrap();
+    let arg_utils = "atom/model_engine/arg_utils.py";
+
+    // v0.1.2 → v0.1.3: the snake_case spelling is the only one; `--hf-overrides`
+    // is not there yet; prefix caching went from off (store_true) to on.
+    let (code, report) = audit(&atom, dir.path(), "v0.1.2", "v0.1.3");
+    assert_eq!((code, report["deployments_audited"].as_u64()), (1, Some(1)));
+    let f = found(&report);
+    for want in [
+        pair("EA001", "kv-cache-dtype"),
+        pair("EA001", "hf-overrides"),
+        pair("EA007", "enable_prefix_caching"),
+        pair("EA007", "cudagraph-capture-sizes"),
+    ] {
+        assert!(f.contains(&want), "{want:?} in {f:?}");
+    }
+    assert_eq!(f.len(), 4, "{f:?}");
+    let v013 = source(&atom, "v0.1.3", arg_utils);
+    assert!(v013.contains("\"--kv_cache_dtype\"") && !v013.contains("\"--kv-cache-dtype\""));
+    assert!(!v013.contains("--hf-overrides"));
+    assert!(source(&atom, "v0.1.2", arg_utils).contains("enable_prefix_caching: bool = False"));
+    assert!(v013.contains("argparse.BooleanOptionalAction"));
+    let message = report["findings"].as_array().unwrap().iter().find(|f| f["subject"] == "kv-cache-dtype").unwrap()["message"].clone();
+    assert!(message.as_str().unwrap().contains("`--kv_cache_dtype`"), "the accepted spelling is named: {message}");
+
+    // v0.1.5: `--hf-overrides` exists; the kebab spelling is still refused.
+    let (_, report) = audit(&atom, dir.path(), "v0.1.3", "v0.1.5");
+    assert_eq!(found(&report), [pair("EA001", "kv-cache-dtype")]);
+    assert!(source(&atom, "v0.1.5", arg_utils).contains("\"--hf-overrides\""));
+
+    // `--fix` writes the spelling the target registers.
+    let fixed = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .arg("audit")
+        .arg(dir.path())
+        .arg("--atom")
+        .arg(&atom)
+        .args(["--from", "v0.1.3", "--to", "v0.1.5", "--offline", "--no-cache", "--fix"])
+        .output()
+        .unwrap();
+    assert!(fixed.status.code().is_some(), "{}", String::from_utf8_lossy(&fixed.stderr));
+    let script = std::fs::read_to_string(dir.path().join("serve_atom.sh")).unwrap();
+    assert!(script.contains("    --kv_cache_dtype fp8 \\\n") && !script.contains("--kv-cache-dtype"), "{script}");
+    assert_eq!(audit(&atom, dir.path(), "v0.1.3", "v0.1.5").1["findings"].as_array().map(Vec::len), Some(0));
+    std::fs::write(dir.path().join("serve_atom.sh"), SCRIPT).unwrap();
+
+    // main: the parser class registers both spellings, so nothing is refused.
+    let (_, report) = audit(&atom, dir.path(), "v0.1.5", "main");
+    assert!(found(&report).iter().all(|(code, _)| code != "EA001"), "{:?}", found(&report));
+    assert!(source(&atom, "main", "atom/utils/arg_parser.py").contains("class FlexibleArgumentParser"));
+}
