@@ -24,6 +24,7 @@ mod pr;
 mod real_data;
 mod recipe_schema;
 mod reports;
+mod repository_url;
 mod robustness;
 mod semver_guard;
 mod shell_bash;
