@@ -2,16 +2,18 @@
 # The README's install lines as a newcomer runs them, on a clean clone of HEAD.
 #
 # Each shell block of README.md after a `<!-- readme-check: run -->` marker is
-# run as written, in README order, from the clone's root; a YAML block after
+# run as written, in README order, from the clone's root (the checkout itself
+# when it is clean, else a clone of HEAD in a temp folder); a YAML block after
 # `<!-- readme-check: file NAME -->` is written as NAME and used as that file
 # (the local pre-commit config: run by pre-commit over the demo's recipes).
 # Blocks marked `network (...)` (release downloads, the published wheel, remote
 # engine URLs) and `skip (...)` are listed, not run. Run by .ci/run after the
 # release build of the speed gate, which the installs reuse.
 #
-# Nothing is written outside a temp folder: HOME, the cargo install root and
+# Nothing is installed outside a temp folder: HOME, the cargo install root and
 # the venv are in it; CARGO_HOME, RUSTUP_HOME and the cargo target folder are
-# the caller's (registry cache and builds reused, nothing installed there).
+# the caller's (registry cache and builds reused, nothing installed there), and
+# a checkout the blocks ran in must hold no new file afterwards.
 # CHECK_README_TARGET_DIR names the target folder (default ./target).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,24 +27,19 @@ fail() {
 }
 start=$(date +%s)
 
-# What a newcomer gets: the committed tree, no build state.
-git clone --quiet --no-hardlinks -c core.hooksPath=/dev/null "$ROOT" "$WORK/clone"
-git -C "$WORK/clone" -c advice.detachedHead=false checkout --quiet --detach "$(git rev-parse HEAD)"
-CLONE="$WORK/clone"
-# The clone's files are the checkout's, byte for byte, when the checkout has no
-# changes: they then get its modification times, so the release build already
-# made from the checkout (the speed gate's) is up to date for the clone too and
-# `cargo install` / `cargo run --release` reuse it rather than compile again.
-if [ -z "$(git status --porcelain --untracked-files=no)" ]; then
-  git ls-files -z | python3 -c '
-import os, sys
-root, clone = sys.argv[1:3]
-for rel in sys.stdin.buffer.read().decode().split("\0"):
-    src, dst = os.path.join(root, rel), os.path.join(clone, rel)
-    if rel and os.path.isfile(src) and os.path.isfile(dst) and not os.path.islink(dst):
-        st = os.stat(src)
-        os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
-' "$ROOT" "$CLONE"
+# What a newcomer gets: the committed tree. A checkout with no change and no
+# untracked file is that already (CI's fresh clone is): the blocks run in it,
+# and the release build .ci/run just made there is reused. Otherwise (or with
+# CHECK_README_CLONE=1) they run in a clone of HEAD in the temp folder, which
+# compiles the release build again (build.rs embeds absolute paths).
+if [ -z "$(git status --porcelain)" ] && [ -z "${CHECK_README_CLONE:-}" ]; then
+  CLONE="$ROOT"
+  echo "check-readme: the checkout is a clean clone of $(git rev-parse --short HEAD): the blocks run in it"
+else
+  git clone --quiet --no-hardlinks -c core.hooksPath=/dev/null "$ROOT" "$WORK/clone"
+  git -C "$WORK/clone" -c advice.detachedHead=false checkout --quiet --detach "$(git rev-parse HEAD)"
+  CLONE="$WORK/clone"
+  echo "check-readme: the checkout has changes: the blocks run in a clone of HEAD ($(git rev-parse --short HEAD)) in $CLONE"
 fi
 
 # Split the README into numbered blocks: <n>.kind (run|file|network|skip),
@@ -163,5 +160,10 @@ grep -q '^engine-audit\.*Failed$' "$WORK/pre-commit.log" && grep -q -- '- exit c
   fail "pre-commit with the README's local hook over the demo recipes: exit $status, expected the hook to fail the commit with engine-audit's exit 1"
 }
 echo "check-readme: the README's .pre-commit-config.yaml: pre-commit ran engine-audit over the demo recipes, which failed the commit (exit 1) in $(($(date +%s) - t0)) s"
+
+# What the blocks leave in the checkout: build output only (ignored files).
+left="$(git -C "$CLONE" status --porcelain)"
+[ -z "$left" ] || fail "the README blocks left files in the checkout:
+$left"
 
 echo "check-readme: ok: $ran README blocks run, 1 pre-commit config used, in $(($(date +%s) - start)) s"
