@@ -184,7 +184,7 @@ fn the_readme_examples_use_what_is_declared() {
     let workflow = blocks.iter().find(|b| b.get("jobs").is_some()).expect("a workflow in the README");
     let steps = workflow["jobs"]["audit"]["steps"].as_sequence().unwrap();
     let step =
-        steps.iter().find(|s| s["uses"].as_str().is_some_and(|u| u.ends_with("/engine-audit@v1"))).expect("uses: <org>/engine-audit@v1");
+        steps.iter().find(|s| s["uses"].as_str().is_some_and(|u| u.ends_with("/engine-audit@v1"))).expect("uses: OWNER/engine-audit@v1");
     for key in step["with"].as_mapping().unwrap().keys() {
         assert!(inputs.contains_key(key), "the README passes {key:?}, which action.yml does not declare");
     }

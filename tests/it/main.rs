@@ -27,6 +27,7 @@ mod pr;
 mod real_data;
 mod recipe_schema;
 mod reports;
+mod repository_url;
 mod robustness;
 mod schema2_real;
 mod semver_guard;

@@ -193,6 +193,7 @@ fn value_hint(ev: &ConstEval, v: Val, out: &mut Vec<Hint>) {
         }
         Val::External(name) => push(out, outside(&name)),
         Val::None => push(out, Hint::NoneType),
+        Val::LiteralType(values) => push(out, Hint::Literal(values)),
         other => push(out, Hint::Unknown(other.repr())),
     }
 }
@@ -315,6 +316,7 @@ fn literal_values(ev: &ConstEval, file: &PyFile, node: Node, module: &str, depth
     match ev.eval(file, node, Scope::module(module)) {
         Ok(v) if v.to_json().is_some() => Some(vec![v]),
         Ok(v @ Val::EnumMember { .. }) => Some(vec![v]),
+        Ok(Val::LiteralType(values)) => Some(values),
         _ => {
             let mut inner = Vec::new();
             collect(ev, file, node, module, &mut inner, depth + 1);

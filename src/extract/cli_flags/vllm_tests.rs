@@ -43,6 +43,9 @@ fn serve_parser_as_vllm_builds_it() {
             "--enable-prefix-caching",
             "--mamba-cache-mode",
             "--tensor-parallel-size",
+            "--collect-detailed-traces",
+            "--log-level",
+            "--mm-processor-device",
             "--enable-log-requests"
         ],
         "the positional model_tag is no option"
@@ -63,6 +66,20 @@ fn serve_parser_as_vllm_builds_it() {
     assert_eq!(flag("--kv-cache-dtype").choices, Some(Known::Value(vec![json!("auto"), json!("fp8")])));
     assert_eq!(flag("--tokenizer-mode").choices, None, "with `| str` the options are a metavar, not choices");
     assert_eq!(flag("--uvicorn-log-level").choices, Some(Known::Value(vec![json!("debug"), json!("info"), json!("warning")])));
+    // Choices built at import time: `get_args` of a `Literal` alias of another
+    // module (in its order), permutations of one appended to the sorted
+    // choices, and the device type every GPU platform agrees on.
+    assert_eq!(flag("--log-level").choices, Some(Known::Value(["ERROR", "WARNING", "INFO", "DEBUG"].map(|c| json!(c)).to_vec())));
+    assert_eq!(
+        flag("--collect-detailed-traces").choices,
+        Some(Known::Value(
+            [json!("all"), json!("model"), json!("worker"), json!(null)]
+                .into_iter()
+                .chain(["model,worker", "model,all", "worker,model", "worker,all", "all,model", "all,worker"].map(|c| json!(c)))
+                .collect()
+        ))
+    );
+    assert_eq!(flag("--mm-processor-device").choices, Some(Known::Value(vec![json!("auto"), json!("cpu"), json!("cuda")])));
     assert_eq!(flag("--port").default, Known::Value(json!(8000)));
     assert_eq!(flag("--max-model-len").default, Known::Value(json!(null)));
     // The subclass's customisation ran after its base's (`super()`): nargs deleted.

@@ -80,6 +80,9 @@ pub(super) fn eval(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> F
         }
         "subscript" => {
             let value = sub(node.child_by_field_name("value").ok_or_else(|| file.text(node).to_string())?)?;
+            if matches!(&value, Val::External(e) if is_literal_type(e)) {
+                return literal_type(ev, file, node, scope);
+            }
             let index_nodes = named_children(node);
             let [_, index] = index_nodes.as_slice() else { return unknown() };
             if index.kind() == "slice" {
@@ -244,6 +247,12 @@ fn attribute(ev: &ConstEval, base: Val, attr: &str) -> Option<Val> {
             "value" => value.as_ref().clone().ok(),
             _ => None,
         },
+        // Read off the platform object: known when every platform it may be agrees.
+        Val::CurrentPlatform(classes) => {
+            let mut values = classes.iter().map(|c| ev.class_attr(c, attr).ok().filter(|v| v.to_json().is_some()));
+            let first = values.next()??;
+            values.all(|v| v.as_ref() == Some(&first)).then_some(first)
+        }
         Val::External(e) => {
             let full = format!("{e}.{attr}");
             Some(match full.as_str() {
@@ -411,14 +420,85 @@ fn call(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Folded {
         }
         return unknown();
     }
-    if !keywords.is_empty() {
-        return unknown();
-    }
     let mut args = Vec::new();
     for a in &positional {
         args.push(ev.eval(file, *a, scope)?);
     }
+    // Keywords only where their position is known: `permutations(x, r=2)`.
+    for kw in &keywords {
+        let key = kw.child_by_field_name("name").map(|n| file.text(n)).unwrap_or_default();
+        let position = keyword_positions(&name).iter().position(|p| *p == key);
+        let (Some(position), Some(value)) = (position, kw.child_by_field_name("value")) else { return unknown() };
+        if args.len() != position {
+            return unknown();
+        }
+        args.push(ev.eval(file, value, scope)?);
+    }
     builtin_call(ev, &name, &args).ok_or_else(|| file.text(node).to_string())
+}
+
+/// The positional parameters of the outside functions folded with keywords.
+fn keyword_positions(name: &str) -> &'static [&'static str] {
+    match name {
+        "itertools.permutations" => &["iterable", "r"],
+        _ => &[],
+    }
+}
+
+fn is_literal_type(external: &str) -> bool {
+    matches!(external, "typing.Literal" | "typing_extensions.Literal")
+}
+
+/// `Literal["a", "b"]`, `Literal[Other, "c"]` (nested ones flattened, as Python does).
+fn literal_type(ev: &ConstEval, file: &PyFile, node: Node, scope: Scope) -> Folded {
+    let head = node.child_by_field_name("value").map(|h| h.id());
+    let mut args: Vec<Node> = named_children(node).into_iter().filter(|n| Some(n.id()) != head).collect();
+    // `Literal[("a", "b")]` is `Literal["a", "b"]`.
+    if let [one] = args.as_slice() {
+        if matches!(one.kind(), "tuple" | "expression_list") {
+            args = named_children(*one);
+        }
+    }
+    let mut values = Vec::new();
+    for a in args {
+        match ev.eval(file, a, scope)? {
+            Val::LiteralType(inner) => values.extend(inner),
+            v @ Val::EnumMember { .. } => values.push(v),
+            v if v.to_json().is_some() => values.push(v),
+            _ => return Err(file.text(node).to_string()),
+        }
+    }
+    Ok(Val::LiteralType(values))
+}
+
+/// `itertools.permutations(items, r)` in Python's order, when small.
+fn permutations(items: &[Val], r: usize) -> Option<Vec<Val>> {
+    const MAX_RESULTS: usize = 10_000;
+    let n = items.len();
+    if r > n {
+        return Some(Vec::new());
+    }
+    let count = (n - r + 1..=n).try_fold(1usize, |acc, k| acc.checked_mul(k))?;
+    if count > MAX_RESULTS {
+        return None;
+    }
+    let mut out = Vec::with_capacity(count);
+    let mut chosen: Vec<usize> = Vec::with_capacity(r);
+    fn extend(items: &[Val], r: usize, chosen: &mut Vec<usize>, out: &mut Vec<Val>) {
+        if chosen.len() == r {
+            out.push(Val::Tuple(chosen.iter().map(|&i| items[i].clone()).collect()));
+            return;
+        }
+        for i in 0..items.len() {
+            if !chosen.contains(&i) {
+                chosen.push(i);
+                extend(items, r, chosen, out);
+                chosen.pop();
+            }
+        }
+    }
+    extend(items, r, &mut chosen, &mut out);
+    Some(out)
 }
 
 fn method_call(receiver: &Val, method: &str, args: &[Val]) -> Option<Val> {
@@ -503,6 +583,12 @@ fn builtin_call(ev: &ConstEval, name: &str, args: &[Val]) -> Option<Val> {
         ("str", [Val::Str(s)]) => Val::Str(s.clone()),
         ("str", [v @ (Val::Int(_) | Val::Float(_) | Val::Bool(_) | Val::None)]) => Val::Str(v.repr()),
         ("bool", [v]) => Val::Bool(v.truthy()?),
+        ("typing.get_args" | "typing_extensions.get_args", [Val::LiteralType(values)]) => Val::Tuple(values.clone()),
+        ("itertools.permutations", [v]) => {
+            let xs = items(v)?;
+            Val::List(permutations(&xs, xs.len())?)
+        }
+        ("itertools.permutations", [v, Val::Int(r)]) => Val::List(permutations(&items(v)?, usize::try_from(*r).ok()?)?),
         _ => return None,
     })
 }

@@ -18,6 +18,7 @@ pub(crate) mod env_gate;
 mod eval;
 mod function;
 mod lazy_attr;
+mod platform;
 mod value;
 
 pub(crate) use bindings::{
@@ -173,6 +174,9 @@ impl<'p> ConstEval<'p> {
         let Some(file) = self.module_file(module) else {
             return Err(format!("{module}.{name}"));
         };
+        if let Some(platform) = platform::current_platform(self, module, name) {
+            return Ok(platform);
+        }
         let root = file.root();
         match final_binding(&file.source, root, name) {
             Some(Ok(binding)) => {

@@ -135,3 +135,66 @@ NOT_IN = ["x" for n in ["a", "c"] if n not in ["a", "b"]]
     assert_eq!(fold(&files, "e.m", "IN"), value(json!(["x"])));
     assert_eq!(fold(&files, "e.m", "NOT_IN"), value(json!(["x"])));
 }
+
+/// Choices vLLM computes at import time from a `Literal` alias of another
+/// module: `get_args(Alias)` in declaration order, and `permutations` of it.
+#[test]
+fn get_args_of_literal_aliases_and_their_permutations() {
+    let files = [
+        ("p/e/__init__.py", ""),
+        (
+            "p/e/levels.py",
+            "from typing import Literal\nBase = Literal['low', 'mid']\nLevel = Literal[Base, 'high']\nPair = Literal[('x', 'y')]\n",
+        ),
+        (
+            "p/e/m.py",
+            "from itertools import permutations\nfrom typing import get_args\nimport typing\nfrom e.levels import Level, Pair\n\
+             LEVELS = get_args(Level)\nASIS = list(typing.get_args(Pair))\n\
+             JOINED = [','.join(p) for p in permutations(get_args(Pair), r=2)]\nALL = list(permutations(get_args(Pair)))\n\
+             BAD = list(permutations(get_args(Pair), k=2))\nNOT_LITERAL = get_args(list[int])\n",
+        ),
+    ];
+    assert_eq!(fold(&files, "e.m", "LEVELS"), value(json!(["low", "mid", "high"])), "nested Literals flatten, in order");
+    assert_eq!(fold(&files, "e.m", "ASIS"), value(json!(["x", "y"])));
+    assert_eq!(fold(&files, "e.m", "JOINED"), value(json!(["x,y", "y,x"])));
+    assert_eq!(fold(&files, "e.m", "ALL"), value(json!([["x", "y"], ["y", "x"]])));
+    assert!(fold(&files, "e.m", "BAD").is_dynamic(), "an unknown keyword is not guessed");
+    assert!(fold(&files, "e.m", "NOT_LITERAL").is_dynamic());
+}
+
+/// `current_platform.X` is known when the CUDA and ROCm platform classes the
+/// platforms package's plugins name agree on X; a machine-dependent value
+/// (or a plugin table of another shape) stays dynamic.
+#[test]
+fn current_platform_attributes_known_where_the_gpu_platforms_agree() {
+    let platforms = "def cuda_platform_plugin():\n    ok = probe()\n    return 'e.platforms.cuda.CudaPlatform' if ok else None\n\
+                     def rocm_platform_plugin():\n    return 'e.platforms.rocm.RocmPlatform' if probe() else None\n\
+                     def cpu_platform_plugin():\n    return 'e.platforms.cpu.CpuPlatform'\n\
+                     builtin_platform_plugins = {'cuda': cuda_platform_plugin, 'rocm': rocm_platform_plugin, 'cpu': cpu_platform_plugin}\n\
+                     def __getattr__(name):\n    if name == 'current_platform':\n        return make()\n";
+    let files = [
+        ("p/e/__init__.py", ""),
+        ("p/e/platforms/__init__.py", platforms),
+        ("p/e/platforms/interface.py", "class Platform:\n    device_type: str\n    dist_backend: str = ''\n"),
+        (
+            "p/e/platforms/cuda.py",
+            "from e.platforms.interface import Platform\nclass CudaBase(Platform):\n    device_type: str = 'cuda'\n    dist_backend = 'nccl'\n\
+             class WithNvml(CudaBase):\n    pass\nclass WithoutNvml(CudaBase):\n    pass\nCudaPlatform = WithNvml if have_nvml() else WithoutNvml\n",
+        ),
+        ("p/e/platforms/rocm.py", "from e.platforms.interface import Platform\nclass RocmPlatform(Platform):\n    device_type: str = 'cuda'\n    dist_backend = 'rccl'\n"),
+        ("p/e/platforms/cpu.py", "from e.platforms.interface import Platform\nclass CpuPlatform(Platform):\n    device_type = 'cpu'\n"),
+        (
+            "p/e/args.py",
+            "from e.platforms import current_platform\nimport e.platforms as p\n\
+             CHOICES = ['auto', 'cpu'] + ([current_platform.device_type] if current_platform.device_type not in ('', 'cpu') else [])\n\
+             BACKEND = p.current_platform.dist_backend\nCALLED = current_platform.is_cuda()\n",
+        ),
+    ];
+    assert_eq!(fold(&files, "e.args", "CHOICES"), value(json!(["auto", "cpu", "cuda"])));
+    assert!(fold(&files, "e.args", "BACKEND").is_dynamic(), "nccl on one GPU platform, rccl on the other");
+    assert!(fold(&files, "e.args", "CALLED").is_dynamic());
+    // Without the plugin table the platform is not known at all.
+    let mut bare = files;
+    bare[1] = ("p/e/platforms/__init__.py", "def __getattr__(name):\n    return make()\n");
+    assert!(fold(&bare, "e.args", "CHOICES").is_dynamic());
+}

@@ -58,6 +58,12 @@ pub enum Val {
     /// A value that exists but is no literal (a dict value that is a lambda, say).
     /// Only ever inside a container whose other parts are still useful.
     Opaque(String),
+    /// A `typing.Literal[...]` type: its values in order, nested `Literal`s
+    /// flattened (what `typing.get_args` returns).
+    LiteralType(Vec<Val>),
+    /// The engine's current platform object: an instance of one of these
+    /// classes, depending on the machine ([`super::platform`]).
+    CurrentPlatform(Vec<ClassRef>),
 }
 
 impl Val {
@@ -71,7 +77,13 @@ impl Val {
             Val::Str(s) => !s.is_empty(),
             Val::List(v) | Val::Tuple(v) | Val::Set(v) => !v.is_empty(),
             Val::Dict(d) => !d.is_empty(),
-            Val::Class(_) | Val::Function(..) | Val::Module(_) | Val::EnumMember { .. } | Val::Field { .. } => true,
+            Val::Class(_)
+            | Val::Function(..)
+            | Val::Module(_)
+            | Val::EnumMember { .. }
+            | Val::Field { .. }
+            | Val::LiteralType(_)
+            | Val::CurrentPlatform(_) => true,
             Val::External(_) | Val::BoundMutator { .. } | Val::Opaque(_) => return None,
         })
     }
@@ -117,7 +129,9 @@ impl Val {
             | Val::Module(_)
             | Val::External(_)
             | Val::BoundMutator { .. }
-            | Val::Opaque(_) => return None,
+            | Val::Opaque(_)
+            | Val::LiteralType(_)
+            | Val::CurrentPlatform(_) => return None,
         })
     }
 
@@ -143,6 +157,8 @@ impl Val {
             Val::External(e) => e.clone(),
             Val::BoundMutator { name, method, .. } => format!("{name}.{method}"),
             Val::Opaque(t) => t.clone(),
+            Val::LiteralType(v) => format!("Literal[{}]", join_repr(v)),
+            Val::CurrentPlatform(_) => "current_platform".into(),
         }
     }
 }
