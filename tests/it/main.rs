@@ -18,6 +18,7 @@ mod fact_cache;
 mod fetch_git;
 mod fix;
 mod github_fit;
+mod layout_equivalence;
 mod master_links;
 mod module_layers;
 mod oracle;

@@ -150,15 +150,17 @@ pub(super) fn read(src: &SourceText, tree: &Node, variant: Option<String>, notes
                 spec.get("engine").map(|e| e.span.clone()),
             ));
         }
-        let Some(engine) = own_engine.or(top_engine) else {
-            if spec.get("engine").is_none() && tree.get("engine").is_none() {
-                notes.push(Note::error(
-                    format!("`roles.{role}` has no engine: write `engine: <type>` at the top or on every role ({})", known_engines()),
-                    Some(entry.key.span.clone()),
-                ));
-            }
+        // No engine named anywhere (or a mapping of knobs without `type`):
+        // srtctl's backend defaults to SGLang, as `srtctl migrate` relies on
+        // for a legacy recipe without `backend.type`. A name it rejects was
+        // said above and reads nothing.
+        let named_but_rejected = |node: Option<&Node>| node.is_some_and(|e| e.as_str().is_some() || e.get("type").is_some());
+        if own_engine.is_none() && named_but_rejected(spec.get("engine"))
+            || top_engine.is_none() && named_but_rejected(tree.get("engine")) && own_engine.is_none()
+        {
             continue;
-        };
+        }
+        let engine = own_engine.or(top_engine).unwrap_or("sglang");
         let form = crate::profiles::recipe_engine(engine).map_or(ArgsForm::Argv, |e| e.args);
         let config_key = format!("roles.{role}.args");
         let flags = spec.get("args").map(|args| read_flags(&config_key, role, args, form, notes)).unwrap_or_default();
