@@ -24,7 +24,7 @@ fn key(s: &str) -> Value {
 fn rewrite_map(v1: &Mapping) -> Mapping {
     let mut out = Mapping::new();
     let mut roles = Mapping::new();
-    let mut role = |roles: &mut Mapping, name: &str, field: &str, value: Value| {
+    let role = |roles: &mut Mapping, name: &str, field: &str, value: Value| {
         let entry = roles.entry(key(name)).or_insert_with(|| Value::Mapping(Mapping::new()));
         entry.as_mapping_mut().unwrap().insert(key(field), value);
     };
