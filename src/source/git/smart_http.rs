@@ -16,7 +16,7 @@
 //! panicked on a redirect to `file:` or `data:`). URLs in messages never show
 //! their user info (`redact`).
 
-use super::limits::{Budget, Fetch, FetchLimits};
+use super::limits::{Budget, Fetch, FetchLimits, RefCounter};
 use super::proxy::proxy_for;
 use crate::source::redact::redact_userinfo;
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
@@ -56,6 +56,25 @@ pub(super) fn register() -> Result<(), String> {
             Ok(())
         })
         .clone()
+}
+
+/// Read the ref advertisement of the http(s) repository `url` under this
+/// fetch's limits, before `git` fetches it: git's `remote-http` holds the
+/// whole advertisement in memory before it looks at it and says nothing
+/// meanwhile, so an endless one would run until the idle limit, reported as
+/// a silent server. The error names the limit and the variable that raises it.
+pub(super) fn probe_advertisement(url: &str, fetch: Fetch) -> Result<(), String> {
+    let mut exchange = Exchange {
+        agents: Arc::new(Agents::default()),
+        base: url.trim_end_matches('/').to_string(),
+        path: "/info/refs?service=git-upload-pack",
+        post: false,
+        body: Vec::new(),
+        response: None,
+        redirected: Arc::default(),
+        fetch,
+    };
+    io::copy(&mut exchange, &mut io::sink()).map(drop).map_err(|e| e.to_string())
 }
 
 /// HTTP clients, one per (proxy, idle limit), built when first needed:
@@ -185,7 +204,7 @@ impl Exchange {
             }
         }
         let budget = if self.post { Budget::Pack } else { Budget::Advertisement };
-        Ok(Bounded { inner: response.into_reader(), url: shown, fetch: self.fetch, budget, read: 0 })
+        Ok(Bounded { inner: response.into_reader(), url: shown, fetch: self.fetch, budget, read: 0, refs: RefCounter::default() })
     }
 
     /// One request, given up at the fetch's deadline even if the server
@@ -297,6 +316,8 @@ struct Bounded {
     fetch: Fetch,
     budget: Budget,
     read: u64,
+    /// Refs of an advertisement so far.
+    refs: RefCounter,
 }
 
 impl Read for Bounded {
@@ -311,6 +332,12 @@ impl Read for Bounded {
         self.read += n as u64;
         if self.read > self.fetch.budget(self.budget) {
             return Err(io::Error::other(self.fetch.over_budget(&self.url, self.budget)));
+        }
+        if self.budget == Budget::Advertisement {
+            self.refs.feed(&buf[..n]);
+            if self.refs.lines > self.fetch.limits.max_refs {
+                return Err(io::Error::other(self.fetch.too_many_refs(&self.url)));
+            }
         }
         Ok(n)
     }
