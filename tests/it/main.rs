@@ -12,6 +12,7 @@ mod corpus_acceptance;
 mod demo_audit;
 mod dynamo_vllm;
 mod engine_verdicts;
+mod env_history;
 mod fact_cache;
 mod fetch_git;
 mod fix;
