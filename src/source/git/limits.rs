@@ -123,6 +123,25 @@ impl Fetch {
     }
 }
 
+/// A limit of this module was reached: the error of a read or a request that
+/// carries it, so a caller can tell it from a failure of the network or the
+/// server (`smart_http::probe_advertisement` leaves those to git).
+#[derive(Debug)]
+pub(super) struct LimitHit(pub String);
+
+impl std::fmt::Display for LimitHit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LimitHit {}
+
+/// `message` (one of [`Fetch`]'s) as an I/O error that says a limit was hit.
+pub(super) fn limit_hit(message: String) -> std::io::Error {
+    std::io::Error::other(LimitHit(message))
+}
+
 /// Counts the pkt-lines of a ref advertisement as it streams by (one ref a
 /// line, after the service line), without holding any of it.
 #[derive(Debug, Default, Clone, Copy)]

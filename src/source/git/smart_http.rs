@@ -16,7 +16,7 @@
 //! panicked on a redirect to `file:` or `data:`). URLs in messages never show
 //! their user info (`redact`).
 
-use super::limits::{Budget, Fetch, FetchLimits, RefCounter};
+use super::limits::{limit_hit, Budget, Fetch, FetchLimits, LimitHit, RefCounter};
 use super::proxy::proxy_for;
 use crate::source::redact::redact_userinfo;
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
@@ -63,6 +63,9 @@ pub(super) fn register() -> Result<(), String> {
 /// whole advertisement in memory before it looks at it and says nothing
 /// meanwhile, so an endless one would run until the idle limit, reported as
 /// a silent server. The error names the limit and the variable that raises it.
+/// Only a limit is an error here: what else fails (no such host, a login, an
+/// `insteadOf` that sends git elsewhere) is git's to meet and report, with the
+/// user's credential helpers and configuration.
 pub(super) fn probe_advertisement(url: &str, fetch: Fetch) -> Result<(), String> {
     let mut exchange = Exchange {
         agents: Arc::new(Agents::default()),
@@ -74,7 +77,10 @@ pub(super) fn probe_advertisement(url: &str, fetch: Fetch) -> Result<(), String>
         redirected: Arc::default(),
         fetch,
     };
-    io::copy(&mut exchange, &mut io::sink()).map(drop).map_err(|e| e.to_string())
+    match io::copy(&mut exchange, &mut io::sink()) {
+        Err(e) if e.get_ref().is_some_and(|inner| inner.is::<LimitHit>()) => Err(e.to_string()),
+        _ => Ok(()),
+    }
 }
 
 /// HTTP clients, one per (proxy, idle limit), built when first needed:
@@ -212,7 +218,7 @@ impl Exchange {
     /// each read, not the whole): it runs on a thread this one stops waiting for.
     fn request(&mut self, url: &str) -> io::Result<ureq::Response> {
         let shown = redact_userinfo(url);
-        let remaining = self.fetch.remaining(&shown).map_err(io::Error::other)?;
+        let remaining = self.fetch.remaining(&shown).map_err(limit_hit)?;
         let agent = self.agents.get(url, self.fetch.limits.idle).map_err(io::Error::other)?;
         let request = if self.post {
             agent
@@ -235,7 +241,7 @@ impl Exchange {
         })?;
         match answered.recv_timeout(remaining) {
             Ok(result) => result.map_err(|e| failure(&shown, e, &self.fetch)),
-            Err(_) => Err(io::Error::other(self.fetch.deadline_passed(&shown))),
+            Err(_) => Err(limit_hit(self.fetch.deadline_passed(&shown))),
         }
     }
 }
@@ -292,7 +298,7 @@ fn failure(url: &str, error: ureq::Error, fetch: &Fetch) -> io::Error {
             format!("{url}: the server asks for credentials; engine-audit fetches public repositories only (clone it yourself and pass the path)")
         }
         ureq::Error::Status(code, response) => format!("{url}: HTTP {code} {}", response.status_text()),
-        ureq::Error::Transport(transport) if timed_out(&transport) => fetch.silent(url),
+        ureq::Error::Transport(transport) if timed_out(&transport) => return limit_hit(fetch.silent(url)),
         // ureq's own message names the URL, user info and all.
         ureq::Error::Transport(transport) => redact_userinfo(&transport.to_string()),
     })
@@ -323,20 +329,20 @@ struct Bounded {
 impl Read for Bounded {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if Instant::now() >= self.fetch.deadline {
-            return Err(io::Error::other(self.fetch.deadline_passed(&self.url)));
+            return Err(limit_hit(self.fetch.deadline_passed(&self.url)));
         }
         let n = self.inner.read(buf).map_err(|e| match e.kind() {
-            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => io::Error::other(self.fetch.silent(&self.url)),
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => limit_hit(self.fetch.silent(&self.url)),
             _ => io::Error::new(e.kind(), redact_userinfo(&e.to_string())),
         })?;
         self.read += n as u64;
         if self.read > self.fetch.budget(self.budget) {
-            return Err(io::Error::other(self.fetch.over_budget(&self.url, self.budget)));
+            return Err(limit_hit(self.fetch.over_budget(&self.url, self.budget)));
         }
         if self.budget == Budget::Advertisement {
             self.refs.feed(&buf[..n]);
             if self.refs.lines > self.fetch.limits.max_refs {
-                return Err(io::Error::other(self.fetch.too_many_refs(&self.url)));
+                return Err(limit_hit(self.fetch.too_many_refs(&self.url)));
             }
         }
         Ok(n)
