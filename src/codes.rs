@@ -123,10 +123,10 @@ catalog! {
     EA007 "default-changed" Flags Info Informs Recipe Bump "a flag the recipe does not set changed its default";
     EA008 "flag-semantics-changed" Flags Warning Degrades Recipe Bump "the flag's type, nargs or action changed";
     EA009 "abbreviated-flag" Flags Info Informs Recipe Target "the flag is accepted only as argparse's abbreviation of a longer option";
-    EA101 "env-removed" Env Warning Degrades Recipe Bump "the env var is gone from the registry and no longer read";
+    EA101 "env-removed" Env Warning Degrades Recipe Target "the env var is no longer read at the target; an earlier release read it";
     EA102 "env-renamed" Env Warning Degrades Recipe Target "the env var is deprecated and forwarded to a replacement";
     EA103 "env-removal-notice" Env Warning Degrades Recipe Target "the env var is only read to log that it was removed";
-    EA104 "env-unknown" Env Info Informs Recipe Target "the env var is known to neither release (typo?)";
+    EA104 "env-unknown" Env Info Informs Recipe Target "no release the repository holds reads the env var";
     EA105 "env-default-changed" Env Info Informs Recipe Bump "an env var's default changed";
     EA201 "module-missing" Consumer Error Breaks ConsumerSource Target "an imported engine module is absent at the target";
     EA202 "symbol-missing" Consumer Error Breaks ConsumerSource Target "an imported name is not defined in that module at the target";

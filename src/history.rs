@@ -10,11 +10,14 @@ use crate::surface::{EngineSurface, EnvDeprecationKind, EnvVar, Flag, FlagDeprec
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// The releases before one target (and from the current release on, when it is
-/// known), oldest first, by version.
+/// The releases before one target, oldest first, by version: for flags, from
+/// the current release on when it is known; for env vars, every release the
+/// repository holds (a var the current release no longer reads was read by an
+/// earlier one: that is a removal, not a typo).
 #[derive(Debug, Default)]
 pub(crate) struct ReleaseHistory {
     pub releases: Vec<Arc<EngineSurface>>,
+    pub env_releases: Vec<Arc<EngineSurface>>,
 }
 
 /// Where a name was last seen, and how.
@@ -62,12 +65,18 @@ pub enum PastEnv {
 impl ReleaseHistory {
     /// `option` (exactly registered) in the releases before `target`.
     pub(crate) fn flag(&self, option: &str, target: &str) -> Option<Past<PastFlag>> {
-        self.last_state(target, |s| s.flag(option).map(flag_state))
+        last_state(&self.releases, target, |s| s.flag(option).map(flag_state))
     }
 
     /// `name` in the releases' env registries and reads.
     pub(crate) fn env(&self, name: &str, target: &str) -> Option<Past<PastEnv>> {
-        self.last_state(target, |s| s.env_var(name).map(env_state))
+        last_state(&self.env_releases, target, |s| s.env_var(name).map(env_state))
+    }
+
+    /// The oldest release whose env vars were searched (what "not read by any
+    /// release from X on" says), if any was.
+    pub(crate) fn env_searched_from(&self) -> Option<&str> {
+        self.env_releases.first().map(|s| s.ref_name.as_str())
     }
 
     /// The flag itself at the last release that had it (its evidence).
@@ -77,23 +86,22 @@ impl ReleaseHistory {
 
     /// The env var itself at the last release that had it.
     pub(crate) fn last_env(&self, name: &str) -> Option<(&EnvVar, &str)> {
-        self.releases.iter().rev().find_map(|s| s.env_var(name).map(|v| (v, s.ref_name.as_str())))
+        self.env_releases.iter().rev().find_map(|s| s.env_var(name).map(|v| (v, s.ref_name.as_str())))
     }
+}
 
-    fn last_state<S: PartialEq>(&self, target: &str, state_at: impl Fn(&EngineSurface) -> Option<S>) -> Option<Past<S>> {
-        let states: Vec<Option<S>> = self.releases.iter().map(|s| state_at(s)).collect();
-        let last = states.iter().rposition(Option::is_some)?;
-        let was = states[last].as_ref()?;
-        let first = (0..=last).rev().take_while(|&i| states[i].as_ref() == Some(was)).last().unwrap_or(last);
-        let gone_by = self.releases.get(last + 1).map_or(target, |s| s.ref_name.as_str());
-        let was = states.into_iter().nth(last).flatten()?;
-        Some(Past {
-            was,
-            since: self.releases[first].ref_name.clone(),
-            last_seen: self.releases[last].ref_name.clone(),
-            gone_by: gone_by.to_string(),
-        })
-    }
+fn last_state<S: PartialEq>(
+    releases: &[Arc<EngineSurface>],
+    target: &str,
+    state_at: impl Fn(&EngineSurface) -> Option<S>,
+) -> Option<Past<S>> {
+    let states: Vec<Option<S>> = releases.iter().map(|s| state_at(s)).collect();
+    let last = states.iter().rposition(Option::is_some)?;
+    let was = states[last].as_ref()?;
+    let first = (0..=last).rev().take_while(|&i| states[i].as_ref() == Some(was)).last().unwrap_or(last);
+    let gone_by = releases.get(last + 1).map_or(target, |s| s.ref_name.as_str());
+    let was = states.into_iter().nth(last).flatten()?;
+    Some(Past { was, since: releases[first].ref_name.clone(), last_seen: releases[last].ref_name.clone(), gone_by: gone_by.to_string() })
 }
 
 fn flag_state(f: &Flag) -> PastFlag {
@@ -171,7 +179,7 @@ mod tests {
 
     /// v1: an option; v2, v3: a deprecated alias; v4: gone; target v5.
     fn history() -> ReleaseHistory {
-        ReleaseHistory {
+        let h = ReleaseHistory {
             releases: vec![
                 release("v1", vec![flag("--max-bs", Value::Null)], vec![env("SGLANG_OLD", Value::Null)]),
                 release("v2", vec![flag("--max-bs", alias_of("--max-bs-decode"))], vec![]),
@@ -185,7 +193,9 @@ mod tests {
                 ),
                 release("v4", vec![], vec![]),
             ],
-        }
+            env_releases: Vec::new(),
+        };
+        ReleaseHistory { env_releases: h.releases.clone(), ..h }
     }
 
     #[test]
@@ -205,6 +215,7 @@ mod tests {
     fn the_target_is_where_it_is_gone_when_the_last_release_had_it() {
         let mut h = history();
         h.releases.pop();
+        h.env_releases.pop();
         assert_eq!(h.flag("--max-bs", "v5").unwrap().gone_by, "v5");
     }
 
@@ -223,10 +234,24 @@ mod tests {
                 ],
                 vec![],
             )],
+            env_releases: Vec::new(),
         };
         let renamed = h.flag("--log-config-file", "v2").unwrap().was;
         assert_eq!(renamed, PastFlag::Alias { replacement: Some("--logging-config.pylogging_config_file".into()) });
         assert_eq!(h.flag("--scales", "v2").unwrap().was, PastFlag::Announced);
+    }
+
+    #[test]
+    fn env_vars_are_looked_up_in_every_release_flags_only_from_the_current_one() {
+        // The recipe's current release is v3: flags have history from there;
+        // env vars from every release held, v1 included.
+        let all = history();
+        let h = ReleaseHistory { releases: all.releases[2..].to_vec(), env_releases: all.releases.clone() };
+        assert_eq!(h.env("SGLANG_OLD", "v5").map(|p| p.last_seen), Some("v1".to_string()));
+        assert_eq!(h.last_env("SGLANG_OLD").map(|(_, at)| at), Some("v1"));
+        assert_eq!(h.env_searched_from(), Some("v1"));
+        assert_eq!(h.flag("--max-bs", "v5").map(|p| p.since), Some("v3".to_string()));
+        assert_eq!(ReleaseHistory::default().env_searched_from(), None);
     }
 
     #[test]

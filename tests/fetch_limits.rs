@@ -22,6 +22,7 @@ fn limits() {
         std::env::set_var("ENGINE_AUDIT_FETCH_IDLE_TIMEOUT", "1");
         std::env::set_var("ENGINE_AUDIT_MAX_REF_ADVERTISEMENT_MIB", "1");
         std::env::set_var("ENGINE_AUDIT_MAX_PACK_MIB", "1");
+        std::env::set_var("ENGINE_AUDIT_MAX_REFS", "5000");
     });
 }
 
@@ -95,24 +96,51 @@ fn endless_progress_server(pause: Duration) -> (tempfile::TempDir, String) {
     (root, url)
 }
 
-#[test]
-fn an_endless_ref_advertisement_is_cut_at_its_budget() {
-    // Well-formed pkt-lines, 8 MiB of them (a hostile server sends them forever).
-    let url = serve_raw(|_, mut stream| {
+/// A server whose ref advertisement never ends: well-formed pkt-lines, one
+/// ref each, named `refs/heads/<name_len digits>`, written until the client
+/// hangs up (or 10 s pass).
+fn endless_advertisement(name_len: usize) -> String {
+    serve_raw(move |_, mut stream| {
         let mut out = head("application/x-git-upload-pack-advertisement").into_bytes();
         out.extend(pkt(b"# service=git-upload-pack\n"));
         out.extend(b"0000");
         out.extend(pkt(format!("{} HEAD\0multi_ack side-band-64k ofs-delta\n", "1".repeat(40)).as_bytes()));
         let _ = stream.write_all(&out);
-        for i in 0..100_000u32 {
-            let line = pkt(format!("{} refs/heads/branch-{i:060}\n", "1".repeat(40)).as_bytes());
-            if stream.write_all(&line).is_err() {
+        let started = std::time::Instant::now();
+        for i in 0u64.. {
+            let line = pkt(format!("{} refs/heads/{i:0name_len$}\n", "1".repeat(40)).as_bytes());
+            if stream.write_all(&line).is_err() || started.elapsed() > Duration::from_secs(10) {
                 return;
             }
         }
-    });
-    let err = clone_error(&url);
-    assert!(err.contains("ref advertisement exceeded 1 MiB"), "{err}");
+    })
+}
+
+#[test]
+fn an_endless_ref_advertisement_is_cut_at_its_budget() {
+    // Long names: the 1 MiB is reached before the 5000 refs.
+    let err = clone_error(&endless_advertisement(1000));
+    assert!(err.contains("ref advertisement exceeded 1 MiB") && err.contains("ENGINE_AUDIT_MAX_REF_ADVERTISEMENT_MIB"), "{err}");
+}
+
+#[test]
+fn an_endless_ref_advertisement_is_cut_at_its_number_of_refs() {
+    let err = clone_error(&endless_advertisement(20));
+    assert!(err.contains("listed more than 5000 refs") && err.contains("ENGINE_AUDIT_MAX_REFS"), "{err}");
+}
+
+#[test]
+fn git_is_stopped_by_an_endless_ref_advertisement_with_the_limit_named() {
+    // git's remote-http reads the whole advertisement before a word on
+    // stderr: before the fix the run lasted until the idle limit and blamed
+    // a silent server. Now the listing is read under the limits first.
+    for (name_len, limit) in [(20, "listed more than 5000 refs"), (1000, "ref advertisement exceeded 1 MiB")] {
+        let url = endless_advertisement(name_len);
+        let started = std::time::Instant::now();
+        let err = clone_error_with(&url, FetchWith::Git);
+        assert!(err.contains(limit) && err.contains(&url) && !err.contains("sent nothing"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(2), "cut at the limit, not at a timeout: {:?}", started.elapsed());
+    }
 }
 
 #[test]

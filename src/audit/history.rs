@@ -42,7 +42,8 @@ pub(super) fn attach(
         };
         let Some(handle) = engines.get_mut(p.engine) else { continue };
         let _span = crate::trace::span(|| format!("  history {} {:?} → {}", k.0, k.1, k.2));
-        let refs = releases_between(handle.source.repo().map(|r| r.tags()).unwrap_or_default(), c.from.as_deref(), &c.to);
+        let tags = handle.source.repo().map(|r| r.tags()).unwrap_or_default();
+        let refs = releases_between(tags.clone(), c.from.as_deref(), &c.to);
         // Env registries are one file each. Direct reads (`os.environ[...]`)
         // take a scan of every file: with a known current release, whose reads
         // were scanned, only the registries between it and the target are read
@@ -59,13 +60,35 @@ pub(super) fn attach(
         handle.prefetch_surfaces(&refs.iter().map(|r| (r.clone(), demand.clone())).collect::<Vec<_>>());
         let mut releases: Vec<Arc<EngineSurface>> = c.from.iter().cloned().collect();
         releases.extend(refs.iter().filter_map(|r| handle.surface(r, &demand).ok()));
-        built.insert(k, Arc::new(ReleaseHistory { releases }));
+        // A var neither end knows may have been read by a release before the
+        // current one: every release the repository holds is asked, registry
+        // and reads (the targets' question), each cached like any surface.
+        let mut env_releases = Vec::new();
+        if !env.is_empty() {
+            let before = releases_before(tags, c.from.as_deref());
+            let question = demands.get(k.0).map_or_else(|| EnvReads::Names(env.iter().cloned().collect()), |d| d.env_reads.clone());
+            let older = Demand { env: true, env_reads: question, without_modules: true, ..Demand::default() };
+            handle.prefetch_surfaces(&before.iter().map(|r| (r.clone(), older.clone())).collect::<Vec<_>>());
+            env_releases.extend(before.iter().filter_map(|r| handle.surface(r, &older).ok()));
+            env_releases.extend(releases.iter().cloned());
+        }
+        built.insert(k, Arc::new(ReleaseHistory { releases, env_releases }));
     }
     for (p, c) in planned.iter().zip(checked.iter_mut()) {
         if let Some(c) = c.as_mut() {
             c.history = built.get(&key(p, c)).cloned();
         }
     }
+}
+
+/// The tags before the current release (none when it is not known: then
+/// `releases_between` has them all), oldest first, by PEP 440 version.
+fn releases_before(tags: Vec<String>, from: Option<&EngineSurface>) -> Vec<String> {
+    let Some(start) = from.and_then(check::pins::surface_version) else { return Vec::new() };
+    let mut versions: Vec<(pep440_rs::Version, String)> =
+        tags.into_iter().filter_map(|t| Some((crate::source::parse_version_ref(&t)?, t))).filter(|(v, _)| *v < start).collect();
+    versions.sort();
+    versions.into_iter().map(|(_, t)| t).collect()
 }
 
 /// The tags strictly between the current release (or the beginning, when it is

@@ -56,8 +56,18 @@ pub enum FindingKind {
     EnvRenamed { name: String, target: String, how: EnvRename },
     /// EA103.
     EnvRemovalNotice { name: String, target: String, upstream: Option<String> },
-    /// EA104. `engine` as shown (`SGLang`).
-    EnvUnknown { name: String, engine: String, bump: String },
+    /// EA104. `engine` as shown (`SGLang`). `searched_from`: the oldest
+    /// release whose env vars were searched (none read it from there on);
+    /// `suggestion`: a name the target reads, spelled almost the same.
+    EnvUnknown {
+        name: String,
+        engine: String,
+        bump: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        searched_from: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        suggestion: Option<String>,
+    },
     /// EA105. Defaults as the registry writes them.
     EnvDefaultChanged { name: String, bump: String, old: String, new: String },
     /// EA201–EA203: what the consumer uses is missing and nothing catches it.
@@ -408,9 +418,13 @@ impl FindingKind {
                 "`{name}` no longer does anything at {target}: the engine only reads it to log that it was removed.{}",
                 upstream_says(upstream)
             ),
-            FindingKind::EnvUnknown { name, engine, bump } => format!(
-                "`{name}` is not known to {engine} {bump} (typo?): not in the env registry and not read anywhere in the Python package; compiled extensions are not searched."
-            ),
+            FindingKind::EnvUnknown { name, engine, bump, searched_from, suggestion } => {
+                let since = searched_from.as_ref().map(|r| format!(", nor read by any {engine} release from {r} on")).unwrap_or_default();
+                let typo = suggestion.as_ref().map(|s| format!(" (typo? the target reads `{s}`)")).unwrap_or_default();
+                format!(
+                    "`{name}` is not known to {engine} {bump}{since}{typo}: not in the env registry and not read anywhere in the Python package; compiled extensions are not searched."
+                )
+            }
             FindingKind::EnvDefaultChanged { name, bump, old, new } => {
                 format!("the default of `{name}` changed from {old} to {new} ({bump}); the recipe sets it explicitly.")
             }

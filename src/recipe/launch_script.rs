@@ -77,6 +77,12 @@ impl RecipeFormat for LaunchScript {
 /// A script that cannot be parsed at all (nested too deep throughout, or
 /// too slow for the parser) is an error: none of its launches could be read.
 pub(crate) fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), RecipeError> {
+    // What bash does with a NUL depends on where it is (a binary file is
+    // refused, elsewhere it is dropped); tree-sitter reads past it. Neither
+    // can be trusted to see what the other does: refused, named, as in YAML.
+    if let Some(offset) = src.text.find('\0') {
+        return Err(RecipeError::NotText { path: src.path.clone(), offset });
+    }
     let bounded = PARSER.with(|p| parse_bounded(src.text.clone(), &BASH_STATEMENTS, &mut p.borrow_mut()));
     if let Skipped::WholeFile(why) = bounded.skipped {
         let message = match why {

@@ -577,3 +577,16 @@ fn schema_2_atom_args_keep_the_spelling_srtctl_passes() {
     let names: Vec<&str> = role(d, "agg").flags.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["kv_cache_dtype", "max-num-seqs", "block-size"]);
 }
+
+#[test]
+fn a_nul_byte_is_refused_by_every_reader_not_only_the_file_loader() {
+    // The readers are reached without `load_text` too (config, rules, `pr`
+    // trees): each refuses the text itself, naming the file and the offset.
+    let script = "#!/bin/bash\n# note\0\npython3 -m sglang.launch_server --made-up-flag 1\n";
+    let src = SourceText::new("launch.sh", script.to_string());
+    assert!(matches!(launch_script::read(&src), Err(RecipeError::NotText { ref path, offset: 18 }) if path == "launch.sh"));
+    let master = "dsr1-fp4-b200-sglang:\n  # note\0\n  image: lmsysorg/sglang:v0.5.19\n";
+    let src = SourceText::new("configs/master.yaml", master.to_string());
+    let Err(err) = registry::read(&src, &LinkMapping::default()) else { panic!("a NUL byte in a master config was read") };
+    assert!(err.to_string().contains("configs/master.yaml: holds a NUL byte at offset 30"), "{err}");
+}

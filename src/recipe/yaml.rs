@@ -251,6 +251,12 @@ enum Duplicates {
 }
 
 fn parse_with(src: &SourceText, duplicates: Duplicates) -> Result<(Option<Node>, Vec<DuplicateKey>), RecipeError> {
+    // yaml-rust2 ends the stream at a NUL without an error: every key after it
+    // (a recipe's whole `sglang_config:`) would be silently missing. Refused
+    // here, whoever calls, not only by the file loaders.
+    if let Some(offset) = src.text.find('\0') {
+        return Err(RecipeError::NotText { path: src.path.clone(), offset });
+    }
     // yaml-rust2 does not skip a byte-order mark: parse the text after it and shift
     // every offset back so spans stay exact in the file as written.
     let bom = if src.text.starts_with('\u{feff}') { 3 } else { 0 };
@@ -667,6 +673,26 @@ mod tests {
         let src = SourceText::new("t.yaml", text.to_string());
         let node = parse(&src).unwrap().unwrap();
         (src, node)
+    }
+
+    #[test]
+    fn a_nul_byte_is_refused_not_read_up_to() {
+        // A v1 recipe whose comment holds a NUL before its `sglang_config:`:
+        // yaml-rust2 alone returns the document up to the NUL, without a word.
+        let text = "name: n\nbackend:\n  type: sglang\n  # note\0\n  sglang_config:\n    decode:\n      made-up-flag: 1\n";
+        let src = SourceText::new("r.yaml", text.to_string());
+        for result in [parse(&src).map(drop), parse_last_wins(&src).map(drop)] {
+            match result {
+                Err(RecipeError::NotText { path, offset }) => assert_eq!((path.as_str(), offset), ("r.yaml", 40)),
+                other => panic!("expected NotText, got {other:?}"),
+            }
+        }
+        // Every other control character is read through.
+        for c in (1u32..0x20).filter(|c| *c != 0x0a && *c != 0x0d).chain([0x7f, 0x85]) {
+            let text = format!("a: 1\n# note{}\nb: 2\n", char::from_u32(c).unwrap());
+            let (_, root) = tree(&text);
+            assert!(root.get("b").is_some(), "{c:#x}");
+        }
     }
 
     #[test]

@@ -179,8 +179,12 @@ fn kind_phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
         }
         FindingKind::EnvRemovalNotice { .. } if zh => format!("`{sub}` 已在上游移除（读取它只为打印移除提示）"),
         FindingKind::EnvRemovalNotice { .. } => format!("the `{sub}` env var was removed upstream (it is only read to log a notice)"),
-        FindingKind::EnvUnknown { .. } if zh => format!("引擎不认识 `{sub}`（拼写错误？）"),
-        FindingKind::EnvUnknown { .. } => format!("`{sub}` is not known to the engine (typo?)"),
+        FindingKind::EnvUnknown { suggestion: Some(s), .. } if zh => format!("引擎不认识 `{sub}`（拼写错误？是不是 `{s}`）"),
+        FindingKind::EnvUnknown { suggestion: Some(s), .. } => format!("`{sub}` is not known to the engine (typo? did you mean `{s}`)"),
+        FindingKind::EnvUnknown { searched_from: Some(r), .. } if zh => format!("`{sub}` 自 {r} 起没有任何版本读取"),
+        FindingKind::EnvUnknown { searched_from: Some(r), .. } => format!("`{sub}` is not read by any release from {r} on"),
+        FindingKind::EnvUnknown { .. } if zh => format!("引擎不认识 `{sub}`"),
+        FindingKind::EnvUnknown { .. } => format!("`{sub}` is not known to the engine"),
         FindingKind::EnvDefaultChanged { old, new, .. } if zh => format!("`{sub}` 的默认值由 `{old}` 变为 `{new}`，配方已显式设置"),
         FindingKind::EnvDefaultChanged { old, new, .. } => {
             format!("the default of `{sub}` changed from `{old}` to `{new}`; the recipe sets it")

@@ -181,6 +181,13 @@ pub enum SourceError {
     #[diagnostic(code(engine_audit::source::unsafe_path))]
     UnsafePath { path: String },
 
+    #[error("{repo}: {path}: object {id} is damaged: its content hashes to {actual}, another object")]
+    #[diagnostic(
+        code(engine_audit::source::damaged_object),
+        help("a pack index (.idx) or an object file of this repository points at the wrong bytes; nothing read from it was kept in the fact cache. `git fsck` names the damage; clone the repository again (or rebuild the index: `git index-pack <pack>`)")
+    )]
+    Damaged { repo: String, path: String, id: String, actual: String },
+
     #[error("git error in {repo}: {message}")]
     #[diagnostic(code(engine_audit::source::git), help("the object may be missing (shallow clone) or corrupt; re-clone or fetch the ref"))]
     Git { repo: String, message: String },

@@ -147,3 +147,70 @@ fn a_unit_computed_while_a_read_failed_is_not_kept() {
     assert_eq!(damaged.0, 0);
     assert_eq!(units.unit("probe", "damaged", None, |_| (7, Vec::new())).0, 7, "nothing computed while a read failed is kept");
 }
+
+/// A copy of the demo's `git_dir` whose objects are all in one pack (`git
+/// repack`), then with its `.idx` mapping `victim`'s id to the offset of
+/// `donor` (both blob paths at `tag`, `donor` at `donor_tag`): a damaged
+/// index, as a bad disk or a half-done copy leaves it. The pack is sound.
+fn damaged_copy(git_dir: &Path, into: &Path, tag: &str, victim: &str, donor_tag: &str) {
+    let status = std::process::Command::new("git").args(["clone", "-q", "--bare", "--no-local"]).arg(git_dir).arg(into).status();
+    assert!(status.unwrap().success(), "these tests need git on PATH");
+    let status = std::process::Command::new("git").args(["-C"]).arg(into).args(["repack", "-q", "-a", "-d"]).status().unwrap();
+    assert!(status.success());
+    let repo = git2::Repository::open_bare(into).unwrap();
+    let id =
+        |t: &str| repo.find_reference(&format!("refs/tags/{t}")).unwrap().peel_to_tree().unwrap().get_path(Path::new(victim)).unwrap().id();
+    let (victim_id, donor_id) = (id(tag), id(donor_tag));
+    assert_ne!(victim_id, donor_id);
+    let pack = into.join("objects/pack");
+    let idx = std::fs::read_dir(&pack).unwrap().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "idx")).unwrap();
+    let mut bytes = std::fs::read(&idx).unwrap();
+    assert_eq!(&bytes[..8], b"\xfftOc\0\0\0\x02", "pack index version 2");
+    let count = u32::from_be_bytes(bytes[8 + 255 * 4..8 + 256 * 4].try_into().unwrap()) as usize;
+    let names = 8 + 1024;
+    let position = |oid: git2::Oid| (0..count).find(|i| &bytes[names + 20 * i..names + 20 * (i + 1)] == oid.as_bytes()).unwrap();
+    let offsets = names + 24 * count;
+    let (v, d) = (offsets + 4 * position(victim_id), offsets + 4 * position(donor_id));
+    let donor_offset: [u8; 4] = bytes[d..d + 4].try_into().unwrap();
+    bytes[v..v + 4].copy_from_slice(&donor_offset);
+    let mut perms = std::fs::metadata(&idx).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&idx, perms).unwrap();
+    std::fs::write(&idx, bytes).unwrap();
+}
+
+fn surface(git_dir: &Path, cache: &Path) -> (String, String) {
+    let out = bin()
+        .args(["surface", "--at", "v1.1.0", "--format", "json", "--offline", "--sglang"])
+        .arg(git_dir)
+        .env("ENGINE_AUDIT_CACHE_DIR", cache)
+        .output()
+        .unwrap();
+    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn a_damaged_pack_index_is_named_and_does_not_poison_a_shared_cache() {
+    // The damaged copy's index hands v1.0.0's server_args.py for v1.1.0's.
+    // Its facts were cached under v1.1.0's blob ids and commit, where the
+    // healthy clone of the same commit then found them.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("demo");
+    demo(&root);
+    let healthy = root.join("sglang.git");
+    let damaged = tmp.path().join("damaged.git");
+    damaged_copy(&healthy, &damaged, "v1.1.0", "python/sglang/srt/server_args.py", "v1.0.0");
+    let (alone, _) = surface(&healthy, &tmp.path().join("facts-alone"));
+    let shared = tmp.path().join("facts-shared");
+    let (from_damaged, _) = surface(&damaged, &shared);
+    assert_ne!(from_damaged, alone, "the damage was not noticed: the test no longer covers it");
+    let object =
+        git2::Repository::open_bare(&healthy).unwrap().revparse_single("v1.1.0:python/sglang/srt/server_args.py").unwrap().id().to_string();
+    assert!(
+        from_damaged.contains(&format!("python/sglang/srt/server_args.py: object {object} is damaged")),
+        "the damaged object is named: {from_damaged}"
+    );
+    let (after, _) = surface(&healthy, &shared);
+    assert!(after == alone, "the healthy clone's surface changed after the damaged one shared its cache");
+}

@@ -14,6 +14,7 @@ mod coverage;
 mod demo_audit;
 mod dynamo_vllm;
 mod engine_verdicts;
+mod env_history;
 mod fact_cache;
 mod fetch_git;
 mod fix;

@@ -61,8 +61,13 @@ fn script_fixtures_find_the_real_removals_and_read_vllm_spellings() {
     assert_eq!(subjects(&report, "EA004"), ["disable-cascade-attn", "mamba-cache-mode"]);
     let args = source(&vllm, "v0.34.0", "vllm/engine/arg_utils.py");
     assert!(args.contains("--mamba-cache-mode is deprecated") && args.contains("--disable-cascade-attn is deprecated and has no effect"));
-    // An env var the registry dropped.
-    assert_eq!(subjects(&report, "EA101"), ["VLLM_USE_V2_MODEL_RUNNER"]);
+    // An env var the registry dropped between the releases, and one the
+    // from-ref already no longer read but v0.21.0 did (EA101, not a typo).
+    assert_eq!(subjects(&report, "EA101"), ["VLLM_RPC_TIMEOUT", "VLLM_USE_V2_MODEL_RUNNER"]);
+    assert!(
+        report.to_string().contains("`VLLM_RPC_TIMEOUT` is gone at v0.34.0")
+            && report.to_string().contains("to v0.21.0; it is gone by v0.23.0")
+    );
     assert!(source(&vllm, "v0.25.1", "vllm/envs.py").contains("\"VLLM_USE_V2_MODEL_RUNNER\": lambda"));
     assert!(!source(&vllm, "v0.34.0", "vllm/envs.py").contains("VLLM_USE_V2_MODEL_RUNNER"));
     // argparse's abbreviation, on a parser built by `subparsers.add_parser`.

@@ -101,6 +101,10 @@ impl GitRun<'_> {
     pub(super) fn run(self, shown: &str, progress: &mut Progress) -> Result<(), String> {
         let limits = FetchLimits::from_env(&|name| std::env::var(name).ok())?;
         let fetch = Fetch::start(limits);
+        // git bounds neither the refs nor the bytes of an advertisement.
+        if matches!(self.url.split_once("://").map(|(s, _)| s.to_ascii_lowercase()).as_deref(), Some("http" | "https")) {
+            super::smart_http::probe_advertisement(self.url, fetch)?;
+        }
         let mut command = Command::new(self.exe);
         command.args(safety_config(self.url, limits.idle)).arg("--git-dir").arg(self.git_dir).args(&self.args);
         for var in REDIRECTING_VARS {

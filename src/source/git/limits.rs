@@ -1,7 +1,8 @@
 //! Bounds of one fetch, so a hostile or broken server can neither run it
 //! forever nor fill memory or disk: a total deadline, an idle limit per read,
-//! and byte budgets for the ref advertisement (held in memory by libgit2) and
-//! the pack (written to disk). Generous defaults; each can be changed through
+//! byte budgets for the ref advertisement (held in memory by libgit2 and by
+//! git's `remote-http`) and the pack (written to disk), and a number of refs
+//! the advertisement may list. Generous defaults; each can be changed through
 //! the environment.
 
 use std::time::{Duration, Instant};
@@ -14,6 +15,8 @@ pub(super) const IDLE_VAR: &str = "ENGINE_AUDIT_FETCH_IDLE_TIMEOUT";
 pub(super) const ADVERTISEMENT_VAR: &str = "ENGINE_AUDIT_MAX_REF_ADVERTISEMENT_MIB";
 /// MiB of pack (one response).
 pub(super) const PACK_VAR: &str = "ENGINE_AUDIT_MAX_PACK_MIB";
+/// Refs one advertisement may list.
+pub(super) const REFS_VAR: &str = "ENGINE_AUDIT_MAX_REFS";
 
 /// A first clone of SGLang takes minutes on a slow link.
 const DEFAULT_TIMEOUT_SECS: u64 = 600;
@@ -22,6 +25,9 @@ const DEFAULT_IDLE_SECS: u64 = 60;
 const DEFAULT_ADVERTISEMENT_MIB: u64 = 64;
 /// SGLang's whole history packs to a few hundred MiB.
 const DEFAULT_PACK_MIB: u64 = 4096;
+/// GitHub's advertisement of vLLM lists every pull request's refs (tens of
+/// thousands); ten times that is still a repository, not a stream.
+const DEFAULT_MAX_REFS: u64 = 500_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct FetchLimits {
@@ -29,6 +35,7 @@ pub(super) struct FetchLimits {
     pub idle: Duration,
     pub advertisement_mib: u64,
     pub pack_mib: u64,
+    pub max_refs: u64,
 }
 
 impl FetchLimits {
@@ -49,6 +56,7 @@ impl FetchLimits {
             idle: Duration::from_secs(get(IDLE_VAR, DEFAULT_IDLE_SECS)?),
             advertisement_mib: get(ADVERTISEMENT_VAR, DEFAULT_ADVERTISEMENT_MIB)?,
             pack_mib: get(PACK_VAR, DEFAULT_PACK_MIB)?,
+            max_refs: get(REFS_VAR, DEFAULT_MAX_REFS)?,
         })
     }
 }
@@ -106,6 +114,77 @@ impl Fetch {
         };
         format!("{url}: the server's {what} exceeded {mib} MiB and was cut off ({var} sets the limit)")
     }
+
+    pub(super) fn too_many_refs(&self, url: &str) -> String {
+        format!(
+            "{url}: the server's ref advertisement listed more than {} refs and was cut off ({REFS_VAR} sets the limit)",
+            self.limits.max_refs
+        )
+    }
+}
+
+/// A limit of this module was reached: the error of a read or a request that
+/// carries it, so a caller can tell it from a failure of the network or the
+/// server (`smart_http::probe_advertisement` leaves those to git).
+#[derive(Debug)]
+pub(super) struct LimitHit(pub String);
+
+impl std::fmt::Display for LimitHit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LimitHit {}
+
+/// `message` (one of [`Fetch`]'s) as an I/O error that says a limit was hit.
+pub(super) fn limit_hit(message: String) -> std::io::Error {
+    std::io::Error::other(LimitHit(message))
+}
+
+/// Counts the pkt-lines of a ref advertisement as it streams by (one ref a
+/// line, after the service line), without holding any of it.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct RefCounter {
+    /// Length digits of the next pkt-line header read so far.
+    header: [u8; 4],
+    have: usize,
+    /// Bytes of the current line's payload still to skip.
+    skip: usize,
+    /// Data lines seen (flushes and delimiters are not lines).
+    pub lines: u64,
+    /// Not pkt-lines: counting stopped (libgit2 or git reports the error).
+    broken: bool,
+}
+
+impl RefCounter {
+    pub(super) fn feed(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() && !self.broken {
+            if self.skip > 0 {
+                let n = self.skip.min(bytes.len());
+                self.skip -= n;
+                bytes = &bytes[n..];
+                continue;
+            }
+            self.header[self.have] = bytes[0];
+            self.have += 1;
+            bytes = &bytes[1..];
+            if self.have < 4 {
+                continue;
+            }
+            self.have = 0;
+            let len = std::str::from_utf8(&self.header).ok().and_then(|h| usize::from_str_radix(h, 16).ok());
+            match len {
+                // 0000 flush, 0001 delimiter, 0002 response end.
+                Some(0..=3) => {}
+                Some(len) => {
+                    self.lines += 1;
+                    self.skip = len - 4;
+                }
+                None => self.broken = true,
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -120,9 +199,11 @@ mod tests {
     fn defaults_are_generous_and_each_can_be_set() {
         let limits = FetchLimits::from_env(&with(&[])).unwrap();
         assert_eq!((limits.total.as_secs(), limits.idle.as_secs(), limits.advertisement_mib, limits.pack_mib), (600, 60, 64, 4096));
-        let set = [(TIMEOUT_VAR, "30"), (IDLE_VAR, " 5 "), (ADVERTISEMENT_VAR, "2"), (PACK_VAR, "")];
+        assert_eq!(limits.max_refs, 500_000);
+        let set = [(TIMEOUT_VAR, "30"), (IDLE_VAR, " 5 "), (ADVERTISEMENT_VAR, "2"), (PACK_VAR, ""), (REFS_VAR, "10")];
         let limits = FetchLimits::from_env(&with(&set)).unwrap();
         assert_eq!((limits.total.as_secs(), limits.idle.as_secs(), limits.advertisement_mib, limits.pack_mib), (30, 5, 2, 4096));
+        assert_eq!(limits.max_refs, 10);
         for bad in ["0", "-1", "ten", "1.5"] {
             let err = FetchLimits::from_env(&with(&[(TIMEOUT_VAR, bad)])).unwrap_err();
             assert!(err.contains(TIMEOUT_VAR) && err.contains(bad), "{err}");
@@ -137,5 +218,20 @@ mod tests {
         let err = past.remaining("http://h/r").unwrap_err();
         assert!(err.contains("http://h/r") && err.contains("longer than 1 s"), "{err}");
         assert_eq!(fetch.budget(Budget::Advertisement), 64 << 20);
+    }
+
+    #[test]
+    fn refs_are_counted_across_reads_of_any_size() {
+        let pkt = |line: &str| format!("{:04x}{line}", line.len() + 4);
+        let refs: String = (0..3).map(|i| pkt(&format!("{} refs/tags/v0.5.{i}\n", "a".repeat(40)))).collect();
+        let stream = format!("{}0000{}{refs}0000", pkt("# service=git-upload-pack\n"), pkt("x HEAD\0side-band-64k\n"));
+        for chunk in [1, 3, 7, stream.len()] {
+            let mut counter = RefCounter::default();
+            stream.as_bytes().chunks(chunk).for_each(|c| counter.feed(c));
+            assert_eq!(counter.lines, 5, "chunks of {chunk}");
+        }
+        let mut counter = RefCounter::default();
+        counter.feed(b"<html>0010abcdefghijkl");
+        assert_eq!(counter.lines, 0, "not pkt-lines: nothing counted");
     }
 }

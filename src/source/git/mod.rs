@@ -88,9 +88,11 @@ fn git_err(repo: &str, e: git2::Error) -> SourceError {
 fn configure_libgit2() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        // libgit2 re-hashes every object it inflates; git itself does not on
-        // reads (`git archive`, `git show`), only on fetch and fsck. A damaged
-        // object still fails to inflate and is reported with its path.
+        // libgit2 re-hashes every object it inflates (commits and trees too);
+        // git itself does not on reads. A blob that fails to inflate is
+        // reported with its path; one that inflates to another object's bytes
+        // (a damaged pack index) is caught by `GitTree::verify`, which hashes
+        // the blobs extraction reads, and only those.
         git2::opts::strict_hash_verification(false);
     });
 }
@@ -386,6 +388,27 @@ impl GitTree {
     /// loose object's first bytes, a packed one's entry and delta headers, about
     /// 2 µs) so a blob over it is refused before it is inflated.
     fn read_blob(&self, path: &str, limit: Option<u64>) -> Result<Vec<u8>, SourceError> {
+        let bytes = self.read_unverified(path, limit)?;
+        self.verify(path, bytes)
+    }
+
+    /// `bytes` if they are the blob the tree lists at `path`. libgit2 is told
+    /// not to re-hash what it inflates (`configure_libgit2`), so a pack index
+    /// that maps one id to another object's offset would hand over the other
+    /// object's bytes, and facts extracted from them would be cached under the
+    /// listed ids, where a healthy clone of the same commit finds them. Hashing
+    /// here costs what libgit2's check did, once per blob read (a warm audit
+    /// reads few), and the error names the object.
+    fn verify(&self, path: &str, bytes: Vec<u8>) -> Result<Vec<u8>, SourceError> {
+        let listed = self.entry(path).map(|e| e.id.as_str()).unwrap_or_default();
+        let actual = Oid::hash_object(git2::ObjectType::Blob, &bytes).map_err(|e| git_err(&self.name, e))?;
+        if actual.to_string() == listed {
+            return Ok(bytes);
+        }
+        Err(SourceError::Damaged { repo: self.name.clone(), path: path.to_string(), id: listed.to_string(), actual: actual.to_string() })
+    }
+
+    fn read_unverified(&self, path: &str, limit: Option<u64>) -> Result<Vec<u8>, SourceError> {
         let entry = self.entry(path).ok_or_else(|| SourceError::MissingFile { path: path.to_string(), tree: self.name.clone() })?;
         let oid = Oid::from_str(&entry.id).map_err(|e| git_err(&self.name, e))?;
         if self.repos.loose.any {

@@ -16,7 +16,7 @@
 //! panicked on a redirect to `file:` or `data:`). URLs in messages never show
 //! their user info (`redact`).
 
-use super::limits::{Budget, Fetch, FetchLimits};
+use super::limits::{limit_hit, Budget, Fetch, FetchLimits, LimitHit, RefCounter};
 use super::proxy::proxy_for;
 use crate::source::redact::redact_userinfo;
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
@@ -56,6 +56,31 @@ pub(super) fn register() -> Result<(), String> {
             Ok(())
         })
         .clone()
+}
+
+/// Read the ref advertisement of the http(s) repository `url` under this
+/// fetch's limits, before `git` fetches it: git's `remote-http` holds the
+/// whole advertisement in memory before it looks at it and says nothing
+/// meanwhile, so an endless one would run until the idle limit, reported as
+/// a silent server. The error names the limit and the variable that raises it.
+/// Only a limit is an error here: what else fails (no such host, a login, an
+/// `insteadOf` that sends git elsewhere) is git's to meet and report, with the
+/// user's credential helpers and configuration.
+pub(super) fn probe_advertisement(url: &str, fetch: Fetch) -> Result<(), String> {
+    let mut exchange = Exchange {
+        agents: Arc::new(Agents::default()),
+        base: url.trim_end_matches('/').to_string(),
+        path: "/info/refs?service=git-upload-pack",
+        post: false,
+        body: Vec::new(),
+        response: None,
+        redirected: Arc::default(),
+        fetch,
+    };
+    match io::copy(&mut exchange, &mut io::sink()) {
+        Err(e) if e.get_ref().is_some_and(|inner| inner.is::<LimitHit>()) => Err(e.to_string()),
+        _ => Ok(()),
+    }
 }
 
 /// HTTP clients, one per (proxy, idle limit), built when first needed:
@@ -185,7 +210,7 @@ impl Exchange {
             }
         }
         let budget = if self.post { Budget::Pack } else { Budget::Advertisement };
-        Ok(Bounded { inner: response.into_reader(), url: shown, fetch: self.fetch, budget, read: 0 })
+        Ok(Bounded { inner: response.into_reader(), url: shown, fetch: self.fetch, budget, read: 0, refs: RefCounter::default() })
     }
 
     /// One request, given up at the fetch's deadline even if the server
@@ -193,7 +218,7 @@ impl Exchange {
     /// each read, not the whole): it runs on a thread this one stops waiting for.
     fn request(&mut self, url: &str) -> io::Result<ureq::Response> {
         let shown = redact_userinfo(url);
-        let remaining = self.fetch.remaining(&shown).map_err(io::Error::other)?;
+        let remaining = self.fetch.remaining(&shown).map_err(limit_hit)?;
         let agent = self.agents.get(url, self.fetch.limits.idle).map_err(io::Error::other)?;
         let request = if self.post {
             agent
@@ -216,7 +241,7 @@ impl Exchange {
         })?;
         match answered.recv_timeout(remaining) {
             Ok(result) => result.map_err(|e| failure(&shown, e, &self.fetch)),
-            Err(_) => Err(io::Error::other(self.fetch.deadline_passed(&shown))),
+            Err(_) => Err(limit_hit(self.fetch.deadline_passed(&shown))),
         }
     }
 }
@@ -273,7 +298,7 @@ fn failure(url: &str, error: ureq::Error, fetch: &Fetch) -> io::Error {
             format!("{url}: the server asks for credentials; engine-audit fetches public repositories only (clone it yourself and pass the path)")
         }
         ureq::Error::Status(code, response) => format!("{url}: HTTP {code} {}", response.status_text()),
-        ureq::Error::Transport(transport) if timed_out(&transport) => fetch.silent(url),
+        ureq::Error::Transport(transport) if timed_out(&transport) => return limit_hit(fetch.silent(url)),
         // ureq's own message names the URL, user info and all.
         ureq::Error::Transport(transport) => redact_userinfo(&transport.to_string()),
     })
@@ -297,20 +322,28 @@ struct Bounded {
     fetch: Fetch,
     budget: Budget,
     read: u64,
+    /// Refs of an advertisement so far.
+    refs: RefCounter,
 }
 
 impl Read for Bounded {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if Instant::now() >= self.fetch.deadline {
-            return Err(io::Error::other(self.fetch.deadline_passed(&self.url)));
+            return Err(limit_hit(self.fetch.deadline_passed(&self.url)));
         }
         let n = self.inner.read(buf).map_err(|e| match e.kind() {
-            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => io::Error::other(self.fetch.silent(&self.url)),
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => limit_hit(self.fetch.silent(&self.url)),
             _ => io::Error::new(e.kind(), redact_userinfo(&e.to_string())),
         })?;
         self.read += n as u64;
         if self.read > self.fetch.budget(self.budget) {
-            return Err(io::Error::other(self.fetch.over_budget(&self.url, self.budget)));
+            return Err(limit_hit(self.fetch.over_budget(&self.url, self.budget)));
+        }
+        if self.budget == Budget::Advertisement {
+            self.refs.feed(&buf[..n]);
+            if self.refs.lines > self.fetch.limits.max_refs {
+                return Err(limit_hit(self.fetch.too_many_refs(&self.url)));
+            }
         }
         Ok(n)
     }
