@@ -84,12 +84,12 @@ const RECIPE: &str = "name: case
 model:
   path: /models/m
   container: \"example/sglang:v1.0.0-cu130\"
+environment:
+  SGLANG_OLD_GEMM_BACKEND: cutlass
+  SGLANG_ENABLE_MEM_CHEK: \"1\"
+  SGLANG_NEVER_READ_ANYWHERE: \"1\"
 backend:
   type: sglang
-  environment:
-    SGLANG_OLD_GEMM_BACKEND: cutlass
-    SGLANG_ENABLE_MEM_CHEK: \"1\"
-    SGLANG_NEVER_READ_ANYWHERE: \"1\"
   sglang_config:
     decode:
       model-path: /models/m
