@@ -30,8 +30,12 @@ read -r -a AUDIT_ALL <<<"$(audit_cmd "$RECIPES")"
 # Every SGLang recipe to v0.5.23: from-versions v0.5.12.post1 and v0.5.16 (the
 # images), v0.5.19 read for the release history; its floor reads every tree involved.
 # The SGLang srt-slurm recipes, the AMD model table and the launch-script
-# fixtures (InferenceX's scripts are not in ../shared; ours take their shapes).
-read -r -a AUDIT_23 <<<"$(audit_to_cmd "$RECIPES $SHARED/recipes/benchmarks/multi_node/amd_utils/models.yaml $ROOT/fixtures/inferencex/benchmarks" v0.5.23)"
+# fixtures (InferenceX's scripts are not in ../shared; ours take their shapes),
+# and today's schema-2 tree (recipes-v2: its SGLang roles audited, the others
+# read and named not audited).
+V2_RECIPES="$SHARED/recipes-v2/benchmarks"
+[[ -d "$V2_RECIPES" ]] || V2_RECIPES=""
+read -r -a AUDIT_23 <<<"$(audit_to_cmd "$RECIPES $SHARED/recipes/benchmarks/multi_node/amd_utils/models.yaml $ROOT/fixtures/inferencex/benchmarks $V2_RECIPES" v0.5.23)"
 FLOOR_23=(bash -c 'for t in v0.5.12.post1 v0.5.16 v0.5.19 v0.5.23; do git -C "$0" archive "$t" >/dev/null; done; git -C "$1" archive v1.6.1 >/dev/null' "$SG" "$CORPUS/dynamo.git")
 # Every vLLM srt-slurm recipe (Dynamo's vLLM worker included) to v0.34.0; the
 # images' releases that are corpus tags (v0.20.1 ... v0.27.1) are read too, and
