@@ -459,3 +459,50 @@ fn adjacent_expansions_in_a_string_both_expand() {
     let words: Vec<_> = file.deployments[0].roles[0].argv.as_ref().unwrap().iter().filter_map(|t| t.value.value().cloned()).collect();
     assert_eq!(words, ["--tp-size", "8", "--enable-metrics", "--tp-size", "8"]);
 }
+
+/// The words bash passes for a launch line read from `text`, per command line
+/// reaching it (in the order the evaluator records them).
+fn words_of(text: &str) -> Vec<Vec<String>> {
+    let file = load_text("w.sh", text.into(), &LinkMapping::default()).unwrap();
+    file.deployments[0]
+        .roles
+        .iter()
+        .map(|r| r.argv.as_ref().unwrap().iter().map(|t| t.value.value().cloned().unwrap_or_else(|| format!("?{}", t.raw))).collect())
+        .collect()
+}
+
+/// An empty array in quotes and an empty string unquoted give no word (issue
+/// 42's seed: `--stream-interval 10 "${A[@]}" $E` passed 10 and an empty word).
+#[test]
+fn empty_arrays_and_empty_unquoted_strings_are_no_word() {
+    let text = "A=()\nif [ \"$X\" = \"true\" ]; then A=(--foo 1); fi\nE=\"\"\npython3 -m sglang.launch_server --stream-interval 10 \"${A[@]}\" $E\n";
+    let mut lines = words_of(text);
+    lines.sort();
+    assert_eq!(lines, [vec!["--stream-interval", "10"], vec!["--stream-interval", "10", "--foo", "1"]]);
+    // `declare -a` and `local -a` make empty arrays; `""` stays one empty word.
+    let text = "declare -a B\nf() { local -a C; C+=(--c); python3 -m sglang.launch_server --x 1 \"${B[@]}\" \"${C[@]}\" \"\"; }\nf\n";
+    assert_eq!(words_of(text), [vec!["--x", "1", "--c", ""]]);
+}
+
+/// A name a library function assigns still comes from the job's environment
+/// where that function is not called: its expansion is an unknown word, never
+/// none (`--ep-size $EP_SIZE` passed 0 values).
+#[test]
+fn a_variable_only_a_library_function_sets_comes_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lib.sh"), "set_ep() {\n    export EP_SIZE=\"$1\"\n    local width\n    echo \"$width\"\n}\n").unwrap();
+    let script = dir.path().join("run.sh");
+    std::fs::write(&script, "source \"$(dirname \"$0\")/lib.sh\"\npython3 -m sglang.launch_server --ep-size $EP_SIZE --tp 8\n").unwrap();
+    let file = load_path(&script).unwrap();
+    let argv = file.deployments[0].roles[0].argv.clone().unwrap();
+    let raw: Vec<_> = argv.iter().map(|t| (t.raw.as_str(), t.value.is_dynamic())).collect();
+    assert_eq!(raw, [("--ep-size", false), ("$EP_SIZE", true), ("--tp", false), ("8", false)]);
+}
+
+/// `bash -c "$CMD"`: a part of the string not known in the parent (a job
+/// variable) stays one unknown word in the new shell, not an empty one.
+#[test]
+fn unknown_parts_of_a_bash_c_string_stay_unknown() {
+    let text = "NODES=$(( (TP_SIZE + 7) / 8 ))\nCMD=\"python3 -m sglang.launch_server --nnodes ${NODES} --node-rank 0\"\nsetsid bash -c \"$CMD\"\n";
+    assert_eq!(words_of(text), [vec!["--nnodes", "?${NODES}", "--node-rank", "0"]]);
+}

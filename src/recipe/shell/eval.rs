@@ -192,7 +192,12 @@ impl<'a> Interp<'a> {
     }
 
     fn add_file(&mut self, file: File) -> usize {
-        collect_assigned(file.tree.root_node(), &file.text, &mut self.script_vars);
+        // A library's functions set variables only when called (and then on
+        // that path): a name they assign still comes from the job's
+        // environment elsewhere (`benchmark_lib.sh` exports `EP_SIZE` in one
+        // of its functions; scripts take it from the job).
+        let library = file.real.is_some_and(|r| r != 0);
+        collect_assigned(file.tree.root_node(), &file.text, !library, &mut self.script_vars);
         collect_defaulted(file.tree.root_node(), &file.text, &mut self.env_vars);
         self.files.push(std::rc::Rc::new(file));
         self.files.len() - 1
@@ -416,6 +421,7 @@ impl<'a> Interp<'a> {
         let options: Vec<&str> = children.iter().map(|c| &f.text[c.byte_range()]).filter(|t| t.starts_with('-')).collect();
         let export = keyword == "export" || options.iter().any(|o| o.contains('x'));
         let local = keyword == "local" || (matches!(keyword, "declare" | "typeset") && !state.frames.is_empty());
+        let array = options.iter().any(|o| o.contains(['a', 'A']));
         for child in children {
             match child.kind() {
                 "variable_assignment" => state = self.assign(f, file, child, state, export, local),
@@ -427,7 +433,13 @@ impl<'a> Interp<'a> {
                         if let Some(frame) = state.frames.last_mut() {
                             frame.push((name.clone(), previous));
                         }
-                        state.vars.remove(&name);
+                        // `local x`: empty inside the function, never the job's value.
+                        let value = Shared::new(if array { Value::Array(Vec::new()) } else { Value::Str(Vec::new()) });
+                        state.vars.insert(name.clone(), Var { value, exported: false, name_at: at, value_at: at });
+                    } else if array && !state.vars.contains_key(&name) {
+                        // `declare -a X`: an empty array, whatever the job's environment holds.
+                        let value = Shared::new(Value::Array(Vec::new()));
+                        state.vars.insert(name.clone(), Var { value, exported: false, name_at: at, value_at: at });
                     }
                     if export {
                         let from_environment = self.is_environment_input(&name, &state);
@@ -533,10 +545,20 @@ impl<'a> Interp<'a> {
                 && w[1].value.value().is_some_and(|o| o == "-c")
         }) {
             if let Some(script) = words.get(c + 2) {
-                let child = State {
+                let mut child = State {
                     vars: state.vars.iter().filter(|(_, v)| v.exported).map(|(k, v)| (k.clone(), v.clone())).collect(),
                     ..state.clone()
                 };
+                // A part of the string not known here is kept as written (`${NODES}`):
+                // the new shell must read it as the same unknown value, not as a
+                // variable it lacks.
+                for frag in script.iter().filter(|fr| fr.unknown.is_some()) {
+                    if let Some(name) = expansion_name(&frag.text).filter(|n| !child.vars.contains_key(n)) {
+                        let value = Value::Str(vec![Frag { split: false, quoted: false, ..frag.clone() }]);
+                        let var = Var { value: Shared::new(value), exported: false, name_at: frag.origin, value_at: frag.origin };
+                        child.vars.insert(name, var);
+                    }
+                }
                 self.eval(f, file, node, std::slice::from_ref(script), child, depth, true);
                 return vec![state];
             }
@@ -793,6 +815,13 @@ fn expands_all(raw: &str) -> bool {
     raw == "$@" || raw == "${@}" || (raw.starts_with("${") && raw.ends_with("[@]}") && !raw.starts_with("${#"))
 }
 
+/// The variable `$X`, `${X}`, `${X[i]}` or `${X:-d}` names.
+fn expansion_name(text: &str) -> Option<String> {
+    let inner = text.strip_prefix("${").or_else(|| text.strip_prefix('$'))?;
+    let name: String = inner.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    launch::is_env_name(&name).then_some(name)
+}
+
 /// Whitespace runs as one space, for conditions shown in one line.
 fn squash(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -808,11 +837,12 @@ fn ancestors(node: Node) -> impl Iterator<Item = Node> {
 }
 
 /// Every name a file assigns anywhere (`X=`, `X+=`, `X[i]=`, `declare X`,
-/// `read X`, `for X in`).
-fn collect_assigned(root: Node, text: &str, out: &mut BTreeSet<String>) {
+/// `read X`, `for X in`); in function bodies too when `in_functions`.
+fn collect_assigned(root: Node, text: &str, in_functions: bool, out: &mut BTreeSet<String>) {
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
         match n.kind() {
+            "function_definition" if !in_functions => continue,
             "variable_assignment" if n.parent().is_none_or(|p| p.kind() != "command") => {
                 if let Some(name) = n.child_by_field_name("name") {
                     let name = if name.kind() == "subscript" { name.child_by_field_name("name").unwrap_or(name) } else { name };
