@@ -506,3 +506,72 @@ fn unknown_parts_of_a_bash_c_string_stay_unknown() {
     let text = "NODES=$(( (TP_SIZE + 7) / 8 ))\nCMD=\"python3 -m sglang.launch_server --nnodes ${NODES} --node-rank 0\"\nsetsid bash -c \"$CMD\"\n";
     assert_eq!(words_of(text), [vec!["--nnodes", "?${NODES}", "--node-rank", "0"]]);
 }
+
+/// `X=$(f ...)`: what the script's own function prints on each path through
+/// it (what goes to stderr is not output), and nothing of its variables.
+#[test]
+fn a_function_s_output_is_the_value_of_its_command_substitution() {
+    let text = r#"build() {
+    local mode="$1"
+    local args="--tp-size $2"
+    if [[ "$mode" == "decode" ]]; then
+        args="$args --speculative-num-steps 3"
+    fi
+    LEAK=1
+    echo "building $mode" >&2
+    echo "$args"
+}
+P=$(build prefill 8)
+D="$(build decode 4)"
+python3 -m sglang.launch_server $P $D --leak "$LEAK"
+"#;
+    assert_eq!(words_of(text), [vec!["--tp-size", "8", "--tp-size", "4", "--speculative-num-steps", "3", "--leak", ""]]);
+    // A test the function cannot decide forks the caller: one command line per path.
+    let text = "build() {\n    if [ \"$1\" -gt 0 ]; then\n        echo \"--mtp $1\"\n    else\n        echo \"--no-mtp\"\n    fi\n}\nC=$(build \"$MTP\")\npython3 -m sglang.launch_server $C\n";
+    let mut lines = words_of(text);
+    lines.sort();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].len() == 2 && lines[0][0] == "--mtp" && lines[0][1].starts_with('?'), "{lines:?}");
+    assert_eq!(lines[1], ["--no-mtp"]);
+}
+
+/// `source $WS_PATH/env.sh`: the folder is a mount the job sets; the file is
+/// next to the script, read from there (said in a note), and its exports
+/// reach the server.
+#[test]
+fn a_sourced_file_in_an_unknown_folder_is_read_from_beside_the_script() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("env.sh"), "export SGLANG_SPEC_X=\"${SGLANG_SPEC_X:-1}\"\nexport PLAIN=2\n").unwrap();
+    let script = dir.path().join("server.sh");
+    std::fs::write(&script, "source $WS_PATH/env.sh\npython3 -m sglang.launch_server --tp 8\n").unwrap();
+    let file = load_path(&script).unwrap();
+    let d = &file.deployments[0];
+    let env: Vec<_> = d.common_env.iter().map(|e| (e.name.as_str(), e.value.value().cloned())).collect();
+    assert_eq!(env, [("SGLANG_SPEC_X", None), ("PLAIN", Some("2".into()))]);
+    assert!(
+        file.notes.iter().any(|n| n.message.contains("`$WS_PATH` is not known; read env.sh from the script's own folder")),
+        "{:?}",
+        file.notes
+    );
+}
+
+/// More paths than the evaluator keeps: states that differ in one variable
+/// only are joined first, so a value set in a branch stays known on each path
+/// (issue 42: 136 of 214 missed flags came from joining every state into one).
+#[test]
+fn past_the_path_cap_values_known_on_each_path_stay_known() {
+    let mut text = String::new();
+    let mut line = String::from("python3 -m sglang.launch_server");
+    for i in 1..=7 {
+        text.push_str(&format!("if [ \"$C{i}\" = 1 ]; then V{i}=a{i}; else V{i}=b{i}; fi\n"));
+        line.push_str(&format!(" --v{i} $V{i}"));
+    }
+    text.push_str(&line);
+    text.push('\n');
+    let lines = words_of(&text);
+    assert!(lines.len() >= 32, "{}", lines.len());
+    for words in &lines {
+        let unknown = words.iter().filter(|w| w.starts_with('?')).count();
+        assert!(unknown <= 1, "{words:?}");
+    }
+}

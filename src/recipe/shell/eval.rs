@@ -23,6 +23,7 @@ use std::path::{Path as FsPath, PathBuf};
 use tree_sitter::{Node, Parser, Tree};
 
 mod branch;
+mod capture;
 mod expand;
 mod nested;
 
@@ -120,6 +121,8 @@ struct State {
     path: Path,
     /// `$1 ...` of the function (or script) being run.
     positional: Option<Vec<Field>>,
+    /// Inside `$(...)`: what the commands printed so far.
+    out: Option<Vec<Frag>>,
     /// Per function call: the variables `local` shadowed, to restore on return.
     frames: Vec<Vec<(String, Option<Var>)>>,
     returned: bool,
@@ -185,7 +188,7 @@ impl<'a> Interp<'a> {
             evals: HashMap::new(),
         };
         let file = interp.add_file(File { tree, text: src.text.clone(), map: None, fallback: None, real: Some(0) });
-        let start = State { vars: Vars::new(), path: Path::new(), positional: None, frames: Vec::new(), returned: false };
+        let start = State { vars: Vars::new(), path: Path::new(), positional: None, out: None, frames: Vec::new(), returned: false };
         interp.exec_file(file, vec![start], 0);
         let stopped_at = interp.stopped_at.filter(|o| o.file == 0).map(|o| o.start);
         Evaluation { sites: interp.sites, notes: interp.notes, stopped_at }
@@ -295,12 +298,14 @@ impl<'a> Interp<'a> {
                 }
                 states
             }
-            "variable_assignment" => states.into_iter().map(|s| self.assign(f, file, node, s, false, false)).collect(),
+            "variable_assignment" => {
+                states.into_iter().flat_map(|s| self.assign_statement(f, file, node, s, false, false, depth)).collect()
+            }
             "variable_assignments" => {
                 let parts = named_children(node);
                 self.block(f, file, &parts, states, depth)
             }
-            "declaration_command" => states.into_iter().map(|s| self.declare(f, file, node, s)).collect(),
+            "declaration_command" => states.into_iter().flat_map(|s| self.declare(f, file, node, s, depth)).collect(),
             "unset_command" => states
                 .into_iter()
                 .map(|mut s| {
@@ -312,6 +317,16 @@ impl<'a> Interp<'a> {
                 .collect(),
             "command" => states.into_iter().flat_map(|s| self.command(f, file, node, s, depth)).collect(),
             "redirected_statement" => match node.child_by_field_name("body") {
+                Some(body) if states.iter().any(|s| s.out.is_some()) && capture::stdout_redirected(f, node) => {
+                    // Inside `$(...)`, what goes to a file or stderr is not output.
+                    let mut out = Vec::new();
+                    for state in states {
+                        let printed = state.out.clone();
+                        let quiet = self.statement(f, file, body, vec![State { out: None, ..state }], depth);
+                        out.extend(quiet.into_iter().map(|s| State { out: printed.clone(), ..s }));
+                    }
+                    out
+                }
                 Some(body) => self.statement(f, file, body, states, depth),
                 None => states,
             },
@@ -415,46 +430,56 @@ impl<'a> Interp<'a> {
     }
 
     /// `export`, `local`, `declare [-x] [-a]`, `readonly`, `typeset`.
-    fn declare(&mut self, f: &File, file: usize, node: Node, mut state: State) -> State {
+    fn declare(&mut self, f: &File, file: usize, node: Node, state: State, depth: usize) -> Vec<State> {
         let keyword = node.child(0).map(|k| &f.text[k.byte_range()]).unwrap_or("");
         let children = named_children(node);
         let options: Vec<&str> = children.iter().map(|c| &f.text[c.byte_range()]).filter(|t| t.starts_with('-')).collect();
         let export = keyword == "export" || options.iter().any(|o| o.contains('x'));
         let local = keyword == "local" || (matches!(keyword, "declare" | "typeset") && !state.frames.is_empty());
         let array = options.iter().any(|o| o.contains(['a', 'A']));
+        let mut states = vec![state];
         for child in children {
             match child.kind() {
-                "variable_assignment" => state = self.assign(f, file, child, state, export, local),
+                "variable_assignment" => {
+                    states = states.into_iter().flat_map(|s| self.assign_statement(f, file, child, s, export, local, depth)).collect();
+                }
                 "variable_name" => {
-                    let name = f.text[child.byte_range()].to_string();
-                    let at = self.origin(file, child.start_byte(), child.end_byte(), true);
-                    if local {
-                        let previous = state.vars.get(&name).cloned();
-                        if let Some(frame) = state.frames.last_mut() {
-                            frame.push((name.clone(), previous));
-                        }
-                        // `local x`: empty inside the function, never the job's value.
-                        let value = Shared::new(if array { Value::Array(Vec::new()) } else { Value::Str(Vec::new()) });
-                        state.vars.insert(name.clone(), Var { value, exported: false, name_at: at, value_at: at });
-                    } else if array && !state.vars.contains_key(&name) {
-                        // `declare -a X`: an empty array, whatever the job's environment holds.
-                        let value = Shared::new(Value::Array(Vec::new()));
-                        state.vars.insert(name.clone(), Var { value, exported: false, name_at: at, value_at: at });
-                    }
-                    if export {
-                        let from_environment = self.is_environment_input(&name, &state);
-                        match state.vars.get(&name).cloned() {
-                            Some(var) => state.vars.insert(name, Var { exported: true, ..var }),
-                            // Exporting a variable the script never sets passes on the job's value.
-                            None if from_environment => {
-                                let value = unknown_value(&name, "comes from the environment", at);
-                                state.vars.insert(name, Var { value: Shared::new(value), exported: true, name_at: at, value_at: at });
-                            }
-                            None => {}
-                        }
-                    }
+                    states = states.into_iter().map(|s| self.declare_name(f, file, child, s, export, local, array)).collect()
                 }
                 _ => {}
+            }
+        }
+        states
+    }
+
+    /// `local x`, `declare -a A`, `export X` without a value.
+    #[allow(clippy::too_many_arguments)]
+    fn declare_name(&mut self, f: &File, file: usize, child: Node, mut state: State, export: bool, local: bool, array: bool) -> State {
+        let name = f.text[child.byte_range()].to_string();
+        let at = self.origin(file, child.start_byte(), child.end_byte(), true);
+        if local {
+            let previous = state.vars.get(&name).cloned();
+            if let Some(frame) = state.frames.last_mut() {
+                frame.push((name.clone(), previous));
+            }
+            // `local x`: empty inside the function, never the job's value.
+            let value = Shared::new(if array { Value::Array(Vec::new()) } else { Value::Str(Vec::new()) });
+            state.vars.insert(name.clone(), Var { value, exported: false, name_at: at, value_at: at });
+        } else if array && !state.vars.contains_key(&name) {
+            // `declare -a X`: an empty array, whatever the job's environment holds.
+            let value = Shared::new(Value::Array(Vec::new()));
+            state.vars.insert(name.clone(), Var { value, exported: false, name_at: at, value_at: at });
+        }
+        if export {
+            let from_environment = self.is_environment_input(&name, &state);
+            match state.vars.get(&name).cloned() {
+                Some(var) => state.vars.insert(name, Var { exported: true, ..var }),
+                // Exporting a variable the script never sets passes on the job's value.
+                None if from_environment => {
+                    let value = unknown_value(&name, "comes from the environment", at);
+                    state.vars.insert(name, Var { value: Shared::new(value), exported: true, name_at: at, value_at: at });
+                }
+                None => {}
             }
         }
         state
@@ -506,6 +531,9 @@ impl<'a> Interp<'a> {
         for w in &items_per_word {
             let keep = has_quotes(f, *w);
             words.extend(fields(self.expand(f, file, *w, &state, false), keep));
+        }
+        if self.collect_output(file, node, &words, &mut state) {
+            return vec![state];
         }
         let name = words.first().and_then(|w| known_text(w));
         match name.as_deref() {
@@ -657,8 +685,11 @@ impl<'a> Interp<'a> {
     // ---- states -----------------------------------------------------------------------------
 
     /// Equal states (but their paths) become one whose path keeps the tests both
-    /// share. Beyond [`MAX_STATES`], all states become one: what differs between
-    /// them is unknown from there on (said once, in a note).
+    /// share. Beyond [`MAX_STATES`], states that differ in one variable only
+    /// become one, that variable unknown in it, the variable chosen that joins
+    /// the most (a flag set in a branch stays known on every path where other
+    /// branches only set other variables); what still differs past that is
+    /// unknown from there on (said once, in a note).
     fn join(&mut self, states: Vec<State>) -> Vec<State> {
         if states.len() < 2 {
             return states;
@@ -669,7 +700,7 @@ impl<'a> Interp<'a> {
             let same = by_fingerprint.get(&s.vars.fingerprint()).and_then(|candidates| {
                 candidates.iter().copied().find(|&i| {
                     let o = &out[i];
-                    o.vars == s.vars && o.positional == s.positional && o.frames == s.frames && o.returned == s.returned
+                    o.vars == s.vars && o.positional == s.positional && o.frames == s.frames && o.returned == s.returned && o.out == s.out
                 })
             });
             match same {
@@ -677,6 +708,15 @@ impl<'a> Interp<'a> {
                 None => {
                     by_fingerprint.entry(s.vars.fingerprint()).or_default().push(out.len());
                     out.push(s);
+                }
+            }
+        }
+        while out.len() > MAX_STATES {
+            match join_on_one_variable(out) {
+                Ok(fewer) => out = fewer,
+                Err(same) => {
+                    out = same;
+                    break;
                 }
             }
         }
@@ -693,13 +733,52 @@ impl<'a> Interp<'a> {
         // Flow (a `return` taken) and function frames must agree to be joined.
         let mut groups: Vec<State> = Vec::new();
         for s in out {
-            match groups.iter_mut().find(|g| g.returned == s.returned && g.frames.len() == s.frames.len() && g.positional == s.positional) {
+            match groups
+                .iter_mut()
+                .find(|g| g.returned == s.returned && g.frames.len() == s.frames.len() && g.positional == s.positional && g.out == s.out)
+            {
                 Some(g) => widen(g, &s),
                 None => groups.push(s),
             }
         }
         groups
     }
+}
+
+/// States that differ in one variable only, joined (that variable unknown),
+/// for the variable whose joining leaves the fewest states. `Err` with the
+/// states unchanged when no variable joins any two.
+fn join_on_one_variable(states: Vec<State>) -> Result<Vec<State>, Vec<State>> {
+    // Only a variable that differs between two states can join them; those are
+    // among the changes of each state against the first.
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    for s in &states[1..] {
+        names.extend(states[0].vars.differing(&s.vars));
+    }
+    // A state's key without one variable: equal keys differ at most in it.
+    let key = |s: &State, name: &str| (s.vars.fingerprint_without(name), s.returned, s.frames.len(), s.positional.clone(), s.out.clone());
+    let best = names
+        .iter()
+        .map(|name| {
+            let distinct: std::collections::HashSet<_> = states.iter().map(|s| key(s, name)).collect();
+            (distinct.len(), name)
+        })
+        .min()
+        .filter(|(n, _)| *n < states.len())
+        .map(|(_, name)| name.clone());
+    let Some(name) = best else { return Err(states) };
+    let mut out: Vec<State> = Vec::new();
+    let mut index: HashMap<_, usize> = HashMap::new();
+    for s in states {
+        match index.get(&key(&s, &name)) {
+            Some(&i) => widen(&mut out[i], &s),
+            None => {
+                index.insert(key(&s, &name), out.len());
+                out.push(s);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// An `if`/`elif` clause's condition statements and body statements.
