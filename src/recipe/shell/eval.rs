@@ -686,9 +686,9 @@ impl<'a> Interp<'a> {
 
     /// Equal states (but their paths) become one whose path keeps the tests both
     /// share. Beyond [`MAX_STATES`], states that differ in one variable only
-    /// become one, that variable unknown in it, the variable chosen that joins
-    /// the most (a flag set in a branch stays known on every path where other
-    /// branches only set other variables); what still differs past that is
+    /// become one, that variable unknown in it, the variable with the fewest
+    /// values first (a value set in a branch stays known on every path where
+    /// other branches only set other variables); what still differs past that is
     /// unknown from there on (said once, in a note).
     fn join(&mut self, states: Vec<State>) -> Vec<State> {
         if states.len() < 2 {
@@ -746,7 +746,7 @@ impl<'a> Interp<'a> {
 }
 
 /// States that differ in one variable only, joined (that variable unknown),
-/// for the variable whose joining leaves the fewest states. `Err` with the
+/// for the variable with the fewest values that joins any. `Err` with the
 /// states unchanged when no variable joins any two.
 fn join_on_one_variable(states: Vec<State>) -> Result<Vec<State>, Vec<State>> {
     // Only a variable that differs between two states can join them; those are
@@ -757,15 +757,18 @@ fn join_on_one_variable(states: Vec<State>) -> Result<Vec<State>, Vec<State>> {
     }
     // A state's key without one variable: equal keys differ at most in it.
     let key = |s: &State, name: &str| (s.vars.fingerprint_without(name), s.returned, s.frames.len(), s.positional.clone(), s.out.clone());
+    // The variable with the fewest values among the states goes first (a
+    // setting tested in a branch, not the command line built from all of
+    // them), among those whose joining leaves fewer states.
     let best = names
         .iter()
-        .map(|name| {
+        .filter_map(|name| {
             let distinct: std::collections::HashSet<_> = states.iter().map(|s| key(s, name)).collect();
-            (distinct.len(), name)
+            let values: std::collections::HashSet<_> = states.iter().map(|s| s.vars.get(name)).collect();
+            (distinct.len() < states.len()).then_some((values.len(), distinct.len(), name))
         })
         .min()
-        .filter(|(n, _)| *n < states.len())
-        .map(|(_, name)| name.clone());
+        .map(|(_, _, name)| name.clone());
     let Some(name) = best else { return Err(states) };
     let mut out: Vec<State> = Vec::new();
     let mut index: HashMap<_, usize> = HashMap::new();

@@ -64,7 +64,7 @@ impl Interp<'_> {
         let origin = self.node_origin(file, node);
         let beside = words.get(1).and_then(|w| self.beside_script(file, w));
         if let Some((dir, name)) = &beside {
-            let message = format!("{at}: `source {dir}{name}`: `{dir}` is not known; read {name} from the script's own folder");
+            let message = format!("{at}: `source {dir}/{name}`: `{dir}` is not known; read {name} from the script's own folder");
             let note = Note::info(message, Some(self.span_of(origin)));
             if !self.notes.contains(&note) {
                 self.notes.push(note);
