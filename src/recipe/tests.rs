@@ -554,24 +554,3 @@ fn a_sourced_file_in_an_unknown_folder_is_read_from_beside_the_script() {
         file.notes
     );
 }
-
-/// More paths than the evaluator keeps: states that differ in one variable
-/// only are joined first, so a value set in a branch stays known on each path
-/// (issue 42: 136 of 214 missed flags came from joining every state into one).
-#[test]
-fn past_the_path_cap_values_known_on_each_path_stay_known() {
-    let mut text = String::new();
-    let mut line = String::from("python3 -m sglang.launch_server");
-    for i in 1..=7 {
-        text.push_str(&format!("if [ \"$C{i}\" = 1 ]; then V{i}=a{i}; else V{i}=b{i}; fi\n"));
-        line.push_str(&format!(" --v{i} $V{i}"));
-    }
-    text.push_str(&line);
-    text.push('\n');
-    let lines = words_of(&text);
-    assert!(lines.len() >= 32, "{}", lines.len());
-    for words in &lines {
-        let unknown = words.iter().filter(|w| w.starts_with('?')).count();
-        assert!(unknown <= 1, "{words:?}");
-    }
-}

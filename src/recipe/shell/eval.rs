@@ -685,11 +685,8 @@ impl<'a> Interp<'a> {
     // ---- states -----------------------------------------------------------------------------
 
     /// Equal states (but their paths) become one whose path keeps the tests both
-    /// share. Beyond [`MAX_STATES`], states that differ in one variable only
-    /// become one, that variable unknown in it, the variable with the fewest
-    /// values first (a value set in a branch stays known on every path where
-    /// other branches only set other variables); what still differs past that is
-    /// unknown from there on (said once, in a note).
+    /// share. Beyond [`MAX_STATES`], all states become one: what differs between
+    /// them is unknown from there on (said once, in a note).
     fn join(&mut self, states: Vec<State>) -> Vec<State> {
         if states.len() < 2 {
             return states;
@@ -708,15 +705,6 @@ impl<'a> Interp<'a> {
                 None => {
                     by_fingerprint.entry(s.vars.fingerprint()).or_default().push(out.len());
                     out.push(s);
-                }
-            }
-        }
-        while out.len() > MAX_STATES {
-            match join_on_one_variable(out) {
-                Ok(fewer) => out = fewer,
-                Err(same) => {
-                    out = same;
-                    break;
                 }
             }
         }
@@ -743,45 +731,6 @@ impl<'a> Interp<'a> {
         }
         groups
     }
-}
-
-/// States that differ in one variable only, joined (that variable unknown),
-/// for the variable with the fewest values that joins any. `Err` with the
-/// states unchanged when no variable joins any two.
-fn join_on_one_variable(states: Vec<State>) -> Result<Vec<State>, Vec<State>> {
-    // Only a variable that differs between two states can join them; those are
-    // among the changes of each state against the first.
-    let mut names: BTreeSet<String> = BTreeSet::new();
-    for s in &states[1..] {
-        names.extend(states[0].vars.differing(&s.vars));
-    }
-    // A state's key without one variable: equal keys differ at most in it.
-    let key = |s: &State, name: &str| (s.vars.fingerprint_without(name), s.returned, s.frames.len(), s.positional.clone(), s.out.clone());
-    // The variable with the fewest values among the states goes first (a
-    // setting tested in a branch, not the command line built from all of
-    // them), among those whose joining leaves fewer states.
-    let best = names
-        .iter()
-        .filter_map(|name| {
-            let distinct: std::collections::HashSet<_> = states.iter().map(|s| key(s, name)).collect();
-            let values: std::collections::HashSet<_> = states.iter().map(|s| s.vars.get(name)).collect();
-            (distinct.len() < states.len()).then_some((values.len(), distinct.len(), name))
-        })
-        .min()
-        .map(|(_, _, name)| name.clone());
-    let Some(name) = best else { return Err(states) };
-    let mut out: Vec<State> = Vec::new();
-    let mut index: HashMap<_, usize> = HashMap::new();
-    for s in states {
-        match index.get(&key(&s, &name)) {
-            Some(&i) => widen(&mut out[i], &s),
-            None => {
-                index.insert(key(&s, &name), out.len());
-                out.push(s);
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// An `if`/`elif` clause's condition statements and body statements.

@@ -86,15 +86,6 @@ impl<V: Clone + Hash + PartialEq> Vars<V> {
         self.fingerprint
     }
 
-    /// The fingerprint of these variables but `name`: equal for two maps that
-    /// differ in `name` only.
-    pub(crate) fn fingerprint_without(&self, name: &str) -> u64 {
-        match self.get(name) {
-            Some(value) => self.fingerprint ^ entry_hash(name, value),
-            None => self.fingerprint,
-        }
-    }
-
     fn compact(&mut self) {
         if self.delta.len() <= MAX_DELTA {
             return;
