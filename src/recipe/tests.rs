@@ -554,3 +554,16 @@ fn a_sourced_file_in_an_unknown_folder_is_read_from_beside_the_script() {
         file.notes
     );
 }
+
+/// A variable the script assigns on one path only but checks the job sets
+/// (`check_env_vars MAX_MODEL_LEN`, a function reading `${!name}`) comes from
+/// the job elsewhere: one unknown word, not none (EA006 "passes 0").
+#[test]
+fn a_variable_the_script_checks_the_job_sets_comes_from_the_job() {
+    let text = "check_env_vars() {\n    for v in \"$@\"; do [ -z \"${!v}\" ] && exit 1; done\n}\ncheck_env_vars MAX_MODEL_LEN\nif [ \"$EVAL_ONLY\" = true ]; then MAX_MODEL_LEN=8192; fi\npython3 -m sglang.launch_server --max-model-len $MAX_MODEL_LEN --tp 8\n";
+    let mut lines = words_of(text);
+    lines.sort();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines.iter().all(|l| l.len() == 4), "{lines:?}");
+    assert!(lines.iter().any(|l| l[1] == "8192") && lines.iter().any(|l| l[1].starts_with('?')), "{lines:?}");
+}

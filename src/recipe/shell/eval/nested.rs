@@ -35,6 +35,14 @@ impl Interp<'_> {
         }) else {
             return vec![state];
         };
+        // A function that reads variables named by its arguments (`${!name}`,
+        // `check_env_vars MAX_MODEL_LEN TP`) checks that the job sets them: they
+        // come from the job's environment, even where the script also assigns them.
+        if def.text[start..end].contains("${!") {
+            for name in words[1..].iter().filter_map(|w| known_text(w)).filter(|n| launch::is_env_name(n)) {
+                self.env_vars.insert(name);
+            }
+        }
         let saved = state.positional.clone();
         let mut inner = state;
         inner.positional = Some(words[1..].to_vec());
