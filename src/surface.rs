@@ -336,6 +336,14 @@ impl ArgRewrites {
                 };
             }
         }
+        // `-cc.pass_config.x`: any single-dash word with a dot is a key of the
+        // option before the dot (vLLM's `-cc` is `--compilation-config`); only
+        // `--` words get their underscores turned into dashes.
+        if let (true, Some((base, key))) = (self.dotted_keys && !written.starts_with("--"), written.split_once('.')) {
+            if base.len() > 1 && base.starts_with('-') {
+                return Rewritten { option: base.to_string(), dotted_key: Some(key.trim_end_matches('+').to_string()), inline_value: None };
+            }
+        }
         let Some(name) = written.strip_prefix("--") else { return plain(written) };
         let (base, key) = match name.split_once('.') {
             Some((base, key)) if self.dotted_keys => (base, Some(key.trim_end_matches('+').to_string())),
@@ -485,6 +493,25 @@ impl EngineSurface {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// vLLM's `FlexibleArgumentParser`: `--a_b.c` → key `c` of `--a-b`; any
+    /// single-dash word with a dot → a key of its short option (`-cc` is
+    /// `--compilation-config`); `-O3` → `--optimization-level 3`.
+    #[test]
+    fn vllm_spellings_rewrite_as_its_parser_reads_them() {
+        let rw = ArgRewrites { underscores: true, dotted_keys: true, short_o: Some("--optimization-level".into()), ..Default::default() };
+        let got = |w: &str| {
+            let r = rw.rewrite(w);
+            (r.option, r.dotted_key, r.inline_value)
+        };
+        assert_eq!(got("-cc.pass_config.fuse_x"), ("-cc".into(), Some("pass_config.fuse_x".into()), None));
+        assert_eq!(got("--compilation_config.mode"), ("--compilation-config".into(), Some("mode".into()), None));
+        assert_eq!(got("-O3"), ("--optimization-level".into(), None, Some("3".into())));
+        assert_eq!(got("-O=2"), ("--optimization-level".into(), None, Some("2".into())));
+        assert_eq!(got("-tp"), ("-tp".into(), None, None));
+        // argparse alone reads no dotted keys.
+        assert_eq!(ArgRewrites::default().rewrite("-cc.mode").option, "-cc.mode");
+    }
 
     #[test]
     fn known_values_read_back_as_untagged_wrote_them() {

@@ -590,3 +590,111 @@ fn a_nul_byte_is_refused_by_every_reader_not_only_the_file_loader() {
     let Err(err) = registry::read(&src, &LinkMapping::default()) else { panic!("a NUL byte in a master config was read") };
     assert!(err.to_string().contains("configs/master.yaml: holds a NUL byte at offset 30"), "{err}");
 }
+
+/// The words bash passes for a launch line read from `text`, per command line
+/// reaching it (in the order the evaluator records them).
+fn words_of(text: &str) -> Vec<Vec<String>> {
+    let file = load_text("w.sh", text.into(), &LinkMapping::default()).unwrap();
+    file.deployments[0]
+        .roles
+        .iter()
+        .map(|r| r.argv.as_ref().unwrap().iter().map(|t| t.value.value().cloned().unwrap_or_else(|| format!("?{}", t.raw))).collect())
+        .collect()
+}
+
+/// An empty array in quotes and an empty string unquoted give no word (issue
+/// 42's seed: `--stream-interval 10 "${A[@]}" $E` passed 10 and an empty word).
+#[test]
+fn empty_arrays_and_empty_unquoted_strings_are_no_word() {
+    let text = "A=()\nif [ \"$X\" = \"true\" ]; then A=(--foo 1); fi\nE=\"\"\npython3 -m sglang.launch_server --stream-interval 10 \"${A[@]}\" $E\n";
+    let mut lines = words_of(text);
+    lines.sort();
+    assert_eq!(lines, [vec!["--stream-interval", "10"], vec!["--stream-interval", "10", "--foo", "1"]]);
+    // `declare -a` and `local -a` make empty arrays; `""` stays one empty word.
+    let text = "declare -a B\nf() { local -a C; C+=(--c); python3 -m sglang.launch_server --x 1 \"${B[@]}\" \"${C[@]}\" \"\"; }\nf\n";
+    assert_eq!(words_of(text), [vec!["--x", "1", "--c", ""]]);
+}
+
+/// A name a library function assigns still comes from the job's environment
+/// where that function is not called: its expansion is an unknown word, never
+/// none (`--ep-size $EP_SIZE` passed 0 values).
+#[test]
+fn a_variable_only_a_library_function_sets_comes_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lib.sh"), "set_ep() {\n    export EP_SIZE=\"$1\"\n    local width\n    echo \"$width\"\n}\n").unwrap();
+    let script = dir.path().join("run.sh");
+    std::fs::write(&script, "source \"$(dirname \"$0\")/lib.sh\"\npython3 -m sglang.launch_server --ep-size $EP_SIZE --tp 8\n").unwrap();
+    let file = load_path(&script).unwrap();
+    let argv = file.deployments[0].roles[0].argv.clone().unwrap();
+    let raw: Vec<_> = argv.iter().map(|t| (t.raw.as_str(), t.value.is_dynamic())).collect();
+    assert_eq!(raw, [("--ep-size", false), ("$EP_SIZE", true), ("--tp", false), ("8", false)]);
+}
+
+/// `bash -c "$CMD"`: a part of the string not known in the parent (a job
+/// variable) stays one unknown word in the new shell, not an empty one.
+#[test]
+fn unknown_parts_of_a_bash_c_string_stay_unknown() {
+    let text = "NODES=$(( (TP_SIZE + 7) / 8 ))\nCMD=\"python3 -m sglang.launch_server --nnodes ${NODES} --node-rank 0\"\nsetsid bash -c \"$CMD\"\n";
+    assert_eq!(words_of(text), [vec!["--nnodes", "?${NODES}", "--node-rank", "0"]]);
+}
+
+/// `X=$(f ...)`: what the script's own function prints on each path through
+/// it (what goes to stderr is not output), and nothing of its variables.
+#[test]
+fn a_function_s_output_is_the_value_of_its_command_substitution() {
+    let text = r#"build() {
+    local mode="$1"
+    local args="--tp-size $2"
+    if [[ "$mode" == "decode" ]]; then
+        args="$args --speculative-num-steps 3"
+    fi
+    LEAK=1
+    echo "building $mode" >&2
+    echo "$args"
+}
+P=$(build prefill 8)
+D="$(build decode 4)"
+python3 -m sglang.launch_server $P $D --leak "$LEAK"
+"#;
+    assert_eq!(words_of(text), [vec!["--tp-size", "8", "--tp-size", "4", "--speculative-num-steps", "3", "--leak", ""]]);
+    // A test the function cannot decide forks the caller: one command line per path.
+    let text = "build() {\n    if [ \"$1\" -gt 0 ]; then\n        echo \"--mtp $1\"\n    else\n        echo \"--no-mtp\"\n    fi\n}\nC=$(build \"$MTP\")\npython3 -m sglang.launch_server $C\n";
+    let mut lines = words_of(text);
+    lines.sort();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].len() == 2 && lines[0][0] == "--mtp" && lines[0][1].starts_with('?'), "{lines:?}");
+    assert_eq!(lines[1], ["--no-mtp"]);
+}
+
+/// `source $WS_PATH/env.sh`: the folder is a mount the job sets; the file is
+/// next to the script, read from there (said in a note), and its exports
+/// reach the server.
+#[test]
+fn a_sourced_file_in_an_unknown_folder_is_read_from_beside_the_script() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("env.sh"), "export SGLANG_SPEC_X=\"${SGLANG_SPEC_X:-1}\"\nexport PLAIN=2\n").unwrap();
+    let script = dir.path().join("server.sh");
+    std::fs::write(&script, "source $WS_PATH/env.sh\npython3 -m sglang.launch_server --tp 8\n").unwrap();
+    let file = load_path(&script).unwrap();
+    let d = &file.deployments[0];
+    let env: Vec<_> = d.common_env.iter().map(|e| (e.name.as_str(), e.value.value().cloned())).collect();
+    assert_eq!(env, [("SGLANG_SPEC_X", None), ("PLAIN", Some("2".into()))]);
+    assert!(
+        file.notes.iter().any(|n| n.message.contains("`$WS_PATH` is not known; read env.sh from the script's own folder")),
+        "{:?}",
+        file.notes
+    );
+}
+
+/// A variable the script assigns on one path only but checks the job sets
+/// (`check_env_vars MAX_MODEL_LEN`, a function reading `${!name}`) comes from
+/// the job elsewhere: one unknown word, not none (EA006 "passes 0").
+#[test]
+fn a_variable_the_script_checks_the_job_sets_comes_from_the_job() {
+    let text = "check_env_vars() {\n    for v in \"$@\"; do [ -z \"${!v}\" ] && exit 1; done\n}\ncheck_env_vars MAX_MODEL_LEN\nif [ \"$EVAL_ONLY\" = true ]; then MAX_MODEL_LEN=8192; fi\npython3 -m sglang.launch_server --max-model-len $MAX_MODEL_LEN --tp 8\n";
+    let mut lines = words_of(text);
+    lines.sort();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines.iter().all(|l| l.len() == 4), "{lines:?}");
+    assert!(lines.iter().any(|l| l[1] == "8192") && lines.iter().any(|l| l[1].starts_with('?')), "{lines:?}");
+}

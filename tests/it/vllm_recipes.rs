@@ -74,7 +74,9 @@ fn script_fixtures_find_the_real_removals_and_read_vllm_spellings() {
     assert_eq!(subjects(&report, "EA009"), ["kv-cache-memory"]);
     // FlexibleArgumentParser's spellings and the positional model are read, not flagged.
     let all: Vec<String> = report["findings"].as_array().unwrap().iter().map(|f| f["subject"].as_str().unwrap().to_string()).collect();
-    for spelled in ["max_num_seqs", "compilation-config.cudagraph_mode", "-O3", "$MODEL", "\"$MODEL\""] {
+    for spelled in
+        ["max_num_seqs", "compilation-config.cudagraph_mode", "-O3", "-cc.pass_config.fuse_allreduce_rms", "$MODEL", "\"$MODEL\""]
+    {
         assert!(!all.iter().any(|s| s == spelled), "{spelled}: {all:?}");
     }
     assert!(findings(&report, "EA306").is_empty(), "{:?}", findings(&report, "EA306"));

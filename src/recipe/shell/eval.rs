@@ -23,6 +23,7 @@ use std::path::{Path as FsPath, PathBuf};
 use tree_sitter::{Node, Parser, Tree};
 
 mod branch;
+mod capture;
 mod expand;
 mod nested;
 
@@ -120,6 +121,8 @@ struct State {
     path: Path,
     /// `$1 ...` of the function (or script) being run.
     positional: Option<Vec<Field>>,
+    /// Inside `$(...)`: what the commands printed so far.
+    out: Option<Vec<Frag>>,
     /// Per function call: the variables `local` shadowed, to restore on return.
     frames: Vec<Vec<(String, Option<Var>)>>,
     returned: bool,
@@ -185,14 +188,19 @@ impl<'a> Interp<'a> {
             evals: HashMap::new(),
         };
         let file = interp.add_file(File { tree, text: src.text.clone(), map: None, fallback: None, real: Some(0) });
-        let start = State { vars: Vars::new(), path: Path::new(), positional: None, frames: Vec::new(), returned: false };
+        let start = State { vars: Vars::new(), path: Path::new(), positional: None, out: None, frames: Vec::new(), returned: false };
         interp.exec_file(file, vec![start], 0);
         let stopped_at = interp.stopped_at.filter(|o| o.file == 0).map(|o| o.start);
         Evaluation { sites: interp.sites, notes: interp.notes, stopped_at }
     }
 
     fn add_file(&mut self, file: File) -> usize {
-        collect_assigned(file.tree.root_node(), &file.text, &mut self.script_vars);
+        // A library's functions set variables only when called (and then on
+        // that path): a name they assign still comes from the job's
+        // environment elsewhere (`benchmark_lib.sh` exports `EP_SIZE` in one
+        // of its functions; scripts take it from the job).
+        let library = file.real.is_some_and(|r| r != 0);
+        collect_assigned(file.tree.root_node(), &file.text, !library, &mut self.script_vars);
         collect_defaulted(file.tree.root_node(), &file.text, &mut self.env_vars);
         self.files.push(std::rc::Rc::new(file));
         self.files.len() - 1
@@ -290,12 +298,14 @@ impl<'a> Interp<'a> {
                 }
                 states
             }
-            "variable_assignment" => states.into_iter().map(|s| self.assign(f, file, node, s, false, false)).collect(),
+            "variable_assignment" => {
+                states.into_iter().flat_map(|s| self.assign_statement(f, file, node, s, false, false, depth)).collect()
+            }
             "variable_assignments" => {
                 let parts = named_children(node);
                 self.block(f, file, &parts, states, depth)
             }
-            "declaration_command" => states.into_iter().map(|s| self.declare(f, file, node, s)).collect(),
+            "declaration_command" => states.into_iter().flat_map(|s| self.declare(f, file, node, s, depth)).collect(),
             "unset_command" => states
                 .into_iter()
                 .map(|mut s| {
@@ -307,6 +317,16 @@ impl<'a> Interp<'a> {
                 .collect(),
             "command" => states.into_iter().flat_map(|s| self.command(f, file, node, s, depth)).collect(),
             "redirected_statement" => match node.child_by_field_name("body") {
+                Some(body) if states.iter().any(|s| s.out.is_some()) && capture::stdout_redirected(f, node) => {
+                    // Inside `$(...)`, what goes to a file or stderr is not output.
+                    let mut out = Vec::new();
+                    for state in states {
+                        let printed = state.out.clone();
+                        let quiet = self.statement(f, file, body, vec![State { out: None, ..state }], depth);
+                        out.extend(quiet.into_iter().map(|s| State { out: printed.clone(), ..s }));
+                    }
+                    out
+                }
                 Some(body) => self.statement(f, file, body, states, depth),
                 None => states,
             },
@@ -410,39 +430,56 @@ impl<'a> Interp<'a> {
     }
 
     /// `export`, `local`, `declare [-x] [-a]`, `readonly`, `typeset`.
-    fn declare(&mut self, f: &File, file: usize, node: Node, mut state: State) -> State {
+    fn declare(&mut self, f: &File, file: usize, node: Node, state: State, depth: usize) -> Vec<State> {
         let keyword = node.child(0).map(|k| &f.text[k.byte_range()]).unwrap_or("");
         let children = named_children(node);
         let options: Vec<&str> = children.iter().map(|c| &f.text[c.byte_range()]).filter(|t| t.starts_with('-')).collect();
         let export = keyword == "export" || options.iter().any(|o| o.contains('x'));
         let local = keyword == "local" || (matches!(keyword, "declare" | "typeset") && !state.frames.is_empty());
+        let array = options.iter().any(|o| o.contains(['a', 'A']));
+        let mut states = vec![state];
         for child in children {
             match child.kind() {
-                "variable_assignment" => state = self.assign(f, file, child, state, export, local),
+                "variable_assignment" => {
+                    states = states.into_iter().flat_map(|s| self.assign_statement(f, file, child, s, export, local, depth)).collect();
+                }
                 "variable_name" => {
-                    let name = f.text[child.byte_range()].to_string();
-                    let at = self.origin(file, child.start_byte(), child.end_byte(), true);
-                    if local {
-                        let previous = state.vars.get(&name).cloned();
-                        if let Some(frame) = state.frames.last_mut() {
-                            frame.push((name.clone(), previous));
-                        }
-                        state.vars.remove(&name);
-                    }
-                    if export {
-                        let from_environment = self.is_environment_input(&name, &state);
-                        match state.vars.get(&name).cloned() {
-                            Some(var) => state.vars.insert(name, Var { exported: true, ..var }),
-                            // Exporting a variable the script never sets passes on the job's value.
-                            None if from_environment => {
-                                let value = unknown_value(&name, "comes from the environment", at);
-                                state.vars.insert(name, Var { value: Shared::new(value), exported: true, name_at: at, value_at: at });
-                            }
-                            None => {}
-                        }
-                    }
+                    states = states.into_iter().map(|s| self.declare_name(f, file, child, s, export, local, array)).collect()
                 }
                 _ => {}
+            }
+        }
+        states
+    }
+
+    /// `local x`, `declare -a A`, `export X` without a value.
+    #[allow(clippy::too_many_arguments)]
+    fn declare_name(&mut self, f: &File, file: usize, child: Node, mut state: State, export: bool, local: bool, array: bool) -> State {
+        let name = f.text[child.byte_range()].to_string();
+        let at = self.origin(file, child.start_byte(), child.end_byte(), true);
+        if local {
+            let previous = state.vars.get(&name).cloned();
+            if let Some(frame) = state.frames.last_mut() {
+                frame.push((name.clone(), previous));
+            }
+            // `local x`: empty inside the function, never the job's value.
+            let value = Shared::new(if array { Value::Array(Vec::new()) } else { Value::Str(Vec::new()) });
+            state.vars.insert(name.clone(), Var { value, exported: false, name_at: at, value_at: at });
+        } else if array && !state.vars.contains_key(&name) {
+            // `declare -a X`: an empty array, whatever the job's environment holds.
+            let value = Shared::new(Value::Array(Vec::new()));
+            state.vars.insert(name.clone(), Var { value, exported: false, name_at: at, value_at: at });
+        }
+        if export {
+            let from_environment = self.is_environment_input(&name, &state);
+            match state.vars.get(&name).cloned() {
+                Some(var) => state.vars.insert(name, Var { exported: true, ..var }),
+                // Exporting a variable the script never sets passes on the job's value.
+                None if from_environment => {
+                    let value = unknown_value(&name, "comes from the environment", at);
+                    state.vars.insert(name, Var { value: Shared::new(value), exported: true, name_at: at, value_at: at });
+                }
+                None => {}
             }
         }
         state
@@ -495,6 +532,9 @@ impl<'a> Interp<'a> {
             let keep = has_quotes(f, *w);
             words.extend(fields(self.expand(f, file, *w, &state, false), keep));
         }
+        if self.collect_output(file, node, &words, &mut state) {
+            return vec![state];
+        }
         let name = words.first().and_then(|w| known_text(w));
         match name.as_deref() {
             Some("source" | ".") => return self.source(file, node, &words, state, depth),
@@ -533,10 +573,20 @@ impl<'a> Interp<'a> {
                 && w[1].value.value().is_some_and(|o| o == "-c")
         }) {
             if let Some(script) = words.get(c + 2) {
-                let child = State {
+                let mut child = State {
                     vars: state.vars.iter().filter(|(_, v)| v.exported).map(|(k, v)| (k.clone(), v.clone())).collect(),
                     ..state.clone()
                 };
+                // A part of the string not known here is kept as written (`${NODES}`):
+                // the new shell must read it as the same unknown value, not as a
+                // variable it lacks.
+                for frag in script.iter().filter(|fr| fr.unknown.is_some()) {
+                    if let Some(name) = expansion_name(&frag.text).filter(|n| !child.vars.contains_key(n)) {
+                        let value = Value::Str(vec![Frag { split: false, quoted: false, ..frag.clone() }]);
+                        let var = Var { value: Shared::new(value), exported: false, name_at: frag.origin, value_at: frag.origin };
+                        child.vars.insert(name, var);
+                    }
+                }
                 self.eval(f, file, node, std::slice::from_ref(script), child, depth, true);
                 return vec![state];
             }
@@ -647,7 +697,7 @@ impl<'a> Interp<'a> {
             let same = by_fingerprint.get(&s.vars.fingerprint()).and_then(|candidates| {
                 candidates.iter().copied().find(|&i| {
                     let o = &out[i];
-                    o.vars == s.vars && o.positional == s.positional && o.frames == s.frames && o.returned == s.returned
+                    o.vars == s.vars && o.positional == s.positional && o.frames == s.frames && o.returned == s.returned && o.out == s.out
                 })
             });
             match same {
@@ -671,7 +721,10 @@ impl<'a> Interp<'a> {
         // Flow (a `return` taken) and function frames must agree to be joined.
         let mut groups: Vec<State> = Vec::new();
         for s in out {
-            match groups.iter_mut().find(|g| g.returned == s.returned && g.frames.len() == s.frames.len() && g.positional == s.positional) {
+            match groups
+                .iter_mut()
+                .find(|g| g.returned == s.returned && g.frames.len() == s.frames.len() && g.positional == s.positional && g.out == s.out)
+            {
                 Some(g) => widen(g, &s),
                 None => groups.push(s),
             }
@@ -793,6 +846,13 @@ fn expands_all(raw: &str) -> bool {
     raw == "$@" || raw == "${@}" || (raw.starts_with("${") && raw.ends_with("[@]}") && !raw.starts_with("${#"))
 }
 
+/// The variable `$X`, `${X}`, `${X[i]}` or `${X:-d}` names.
+fn expansion_name(text: &str) -> Option<String> {
+    let inner = text.strip_prefix("${").or_else(|| text.strip_prefix('$'))?;
+    let name: String = inner.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    launch::is_env_name(&name).then_some(name)
+}
+
 /// Whitespace runs as one space, for conditions shown in one line.
 fn squash(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -808,11 +868,12 @@ fn ancestors(node: Node) -> impl Iterator<Item = Node> {
 }
 
 /// Every name a file assigns anywhere (`X=`, `X+=`, `X[i]=`, `declare X`,
-/// `read X`, `for X in`).
-fn collect_assigned(root: Node, text: &str, out: &mut BTreeSet<String>) {
+/// `read X`, `for X in`); in function bodies too when `in_functions`.
+fn collect_assigned(root: Node, text: &str, in_functions: bool, out: &mut BTreeSet<String>) {
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
         match n.kind() {
+            "function_definition" if !in_functions => continue,
             "variable_assignment" if n.parent().is_none_or(|p| p.kind() != "command") => {
                 if let Some(name) = n.child_by_field_name("name") {
                     let name = if name.kind() == "subscript" { name.child_by_field_name("name").unwrap_or(name) } else { name };

@@ -64,7 +64,10 @@ impl Interp<'_> {
                 if end > last {
                     out.extend(self.quoted_text(f, file, last, end, state, word));
                 }
-                if out.is_empty() {
+                // `""` is an empty word; `"${A[@]}"` (and `"${A[@]}$E"`) of an
+                // empty array and empty strings is no word at all.
+                let expands_all_of = named_children(node).iter().any(|c| expands_all(f.text[c.byte_range()].trim_start()));
+                if out.is_empty() && !expands_all_of {
                     out.push(literal(self, String::new(), start, start, true));
                 }
                 out

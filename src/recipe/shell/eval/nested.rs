@@ -35,6 +35,14 @@ impl Interp<'_> {
         }) else {
             return vec![state];
         };
+        // A function that reads variables named by its arguments (`${!name}`,
+        // `check_env_vars MAX_MODEL_LEN TP`) checks that the job sets them: they
+        // come from the job's environment, even where the script also assigns them.
+        if def.text[start..end].contains("${!") {
+            for name in words[1..].iter().filter_map(|w| known_text(w)).filter(|n| launch::is_env_name(n)) {
+                self.env_vars.insert(name);
+            }
+        }
         let saved = state.positional.clone();
         let mut inner = state;
         inner.positional = Some(words[1..].to_vec());
@@ -62,7 +70,15 @@ impl Interp<'_> {
     pub(super) fn source(&mut self, file: usize, node: Node, words: &[Field], state: State, depth: usize) -> Vec<State> {
         let at = self.line(file, node);
         let origin = self.node_origin(file, node);
-        let Some(name) = words.get(1).and_then(|w| known_text(w)) else {
+        let beside = words.get(1).and_then(|w| self.beside_script(file, w));
+        if let Some((dir, name)) = &beside {
+            let message = format!("{at}: `source {dir}/{name}`: `{dir}` is not known; read {name} from the script's own folder");
+            let note = Note::info(message, Some(self.span_of(origin)));
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
+        }
+        let Some(name) = words.get(1).and_then(|w| known_text(w)).or(beside.map(|(_, name)| name)) else {
             let raw = words.get(1).and_then(|w| words::token(w, &self.real)).map(|t| t.raw).unwrap_or_default();
             self.note(format!("{at}: `source {raw}`: the file's name is not known; what it sets is not read"), Some(origin));
             return vec![state];
@@ -104,6 +120,23 @@ impl Interp<'_> {
             self.note(format!("{at}: `source {name}`: shell syntax error in it; commands around it may be missed"), Some(origin));
         }
         self.exec_file(id, vec![state], depth + 1)
+    }
+
+    /// `source $DIR/env.sh` where only the folder is not known (a mount the job
+    /// sets) and the script's own folder has that file: the folder's variable
+    /// and the file's name, to read it from there. Scripts deployed together
+    /// are sourced from where they are deployed together.
+    pub(super) fn beside_script(&self, file: usize, word: &Field) -> Option<(String, String)> {
+        let split = word.iter().position(|f| f.unknown.is_none())?;
+        let (dir, rest) = word.split_at(split);
+        let rest = known_text(rest)?;
+        let name = rest.strip_prefix('/')?;
+        if dir.is_empty() || name.is_empty() || name.contains("..") || name.starts_with('/') {
+            return None;
+        }
+        let real = self.files[file].real.unwrap_or(0);
+        let script = self.real_paths.get(real).cloned().flatten()?;
+        script.parent()?.join(name).is_file().then(|| (dir.iter().map(|f| f.text.as_str()).collect(), name.to_string()))
     }
 
     /// How a sourced file is named in notes and spans: next to the script's path

@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""The launch-script evaluator against bash itself, on a real InferenceX tree.
+
+    scripts/bash-harness.py INFERENCEX_TREE [ENGINE_AUDIT_BINARY] [--only SUBSTRING]
+
+Each single-node launch script (benchmarks/single_node/{fixed_seq_len,
+fixed_seq_len/deprecated,agentic,speedbench}/*.sh that starts SGLang or vLLM)
+runs under real bash, from a copy of the tree, for a grid of the variables it
+tests, with stubs first on PATH: a launch of an engine's server records its argv
+and environment and exits; everything with effects outside the sandbox (srun,
+docker, pip, hf, nvidia-smi, curl, ...) is a no-op; `python3 -c` and other
+helpers of the script run for real. `engine-audit show --format json` of the
+script (in the original tree) is compared with each run: the command line read
+on the matching path against the words bash passed, flag by flag, and the
+engine env vars (SGLANG_*, SGL_*, VLLM_*) against the server's environment.
+
+Prints flag and env recall and precision per family and overall. A word or
+value the tool reads as not known matches any value. This is a test tool: the
+tool itself never runs audited code. Nothing here is committed data: the tree
+is given by its path.
+"""
+
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FOLDERS = ["fixed_seq_len", "fixed_seq_len/deprecated", "agentic", "speedbench"]
+LAUNCH = re.compile(r"sglang\.launch_server|sglang serve|vllm serve|vllm\.entrypoints")
+ENGINE_ENV = ("SGLANG_", "SGL_", "VLLM_")
+# Variables whose values the runners and master configs vary, and the values tried.
+GRID = {
+    "DP_ATTENTION": ["true", "false"],
+    "EP_SIZE": ["1", "8"],
+    "TP": ["8", "4"],
+    "CONC": ["4", "64"],
+    "EVAL_ONLY": ["false", "true"],
+    "SPEC_DECODING": ["none", "mtp"],
+    "KV_OFFLOADING": ["false", "true"],
+    "RUN_EVAL": ["false", "true"],
+}
+MAX_RUNS = 32
+RUN_SECONDS = 20
+BASE_ENV = {
+    "MODEL": "/models/m",
+    "TP": "8",
+    "EP_SIZE": "1",
+    "DP_ATTENTION": "false",
+    "CONC": "16",
+    "ISL": "1024",
+    "OSL": "1024",
+    "MAX_MODEL_LEN": "4096",
+    "RANDOM_RANGE_RATIO": "1",
+    "RESULT_FILENAME": "result",
+    "PORT": "8888",
+    "SPEC_DECODING": "none",
+    "EVAL_ONLY": "false",
+    "HOME": "/tmp",
+}
+
+RECORDER = r"""#!/bin/bash
+# A server launch records its argv and env; other python runs for real
+# (the script's own helpers), except a program file (a benchmark client).
+record() {
+    f=$(mktemp "$RECORD_DIR/launch.XXXXXX")
+    printf '%s\0' "$@" > "$f.argv"
+    env -0 > "$f.env"
+    mv "$f" "$f.done"
+    exit 0
+}
+name=$(basename "$0")
+case "$name" in
+    vllm) [[ "$1" == "serve" ]] && record "$0" "$@"; exit 0 ;;
+    sglang) [[ "$1" == "serve" ]] && record "$0" "$@"; exit 0 ;;
+esac
+prev=""
+for a in "$@"; do
+    if [[ "$prev" == "-m" ]]; then
+        case "$a" in sglang.launch_server*|vllm.entrypoints*|sglang.srt*) record "$0" "$@" ;; esac
+    fi
+    prev="$a"
+done
+case "$1" in
+    -c|-m|-) exec "$REAL_PYTHON" "$@" ;;
+    -*) exec "$REAL_PYTHON" "$@" ;;
+esac
+exit 0
+"""
+NOOP = "#!/bin/sh\nexit 0\n"
+NOOPS = ["srun", "docker", "pip", "pip3", "hf", "huggingface-cli", "nvidia-smi", "rocm-smi", "amd-smi", "curl", "wget",
+         "numactl", "sleep", "git", "nohup_", "ibv_devinfo", "sudo", "apt-get", "uv", "lm_eval", "pkill", "kill_"]
+
+
+def scripts(tree):
+    out = []
+    for folder in FOLDERS:
+        d = tree / "benchmarks/single_node" / folder
+        if not d.is_dir():
+            continue
+        for p in sorted(d.glob("*.sh")):
+            text = p.read_text(errors="replace")
+            if LAUNCH.search(text):
+                out.append(p)
+    return out
+
+
+def family(text):
+    return "vllm" if re.search(r"vllm serve|vllm\.entrypoints", text) else "sglang"
+
+
+def runs_for(text):
+    tested = [v for v in GRID if re.search(r"\$\{?" + v + r"\b", text)]
+    combos = list(itertools.product(*[GRID[v] for v in tested]))[:MAX_RUNS]
+    return [dict(zip(tested, c)) for c in combos] or [{}]
+
+
+def stub_dir(work):
+    d = work / "bin"
+    d.mkdir()
+    for name in ["python3", "python", "vllm", "sglang"]:
+        (d / name).write_text(RECORDER)
+    for name in NOOPS:
+        (d / name).write_text(NOOP)
+    for p in d.iterdir():
+        p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    return d
+
+
+def run_bash(script, settings, stubs, records, sandbox, workspace):
+    shutil.rmtree(records, ignore_errors=True)
+    records.mkdir()
+    env = dict(BASE_ENV)
+    env.update(settings)
+    env["PATH"] = f"{stubs}:/usr/bin:/bin"
+    env["RECORD_DIR"] = str(records)
+    env["REAL_PYTHON"] = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
+    # What the script does after its server started (benchmark clients, evals)
+    # is not looked at: the run stops a moment after the first launch.
+    proc = subprocess.Popen(["bash", str(script)], env=env, cwd=sandbox, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    started = time.time()
+    seen = None
+    while proc.poll() is None and time.time() - started < RUN_SECONDS:
+        if seen is None and any(records.glob("*.done")):
+            seen = time.time()
+        if seen is not None and time.time() - seen > 0.5:
+            break
+        time.sleep(0.05)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    launches = []
+    for done in sorted(records.glob("*.done")):
+        base = str(done)[: -len(".done")]
+        argv = [w.replace(str(workspace), "/workspace") for w in Path(base + ".argv").read_bytes().decode(errors="replace").split("\0") if w]
+        env = {}
+        for kv in Path(base + ".env").read_bytes().decode(errors="replace").split("\0"):
+            k, _, v = kv.partition("=")
+            if k.startswith(ENGINE_ENV):
+                env[k] = v.replace(str(workspace), "/workspace")
+        launches.append((after_launcher(argv), env))
+    return launches
+
+
+def after_launcher(argv):
+    for i, w in enumerate(argv):
+        if w == "serve" or re.match(r"sglang\.launch_server|vllm\.entrypoints", w):
+            return argv[i + 1:]
+    return argv
+
+
+def is_flag(w):
+    return isinstance(w, str) and w.startswith("-") and len(w) > 1 and not re.match(r"-[\d.]", w)
+
+
+def pairs(words):
+    """(flag, value) pairs of a command line: a `-x` word and the words up to the
+    next one. A word the tool does not know is `None`, or `(None, raw)` when its
+    flag name is written (`--tp="$TP"`)."""
+    out = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if isinstance(w, tuple):
+            m = re.match(r"(--?[\w.-]+)=", w[1] or "")
+            out.append((m.group(1), None) if m else ("<positional>", None))
+            i += 1
+            continue
+        if is_flag(w):
+            if "=" in w:
+                k, _, v = w.partition("=")
+                out.append((k, v))
+                i += 1
+                continue
+            j = i + 1
+            vals = []
+            while j < len(words) and not is_flag(words[j]) and not (isinstance(words[j], tuple) and re.match(r"--?[\w.-]+=", words[j][1] or "")):
+                vals.append(None if isinstance(words[j], tuple) else words[j])
+                j += 1
+            out.append((w, tuple(vals)))
+            i = j
+        else:
+            out.append(("<positional>", w))
+            i += 1
+    return out
+
+
+def matches(shown, passed):
+    """A shown pair against a passed one: a value not known matches any value."""
+    if shown[0] != passed[0]:
+        return False
+    a, b = shown[1], passed[1]
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(x is None or x == y for x, y in zip(a, b))
+    return a is None or a == b
+
+
+def role_words(role):
+    return [t["value"] if isinstance(t.get("value"), str) else (None, t.get("text")) for t in role.get("argv") or []]
+
+
+def role_env(role, common):
+    env = {}
+    for e in list(common) + list(role.get("env") or []):
+        if e["name"].startswith(ENGINE_ENV):
+            env[e["name"]] = e["value"] if isinstance(e.get("value"), str) else None
+    return env
+
+
+def score(shown_pairs, passed_pairs):
+    left = list(passed_pairs)
+    hit = 0
+    for s in shown_pairs:
+        for k, p in enumerate(left):
+            if matches(s, p):
+                hit += 1
+                del left[k]
+                break
+    return hit
+
+
+def main():
+    args = [a for a in sys.argv[1:]]
+    only = None
+    if "--only" in args:
+        k = args.index("--only")
+        only = args[k + 1]
+        del args[k:k + 2]
+    if not args:
+        print(__doc__)
+        sys.exit(2)
+    tree = Path(args[0]).resolve()
+    binary = args[1] if len(args) > 1 else "engine-audit"
+    totals = {}
+    misses = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        sandbox = work / "tree"
+        shutil.copytree(tree, sandbox, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+        workspace = work / "workspace"
+        workspace.mkdir()
+        # The scripts write under /workspace (the container's mount): here, the sandbox's.
+        for p in sandbox.rglob("*.sh"):
+            t = p.read_text(errors="replace")
+            if "/workspace" in t:
+                p.write_text(t.replace("/workspace", str(workspace)))
+        stubs = stub_dir(work)
+        for script in scripts(tree):
+            rel = script.relative_to(tree)
+            if only and only not in str(rel):
+                continue
+            text = script.read_text(errors="replace")
+            fam = family(text)
+            shown = json.loads(subprocess.run([binary, "show", "--format", "json", str(script)], capture_output=True, text=True).stdout or "{}")
+            roles = []
+            for f in shown.get("files", []):
+                for d in f.get("deployments", []):
+                    for r in d.get("roles", []):
+                        roles.append((r, d.get("common_env", [])))
+            t = totals.setdefault(fam, {"scripts": 0, "runs": 0, "launches": 0, "fp": 0, "fs": 0, "fh": 0, "ep": 0, "es": 0, "eh": 0})
+            t["scripts"] += 1
+            for settings in runs_for(text):
+                t["runs"] += 1
+                for argv, env in run_bash(sandbox / rel, settings, stubs, work / "records", sandbox, workspace):
+                    t["launches"] += 1
+                    passed = pairs(argv)
+                    best = None
+                    for r, common in roles:
+                        sp = pairs(role_words(r))
+                        hit = score(sp, passed)
+                        key = (hit - (len(sp) - hit), hit)
+                        if best is None or key > best[0]:
+                            best = (key, sp, hit, role_env(r, common))
+                    sp, hit, senv = (best[1], best[2], best[3]) if best else ([], 0, {})
+                    t["fp"] += len(passed)
+                    t["fs"] += len(sp)
+                    t["fh"] += hit
+                    t["ep"] += len(env)
+                    t["es"] += len(senv)
+                    eh = sum(1 for k, v in senv.items() if k in env and (v is None or v == env[k]))
+                    t["eh"] += eh
+                    if hit < len(passed) or hit < len(sp) or eh < len(env) or eh < len(senv):
+                        misses.append((str(rel), settings, [p for p in passed if not any(matches(s, p) for s in sp)],
+                                       [s for s in sp if not any(matches(s, p) for p in passed)],
+                                       sorted(set(env) - set(senv)), sorted(set(senv) - set(env))))
+    all_t = {k: sum(t[k] for t in totals.values()) for k in ["scripts", "runs", "launches", "fp", "fs", "fh", "ep", "es", "eh"]}
+    print(f"{'family':<10} {'scripts':>7} {'runs':>6} {'launches':>8} {'flag recall':>11} {'flag precision':>14} {'env recall':>10} {'env precision':>13}")
+    for name, t in sorted(totals.items()) + [("all", all_t)]:
+        ratio = lambda a, b: f"{a / b:.3f}" if b else "-"
+        print(f"{name:<10} {t['scripts']:>7} {t['runs']:>6} {t['launches']:>8} {ratio(t['fh'], t['fp']):>11} {ratio(t['fh'], t['fs']):>14} "
+              f"{ratio(t['eh'], t['ep']):>10} {ratio(t['eh'], t['es']):>13}")
+    if os.environ.get("HARNESS_MISSES"):
+        for m in misses:
+            print("MISS", json.dumps(m))
+
+
+if __name__ == "__main__":
+    main()
