@@ -36,7 +36,6 @@ pub(crate) fn gate(report: &AuditReport, fail_on: FailOn) -> ExitCode {
     let unacknowledged: Vec<&crate::finding::NotAudited> = report.coverage.unacknowledged().collect();
     if !unacknowledged.is_empty() && fail_on != FailOn::Never {
         let mut engines: Vec<String> = unacknowledged.iter().map(|n| n.engine.clone()).collect();
-        engines.dedup();
         engines.sort();
         engines.dedup();
         eprintln!(

@@ -154,10 +154,9 @@ pub(super) fn read(src: &SourceText, tree: &Node, variant: Option<String>, notes
         // srtctl's backend defaults to SGLang, as `srtctl migrate` relies on
         // for a legacy recipe without `backend.type`. A name it rejects was
         // said above and reads nothing.
-        let named_but_rejected = |node: Option<&Node>| node.is_some_and(|e| e.as_str().is_some() || e.get("type").is_some());
-        if own_engine.is_none() && named_but_rejected(spec.get("engine"))
-            || top_engine.is_none() && named_but_rejected(tree.get("engine")) && own_engine.is_none()
-        {
+        let names_one = |node: Option<&Node>| node.is_some_and(|e| e.as_str().is_some() || e.get("type").is_some());
+        let rejected = names_one(spec.get("engine")) || top_engine.is_none() && names_one(tree.get("engine"));
+        if own_engine.is_none() && rejected {
             continue;
         }
         let engine = own_engine.or(top_engine).unwrap_or("sglang");
@@ -175,8 +174,7 @@ pub(super) fn read(src: &SourceText, tree: &Node, variant: Option<String>, notes
             }
             read_extra_args(&format!("roles.{role}.extra_args"), words, notes)
         });
-        let container = spec.get("container").and_then(|_| spanned_scalar(spec.get("container"), &["roles", role, "container"], notes));
-        let container = container.or_else(|| default_container.clone());
+        let container = spanned_scalar(spec.get("container"), &["roles", role, "container"], notes).or_else(|| default_container.clone());
         let config = RoleConfig { role: role.to_string(), span: Some(entry.key.span.clone()), flags, env, argv, dynamic: None };
         let same =
             |d: &&mut Deployment| d.engine == engine && d.container.as_ref().map(|c| &c.value) == container.as_ref().map(|c| &c.value);
