@@ -48,6 +48,14 @@ pub(crate) fn span(name: impl FnOnce() -> String) -> Option<Span> {
     })
 }
 
+/// A span printed only at level 2 (one per file: too many for level 1).
+pub(crate) fn file_span(name: impl FnOnce() -> String) -> Option<Span> {
+    (level() > 1).then(|| {
+        origin();
+        Span { name: name(), start: Instant::now() }
+    })
+}
+
 /// Record one tree-sitter parse.
 pub(crate) fn parsed(path: &str, bytes: usize, took: Duration) {
     if !enabled() {

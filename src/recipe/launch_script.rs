@@ -113,6 +113,7 @@ pub(crate) fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), Rec
     // `source` reads files next to the script, when it is one on disk.
     let disk = Some(std::path::PathBuf::from(&src.path)).filter(|p| p.is_file());
     let root_tree = tree.clone();
+    let _span = crate::trace::file_span(|| format!("  evaluate {}", read_src.path));
     let evaluation = PARSER.with(|p| Interp::run(read_src, tree, disk, &mut p.borrow_mut()));
     notes.extend(evaluation.notes);
     // Launches after the point evaluation stopped at are not read: each file

@@ -455,6 +455,75 @@ fn a_missing_sourced_file_is_named_and_the_rest_is_audited() {
     assert!(codes.contains(&("EA001", "bogus-flag")), "{codes:?}");
 }
 
+/// A variable the script assigns only on one branch would be empty on the
+/// other, but not after a `source` that was not read: the unread library (or
+/// the job) may set it, so the word is unknown, never a missing value. The
+/// real deprecated InferenceX scripts source `benchmark_lib.sh` one folder
+/// too shallow and then copy `$EVAL_MAX_MODEL_LEN` into `MAX_MODEL_LEN`.
+#[test]
+fn after_an_unread_source_an_unset_variable_is_unknown_not_empty() {
+    let w = ws();
+    w.write("bench/.git/HEAD", "ref: refs/heads/main\n");
+    let script = "#!/bin/bash\n{source}if [ \"${EVAL_ONLY}\" = \"true\" ]; then\n    setup_eval_context\n    MAX_RUNNING=\"$EVAL_RUNNING\"\nfi\npython3 -m sglang.launch_server --tp-size 8 --max-running-requests $MAX_RUNNING --cuda-graph-bs 8\n";
+    let codes = |source: &str| {
+        w.write("bench/launch.sh", script.replace("{source}", source));
+        let o = run(w.audit(&["bench/launch.sh", "--to", "v1.1.0", "--format", "json", "--fail-on", "never"]));
+        let report: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["code"].as_str().unwrap().to_string(), f["subject"].as_str().unwrap().to_string()))
+            .collect::<Vec<_>>()
+    };
+    // Everything read: on the false side the script never set it, so bash passes no word.
+    let read = codes("");
+    assert!(read.iter().any(|(c, s)| c == "EA006" && s.contains("max-running-requests")), "{read:?}");
+    let unread = codes("source \"$(dirname \"$0\")/../lib/missing_lib.sh\"\n");
+    assert!(!unread.iter().any(|(c, _)| c == "EA006"), "{unread:?}");
+}
+
+/// Past the script's last launch the evaluator stops: the client and eval
+/// functions InferenceX calls after the server starts branch on dozens of job
+/// variables and used to exhaust the statement budget for nothing.
+#[test]
+fn what_runs_after_the_last_launch_is_not_evaluated() {
+    let w = ws();
+    w.write("bench/.git/HEAD", "ref: refs/heads/main\n");
+    let mut lib = String::from("report_results() {\n");
+    // 2^6 paths, all kept (at most 64 are), through 4,000 statements: past
+    // the 200,000-statement budget when evaluated.
+    for i in 0..6 {
+        lib.push_str(&format!("  if [[ \"$MODE_{i}\" == on ]]; then R_{i}=1; else R_{i}=2; fi\n"));
+    }
+    for i in 0..4000 {
+        lib.push_str(&format!("  echo \"$R_{}\"\n", i % 6));
+    }
+    lib.push_str("}\n");
+    w.write("bench/lib.sh", lib);
+    // The launch itself is in a function the sourced file defines: judged
+    // again once the `source` has run.
+    w.write("bench/serve.sh", "start_server() {\n  python3 -m sglang.launch_server --tp-size \"$1\" --bogus-flag\n}\n");
+    let script =
+        "#!/bin/bash\nsource \"$(dirname \"$0\")/serve.sh\"\nsource \"$(dirname \"$0\")/lib.sh\"\nstart_server 8\nreport_results\n";
+    w.write("bench/launch.sh", script);
+    let file = recipe::load_path(&w.root.join("bench/launch.sh")).unwrap();
+    assert!(!file.notes.iter().any(|n| n.message.contains("stopped evaluating")), "{:#?}", file.notes);
+    let o = run(w.audit(&["bench/launch.sh", "--to", "v1.1.0", "--format", "json", "--fail-on", "never"]));
+    let report: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let codes: Vec<_> =
+        report["findings"].as_array().unwrap().iter().map(|f| (f["code"].as_str().unwrap(), f["subject"].as_str().unwrap())).collect();
+    assert!(codes.contains(&("EA001", "bogus-flag")), "{codes:?}");
+    // The same tail before the launch is evaluated (and hits the budget): the
+    // cut is at the last launch, not anywhere.
+    w.write(
+        "bench/launch.sh",
+        "#!/bin/bash\nsource \"$(dirname \"$0\")/serve.sh\"\nsource \"$(dirname \"$0\")/lib.sh\"\nreport_results\nstart_server 8\n",
+    );
+    let file = recipe::load_path(&w.root.join("bench/launch.sh")).unwrap();
+    assert!(file.notes.iter().any(|n| n.message.contains("stopped evaluating")), "{:#?}", file.notes);
+}
+
 /// A 10,000-line script in the shape of the real ones, grown: thousands of
 /// assignments, exports, helper functions and their calls, and branches on the
 /// same few job variables. Read quickly, and exactly.

@@ -26,6 +26,7 @@ mod branch;
 mod capture;
 mod expand;
 mod nested;
+mod reach;
 
 /// States kept at once; more are joined, their differing variables unknown.
 pub(crate) const MAX_STATES: usize = 64;
@@ -156,6 +157,9 @@ pub(crate) struct Interp<'a> {
     /// ...unless the script also gives them a default (`${X:-d}`): those come
     /// from the job's environment when it sets them.
     env_vars: BTreeSet<String>,
+    /// A `source` was not read: what it sets is unknown, so an unset variable
+    /// is no longer known to be empty.
+    unread_source: bool,
     sites: Vec<Site>,
     notes: Vec<Note>,
     steps: usize,
@@ -164,6 +168,7 @@ pub(crate) struct Interp<'a> {
     joined_note: bool,
     parser: &'a mut Parser,
     evals: HashMap<(String, Origin), usize>,
+    reach: reach::LaunchReach,
 }
 
 impl<'a> Interp<'a> {
@@ -179,6 +184,7 @@ impl<'a> Interp<'a> {
             functions: HashMap::new(),
             script_vars: BTreeSet::new(),
             env_vars: BTreeSet::new(),
+            unread_source: false,
             sites: Vec::new(),
             notes: Vec::new(),
             steps: 0,
@@ -186,6 +192,7 @@ impl<'a> Interp<'a> {
             joined_note: false,
             parser,
             evals: HashMap::new(),
+            reach: reach::LaunchReach::default(),
         };
         let file = interp.add_file(File { tree, text: src.text.clone(), map: None, fallback: None, real: Some(0) });
         let start = State { vars: Vars::new(), path: Path::new(), positional: None, out: None, frames: Vec::new(), returned: false };
@@ -209,6 +216,9 @@ impl<'a> Interp<'a> {
     fn exec_file(&mut self, file: usize, states: Vec<State>, depth: usize) -> Vec<State> {
         let f = self.files[file].clone();
         let root = f.tree.root_node();
+        if depth == 0 && f.real == Some(0) && f.map.is_none() {
+            return self.script_block(&f, file, &named_children(root), states);
+        }
         self.block(&f, file, &named_children(root), states, depth)
     }
 
@@ -266,14 +276,39 @@ impl<'a> Interp<'a> {
             if states.is_empty() {
                 break;
             }
-            let (live, done): (Vec<State>, Vec<State>) = states.into_iter().partition(|s| !s.returned);
-            states = done;
-            if !live.is_empty() {
-                states.extend(self.statement(f, file, *node, live, depth));
-            }
-            states = self.join(states);
+            states = self.step(f, file, *node, states, depth);
         }
         states
+    }
+
+    /// The script's own top-level statements, up to its last statement that
+    /// may launch (as last judged): past it nothing can change a launch. It is
+    /// judged again on reaching it, since what ran (a `source`) may have
+    /// defined the functions the rest calls.
+    fn script_block(&mut self, f: &File, file: usize, nodes: &[Node], mut states: Vec<State>) -> Vec<State> {
+        let mut last_launch: Option<usize> = None;
+        for (i, node) in nodes.iter().enumerate() {
+            if states.is_empty() {
+                break;
+            }
+            if last_launch.is_none_or(|j| i > j) {
+                match self.last_launch(f, &nodes[i..]) {
+                    Some(k) => last_launch = Some(i + k),
+                    None => break,
+                }
+            }
+            states = self.step(f, file, *node, states, 0);
+        }
+        states
+    }
+
+    /// One statement over the states that have not returned, then joined.
+    fn step(&mut self, f: &File, file: usize, node: Node, states: Vec<State>, depth: usize) -> Vec<State> {
+        let (live, mut states): (Vec<State>, Vec<State>) = states.into_iter().partition(|s| !s.returned);
+        if !live.is_empty() {
+            states.extend(self.statement(f, file, node, live, depth));
+        }
+        self.join(states)
     }
 
     fn statement(&mut self, f: &File, file: usize, node: Node, states: Vec<State>, depth: usize) -> Vec<State> {

@@ -22,6 +22,11 @@ pub(crate) struct Found {
     pub env_words: Vec<usize>,
 }
 
+/// A program that runs the command after its own options (`srun`, `nohup`).
+pub(crate) fn is_wrapper(program: &str) -> bool {
+    WRAPPERS.contains(&base(program))
+}
+
 fn base(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }

@@ -297,7 +297,7 @@ impl Interp<'_> {
 
     /// Whether `name`'s value comes from the job's environment on this path.
     pub(super) fn is_environment_input(&self, name: &str, state: &State) -> bool {
-        !state.vars.contains_key(name) && (!self.script_vars.contains(name) || self.env_vars.contains(name))
+        !state.vars.contains_key(name) && (self.unread_source || !self.script_vars.contains(name) || self.env_vars.contains(name))
     }
 
     /// The items `$name` / `${name[index]}` stands for.
@@ -358,7 +358,12 @@ impl Interp<'_> {
             None if !self.is_environment_input(name, state) => Vec::new(),
             None => {
                 let many = !quoted || index == Some("@");
-                vec![unknown_frag(raw, "comes from the environment", many, quoted, at)]
+                let why = if self.unread_source && self.script_vars.contains(name) {
+                    "comes from the environment or a sourced file that was not read"
+                } else {
+                    "comes from the environment"
+                };
+                vec![unknown_frag(raw, why, many, quoted, at)]
             }
         }
     }

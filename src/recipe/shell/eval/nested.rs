@@ -80,17 +80,17 @@ impl Interp<'_> {
         }
         let Some(name) = words.get(1).and_then(|w| known_text(w)).or(beside.map(|(_, name)| name)) else {
             let raw = words.get(1).and_then(|w| words::token(w, &self.real)).map(|t| t.raw).unwrap_or_default();
-            self.note(format!("{at}: `source {raw}`: the file's name is not known; what it sets is not read"), Some(origin));
+            self.source_not_read(format!("{at}: `source {raw}`: the file's name is not known; what it sets is not read"), Some(origin));
             return vec![state];
         };
         if depth >= MAX_DEPTH {
-            self.note(format!("{at}: `source {name}` nested more than {MAX_DEPTH} levels deep; not read"), Some(origin));
+            self.source_not_read(format!("{at}: `source {name}` nested more than {MAX_DEPTH} levels deep; not read"), Some(origin));
             return vec![state];
         }
         let path = match self.resolve_source(file, &name) {
             Ok(p) => p,
             Err(why) => {
-                self.note(format!("{at}: `source {name}`: {why}; what it sets is not read"), Some(origin));
+                self.source_not_read(format!("{at}: `source {name}`: {why}; what it sets is not read"), Some(origin));
                 return vec![state];
             }
         };
@@ -102,11 +102,11 @@ impl Interp<'_> {
         let text = match text {
             Ok(t) if !t.contains('\0') => t,
             Ok(_) => {
-                self.note(format!("{at}: `source {name}`: not a text file; not read"), Some(origin));
+                self.source_not_read(format!("{at}: `source {name}`: not a text file; not read"), Some(origin));
                 return vec![state];
             }
             Err(e) => {
-                self.note(format!("{at}: `source {name}`: {e}; what it sets is not read"), Some(origin));
+                self.source_not_read(format!("{at}: `source {name}`: {e}; what it sets is not read"), Some(origin));
                 return vec![state];
             }
         };
@@ -157,6 +157,14 @@ impl Interp<'_> {
         }
     }
 
+    /// A `source` whose file is not read: say so, and from here on a variable
+    /// the script assigns elsewhere is no longer empty where unset: the unread
+    /// file may set it (`setup_eval_context` in a library that did not resolve).
+    fn source_not_read(&mut self, message: String, origin: Option<Origin>) {
+        self.note(message, origin);
+        self.unread_source = true;
+    }
+
     pub(super) fn resolve_source(&self, file: usize, name: &str) -> Result<PathBuf, String> {
         let real = self.files[file].real.unwrap_or(0);
         let Some(script) = self.real_paths.get(real).cloned().flatten().or_else(|| self.real_paths[0].clone()) else {
@@ -164,7 +172,14 @@ impl Interp<'_> {
         };
         let Some(root) = &self.root else { return Err("the script is in no repository or folder it could be read from".into()) };
         let dir = script.parent().map(FsPath::to_path_buf).unwrap_or_default();
-        let candidates = if FsPath::new(name).is_absolute() { vec![PathBuf::from(name)] } else { vec![dir.join(name), root.join(name)] };
+        // A relative name is read as bash reads it too, from the working
+        // folder: `$0` is the script's path as the user gave it, so
+        // `$(dirname "$0")/lib.sh` names the file from there.
+        let candidates = if FsPath::new(name).is_absolute() {
+            vec![PathBuf::from(name)]
+        } else {
+            vec![dir.join(name), root.join(name), PathBuf::from(name)]
+        };
         let real_root = root.canonicalize().map_err(|e| e.to_string())?;
         for candidate in &candidates {
             if let Ok(resolved) = candidate.canonicalize() {
