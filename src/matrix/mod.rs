@@ -1,0 +1,335 @@
+//! `matrix`: every deployment against every release of the engine it starts,
+//! from its current release on. Recipes are read once and the engines opened
+//! once; every release in the window is extracted once, with a target's
+//! demand, in the first audit (the fact cache keeps them across runs); each
+//! release then only runs the checks. A cell is exactly what `audit --to
+//! <release>` says of that deployment.
+
+mod json;
+mod releases;
+mod text;
+
+pub(crate) use json::render as render_json;
+pub(crate) use releases::Window;
+pub(crate) use text::render as render_text;
+
+use crate::audit::{self, AuditOptions, AuditReport, CurrentRelease, Engines, NotAudited};
+use crate::codes::{Impact, Severity};
+use crate::finding::Finding;
+use crate::profiles::{self, Engine};
+use crate::recipe::{RecipeFile, RecipeKind};
+use releases::Release;
+use std::collections::BTreeSet;
+
+/// The matrix of one run: per engine audited, its releases and rows; and the
+/// deployments that are not audited at all.
+#[derive(Debug, Clone)]
+pub(crate) struct Matrix {
+    pub engines: Vec<EngineMatrix>,
+    pub not_audited: Vec<NotAudited>,
+}
+
+/// One engine's axis: its releases (oldest first) and a row per deployment.
+#[derive(Debug, Clone)]
+pub(crate) struct EngineMatrix {
+    pub engine: &'static str,
+    pub releases: Vec<String>,
+    pub rows: Vec<Row>,
+}
+
+/// Where a row starts, and why there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Start {
+    /// At the deployment's current release (or the first release after it in the window).
+    Current { release: String, how: String },
+    /// The current release cannot be placed; the row starts at `--since`.
+    Since { why: String },
+    /// The current release cannot be placed and no `--since` was given: every
+    /// release, and no claim of a newest safe target.
+    Unknown { why: String },
+    /// The current release is newer than every release in the window.
+    PastWindow { release: String, how: String },
+}
+
+/// One deployment's row.
+#[derive(Debug, Clone)]
+pub(crate) struct Row {
+    pub path: String,
+    pub deployment: String,
+    pub variant: Option<String>,
+    pub start: Start,
+    /// One per release of the axis; `None` before the row starts.
+    pub cells: Vec<Option<Cell>>,
+    /// The last release with no error before the first that has one (or the
+    /// last one checked); `None` when the row makes no such claim.
+    pub newest_safe: Option<String>,
+    pub first_break: Option<Break>,
+    /// A release whose surface could not be read ended the walk before any break.
+    pub unknown_at: Option<String>,
+}
+
+/// What `audit --to <release>` says of one deployment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Cell {
+    Audited(Counts),
+    NotAudited { reason: String },
+}
+
+/// The findings of one cell, summed up.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub worst: Option<Severity>,
+    pub errors: usize,
+    pub breaks: usize,
+    pub degrades: usize,
+    pub informs: usize,
+    pub input_problems: usize,
+    /// Risk rules (`R001`): they have a severity, no catalog impact.
+    pub risks: usize,
+    pub codes: Vec<String>,
+}
+
+/// The first error-level finding of a row, at its first release with one.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct Break {
+    pub release: String,
+    pub code: String,
+    pub subject: String,
+    pub message: String,
+    /// `path:line:column` in the recipe (or the consumer's source).
+    pub at: String,
+    /// `path:line @ ref`, the first evidence.
+    pub evidence: Option<String>,
+    /// How many error-level findings that cell has.
+    pub errors: usize,
+}
+
+/// Build the matrix. `audit_at` is one audit as the `audit` command runs it
+/// (policy, suppressions, unreadable files), over the engines opened once.
+pub(crate) fn compute(
+    files: &[RecipeFile],
+    opts: &AuditOptions,
+    engines: &mut Engines,
+    window: &Window,
+    audit_at: &mut dyn FnMut(&[RecipeFile], &AuditOptions, &mut Engines) -> miette::Result<AuditReport>,
+) -> miette::Result<Matrix> {
+    let current = audit::current_releases(files, opts, engines);
+    let axes: Vec<Engine> = profiles::servers().map(|(e, _)| e).filter(|e| opts.sources.contains_key(e.id)).collect();
+    let mut opts = opts.clone();
+    let mut windows = Vec::new();
+    for engine in &axes {
+        let Some(repo) = engines.get(engine).and_then(|h| h.source.repo()) else {
+            return Err(miette::miette!(
+                help = "pass a git clone or URL: a plain package folder is one release",
+                "{}: the matrix reads the release tags of a git repository",
+                engine.display
+            ));
+        };
+        let releases = releases::releases(engine.display, repo.tags(), window).map_err(|e| miette::miette!("{e}"))?;
+        opts.also_targets.insert(engine.id, releases.iter().map(|r| r.tag.clone()).collect());
+        windows.push(releases);
+    }
+    let mut out = Vec::new();
+    for (engine, releases) in axes.into_iter().zip(windows) {
+        let rows: Vec<&CurrentRelease> = current.iter().filter(|c| c.engine == engine.id).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        // Only the files that start this engine (and the master configs that
+        // link them): the other engines' deployments are not this axis's work.
+        let mine: Vec<RecipeFile> = files
+            .iter()
+            .filter(|f| f.kind == RecipeKind::MasterConfig || f.deployments.iter().any(|d| d.engine == engine.id))
+            .cloned()
+            .collect();
+        let mut columns: Vec<AuditReport> = Vec::new();
+        for release in &releases {
+            let _span = crate::trace::span(|| format!("matrix: {} {}", engine.id, release.tag));
+            let at = opts.clone().with_refs(engine, opts.refs_of(engine).from, Some(release.tag.clone()));
+            columns.push(audit_at(&mine, &at, engines)?);
+        }
+        let rows = rows.into_iter().map(|c| row(c, &releases, &columns, window)).collect();
+        out.push(EngineMatrix { engine: engine.id, releases: releases.into_iter().map(|r| r.tag).collect(), rows });
+    }
+    Ok(Matrix { engines: out, not_audited: not_audited(files, &opts) })
+}
+
+/// One deployment's row over the releases of its engine.
+fn row(c: &CurrentRelease, releases: &[Release], columns: &[AuditReport], window: &Window) -> Row {
+    let start = start_of(c, releases, window);
+    let first = match &start {
+        Start::Current { release, .. } => {
+            let v = crate::source::parse_version_ref(release);
+            releases.iter().position(|r| v.as_ref().is_some_and(|v| r.version >= *v))
+        }
+        Start::Since { .. } | Start::Unknown { .. } => Some(0),
+        Start::PastWindow { .. } => None,
+    };
+    let cells: Vec<Option<Cell>> =
+        columns.iter().enumerate().map(|(i, report)| first.filter(|f| i >= *f).map(|_| cell(c, report))).collect();
+    let mut newest_safe = None;
+    let mut first_break = None;
+    let mut unknown_at = None;
+    for ((release, cell), report) in releases.iter().zip(&cells).zip(columns) {
+        match cell {
+            None => continue,
+            Some(Cell::NotAudited { .. }) => {
+                unknown_at = Some(release.tag.clone());
+                break;
+            }
+            Some(Cell::Audited(counts)) if counts.errors > 0 => {
+                first_break = break_of(c, release, report, counts.errors);
+                break;
+            }
+            Some(Cell::Audited(_)) => newest_safe = Some(release.tag.clone()),
+        }
+    }
+    // With the current release unknown, "safe up to" would be relative to nothing.
+    if matches!(start, Start::Unknown { .. }) {
+        newest_safe = None;
+    }
+    Row {
+        path: c.path.clone(),
+        deployment: c.deployment.clone(),
+        variant: c.variant.clone(),
+        start,
+        cells,
+        newest_safe,
+        first_break,
+        unknown_at,
+    }
+}
+
+/// Where the row starts: its current release when it can be placed among
+/// the versions; else `--since`; else every release, saying so.
+fn start_of(c: &CurrentRelease, releases: &[Release], window: &Window) -> Start {
+    let why = match &c.current {
+        Ok(r) if crate::source::parse_version_ref(&r.wanted).is_some() => {
+            let v = crate::source::parse_version_ref(&r.wanted);
+            return if releases.iter().any(|x| v.as_ref().is_some_and(|v| x.version >= *v)) {
+                Start::Current { release: r.wanted.clone(), how: r.how.clone() }
+            } else {
+                Start::PastWindow { release: r.wanted.clone(), how: r.how.clone() }
+            };
+        }
+        Ok(r) => format!("`{}` ({}) is no release version: it cannot be placed among the releases", r.wanted, r.how),
+        Err(why) => why.clone(),
+    };
+    match &window.since {
+        Some(_) => Start::Since { why },
+        None => Start::Unknown { why },
+    }
+}
+
+/// Whether `f` is about deployment `c`: in its file and of its name (or of
+/// the whole file), of its variant when the finding names variants; or a
+/// consumer finding that affects a line of its file.
+fn belongs(f: &Finding, c: &CurrentRelease) -> bool {
+    let here = f.location.path == c.path
+        && f.deployment.as_ref().is_none_or(|d| *d == c.deployment)
+        && (f.variants.is_empty() || c.variant.as_ref().is_some_and(|v| f.variants.contains(v)));
+    here || f.affects.iter().any(|a| a.path == c.path)
+}
+
+/// What one audit says of one deployment.
+fn cell(c: &CurrentRelease, report: &AuditReport) -> Cell {
+    let not_audited =
+        report.coverage.not_audited.iter().find(|n| n.path == c.path && n.deployment == c.deployment && n.variant == c.variant);
+    if let Some(n) = not_audited {
+        return Cell::NotAudited { reason: n.reason.clone() };
+    }
+    let mut counts = Counts::default();
+    let mut codes = BTreeSet::new();
+    for f in report.findings.iter().filter(|f| belongs(f, c)) {
+        counts.worst = counts.worst.max(Some(f.severity));
+        if f.severity == Severity::Error {
+            counts.errors += 1;
+        }
+        match crate::codes::impact_of(f.code()) {
+            Some(Impact::Breaks) => counts.breaks += 1,
+            Some(Impact::Degrades) => counts.degrades += 1,
+            Some(Impact::Informs) => counts.informs += 1,
+            Some(Impact::InputProblem) => counts.input_problems += 1,
+            None => counts.risks += 1,
+        }
+        codes.insert(f.code().to_string());
+    }
+    counts.codes = codes.into_iter().collect();
+    Cell::Audited(counts)
+}
+
+/// The first error-level finding of `c` in `report` (reports are in file and line order).
+fn break_of(c: &CurrentRelease, release: &Release, report: &AuditReport, errors: usize) -> Option<Break> {
+    let f = report.findings.iter().find(|f| f.severity == Severity::Error && belongs(f, c))?;
+    Some(Break {
+        release: release.tag.clone(),
+        code: f.code().to_string(),
+        subject: f.subject.clone(),
+        message: f.message(),
+        at: format!("{}:{}:{}", f.location.path, f.location.line, f.location.column),
+        evidence: f.evidence.first().map(|e| format!("{}:{} @ {}", e.path, e.line, e.ref_name)),
+        errors,
+    })
+}
+
+/// The deployments no axis covers: of an engine with no profile, or whose
+/// source was not given. Listed, never left out.
+fn not_audited(files: &[RecipeFile], opts: &AuditOptions) -> Vec<NotAudited> {
+    let mut out = Vec::new();
+    let entry =
+        |path: &str, deployment: String, variant: Option<String>, roles: Vec<String>, engine: &str, why: (String, Option<String>)| {
+            NotAudited {
+                path: path.to_string(),
+                deployment,
+                variant,
+                roles,
+                engine: engine.to_string(),
+                reason: why.0,
+                enable: why.1,
+                acknowledged: opts.acknowledges(engine),
+            }
+        };
+    for file in files {
+        match &file.kind {
+            RecipeKind::Other { backend: Some(b) } => {
+                out.push(entry(&file.path, "(every entry of the file)".into(), None, Vec::new(), b, ("no profile yet".into(), None)));
+            }
+            RecipeKind::SrtSlurm | RecipeKind::LaunchScript | RecipeKind::AmdModels => {
+                for dep in &file.deployments {
+                    let why = match profiles::by_id(dep.engine).filter(|e| e.server.is_some()) {
+                        None => ("no profile yet".to_string(), None),
+                        Some(e) if !opts.sources.contains_key(e.id) => (
+                            format!("no {} source given", e.display),
+                            Some(format!("--{} PATH|URL, or `{}:` in .engine-audit.yaml", e.id, e.id)),
+                        ),
+                        Some(_) => continue,
+                    };
+                    let roles = dep.roles.iter().map(|r| r.role.clone()).collect();
+                    out.push(entry(&file.path, dep.name.clone(), dep.variant.clone(), roles, dep.engine, why));
+                }
+            }
+            RecipeKind::Other { backend: None } | RecipeKind::MasterConfig => {}
+        }
+    }
+    out.sort();
+    out
+}
+
+impl EngineMatrix {
+    /// Per release, how many rows have an error there.
+    pub(crate) fn breaking(&self) -> Vec<usize> {
+        (0..self.releases.len())
+            .map(|i| self.rows.iter().filter(|r| matches!(&r.cells[i], Some(Cell::Audited(c)) if c.errors > 0)).count())
+            .collect()
+    }
+}
+
+impl Row {
+    /// `path: name [variant]`.
+    pub(crate) fn label(&self) -> String {
+        match &self.variant {
+            Some(v) => format!("{}: {} [{v}]", self.path, self.deployment),
+            None => format!("{}: {}", self.path, self.deployment),
+        }
+    }
+}
