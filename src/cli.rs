@@ -391,6 +391,10 @@ pub(crate) struct MatrixArgs {
     /// Pre-releases (rc, alpha, beta) and dev builds are releases too.
     #[arg(long)]
     pub pre: bool,
+    /// For each deployment that breaks: what `--fix` at its first break would clear
+    /// (its mechanical fixes applied in memory, audited again from there; no file is written).
+    #[arg(long)]
+    pub fix: bool,
     /// A master config whose entries are checked against the recipes they link.
     #[arg(long, value_name = "FILE")]
     pub master: Option<PathBuf>,

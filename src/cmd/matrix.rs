@@ -4,11 +4,12 @@
 use super::audit::{audit_with, load, policy, Inputs};
 use super::engines::audit_sources;
 use super::output::emit;
+use crate::audit::master_links::Apply;
 use crate::audit::{AuditOptions, Engines};
 use crate::cli::{GateArgs, MatrixArgs, MatrixFormat};
 use crate::config::Config;
 use crate::gate::FailOn;
-use crate::matrix::{self, Window};
+use crate::matrix::{self, Reload, Window};
 use crate::recipe;
 use std::process::ExitCode;
 
@@ -25,7 +26,10 @@ pub(crate) fn run(args: MatrixArgs) -> miette::Result<ExitCode> {
     let mut audit_at = |files: &[recipe::RecipeFile], opts: &AuditOptions, engines: &mut Engines| {
         audit_with(files, unread.clone(), opts, &inputs.policy, engines)
     };
-    let m = matrix::compute(&files, &inputs.opts, &mut engines, &window, &mut audit_at)?;
+    let how = if inputs.master.is_some() { Apply::Selectors } else { Apply::ImagesOnly };
+    let reload = Reload { mapping: inputs.mapping.clone(), how, key: inputs.key.clone() };
+    let fix = args.fix.then_some(&reload);
+    let m = matrix::compute(&files, &inputs.opts, &mut engines, &window, fix, &mut audit_at)?;
     emit(&match args.format {
         MatrixFormat::Text => matrix::render_text(&m),
         MatrixFormat::Json => matrix::render_json(&m),

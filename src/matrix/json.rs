@@ -36,6 +36,16 @@ struct RowDoc<'a> {
     first_break: Option<&'a Break>,
     #[serde(skip_serializing_if = "Option::is_none")]
     unknown_at: &'a Option<String>,
+    /// With `--fix`, for a row that breaks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    after_fix: Option<AfterFixDoc<'a>>,
+}
+
+#[derive(Serialize)]
+struct AfterFixDoc<'a> {
+    fixes: usize,
+    newest_safe: &'a Option<String>,
+    first_break: Option<&'a Break>,
 }
 
 #[derive(Serialize)]
@@ -86,6 +96,11 @@ pub(crate) fn render(m: &Matrix) -> String {
                         newest_safe: &r.newest_safe,
                         first_break: r.first_break.as_ref(),
                         unknown_at: &r.unknown_at,
+                        after_fix: r.after_fix.as_ref().map(|f| AfterFixDoc {
+                            fixes: f.fixes,
+                            newest_safe: &f.newest_safe,
+                            first_break: f.first_break.as_ref(),
+                        }),
                     })
                     .collect(),
             })

@@ -5,10 +5,12 @@
 //! release then only runs the checks. A cell is exactly what `audit --to
 //! <release>` says of that deployment.
 
+mod after_fix;
 mod json;
 mod releases;
 mod text;
 
+pub(crate) use after_fix::{AfterFix, Reload};
 pub(crate) use json::render as render_json;
 pub(crate) use releases::Window;
 pub(crate) use text::render as render_text;
@@ -66,6 +68,8 @@ pub(crate) struct Row {
     pub first_break: Option<Break>,
     /// A release whose surface could not be read ended the walk before any break.
     pub unknown_at: Option<String>,
+    /// With `--fix`, for a row that breaks: what the fixes at its first break clear.
+    pub after_fix: Option<AfterFix>,
 }
 
 /// What `audit --to <release>` says of one deployment.
@@ -104,14 +108,18 @@ pub(crate) struct Break {
     pub errors: usize,
 }
 
-/// Build the matrix. `audit_at` is one audit as the `audit` command runs it
-/// (policy, suppressions, unreadable files), over the engines opened once.
+/// One audit as the `audit` command runs it (policy, suppressions, unreadable
+/// files), over the engines opened once.
+pub(crate) type AuditAt<'a> = &'a mut dyn FnMut(&[RecipeFile], &AuditOptions, &mut Engines) -> miette::Result<AuditReport>;
+
+/// Build the matrix; with `fix`, each breaking row's answer after `--fix` too.
 pub(crate) fn compute(
     files: &[RecipeFile],
     opts: &AuditOptions,
     engines: &mut Engines,
     window: &Window,
-    audit_at: &mut dyn FnMut(&[RecipeFile], &AuditOptions, &mut Engines) -> miette::Result<AuditReport>,
+    fix: Option<&Reload>,
+    audit_at: AuditAt,
 ) -> miette::Result<Matrix> {
     let current = audit::current_releases(files, opts, engines);
     let axes: Vec<Engine> = profiles::servers().map(|(e, _)| e).filter(|e| opts.sources.contains_key(e.id)).collect();
@@ -148,7 +156,11 @@ pub(crate) fn compute(
             let at = opts.clone().with_refs(engine, opts.refs_of(engine).from, Some(release.tag.clone()));
             columns.push(audit_at(&mine, &at, engines)?);
         }
-        let rows = rows.into_iter().map(|c| row(c, &releases, &columns, window)).collect();
+        let mut built: Vec<Row> = rows.iter().map(|c| row(c, &releases, &columns, window)).collect();
+        if let Some(reload) = fix {
+            after_fix::fill(engine, &releases, &columns, &rows, &mut built, &mine, &opts, engines, reload, &mut *audit_at)?;
+        }
+        let rows = built;
         out.push(EngineMatrix { engine: engine.id, releases: releases.into_iter().map(|r| r.tag).collect(), rows });
     }
     Ok(Matrix { engines: out, not_audited: not_audited(files, &opts) })
@@ -167,23 +179,7 @@ fn row(c: &CurrentRelease, releases: &[Release], columns: &[AuditReport], window
     };
     let cells: Vec<Option<Cell>> =
         columns.iter().enumerate().map(|(i, report)| first.filter(|f| i >= *f).map(|_| cell(c, report))).collect();
-    let mut newest_safe = None;
-    let mut first_break = None;
-    let mut unknown_at = None;
-    for ((release, cell), report) in releases.iter().zip(&cells).zip(columns) {
-        match cell {
-            None => continue,
-            Some(Cell::NotAudited { .. }) => {
-                unknown_at = Some(release.tag.clone());
-                break;
-            }
-            Some(Cell::Audited(counts)) if counts.errors > 0 => {
-                first_break = break_of(c, release, report, counts.errors);
-                break;
-            }
-            Some(Cell::Audited(_)) => newest_safe = Some(release.tag.clone()),
-        }
-    }
+    let (mut newest_safe, first_break, unknown_at) = walk(&cells, releases, |i, errors| break_of(c, &releases[i], &columns[i], errors));
     // With the current release unknown, "safe up to" would be relative to nothing.
     if matches!(start, Start::Unknown { .. }) {
         newest_safe = None;
@@ -197,7 +193,27 @@ fn row(c: &CurrentRelease, releases: &[Release], columns: &[AuditReport], window
         newest_safe,
         first_break,
         unknown_at,
+        after_fix: None,
     }
+}
+
+/// Along a row's cells: the newest safe release, the first break (built by
+/// `break_at(column, errors)`), and the release not audited that ended the walk.
+fn walk(
+    cells: &[Option<Cell>],
+    releases: &[Release],
+    break_at: impl Fn(usize, usize) -> Option<Break>,
+) -> (Option<String>, Option<Break>, Option<String>) {
+    let mut newest_safe = None;
+    for (i, (release, cell)) in releases.iter().zip(cells).enumerate() {
+        match cell {
+            None => continue,
+            Some(Cell::NotAudited { .. }) => return (newest_safe, None, Some(release.tag.clone())),
+            Some(Cell::Audited(counts)) if counts.errors > 0 => return (newest_safe, break_at(i, counts.errors), None),
+            Some(Cell::Audited(_)) => newest_safe = Some(release.tag.clone()),
+        }
+    }
+    (newest_safe, None, None)
 }
 
 /// Where the row starts: its current release when it can be placed among

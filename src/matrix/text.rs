@@ -97,5 +97,26 @@ pub(super) fn verdict(r: &Row) -> String {
     } else if r.cells.iter().any(Option::is_some) {
         parts.push("no error in the window".into());
     }
+    if let Some(f) = &r.after_fix {
+        parts.push(after_fix(f, r.first_break.as_ref().map(|b| b.release.as_str())));
+    }
     parts.join("; ")
+}
+
+/// `after --fix (2 fixes): safe up to v1.2.0` and what still stops it.
+fn after_fix(f: &super::AfterFix, broke_at: Option<&str>) -> String {
+    if f.fixes == 0 {
+        return "--fix changes nothing there (no mechanical fix)".into();
+    }
+    let mut out = format!("after --fix ({} fix{})", f.fixes, if f.fixes == 1 { "" } else { "es" });
+    match (&f.newest_safe, &f.first_break) {
+        (Some(safe), None) => out.push_str(&format!(": safe up to {safe}")),
+        (Some(safe), Some(b)) => out.push_str(&format!(": safe up to {safe}, then {}: {} `{}` at {}", b.release, b.code, b.subject, b.at)),
+        (None, Some(b)) if Some(b.release.as_str()) == broke_at => {
+            out.push_str(&format!(": still breaks at {}: {} `{}` at {}", b.release, b.code, b.subject, b.at))
+        }
+        (None, Some(b)) => out.push_str(&format!(": breaks at {}: {} `{}` at {}", b.release, b.code, b.subject, b.at)),
+        (None, None) => out.push_str(": not audited"),
+    }
+    out
 }
