@@ -349,3 +349,88 @@ impl Row {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::{FindingKind, Location};
+
+    fn dep(path: &str, name: &str, variant: Option<&str>) -> CurrentRelease {
+        CurrentRelease {
+            path: path.into(),
+            deployment: name.into(),
+            variant: variant.map(str::to_string),
+            engine: "sglang",
+            current: Err("the recipe names no image".into()),
+        }
+    }
+
+    fn finding(path: &str, deployment: Option<&str>, variant: Option<&str>) -> Finding {
+        let at = Location { path: path.into(), line: 3, column: 5, offset: None, len: None };
+        let kind = FindingKind::UnreadLaunch { words: Some("$EXTRA".into()), why: "from the job".into() };
+        let f = Finding::new(kind, at, "$EXTRA").variant(variant);
+        match deployment {
+            Some(d) => f.deployment(d),
+            None => f,
+        }
+    }
+
+    #[test]
+    fn a_finding_is_a_rows_by_file_name_and_variant() {
+        let (a, b) = (dep("r.yaml", "big", Some("override_a")), dep("r.yaml", "big", Some("override_b")));
+        // Found in variant a only (its override sets the flag): not b's.
+        let only_a = finding("r.yaml", Some("big"), Some("override_a"));
+        assert!(belongs(&only_a, &a) && !belongs(&only_a, &b));
+        // On a line both variants read, normalized into one finding naming both.
+        let mut both = only_a.clone();
+        both.variants.push("override_b".into());
+        assert!(belongs(&both, &a) && belongs(&both, &b));
+        // About the whole file (no deployment): every row of the file; not another file's.
+        let file = finding("r.yaml", None, None);
+        assert!(belongs(&file, &a) && !belongs(&file, &dep("s.yaml", "big", None)));
+        // Another deployment of the same file is not this one.
+        assert!(!belongs(&finding("r.yaml", Some("small"), None), &dep("r.yaml", "big", None)));
+        // A consumer finding in Dynamo's source is the row's when it affects the row's file.
+        let mut consumer = finding("components/src/dynamo/sglang/args.py", None, None);
+        assert!(!belongs(&consumer, &a));
+        consumer.affects.push(Location { path: "r.yaml".into(), line: 9, column: 3, offset: None, len: None });
+        assert!(belongs(&consumer, &a));
+    }
+
+    fn release(tag: &str) -> Release {
+        Release { tag: tag.into(), version: crate::source::parse_version_ref(tag).unwrap() }
+    }
+
+    fn audited(errors: usize) -> Option<Cell> {
+        Some(Cell::Audited(Counts { errors, worst: (errors > 0).then_some(Severity::Error), ..Counts::default() }))
+    }
+
+    #[test]
+    fn the_walk_stops_at_the_first_error_or_the_first_release_not_audited() {
+        let releases: Vec<Release> = ["v1.0.0", "v1.1.0", "v1.2.0", "v1.3.0"].into_iter().map(release).collect();
+        let brk = |i: usize, errors: usize| {
+            Some(Break {
+                release: releases[i].tag.clone(),
+                code: "EA001".into(),
+                subject: "x".into(),
+                message: String::new(),
+                at: String::new(),
+                evidence: None,
+                errors,
+            })
+        };
+        // Before the row starts (None), then safe, safe, broken, safe again: the first break counts.
+        let (safe, first, unknown) = walk(&[None, audited(0), audited(2), audited(0)], &releases, brk);
+        assert_eq!((safe.as_deref(), first.map(|b| (b.release, b.errors)), unknown), (Some("v1.1.0"), Some(("v1.2.0".into(), 2)), None));
+        // Broken at its first release: no safe target.
+        let (safe, first, _) = walk(&[audited(1), audited(0), audited(0), audited(0)], &releases, brk);
+        assert_eq!((safe, first.map(|b| b.release)), (None, Some("v1.0.0".into())));
+        // A release not audited ends the walk: nothing is claimed after it, not even a later break.
+        let gap = Some(Cell::NotAudited { reason: "ref could not be read".into() });
+        let (safe, first, unknown) = walk(&[audited(0), gap, audited(1), audited(0)], &releases, brk);
+        assert_eq!((safe.as_deref(), first, unknown.as_deref()), (Some("v1.0.0"), None, Some("v1.1.0")));
+        // No error anywhere: safe up to the newest.
+        let (safe, first, _) = walk(&[audited(0), audited(0), audited(0), audited(0)], &releases, brk);
+        assert_eq!((safe.as_deref(), first), (Some("v1.3.0"), None));
+    }
+}
