@@ -44,6 +44,16 @@ VLLM_RECIPES="$SHARED/recipes/benchmarks/multi_node/srt-slurm-recipes/vllm"
 AUDIT_VLLM=("$BIN" audit "$VLLM_RECIPES" --vllm "$CORPUS/vllm.git" --dynamo "$CORPUS/dynamo.git"
     --to v0.34.0 --dynamo-to v1.6.1 --offline --format json)
 FLOOR_VLLM=(bash -c 'for t in v0.20.1 v0.21.0 v0.23.0 v0.25.1 v0.27.1 v0.34.0; do git -C "$0" archive "$t" >/dev/null; done; git -C "$1" archive v1.6.1 >/dev/null' "$CORPUS/vllm.git" "$CORPUS/dynamo.git")
+# The matrix (issue 44): the SGLang recipes of both trees against every release
+# of the wider corpus (17 SGLang tags), cold and warm, against one cold audit of
+# the same recipes to the newest release. Skipped without the wider corpus.
+WIDE="${ENGINE_AUDIT_CORPUS_WIDE:-$(dirname "$CORPUS")/wide}"
+MATRIX=() AUDIT_WIDE=()
+if [[ -d "$WIDE/sglang.git" ]]; then
+    MATRIX=("$BIN" matrix $RECIPES $V2_RECIPES --sglang "$WIDE/sglang.git" --offline --format json)
+    AUDIT_WIDE=("$BIN" audit $RECIPES $V2_RECIPES --sglang "$WIDE/sglang.git" --to v0.5.23 --offline --format json --fail-on never)
+fi
+WALLS_matrix=() WALLS_matrix_warm=() WALLS_audit_wide=()
 WALLS_cold=() WALLS_warm=() WALLS_floor=() WALLS_parse_all=() WALLS_scale=() WALLS_scale_warm=() WALLS_to23=() WALLS_to23_warm=() WALLS_floor23=()
 WALLS_vllm=() WALLS_vllm_warm=() WALLS_floor_vllm=()
 # One timed run of every case per round. A cold run fills the cache its warm
@@ -68,7 +78,16 @@ for ((round = 0; round < RUNS; round++)); do
     time_once floor_vllm no_prep "${FLOOR_VLLM[@]}"
     "${AUDIT_VLLM[@]}" >/dev/null 2>&1 || true
     time_once vllm_warm no_prep "${AUDIT_VLLM[@]}"
+    if ((${#MATRIX[@]})); then
+        time_once audit_wide clear_cache "${AUDIT_WIDE[@]}"
+        time_once matrix clear_cache "${MATRIX[@]}"
+        "${MATRIX[@]}" >/dev/null 2>&1 || true
+        time_once matrix_warm no_prep "${MATRIX[@]}"
+    fi
 done
+if ((${#MATRIX[@]})); then
+    for name in matrix matrix_warm audit_wide; do median_of "$name"; done
+fi
 for name in cold warm floor parse_all scale scale_warm to23 to23_warm floor23 vllm vllm_warm floor_vllm; do median_of "$name"; done
 peak_rss cold clear_cache "${AUDIT_NINE[@]}"
 peak_rss warm no_prep "${AUDIT_NINE[@]}"
@@ -105,3 +124,14 @@ cat <<TABLE
 
 peak RSS cold: $RSS_cold MB (target ≤ 300: $(verdict "$RSS_cold" 300))
 TABLE
+if ((${#MATRIX[@]})); then
+    R_MATRIX=$(paired_ratio matrix audit_wide)
+    R_MATRIX_WARM=$(paired_ratio matrix_warm audit_wide)
+    cat <<TABLE
+| case | median s | ratio |
+|---|---|---|
+| 8. matrix: the SGLang recipes of both trees × 17 wide-corpus releases, cold | $MED_matrix | $R_MATRIX × 8a (target ≤ 5: $(verdict "$R_MATRIX" 5)) |
+| 8w. same, warm | $MED_matrix_warm | $R_MATRIX_WARM × 8a (target ≤ 1: $(verdict "$R_MATRIX_WARM" 1)) |
+| 8a. one audit of the same recipes to v0.5.23, cold | $MED_audit_wide | 1 |
+TABLE
+fi

@@ -23,6 +23,9 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Audit recipes against an engine bump: what breaks, silently changes, or crashes.
     Audit(AuditArgs),
+    /// Every deployment against every release from its current one: the newest safe
+    /// target and the first break of each (docs/matrix.md).
+    Matrix(MatrixArgs),
     /// Extract one engine release's surface: flags, env vars, modules, classes, pins.
     Surface(SurfaceArgs),
     /// The changelog a bump reviewer wants between two refs of one engine.
@@ -361,6 +364,57 @@ pub(crate) struct AuditArgs {
     /// instead of exiting 2; findings still fail by --fail-on.
     #[arg(long)]
     pub hook: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MatrixFormat {
+    /// A table per engine, then each deployment's newest safe target and first break.
+    Text,
+    /// Versioned, documented schema (docs/matrix.md).
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct MatrixArgs {
+    /// Recipe files or folders (searched recursively for .yaml, .yml, .sh).
+    #[arg(value_name = "PATHS")]
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub sources: EngineSources,
+    /// The oldest release to audit against (a version tag; inclusive). A deployment
+    /// whose current release cannot be told starts here.
+    #[arg(long, value_name = "REF")]
+    pub since: Option<String>,
+    /// The newest release to audit against (a version tag; inclusive) [default: the newest].
+    #[arg(long, value_name = "REF")]
+    pub until: Option<String>,
+    /// Pre-releases (rc, alpha, beta) and dev builds are releases too.
+    #[arg(long)]
+    pub pre: bool,
+    /// For each deployment that breaks: what `--fix` at its first break would clear
+    /// (its mechanical fixes applied in memory, audited again from there; no file is written).
+    #[arg(long)]
+    pub fix: bool,
+    /// A master config whose entries are checked against the recipes they link.
+    #[arg(long, value_name = "FILE")]
+    pub master: Option<PathBuf>,
+    /// Only this master-config key; with no PATHS, the recipes it links.
+    #[arg(long, value_name = "KEY", requires = "master")]
+    pub key: Option<String>,
+    /// Where master-config links point, relative to the recipes repo root (as for `audit`).
+    #[arg(long, value_name = "DIR")]
+    pub recipes_dir: Option<String>,
+    /// Extra risk-rule folders, on top of the built-in rules (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub rules: Vec<PathBuf>,
+    /// Drop findings with this code (repeatable; adds to the config's `ignore`).
+    #[arg(long, value_name = "CODE")]
+    pub ignore: Vec<String>,
+    /// The config file (as for `audit`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: MatrixFormat,
 }
 
 /// What fails a run and what is not reported; shared by `audit` and `pr`.

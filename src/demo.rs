@@ -14,6 +14,11 @@ pub struct DemoWorkspace {
     pub recipes: PathBuf,
     /// Tags in commit order, per engine.
     pub sglang_tags: Vec<String>,
+    /// The SGLang release the demo audit bumps to. The mini SGLang has one
+    /// release after it (v1.2.0, which drops a deprecated alias the demo
+    /// script still passes): the matrix's third column, where a deployment
+    /// safe at v1.1.0 breaks.
+    pub sglang_target: String,
     pub vllm_tags: Vec<String>,
     pub dynamo_tags: Vec<String>,
 }
@@ -88,6 +93,9 @@ impl TreeBuilderByPath {
     }
 }
 
+/// The release the demo audit bumps the mini SGLang to (see [`DemoWorkspace::sglang_target`]).
+const SGLANG_TARGET: &str = "v1.1.0";
+
 /// Write the demo workspace below `root`.
 pub fn build(root: &Path) -> Result<DemoWorkspace, miette::Report> {
     let io = |e: std::io::Error| miette::miette!("cannot write the demo workspace in {}: {e}", root.display());
@@ -106,5 +114,9 @@ pub fn build(root: &Path) -> Result<DemoWorkspace, miette::Report> {
             std::fs::write(&target, bytes).map_err(io)?;
         }
     }
-    Ok(DemoWorkspace { sglang_repo, vllm_repo, dynamo_repo, recipes, sglang_tags, vllm_tags, dynamo_tags })
+    let sglang_target = SGLANG_TARGET.to_string();
+    if !sglang_tags.contains(&sglang_target) {
+        return Err(miette::miette!("the demo's mini SGLang has no {sglang_target} (tags: {})", sglang_tags.join(", ")));
+    }
+    Ok(DemoWorkspace { sglang_repo, vllm_repo, dynamo_repo, recipes, sglang_tags, sglang_target, vllm_tags, dynamo_tags })
 }

@@ -28,6 +28,7 @@ mod finding;
 pub mod fix;
 mod gate;
 mod history;
+mod matrix;
 pub mod profiles;
 pub mod recipe;
 mod recipe_schema;

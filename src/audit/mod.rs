@@ -8,6 +8,7 @@
 //! names one.
 
 mod consumer_link;
+mod current;
 mod deployment_refs;
 mod engines;
 mod history;
@@ -26,6 +27,7 @@ use crate::profiles::{self, ConsumerLink, Engine};
 use crate::recipe::{Deployment, RecipeFile, RecipeKind};
 use crate::surface::{EngineSurface, ExtractWarning};
 pub use consumer_link::{check_link, LinkBump};
+pub(crate) use current::{current_releases, CurrentRelease};
 use deployment_refs::{derive_refs, DeploymentRefs};
 pub(crate) use engines::Engines;
 use engines::{EngineHandle, RefTree};
@@ -163,7 +165,8 @@ impl<'a> Run<'a> {
                 let refs_of = |pick: fn(&DeploymentRefs, Engine) -> Option<&refs::DerivedRef>| -> BTreeSet<String> {
                     self.planned.iter().filter_map(|p| pick(&p.refs, engine).map(|d| d.wanted.clone())).collect()
                 };
-                let targets = refs_of(DeploymentRefs::to);
+                let mut targets = refs_of(DeploymentRefs::to);
+                targets.extend(self.opts.also_targets.get(engine.id).into_iter().flatten().cloned());
                 let sources = refs_of(DeploymentRefs::from);
                 let source_demand = engines::source_demand(handle, &demand, &targets);
                 let wanted: Vec<(String, Demand)> = targets

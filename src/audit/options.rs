@@ -26,6 +26,11 @@ pub struct AuditOptions {
     /// Engines (ids) whose deployments may go unaudited without failing the run
     /// (`--allow-unaudited`, the config's `allow_unaudited`): still listed.
     pub allow_unaudited: BTreeSet<String>,
+    /// Refs of each engine (by id) that later runs over the same [`Engines`](super::Engines)
+    /// audit against (the matrix's releases): read with a target's demand in the
+    /// first run, so a surface first read as a deployment's current release,
+    /// or for the release history, serves unchanged when it is a target.
+    pub also_targets: BTreeMap<&'static str, BTreeSet<String>>,
 }
 
 /// One engine's source as given: a path or URL, and the package folder inside it.

@@ -59,6 +59,7 @@ pub(crate) fn check_entry(master: &RecipeFile, entry: &MasterEntry, recipe: &Rec
                 out.push(
                     Finding::new(kind, Location::from_span(&container.span), "model.container")
                         .deployment(&dep.name)
+                        .variant(dep.variant.as_deref())
                         .evidence(master_evidence(master, image, format!("{key}.image"))),
                 );
             }
@@ -78,6 +79,7 @@ pub(crate) fn check_entry(master: &RecipeFile, entry: &MasterEntry, recipe: &Rec
                 out.push(
                     Finding::new(kind, Location::from_span(&spec.raw.span), format!("dynamo.{}", spec.field))
                         .deployment(&dep.name)
+                        .variant(dep.variant.as_deref())
                         .evidence(master_evidence(master, version, format!("{key}.router.version"))),
                 );
             }

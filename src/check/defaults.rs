@@ -51,6 +51,7 @@ pub(crate) fn changed_defaults(
         out.push(
             Finding::new(kind, at, change.flag.canonical().trim_start_matches("--"))
                 .deployment(&dep.name)
+                .variant(dep.variant.as_deref())
                 .evidence(EvidenceRef::new(change.evidence, bump.target_ref())),
         );
     }

@@ -41,7 +41,7 @@ pub(crate) fn check_deployment(
             continue;
         }
         if let Some(f) = check_use(&site, use_, bump) {
-            out.push(f.role(role).deployment(&dep.name).condition(use_.condition.clone()));
+            out.push(f.role(role).deployment(&dep.name).variant(dep.variant.as_deref()).condition(use_.condition.clone()));
         }
     }
 }

@@ -55,7 +55,11 @@ pub(crate) fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, 
             let mut found = Vec::new();
             check_use(&site, &use_, bump, &mut found);
             found.extend(semantics_changed(&use_, bump));
-            out.extend(found.into_iter().map(|f| f.role(Some(&role.role)).deployment(&dep.name).condition(use_.condition.clone())));
+            out.extend(
+                found.into_iter().map(|f| {
+                    f.role(Some(&role.role)).deployment(&dep.name).variant(dep.variant.as_deref()).condition(use_.condition.clone())
+                }),
+            );
         }
     }
 }

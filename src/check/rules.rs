@@ -86,6 +86,7 @@ pub(crate) fn to_finding(hit: RuleHit, file: &RecipeFile, dep: &Deployment) -> F
         severity: hit.severity,
         location,
         deployment: Some(hit.deployment),
+        variants: dep.variant.iter().cloned().collect(),
         role: hit.role,
         subject: hit.subject,
         evidence: hit

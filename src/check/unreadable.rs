@@ -72,7 +72,12 @@ pub(crate) fn unread_launches(file: &RecipeFile) -> Vec<Finding> {
         for role in dep.roles.iter().filter(|r| r.argv.is_none() && r.flags.is_empty()) {
             let (Some(why), Some(span)) = (&role.dynamic, &role.span) else { continue };
             let kind = FindingKind::UnreadLaunch { words: None, why: why.clone() };
-            out.push(Finding::new(kind, Location::from_span(span), &role.role).role(Some(&role.role)).deployment(&dep.name));
+            out.push(
+                Finding::new(kind, Location::from_span(span), &role.role)
+                    .role(Some(&role.role))
+                    .deployment(&dep.name)
+                    .variant(dep.variant.as_deref()),
+            );
         }
     }
     out
@@ -92,7 +97,11 @@ pub(crate) fn unread_words(dep: &Deployment, role: &str, unbound: &[ArgToken]) -
                 None => why,
             };
             let kind = FindingKind::UnreadLaunch { words: Some(t.raw.clone()), why };
-            Finding::new(kind, Location::from_span(&t.span), &t.raw).role(Some(role)).deployment(&dep.name).condition(t.condition.clone())
+            Finding::new(kind, Location::from_span(&t.span), &t.raw)
+                .role(Some(role))
+                .deployment(&dep.name)
+                .variant(dep.variant.as_deref())
+                .condition(t.condition.clone())
         })
         .collect()
 }

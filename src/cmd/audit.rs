@@ -16,16 +16,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Everything one audit run reads, resolved from flags and the config file.
-struct Inputs {
-    paths: Vec<PathBuf>,
-    master: Option<PathBuf>,
-    key: Option<String>,
-    mapping: LinkMapping,
-    opts: AuditOptions,
-    policy: Policy,
-    fail_on: FailOn,
+pub(super) struct Inputs {
+    pub(super) paths: Vec<PathBuf>,
+    pub(super) master: Option<PathBuf>,
+    pub(super) key: Option<String>,
+    pub(super) mapping: LinkMapping,
+    pub(super) opts: AuditOptions,
+    pub(super) policy: Policy,
+    pub(super) fail_on: FailOn,
     /// What folder walks skip (`.gitignore`, hidden, vendored, the config's `exclude:`).
-    walk: recipe::Walk,
+    pub(super) walk: recipe::Walk,
 }
 
 pub(crate) fn run(args: AuditArgs) -> miette::Result<ExitCode> {
@@ -158,7 +158,7 @@ pub(crate) fn fail_on(gate: &GateArgs, config: &Config) -> FailOn {
 /// recipes the master config links (plus the master config itself); and an
 /// EA305 for every file asked for that could not be read (each also printed
 /// as a diagnostic with its excerpt).
-fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<Finding>) {
+pub(super) fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<Finding>) {
     let mut paths = inputs.paths.clone();
     let mut files = Vec::new();
     let mut unread = Vec::new();
@@ -192,11 +192,22 @@ fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<Finding>) {
 
 /// Audit, add the files that could not be read, apply the policy.
 fn audit_files(files: &[RecipeFile], unread: Vec<Finding>, inputs: &Inputs, engines: &mut audit::Engines) -> miette::Result<AuditReport> {
-    let mut result = audit::run_with(files, &inputs.opts, engines)?;
+    audit_with(files, unread, &inputs.opts, &inputs.policy, engines)
+}
+
+/// [`audit_files`] with options of its own (the matrix's, one release at a time).
+pub(super) fn audit_with(
+    files: &[RecipeFile],
+    unread: Vec<Finding>,
+    opts: &AuditOptions,
+    policy: &Policy,
+    engines: &mut audit::Engines,
+) -> miette::Result<AuditReport> {
+    let mut result = audit::run_with(files, opts, engines)?;
     result.coverage.unreadable += unread.len();
     result.findings.extend(unread);
     crate::finding::normalize(&mut result.findings);
-    suppress::apply(&mut result, files, &inputs.policy);
+    suppress::apply(&mut result, files, policy);
     Ok(result)
 }
 

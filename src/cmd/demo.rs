@@ -26,7 +26,7 @@ pub fn audit_demo(root: &Path) -> miette::Result<(crate::demo::DemoWorkspace, Au
     .with_source(&crate::profiles::SGLANG, Some(ws.sglang_repo.to_string_lossy().into_owned()), None)
     .with_source(&crate::profiles::VLLM, Some(ws.vllm_repo.to_string_lossy().into_owned()), None)
     .with_source(&crate::profiles::DYNAMO, Some(ws.dynamo_repo.to_string_lossy().into_owned()), None)
-    .with_refs(&crate::profiles::SGLANG, None, ws.sglang_tags.last().cloned())
+    .with_refs(&crate::profiles::SGLANG, None, Some(ws.sglang_target.clone()))
     .with_own_refs(&crate::profiles::VLLM, None, ws.vllm_tags.last().cloned());
     let mut report = audit::run(&files, &opts)?;
     relativize(&mut report, root);
@@ -101,7 +101,7 @@ pub fn run(args: DemoArgs) -> miette::Result<ExitCode> {
         ws.vllm_tags.join(", "),
         ws.dynamo_tags.join(", "),
         root.display(),
-        ws.sglang_tags.last().map(String::as_str).unwrap_or("?"),
+        ws.sglang_target,
         ws.vllm_tags.last().map(String::as_str).unwrap_or("?"),
     ));
     emit(&report::Format::Text.render(&report, &report::RenderOptions { color: super::audit::use_color(), ..Default::default() }));

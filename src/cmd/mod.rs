@@ -8,6 +8,7 @@ pub mod demo;
 pub(crate) mod diff;
 pub(crate) mod engines;
 pub(crate) mod explain;
+pub(crate) mod matrix;
 pub(crate) mod output;
 pub(crate) mod pr;
 pub(crate) mod pr_new;
@@ -36,6 +37,7 @@ pub fn main() -> ExitCode {
     let no_cache = match &cli.command {
         Command::Audit(a) => a.sources.no_cache,
         Command::Surface(a) => a.sources.no_cache,
+        Command::Matrix(a) => a.sources.no_cache,
         Command::Diff(a) => a.sources.no_cache,
         Command::Pr(a) => a.sources.no_cache,
         Command::Demo(_)
@@ -53,6 +55,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Audit(args) => audit::run(args),
         Command::Surface(args) => surface::run(args),
+        Command::Matrix(args) => matrix::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Explain(args) => explain::run(args),

@@ -144,6 +144,11 @@ pub struct Finding {
     pub location: Location,
     /// The deployment (recipe name) it is about, if any.
     pub deployment: Option<String>,
+    /// The variants of that deployment (srtctl selectors) it was found in;
+    /// empty for a recipe without variants or a finding about the whole file.
+    /// Not in the reports (a finding on a line the variants share is said
+    /// once); the matrix uses it to give each variant its own row.
+    pub variants: Vec<String>,
     /// prefill / decode / ... for role-scoped flags and env vars.
     pub role: Option<String>,
     /// The flag without `--`, the env var, the module, or `Class.attribute`.
@@ -230,6 +235,7 @@ impl Finding {
             severity,
             location,
             deployment: None,
+            variants: Vec::new(),
             role: None,
             subject: subject.into(),
             evidence: Vec::new(),
@@ -244,6 +250,11 @@ impl Finding {
     }
     pub fn deployment(mut self, name: &str) -> Self {
         self.deployment = Some(name.to_string());
+        self
+    }
+    /// The variant of the deployment it was found in, if it has variants.
+    pub fn variant(mut self, variant: Option<&str>) -> Self {
+        self.variants = variant.map(str::to_string).into_iter().collect();
         self
     }
     pub fn evidence(mut self, e: EvidenceRef) -> Self {
@@ -305,17 +316,24 @@ pub(crate) fn normalize(findings: &mut Vec<Finding>) {
     let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
     for f in findings.drain(..) {
         match out.iter_mut().rev().take_while(|o| o.sort_key() == f.sort_key()).find(|o| same_but_affects(o, &f)) {
-            Some(o) => o.affects.extend(f.affects),
+            Some(o) => {
+                o.affects.extend(f.affects);
+                o.variants.extend(f.variants);
+            }
             None => out.push(f),
         }
     }
     for f in &mut out {
         f.affects.sort();
         f.affects.dedup();
+        f.variants.sort();
+        f.variants.dedup();
     }
     *findings = out;
 }
 
+/// The same finding, but for the recipe places it affects and the variants it was found in.
 fn same_but_affects(a: &Finding, b: &Finding) -> bool {
-    Finding { affects: Vec::new(), ..a.clone() } == Finding { affects: Vec::new(), ..b.clone() }
+    let bare = |f: &Finding| Finding { affects: Vec::new(), variants: Vec::new(), ..f.clone() };
+    bare(a) == bare(b)
 }

@@ -3,7 +3,8 @@
 
 use assert_cmd::Command;
 
-const SUBCOMMANDS: &[&str] = &["audit", "surface", "diff", "demo", "explain", "rules", "pr", "cache", "show", "completions", "man"];
+const SUBCOMMANDS: &[&str] =
+    &["audit", "matrix", "surface", "diff", "demo", "explain", "rules", "pr", "cache", "show", "completions", "man"];
 
 fn run(args: &[&str]) -> std::process::Output {
     Command::cargo_bin("engine-audit").unwrap().args(args).output().unwrap()

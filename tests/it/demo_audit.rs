@@ -207,7 +207,7 @@ fn the_demo_command_prints_the_committed_report_and_the_readme_quotes_it() {
     let (banner, report) = stdout.split_once("\n\n").unwrap();
     assert!(
         banner.starts_with(
-            "engine-audit demo: mini SGLang v1.0.0, v1.1.0, mini vLLM v0.8.0, v0.9.0 and mini Dynamo v0.1.0, v0.2.0 built in "
+            "engine-audit demo: mini SGLang v1.0.0, v1.1.0, v1.2.0, mini vLLM v0.8.0, v0.9.0 and mini Dynamo v0.1.0, v0.2.0 built in "
         ) && banner.ends_with("for the SGLang bump to v1.1.0 and the vLLM bump to v0.9.0 (Dynamo stays where each recipe pins it)."),
         "{banner}"
     );

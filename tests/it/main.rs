@@ -21,6 +21,7 @@ mod fix;
 mod github_fit;
 mod layout_equivalence;
 mod master_links;
+mod matrix;
 mod module_layers;
 mod oracle;
 mod oracle_atom;
