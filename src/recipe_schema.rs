@@ -375,6 +375,7 @@ mod tests {
             classes: Default::default(),
             requires: Vec::new(),
             warnings: Vec::new(),
+            config_keys: Vec::new(),
             flag_index: Default::default(),
         }
     }

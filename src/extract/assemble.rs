@@ -3,7 +3,7 @@
 
 use super::consts::classes;
 use super::units::{EnvScan, Units, WithWarnings};
-use super::{cli_flags, env_vars, parsed, pins, symbols, Package};
+use super::{cli_flags, click_options, env_vars, parsed, pins, pydantic_models, symbols, Package};
 use crate::cache::FactCache;
 use crate::profiles::{Engine, EnvStrategy, FlagsStrategy};
 use crate::source::Tree;
@@ -121,7 +121,31 @@ pub fn extract_surface_with(
                     (built, w)
                 })
             }
+            FlagsStrategy::ClickCommand { module, function } => {
+                let module = format!("{}.{module}", pkg.name);
+                let entry = pkg.module_path(&module);
+                units.unit("flags", "", entry.as_deref(), |pkg| {
+                    let mut w = Vec::new();
+                    // Click parses exact option strings: no prefix matching, no rewrites.
+                    let facts = crate::surface::ParserFacts { allow_abbrev: crate::surface::Known::Value(false), ..Default::default() };
+                    ((click_options::extract_click_options(pkg, &module, function, &mut w), facts), w)
+                })
+            }
         }
+    };
+    // The configuration file's keys: read with the flags (they answer the same
+    // questions of a recipe), only for an engine that has one.
+    let config_of = || {
+        let Some(profile) = engine.server.as_ref().filter(|_| demand.flags).and_then(|s| s.config_file.as_ref()) else {
+            return WithWarnings::default();
+        };
+        let _span = crate::trace::span(|| format!("  config keys {ref_name}"));
+        let module = format!("{}.{}", pkg.name, profile.module);
+        let entry = pkg.module_path(&module);
+        units.unit("config_keys", profile.class, entry.as_deref(), |pkg| {
+            let mut w = Vec::new();
+            (pydantic_models::extract_config_keys(pkg, profile, &mut w), w)
+        })
     };
     let ((mut modules, metadata), ((symbols, flags), (env, classes))) = rayon::join(
         || {
@@ -132,7 +156,7 @@ pub fn extract_surface_with(
         },
         || {
             rayon::join(
-                || rayon::join(|| symbols_of(&units, &pkg, &demand.symbols_of, &demand.names_imported, ref_name), flags_of),
+                || rayon::join(|| symbols_of(&units, &pkg, &demand.symbols_of, &demand.names_imported, ref_name), || rayon::join(flags_of, config_of)),
                 || rayon::join(|| env_of(&units, &pkg, engine, demand, ref_name), || classes_of(&units, &pkg, &demand.classes, ref_name)),
             )
         },
@@ -144,8 +168,9 @@ pub fn extract_surface_with(
         }
         warnings.extend(w);
     }
-    let ((flags, parser), w) = flags;
+    let (((flags, parser), w), (config_keys, config_w)) = flags;
     warnings.extend(w);
+    warnings.extend(config_w);
     let ((env, env_prefix_rewrites), w) = env;
     warnings.extend(w);
     let (classes, w) = classes;
@@ -168,6 +193,7 @@ pub fn extract_surface_with(
         modules,
         classes,
         requires,
+        config_keys,
         warnings,
         flag_index: Default::default(),
     }
