@@ -156,7 +156,12 @@ pub fn extract_surface_with(
         },
         || {
             rayon::join(
-                || rayon::join(|| symbols_of(&units, &pkg, &demand.symbols_of, &demand.names_imported, ref_name), || rayon::join(flags_of, config_of)),
+                || {
+                    rayon::join(
+                        || symbols_of(&units, &pkg, &demand.symbols_of, &demand.names_imported, ref_name),
+                        || rayon::join(flags_of, config_of),
+                    )
+                },
                 || rayon::join(|| env_of(&units, &pkg, engine, demand, ref_name), || classes_of(&units, &pkg, &demand.classes, ref_name)),
             )
         },

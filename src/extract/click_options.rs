@@ -129,7 +129,7 @@ fn read_option(ev: &ConstEval, file: &PyFile, module: &str, call: Node) -> Optio
                 Some(json) => Known::Value(json),
                 None => Known::Dynamic { dynamic: file.text(node).to_string() },
             },
-            Err(text) => Known::Dynamic { dynamic: text },
+            Err(text) => model_field_default(ev, file, module, node).unwrap_or(Known::Dynamic { dynamic: text }),
         },
         // Click's own: a flag is off, a counter is 0, anything else is `None`.
         None if is_flag => Known::Value(PyValue::Bool(false)),
@@ -146,8 +146,12 @@ fn read_option(ev: &ConstEval, file: &PyFile, module: &str, call: Node) -> Optio
     let (help, status) = keyword("help").map(|node| read_help(ev, file, module, node)).unwrap_or((None, None));
     let deprecated_kw = keyword("deprecated").and_then(|v| fold(v).ok());
     let deprecated = match (&deprecated_kw, status.as_deref()) {
-        (Some(Val::Str(message)), _) => Some(FlagDeprecation { kind: FlagDeprecationKind::Announced, replacement: None, message: Some(message.clone()) }),
-        (Some(v), _) if v.truthy() == Some(true) => Some(FlagDeprecation { kind: FlagDeprecationKind::Announced, replacement: None, message: help.clone() }),
+        (Some(Val::Str(message)), _) => {
+            Some(FlagDeprecation { kind: FlagDeprecationKind::Announced, replacement: None, message: Some(message.clone()) })
+        }
+        (Some(v), _) if v.truthy() == Some(true) => {
+            Some(FlagDeprecation { kind: FlagDeprecationKind::Announced, replacement: None, message: help.clone() })
+        }
         (_, Some("deprecated")) => Some(FlagDeprecation { kind: FlagDeprecationKind::Announced, replacement: None, message: help.clone() }),
         _ => None,
     };
@@ -183,6 +187,27 @@ fn read_option(ev: &ConstEval, file: &PyFile, module: &str, call: Node) -> Optio
         effective_default: None,
         engine_parser: None,
     })
+}
+
+/// `Model.model_fields["name"].default`: the default the engine's pydantic
+/// model declares for that field (TRT-LLM takes `--max_batch_size`'s from
+/// `BuildConfig`). `None` when the expression is not of that shape or the
+/// field's default is not known.
+fn model_field_default(ev: &ConstEval, file: &PyFile, module: &str, node: Node) -> Option<Known<PyValue>> {
+    if node.kind() != "attribute" || file.text(node.child_by_field_name("attribute")?) != "default" {
+        return None;
+    }
+    let subscript = node.child_by_field_name("object")?;
+    if subscript.kind() != "subscript" {
+        return None;
+    }
+    let fields = subscript.child_by_field_name("value")?;
+    if fields.kind() != "attribute" || file.text(fields.child_by_field_name("attribute")?) != "model_fields" {
+        return None;
+    }
+    let name = file.string_value(subscript.child_by_field_name("subscript")?)?;
+    let Ok(Val::Class(class)) = ev.eval(file, fields.child_by_field_name("object")?, Scope::module(module)) else { return None };
+    super::pydantic_models::field_default(ev, &class, &name)?
 }
 
 /// The parameter name click derives from option strings: the first with the

@@ -20,7 +20,7 @@ pub use package::Package;
 pub(crate) mod env_vars;
 pub(crate) mod pins;
 pub(crate) mod pydantic_models;
+pub mod symbols;
 #[cfg(test)]
 mod trtllm_tests;
-pub mod symbols;
 pub mod worker_flags;

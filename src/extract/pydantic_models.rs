@@ -48,6 +48,17 @@ pub(crate) fn extract_config_keys(pkg: &Package, profile: &ConfigFileProfile, wa
     out
 }
 
+/// The default of field `name` of the engine model `class` (its own or
+/// inherited), as [`extract_config_keys`] reads it: what
+/// `Class.model_fields["name"].default` is at run time. `None` when the
+/// model or the field is not found.
+pub(crate) fn field_default(ev: &ConstEval, class: &ClassRef, name: &str) -> Option<Option<Known<PyValue>>> {
+    let field = fields(ev, class, 0).into_iter().find(|f| f.name == name)?;
+    let mut out = Vec::new();
+    let mut reader = Reader { ev, out: &mut out };
+    Some(reader.key(name, &field, ExtraPolicy::Unknown).0.default)
+}
+
 /// One field as the model declares it.
 struct FieldDecl {
     name: String,
@@ -121,10 +132,12 @@ impl Reader<'_, '_> {
                                 _ => None,
                             }
                         }
-                        "description" => description = self.ev.eval(file, v, Scope::module(module)).ok().and_then(|v| match v {
-                            Val::Str(s) => Some(s),
-                            _ => None,
-                        }),
+                        "description" => {
+                            description = self.ev.eval(file, v, Scope::module(module)).ok().and_then(|v| match v {
+                                Val::Str(s) => Some(s),
+                                _ => None,
+                            })
+                        }
                         "json_schema_extra" => {
                             if let Ok(Val::Dict(items)) = self.ev.eval(file, v, Scope::module(module)) {
                                 for (k, v) in items {
@@ -377,7 +390,9 @@ fn fields(ev: &ConstEval, class: &ClassRef, depth: usize) -> Vec<FieldDecl> {
     }
     let Some(body) = class_body(node) else { return out };
     for stmt in named_children(body) {
-        let Some(assign) = (stmt.kind() == "expression_statement").then(|| named_children(stmt).into_iter().next()).flatten() else { continue };
+        let Some(assign) = (stmt.kind() == "expression_statement").then(|| named_children(stmt).into_iter().next()).flatten() else {
+            continue;
+        };
         if assign.kind() != "assignment" {
             continue;
         }
@@ -452,17 +467,17 @@ fn own_extra(ev: &ConstEval, file: &PyFile, module: &str, class: Node) -> Option
                 return Some(p);
             }
         }
-        let Some(assign) = (stmt.kind() == "expression_statement").then(|| named_children(stmt).into_iter().next()).flatten() else { continue };
+        let Some(assign) = (stmt.kind() == "expression_statement").then(|| named_children(stmt).into_iter().next()).flatten() else {
+            continue;
+        };
         if assign.kind() != "assignment" || assign.child_by_field_name("left").is_none_or(|l| file.text(l) != "model_config") {
             continue;
         }
         let value = assign.child_by_field_name("right")?;
         return Some(match ev.eval(file, value, Scope::module(module)) {
-            Ok(Val::Dict(items)) => items
-                .iter()
-                .find(|(k, _)| *k == Val::Str("extra".into()))
-                .map(|(_, v)| policy_of(v))
-                .unwrap_or(ExtraPolicy::Unknown),
+            Ok(Val::Dict(items)) => {
+                items.iter().find(|(k, _)| *k == Val::Str("extra".into())).map(|(_, v)| policy_of(v)).unwrap_or(ExtraPolicy::Unknown)
+            }
             // `ConfigDict(extra="forbid")` folds as a call of an outside name:
             // read its keyword.
             _ => keyword_policy(ev, file, module, value).unwrap_or(ExtraPolicy::Unknown),
@@ -473,7 +488,9 @@ fn own_extra(ev: &ConstEval, file: &PyFile, module: &str, class: Node) -> Option
 
 fn own_extra_assignments(ev: &ConstEval, file: &PyFile, module: &str, config: Node, key: &str) -> Option<ExtraPolicy> {
     for stmt in named_children(class_body(config)?) {
-        let Some(assign) = (stmt.kind() == "expression_statement").then(|| named_children(stmt).into_iter().next()).flatten() else { continue };
+        let Some(assign) = (stmt.kind() == "expression_statement").then(|| named_children(stmt).into_iter().next()).flatten() else {
+            continue;
+        };
         if assign.kind() == "assignment" && assign.child_by_field_name("left").is_some_and(|l| file.text(l) == key) {
             let value = assign.child_by_field_name("right")?;
             return Some(match ev.eval(file, value, Scope::module(module)) {
@@ -531,7 +548,9 @@ fn enum_values(ev: &ConstEval, class: &ClassRef) -> Option<Vec<PyValue>> {
     }
     let mut values = Vec::new();
     for stmt in named_children(class_body(node)?) {
-        let Some(assign) = (stmt.kind() == "expression_statement").then(|| named_children(stmt).into_iter().next()).flatten() else { continue };
+        let Some(assign) = (stmt.kind() == "expression_statement").then(|| named_children(stmt).into_iter().next()).flatten() else {
+            continue;
+        };
         if assign.kind() != "assignment" || assign.child_by_field_name("type").is_some() {
             continue;
         }

@@ -118,7 +118,10 @@ fn surface() -> EngineSurface {
 }
 
 fn flag<'s>(s: &'s EngineSurface, dest: &str) -> &'s Flag {
-    s.flags.iter().find(|f| f.dest == dest).unwrap_or_else(|| panic!("no flag {dest} in {:?}", s.flags.iter().map(|f| &f.dest).collect::<Vec<_>>()))
+    s.flags
+        .iter()
+        .find(|f| f.dest == dest)
+        .unwrap_or_else(|| panic!("no flag {dest} in {:?}", s.flags.iter().map(|f| &f.dest).collect::<Vec<_>>()))
 }
 
 fn key<'s>(s: &'s EngineSurface, path: &str) -> &'s ConfigKey {
@@ -183,7 +186,11 @@ fn choices_types_and_status_tags_are_read() {
     assert_eq!(telemetry.default, Known::Value(PyValue::Bool(true)));
     let dirs = flag(&s, "custom_module_dirs");
     assert_eq!((dirs.action.as_str(), dirs.type_name.as_deref()), ("append", Some("Path")));
-    assert!(matches!(flag(&s, "max_batch_size").default, Known::Dynamic { .. }), "a default read from a model at run time is dynamic");
+    assert_eq!(
+        flag(&s, "max_batch_size").default,
+        Known::Value(PyValue::from(2048)),
+        "`BuildConfig.model_fields[...].default` is the model's declared default"
+    );
     assert_eq!(flag(&s, "num_workers").type_name.as_deref(), Some("int"), "click infers the type from the default");
 }
 

@@ -24,6 +24,7 @@ mod master_links;
 mod module_layers;
 mod oracle;
 mod oracle_atom;
+mod oracle_trtllm;
 mod oracle_vllm;
 mod pr;
 mod real_data;
