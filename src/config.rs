@@ -357,11 +357,13 @@ mod tests {
 
     #[test]
     fn every_audited_engine_has_a_source_key() {
-        let file = parse("sglang: s\nvllm: v\natom: ../atom.git\ndynamo: d\n", "c.yaml").unwrap();
+        let file = parse("sglang: s\nvllm: v\natom: ../atom.git\ntrtllm: ../trtllm.git\ndynamo: d\n", "c.yaml").unwrap();
         for profile in crate::profiles::PROFILES {
             assert!(file.source_of(profile.id).is_some(), "`{}:` in .engine-audit.yaml", profile.id);
         }
         assert_eq!(file.source_of("atom").map(String::as_str), Some("../atom.git"));
+        // Accepted before the engine is audited (its recipes are not yet).
+        assert_eq!(file.source_of("trtllm").map(String::as_str), Some("../trtllm.git"));
     }
 
     #[test]

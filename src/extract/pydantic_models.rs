@@ -101,7 +101,7 @@ impl Reader<'_, '_> {
         let root = file.root();
         let annotation = root.descendant_for_byte_range(field.annotation_range.0, field.annotation_range.1);
         let value = field.value_range.and_then(|(a, b)| root.descendant_for_byte_range(a, b));
-        let call = value.filter(|v| v.kind() == "call" && callee(file, *v).is_some_and(|c| c == "Field" || c.ends_with(".Field")));
+        let call = value.filter(|v| v.kind() == "call" && callee(file, *v).is_some_and(is_field_call));
         let mut default: Option<Known<PyValue>> = None;
         let mut default_factory = None;
         let mut alias = None;
@@ -274,6 +274,13 @@ fn generic<'f, 't>(file: &'f PyFile, node: Node<'t>) -> Option<(&'f str, Vec<Nod
     };
     let text = file.text(head);
     Some((text.rsplit('.').next().unwrap_or(text), args))
+}
+
+/// pydantic's `Field(...)` as a module spells it: plain, dotted, or renamed
+/// on import (TRT-LLM wraps it in its own `Field` that takes `status=` and
+/// imports pydantic's as `PydanticField`).
+fn is_field_call(callee: &str) -> bool {
+    matches!(callee.rsplit('.').next(), Some("Field" | "PydanticField"))
 }
 
 fn callee<'f>(file: &'f PyFile, call: Node) -> Option<&'f str> {

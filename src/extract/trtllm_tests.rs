@@ -54,7 +54,14 @@ def serve(model, host, port, backend, log_level, tensor_parallel_size, ep_size, 
 const LLM_ARGS: &str = r#"from enum import Enum
 from typing import ClassVar, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import Field as PydanticField
+
+
+def Field(default=..., *, status=None, **kwargs):
+    if status is not None:
+        kwargs["json_schema_extra"] = {"status": status}
+    return PydanticField(default, **kwargs)
 
 
 class StrictBaseModel(BaseModel):
@@ -77,7 +84,7 @@ class MoeConfig(StrictBaseModel):
 
 
 class LooseConfig(BaseModel):
-    enabled: bool = False
+    enabled: bool = PydanticField(default=False, alias="on")
 
 
 class BuildConfig(StrictBaseModel):
@@ -173,7 +180,7 @@ fn choices_types_and_status_tags_are_read() {
     let backend = flag(&s, "backend");
     assert_eq!(backend.choices, strings(&["pytorch", "_autodeploy"]));
     assert_eq!(backend.type_name.as_deref(), Some("Choice"));
-    assert_eq!(backend.deprecated.as_ref().map(|d| d.kind.clone()), Some(FlagDeprecationKind::Announced));
+    assert_eq!(backend.deprecated.as_ref().map(|d| d.kind), Some(FlagDeprecationKind::Announced));
     assert_eq!(backend.help.as_deref(), Some(":tag:`deprecated` Which backend."));
     assert_eq!(flag(&s, "log_level").choices, strings(&["info", "debug", "error"]), "a module constant list is folded");
     assert_eq!(flag(&s, "log_level").help.as_deref(), Some("Log level."));
@@ -230,6 +237,8 @@ fn llm_args_keys_nest_with_types_defaults_and_policies() {
     assert_eq!(key(&s, "kv_cache_config.free_gpu_memory_fraction").choices, None);
     assert_eq!(key(&s, "moe_config.backend").status.as_deref(), Some("beta"), "status in json_schema_extra");
     assert_eq!(key(&s, "loose_config.enabled").extra, ExtraPolicy::Ignore, "pydantic's default drops unknown keys");
+    assert_eq!(key(&s, "loose_config.enabled").default, Some(Known::Value(PyValue::Bool(false))), "pydantic's Field under another name");
+    assert_eq!(key(&s, "loose_config.enabled").alias.as_deref(), Some("on"));
     assert_eq!(key(&s, "policy").choices, strings(&["MAX_UTILIZATION", "GUARANTEED_NO_EVICT"]));
     assert_eq!(key(&s, "policy").default, Some(Known::Value(PyValue::from("GUARANTEED_NO_EVICT"))));
     let old = key(&s, "old_knob");
@@ -237,7 +246,7 @@ fn llm_args_keys_nest_with_types_defaults_and_policies() {
     assert_eq!(key(&s, "speculative_config").nested, None, "a union of models is picked at run time");
     assert_eq!(key(&s, "model").extra, ExtraPolicy::Forbid);
     assert_eq!(kv.evidence.path, "tensorrt_llm/llmapi/llm_args.py");
-    assert_eq!(kv.evidence.line, 37);
+    assert_eq!(kv.evidence.line, 44);
 }
 
 #[test]
