@@ -11,12 +11,9 @@ use tree_sitter::Node;
 
 use super::consts::{ConstEval, Scope, Val};
 use super::package::Package;
+use super::pydantic_models::STATUSES;
 use super::python::{named_children, PyFile};
 use crate::surface::{ExtractWarning, Flag, FlagDeprecation, FlagDeprecationKind, Known, PyValue};
-
-/// The statuses TRT-LLM tags options and fields with
-/// (`help_info_with_stability_tag(help, "beta")`).
-pub(crate) const STATUSES: &[&str] = &["stable", "beta", "prototype", "deprecated"];
 
 /// Every option of the click command `function` in `module`, in decorator
 /// order (top to bottom, as `--help` lists them).

@@ -16,12 +16,15 @@ use std::sync::Arc;
 
 use tree_sitter::Node;
 
-use super::click_options::STATUSES;
 use super::consts::{class_body, find_definition, ClassRef, ConstEval, Scope, Val};
 use super::package::Package;
 use super::python::{named_children, PyFile};
 use crate::profiles::ConfigFileProfile;
 use crate::surface::{ConfigKey, ExtraPolicy, ExtractWarning, Known, PyValue};
+
+/// The statuses TRT-LLM tags fields and options with (`Field(status="beta")`,
+/// `help_info_with_stability_tag(help, "beta")`).
+pub(crate) const STATUSES: &[&str] = &["stable", "beta", "prototype", "deprecated"];
 
 /// How deep models nest before the walk stops (TRT-LLM's deepest is three).
 const MAX_NESTING: usize = 6;
