@@ -30,6 +30,7 @@ mod gate;
 mod history;
 pub mod profiles;
 pub mod recipe;
+mod recipe_config_schema;
 mod recipe_schema;
 pub mod report;
 pub mod rules;

@@ -265,3 +265,24 @@ fn a_missing_command_or_model_is_a_warning_not_silence() {
     assert!(messages.iter().any(|m| m.contains("no function `serve` decorated with `@click.command`")), "{messages:?}");
     assert!(messages.iter().any(|m| m.contains("no class `TorchLlmArgs` found")), "{messages:?}");
 }
+
+/// The recipe JSON Schema of the mini release holds a schema-2 role's `args`
+/// to the LlmArgs keys: nested, closed sets, forbidding models.
+#[test]
+fn the_recipe_schema_holds_role_args_to_the_llm_args_keys() {
+    let schema = crate::recipe_schema::srt_slurm_schema(&surface(), "trtllm_config");
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors = |args: &str| {
+        let recipe = format!("schema: 2\nengine: trtllm\nroles:\n  decode:\n    args:\n{args}");
+        let instance: serde_json::Value = serde_yaml_ng::from_str(&recipe).unwrap();
+        validator.iter_errors(&instance).map(|e| e.to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        errors("      tensor_parallel_size: 4\n      kv_cache_config:\n        dtype: fp8\n      moe_config: {backend: TRTLLM}\n"),
+        Vec::<String>::new()
+    );
+    assert_eq!(errors("      kv_cache_config:\n        dtypee: fp8\n").len(), 1, "KvCacheConfig forbids extras");
+    assert_eq!(errors("      moe_config:\n        backend: DEEPGEMM\n").len(), 1, "not in the Literal");
+    assert_eq!(errors("      policy: FIRST_COME\n").len(), 1, "not an enum value");
+    assert!(errors("      loose_config:\n        anything: 1\n").is_empty(), "LooseConfig drops unknown keys");
+}
