@@ -286,3 +286,50 @@ fn the_recipe_schema_holds_role_args_to_the_llm_args_keys() {
     assert_eq!(errors("      policy: FIRST_COME\n").len(), 1, "not an enum value");
     assert!(errors("      loose_config:\n        anything: 1\n").is_empty(), "LooseConfig drops unknown keys");
 }
+
+/// `diff` between two releases reads the LlmArgs keys too: removed, added,
+/// a default, a status and a closed set that changed.
+#[test]
+fn a_bump_diffs_the_llm_args_keys() {
+    let old = surface();
+    let new_args = LLM_ARGS
+        .replace("    enable_block_reuse: bool = True\n", "    enable_block_reuse: bool = False\n    tokens_per_block: int = 32\n")
+        .replace("Literal[\"auto\", \"fp8\"]", "Literal[\"auto\", \"fp8\", \"nvfp4\"]")
+        .replace("json_schema_extra={\"status\": \"beta\"}", "json_schema_extra={\"status\": \"deprecated\"}")
+        .replace(
+            "    old_knob: Optional[int] = Field(default=None, status=\"deprecated\", description=\"Use moe_config.backend instead.\")\n",
+            "",
+        );
+    let tree = MemTree::from_files(
+        "v1.3.0rc2",
+        [
+            ("tensorrt_llm/__init__.py", ""),
+            ("tensorrt_llm/commands/__init__.py", ""),
+            ("tensorrt_llm/commands/serve.py", SERVE),
+            ("tensorrt_llm/llmapi/__init__.py", ""),
+            ("tensorrt_llm/llmapi/llm_args.py", new_args.as_str()),
+        ],
+    );
+    let new = extract_surface(&tree, &TRTLLM, "tensorrt_llm", "v1.3.0rc2", &Demand::full(&TRTLLM));
+    let d = crate::surface_diff::diff(&old, &new);
+    let paths = |v: &[crate::surface_diff::FlagChange]| v.iter().map(|c| c.flag.clone()).collect::<Vec<_>>();
+    assert_eq!(paths(&d.config_keys_removed), ["old_knob"]);
+    assert_eq!(paths(&d.config_keys_added), ["kv_cache_config.tokens_per_block"]);
+    let changes: Vec<(String, String, String, String)> =
+        d.config_values_changed.iter().map(|c| (c.subject.clone(), c.what.clone(), c.from.to_string(), c.to.to_string())).collect();
+    assert_eq!(
+        changes,
+        [
+            ("kv_cache_config.enable_block_reuse".into(), "default".into(), "true".into(), "false".into()),
+            ("moe_config.backend".into(), "status".into(), "\"beta\"".into(), "\"deprecated\"".into()),
+        ]
+    );
+    assert_eq!(d.config_choices_changed.len(), 1);
+    assert_eq!(
+        (d.config_choices_changed[0].flag.as_str(), d.config_choices_changed[0].added.clone()),
+        ("kv_cache_config.dtype", vec![PyValue::from("nvfp4")])
+    );
+    assert!(d.flags_added.is_empty() && d.flags_removed.is_empty(), "the serve options did not change");
+    let text = crate::cmd::diff::render(&d, false);
+    assert!(text.contains("Config keys removed (1):\n  old_knob (tensorrt_llm/llmapi/llm_args.py:"), "{text}");
+}
