@@ -330,6 +330,7 @@ fn env_of(units: &Units, pkg: &Package, engine: Engine, demand: &Demand, ref_nam
     let files = match engine.server.as_ref().map(|s| &s.env) {
         Some(EnvStrategy::TypedRegistry { files }) if demand.env => *files,
         Some(EnvStrategy::GetterDict { file, dict }) if demand.env => return getter_env_of(units, pkg, file, dict, demand),
+        Some(EnvStrategy::None) if demand.env => return reads_only_env_of(units, demand),
         _ => return Default::default(),
     };
     let registry_file = env_vars::registry_path(pkg, files);
@@ -373,6 +374,21 @@ fn classes_of(units: &Units, pkg: &Package, wanted: &[(String, String)], ref_nam
         }
     }
     (out, warnings)
+}
+
+/// No registry (TRT-LLM): every var is found where the package reads it
+/// (`os.getenv`, `os.environ.get`, ...), with the default the read gives.
+fn reads_only_env_of(units: &Units, demand: &Demand) -> WithWarnings<EnvFacts> {
+    let scan = match &demand.env_reads {
+        EnvReads::None => return Default::default(),
+        EnvReads::Names(names) => EnvScan::Names(names.clone()),
+        EnvReads::Prefixes(prefixes) => EnvScan::Prefixes(prefixes.clone()),
+    };
+    let (reads, warnings) = units.env_reads(&scan, &[]);
+    let none = env_vars::EnvRegistry { vars: Vec::new(), prefix_rewrites: Vec::new() };
+    let mut vars = env_vars::unregistered_vars(&none, &reads);
+    vars.sort_by(|a, b| a.name.cmp(&b.name));
+    ((vars, Vec::new()), warnings)
 }
 
 /// A getter-dict registry (vLLM's `envs.py`), then reads elsewhere as for a typed one.

@@ -8,7 +8,9 @@ use crate::profiles::TRTLLM;
 use crate::source::MemTree;
 use crate::surface::{ConfigKey, EngineSurface, ExtraPolicy, Flag, FlagDeprecationKind, Known, PyValue};
 
-const SERVE: &str = r#"import click
+const SERVE: &str = r#"import os
+
+import click
 
 from tensorrt_llm.llmapi.llm_args import BuildConfig
 
@@ -49,6 +51,9 @@ def main():
 def serve(model, host, port, backend, log_level, tensor_parallel_size, ep_size, extra_llm_api_options,
           trust_remote_code, telemetry, custom_module_dirs, max_batch_size, num_workers):
     click.option("--not-a-decorator")
+    if os.getenv("TRTLLM_SERVER_DISABLE_GC", "0") == "1":
+        pass
+    level = os.environ.get("TLLM_LOG_LEVEL")
 "#;
 
 const LLM_ARGS: &str = r#"from enum import Enum
@@ -332,4 +337,16 @@ fn a_bump_diffs_the_llm_args_keys() {
     assert!(d.flags_added.is_empty() && d.flags_removed.is_empty(), "the serve options did not change");
     let text = crate::cmd::diff::render(&d, false);
     assert!(text.contains("Config keys removed (1):\n  old_knob (tensorrt_llm/llmapi/llm_args.py:"), "{text}");
+}
+
+/// With no registry, `TRTLLM_*` / `TLLM_*` are found where they are read, with
+/// the default the read gives.
+#[test]
+fn env_vars_are_found_where_they_are_read() {
+    let s = surface();
+    let names: Vec<&str> = s.env.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["TLLM_LOG_LEVEL", "TRTLLM_SERVER_DISABLE_GC"], "{:?}", s.env);
+    let gc = s.env.iter().find(|e| e.name == "TRTLLM_SERVER_DISABLE_GC").unwrap();
+    assert_eq!(gc.default, Known::Value(PyValue::from("0")));
+    assert_eq!(gc.evidence.path, "tensorrt_llm/commands/serve.py");
 }
