@@ -43,8 +43,8 @@ fn object(keys: &[ConfigKey], prefix: &str, extra: &ExtraPolicy, zip: bool) -> V
         describe(&mut schema, key);
         let schema = if zip { json!({"anyOf": [schema.clone(), {"type": "array", "items": schema}]}) } else { schema };
         properties.insert(name.to_string(), schema.clone());
-        if let Some(alias) = &key.alias {
-            properties.insert(alias.clone(), schema);
+        for alias in &key.aliases {
+            properties.insert(alias.clone(), schema.clone());
         }
     }
     let mut out = json!({"type": "object", "properties": properties});
@@ -107,7 +107,7 @@ mod tests {
             choices: None,
             default: None,
             default_factory: None,
-            alias: None,
+            aliases: Vec::new(),
             status: None,
             deprecated: None,
             extra,

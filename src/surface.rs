@@ -429,9 +429,10 @@ pub struct ConfigKey {
     /// `default_factory=` as written, when the default is made by one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_factory: Option<String>,
-    /// `alias=` / `validation_alias=`: the other key the model accepts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alias: Option<String>,
+    /// Other keys the model accepts for it: `alias=`, `validation_alias=`
+    /// (each name of an `AliasChoices(...)` but the field's own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
     /// `prototype`, `beta`, `deprecated` (or `stable`), as the field declares it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,

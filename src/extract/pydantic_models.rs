@@ -107,7 +107,7 @@ impl Reader<'_, '_> {
         let call = value.filter(|v| v.kind() == "call" && callee(file, *v).is_some_and(is_field_call));
         let mut default: Option<Known<PyValue>> = None;
         let mut default_factory = None;
-        let mut alias = None;
+        let mut aliases: Vec<String> = Vec::new();
         let mut status = None;
         let mut deprecated = None;
         let mut description = None;
@@ -126,7 +126,13 @@ impl Reader<'_, '_> {
                     match file.text(name) {
                         "default" if v.kind() != "ellipsis" => default = Some(self.fold(file, module, v)),
                         "default_factory" => default_factory = Some(file.text(v).to_string()),
-                        "alias" | "validation_alias" => alias = file.string_value(v).or_else(|| alias.clone()),
+                        "alias" | "validation_alias" => {
+                            for name in alias_names(file, v) {
+                                if name != field.name && !aliases.contains(&name) {
+                                    aliases.push(name);
+                                }
+                            }
+                        }
                         "status" => status = file.string_value(v),
                         "deprecated" => {
                             deprecated = match self.ev.eval(file, v, Scope::module(module)) {
@@ -177,7 +183,7 @@ impl Reader<'_, '_> {
             choices,
             default,
             default_factory,
-            alias,
+            aliases,
             status,
             deprecated,
             extra,
@@ -277,6 +283,24 @@ fn generic<'f, 't>(file: &'f PyFile, node: Node<'t>) -> Option<(&'f str, Vec<Nod
     };
     let text = file.text(head);
     Some((text.rsplit('.').next().unwrap_or(text), args))
+}
+
+/// The names an alias argument gives: a string, or the strings of
+/// `AliasChoices("a", "b")` (an `AliasPath` names no top-level key: none).
+fn alias_names(file: &PyFile, value: Node) -> Vec<String> {
+    if let Some(name) = file.string_value(value) {
+        return vec![name];
+    }
+    if value.kind() == "call" && callee(file, value).is_some_and(|c| c.rsplit('.').next() == Some("AliasChoices")) {
+        return value
+            .child_by_field_name("arguments")
+            .map(named_children)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|a| file.string_value(a))
+            .collect();
+    }
+    Vec::new()
 }
 
 /// pydantic's `Field(...)` as a module spells it: plain, dotted, or renamed

@@ -56,11 +56,21 @@ def serve(model, host, port, backend, log_level, tensor_parallel_size, ep_size, 
     level = os.environ.get("TLLM_LOG_LEVEL")
 "#;
 
+/// Upstream keeps its strict base beside the models, in `llmapi/utils.py`.
+const UTILS: &str = r#"from pydantic import BaseModel, ConfigDict
+
+
+class StrictBaseModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+"#;
+
 const LLM_ARGS: &str = r#"from enum import Enum
 from typing import ClassVar, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import AliasChoices, BaseModel, ConfigDict, PrivateAttr
 from pydantic import Field as PydanticField
+
+from .utils import StrictBaseModel
 
 
 def Field(default=..., *, status=None, **kwargs):
@@ -69,17 +79,16 @@ def Field(default=..., *, status=None, **kwargs):
     return PydanticField(default, **kwargs)
 
 
-class StrictBaseModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
 class CapacitySchedulerPolicy(str, Enum):
     MAX_UTILIZATION = "MAX_UTILIZATION"
     GUARANTEED_NO_EVICT = "GUARANTEED_NO_EVICT"
 
 
 class KvCacheConfig(StrictBaseModel):
-    free_gpu_memory_fraction: Optional[float] = Field(default=0.9, description="Share of free memory.")
+    free_gpu_memory_fraction: Optional[float] = Field(
+        default=0.9,
+        validation_alias=AliasChoices("free_gpu_memory_fraction", "kv_cache_free_gpu_memory_fraction"),
+        description="Share of free memory.")
     dtype: Literal["auto", "fp8"] = "auto"
     enable_block_reuse: bool = True
 
@@ -124,6 +133,7 @@ fn surface() -> EngineSurface {
             ("tensorrt_llm/commands/serve.py", SERVE),
             ("tensorrt_llm/llmapi/__init__.py", ""),
             ("tensorrt_llm/llmapi/llm_args.py", LLM_ARGS),
+            ("tensorrt_llm/llmapi/utils.py", UTILS),
         ],
     );
     extract_surface(&tree, &TRTLLM, "tensorrt_llm", "v1.3.0rc1", &Demand::full(&TRTLLM))
@@ -240,10 +250,15 @@ fn llm_args_keys_nest_with_types_defaults_and_policies() {
     assert_eq!(key(&s, "kv_cache_config.dtype").choices, strings(&["auto", "fp8"]));
     assert_eq!(key(&s, "kv_cache_config.dtype").extra, ExtraPolicy::Forbid, "inherited from the strict base");
     assert_eq!(key(&s, "kv_cache_config.free_gpu_memory_fraction").choices, None);
+    assert_eq!(
+        key(&s, "kv_cache_config.free_gpu_memory_fraction").aliases,
+        ["kv_cache_free_gpu_memory_fraction"],
+        "AliasChoices: the other names"
+    );
     assert_eq!(key(&s, "moe_config.backend").status.as_deref(), Some("beta"), "status in json_schema_extra");
     assert_eq!(key(&s, "loose_config.enabled").extra, ExtraPolicy::Ignore, "pydantic's default drops unknown keys");
     assert_eq!(key(&s, "loose_config.enabled").default, Some(Known::Value(PyValue::Bool(false))), "pydantic's Field under another name");
-    assert_eq!(key(&s, "loose_config.enabled").alias.as_deref(), Some("on"));
+    assert_eq!(key(&s, "loose_config.enabled").aliases, ["on"]);
     assert_eq!(key(&s, "policy").choices, strings(&["MAX_UTILIZATION", "GUARANTEED_NO_EVICT"]));
     assert_eq!(key(&s, "policy").default, Some(Known::Value(PyValue::from("GUARANTEED_NO_EVICT"))));
     let old = key(&s, "old_knob");
@@ -251,7 +266,7 @@ fn llm_args_keys_nest_with_types_defaults_and_policies() {
     assert_eq!(key(&s, "speculative_config").nested, None, "a union of models is picked at run time");
     assert_eq!(key(&s, "model").extra, ExtraPolicy::Forbid);
     assert_eq!(kv.evidence.path, "tensorrt_llm/llmapi/llm_args.py");
-    assert_eq!(kv.evidence.line, 44);
+    assert_eq!(kv.evidence.line, 45);
 }
 
 #[test]
@@ -313,6 +328,7 @@ fn a_bump_diffs_the_llm_args_keys() {
             ("tensorrt_llm/commands/serve.py", SERVE),
             ("tensorrt_llm/llmapi/__init__.py", ""),
             ("tensorrt_llm/llmapi/llm_args.py", new_args.as_str()),
+            ("tensorrt_llm/llmapi/utils.py", UTILS),
         ],
     );
     let new = extract_surface(&tree, &TRTLLM, "tensorrt_llm", "v1.3.0rc2", &Demand::full(&TRTLLM));
