@@ -137,6 +137,10 @@ pub(crate) struct EngineSources {
     /// folder, or a URL (`python3 -m atom.entrypoints.openai_server` scripts).
     #[arg(long, value_name = "PATH|URL")]
     pub atom: Option<String>,
+    /// TensorRT-LLM (NVIDIA/TensorRT-LLM) source: a git clone (bare or not),
+    /// a plain package folder, or a URL (its surface: `surface`, `diff`, `show`).
+    #[arg(long, value_name = "PATH|URL")]
+    pub trtllm: Option<String>,
     /// Package folder of SGLang inside its tree (default: python/sglang or sglang).
     #[arg(long, value_name = "DIR")]
     pub sglang_root: Option<String>,
@@ -149,6 +153,9 @@ pub(crate) struct EngineSources {
     /// Package folder of ATOM inside its tree (default: atom).
     #[arg(long, value_name = "DIR")]
     pub atom_root: Option<String>,
+    /// Package folder of TensorRT-LLM inside its tree (default: tensorrt_llm).
+    #[arg(long, value_name = "DIR")]
+    pub trtllm_root: Option<String>,
     /// Never touch the network; a ref missing from a cached clone is an error.
     #[arg(long)]
     pub offline: bool,
@@ -170,6 +177,7 @@ impl EngineSources {
             (&crate::profiles::SGLANG, &self.sglang, &self.sglang_root),
             (&crate::profiles::VLLM, &self.vllm, &self.vllm_root),
             (&crate::profiles::ATOM, &self.atom, &self.atom_root),
+            (&crate::profiles::TRTLLM, &self.trtllm, &self.trtllm_root),
             (&crate::profiles::DYNAMO, &self.dynamo, &self.dynamo_root),
         ];
         flags
@@ -184,6 +192,7 @@ pub(crate) enum EngineName {
     Sglang,
     Vllm,
     Atom,
+    Trtllm,
     Dynamo,
 }
 
@@ -193,6 +202,7 @@ impl EngineName {
             EngineName::Sglang => &crate::profiles::SGLANG,
             EngineName::Vllm => &crate::profiles::VLLM,
             EngineName::Atom => &crate::profiles::ATOM,
+            EngineName::Trtllm => &crate::profiles::TRTLLM,
             EngineName::Dynamo => &crate::profiles::DYNAMO,
         }
     }

@@ -43,6 +43,8 @@ pub(crate) struct ConfigFile {
     pub vllm: Option<String>,
     /// ATOM source (path or URL) when `--atom` is not given.
     pub atom: Option<String>,
+    /// TensorRT-LLM source (path or URL) when `--trtllm` is not given.
+    pub trtllm: Option<String>,
     /// Severity per finding code (`EA007: warning`, `R001: warning`).
     #[serde(default)]
     #[schemars(schema_with = "crate::schema::code_keyed_severities")]
@@ -118,7 +120,7 @@ pub(crate) enum ConfigError {
     #[error("{path}:{line}:{column}: {message}")]
     #[diagnostic(
         code(engine_audit::config::invalid),
-        help("known keys: sglang, vllm, atom, dynamo, severity, ignore, recipe_roots, recipes_dir, single_node_scripts, fail_on, rules, docs_url, exclude, fetch")
+        help("known keys: sglang, vllm, atom, trtllm, dynamo, severity, ignore, recipe_roots, recipes_dir, single_node_scripts, fail_on, rules, docs_url, exclude, fetch")
     )]
     Invalid {
         path: String,
@@ -154,6 +156,7 @@ impl ConfigFile {
             "dynamo" => self.dynamo.as_ref(),
             "vllm" => self.vllm.as_ref(),
             "atom" => self.atom.as_ref(),
+            "trtllm" => self.trtllm.as_ref(),
             _ => None,
         }
     }
@@ -354,11 +357,13 @@ mod tests {
 
     #[test]
     fn every_audited_engine_has_a_source_key() {
-        let file = parse("sglang: s\nvllm: v\natom: ../atom.git\ndynamo: d\n", "c.yaml").unwrap();
+        let file = parse("sglang: s\nvllm: v\natom: ../atom.git\ntrtllm: ../trtllm.git\ndynamo: d\n", "c.yaml").unwrap();
         for profile in crate::profiles::PROFILES {
             assert!(file.source_of(profile.id).is_some(), "`{}:` in .engine-audit.yaml", profile.id);
         }
         assert_eq!(file.source_of("atom").map(String::as_str), Some("../atom.git"));
+        // Accepted before the engine is audited (its recipes are not yet).
+        assert_eq!(file.source_of("trtllm").map(String::as_str), Some("../trtllm.git"));
     }
 
     #[test]

@@ -31,6 +31,7 @@ mod history;
 mod matrix;
 pub mod profiles;
 pub mod recipe;
+mod recipe_config_schema;
 mod recipe_schema;
 pub mod report;
 pub mod rules;

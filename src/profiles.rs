@@ -38,6 +38,19 @@ pub struct ServerProfile {
     pub launchers: &'static [Launcher],
     /// Where fields left `None` by the parser are resolved at startup.
     pub resolution: Option<ResolutionProfile>,
+    /// The typed configuration file the server also reads (TRT-LLM's LlmArgs
+    /// YAML behind `--config`): its keys are a surface of their own.
+    pub config_file: Option<ConfigFileProfile>,
+}
+
+/// A server's YAML configuration file, read into a tree of pydantic models:
+/// each model's fields are keys, a field typed by another model nests.
+#[derive(Debug)]
+pub struct ConfigFileProfile {
+    /// Module below the package root that defines the root model.
+    pub module: &'static str,
+    /// The root model the file's top-level keys are fields of.
+    pub class: &'static str,
 }
 
 /// Where the engine resolves fields the parser left unset: what makes a flag's
@@ -134,6 +147,10 @@ pub enum FlagsStrategy {
     /// server `main`. `module` is below the package; the function may be
     /// imported there (`from .api_server import main`).
     ArgparseEntry { module: &'static str, function: &'static str },
+    /// A click command: `function` in `module` (below the package) decorated
+    /// with `@click.command(...)` and one `@click.option(...)` per option
+    /// (TRT-LLM's `trtllm-serve serve`). Options are read from the decorators.
+    ClickCommand { module: &'static str, function: &'static str },
 }
 
 /// Where the engine's typed env registry is.
@@ -211,6 +228,7 @@ pub static SGLANG: EngineProfile = EngineProfile {
             Launcher { role: "serve", form: LaunchForm::Program { program: "sglang", subcommand: "serve" } },
         ],
         resolution: Some(ResolutionProfile { modules: &["srt/server_args.py", "srt/arg_groups/"], declare_call: "declare_resolution" }),
+        config_file: None,
     }),
 };
 
@@ -239,6 +257,7 @@ pub static VLLM: EngineProfile = EngineProfile {
         // vLLM's config dataclasses resolve in `__post_init__` per config class,
         // not through one hook folder: not read yet.
         resolution: None,
+        config_file: None,
     }),
 };
 
@@ -255,6 +274,27 @@ pub static ATOM: EngineProfile = EngineProfile {
         config_class: ("atom.model_engine.arg_utils", "EngineArgs"),
         launchers: &[Launcher { role: "openai_server", form: LaunchForm::PythonModule("atom.entrypoints.openai_server") }],
         resolution: None,
+        config_file: None,
+    }),
+};
+
+pub static TRTLLM: EngineProfile = EngineProfile {
+    id: "trtllm",
+    display: "TensorRT-LLM",
+    package_roots: &["tensorrt_llm"],
+    server: Some(ServerProfile {
+        // `trtllm-serve` runs the click command `serve`; most of what a
+        // deployment sets is not an option but a key of the LlmArgs YAML
+        // (`--config`), read from the pydantic models below.
+        flags: FlagsStrategy::ClickCommand { module: "commands.serve", function: "serve" },
+        // No registry: `TRTLLM_*` / `TLLM_*` are read where they are used.
+        env: EnvStrategy::None,
+        env_prefixes: &["TRTLLM_", "TLLM_"],
+        config_class: ("tensorrt_llm.llmapi.llm_args", "TorchLlmArgs"),
+        // `trtllm-serve MODEL ...` scripts are not read yet: no launcher.
+        launchers: &[],
+        resolution: None,
+        config_file: Some(ConfigFileProfile { module: "llmapi.llm_args", class: "TorchLlmArgs" }),
     }),
 };
 
@@ -351,8 +391,9 @@ pub(crate) fn by_id(id: &str) -> Option<&'static EngineProfile> {
 }
 
 /// Every profile the tool knows, audited or not yet (a new engine's surface
-/// can be read before its recipes are): what consumer links and report names look up.
-static KNOWN: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &DYNAMO];
+/// can be read before its recipes are: TensorRT-LLM's is): what consumer
+/// links and report names look up.
+static KNOWN: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &TRTLLM, &DYNAMO];
 
 /// The profile of `id` among every known one ([`by_id`] only finds the audited).
 pub(crate) fn known(id: &str) -> Option<&'static EngineProfile> {

@@ -23,6 +23,10 @@
 //!   key) and `zip_override_*` (whose lists are sweep axes: each item is one
 //!   variant's value).
 //!
+//! An engine srtctl hands a role's args as a YAML configuration file
+//! (`ArgsForm::YamlConfig`) gets the keys of that file instead of flags
+//! ([`recipe_config_schema`](crate::recipe_config_schema)).
+//!
 //! Draft 7, as yaml-language-server reads it.
 
 use crate::check::values::{arity, known_choices};
@@ -108,6 +112,14 @@ pub(crate) fn srt_slurm_schema(surface: &EngineSurface, config_key: &str) -> Val
         }})
     };
     let mut definitions = definitions;
+    // An engine that reads a role's args as its YAML configuration file
+    // (TRT-LLM's LlmArgs) is held to that file's keys, not to its flags.
+    // (No key read leaves the role open: unknown, not empty.)
+    let yaml_args = crate::profiles::recipe_engine(&surface.engine).is_some_and(|e| e.args == crate::profiles::ArgsForm::YamlConfig);
+    let role = |zip: bool| match yaml_args {
+        false => role(zip),
+        true => crate::recipe_config_schema::config_role(&surface.config_keys, zip),
+    };
     definitions.insert("role".into(), role(false));
     definitions.insert("zip_role".into(), role(true));
     definitions.insert("backend".into(), backend("role"));
@@ -375,6 +387,7 @@ mod tests {
             classes: Default::default(),
             requires: Vec::new(),
             warnings: Vec::new(),
+            config_keys: Vec::new(),
             flag_index: Default::default(),
         }
     }

@@ -396,12 +396,70 @@ pub struct EngineSurface {
     pub modules: Vec<Module>,
     pub classes: BTreeMap<String, ClassInfo>,
     pub requires: Vec<Requirement>,
+    /// The keys of the server's YAML configuration file (TRT-LLM's LlmArgs),
+    /// nested keys by dotted path; empty for an engine without one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config_keys: Vec<ConfigKey>,
     pub warnings: Vec<ExtractWarning>,
     /// Option string → index in `flags`, built on first lookup (checks look up
     /// every recipe flag and every default; a linear scan per lookup is quadratic).
     /// A surface is read-only once built: `flags` is not changed after a lookup.
     #[serde(skip)]
     pub flag_index: FlagIndex,
+}
+
+/// One key of a server's YAML configuration file: a field of a pydantic model,
+/// at its dotted path from the root model (`kv_cache_config.dtype`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigKey {
+    /// Dotted path from the root model: the field names, as YAML spells them.
+    pub path: String,
+    /// The model that declares the field (`KvCacheConfig`).
+    pub model: String,
+    /// The annotation as written (`Optional[Literal["auto", "fp8"]]`).
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// The values a `Literal[...]` or enum annotation allows; `None` when the
+    /// annotation names no closed set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choices: Option<Known<Vec<PyValue>>>,
+    /// The default; a `default_factory` is dynamic with its text, and a field
+    /// without default (required) is `None`.
+    pub default: Option<Known<PyValue>>,
+    /// `default_factory=` as written, when the default is made by one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_factory: Option<String>,
+    /// Other keys the model accepts for it: `alias=`, `validation_alias=`
+    /// (each name of an `AliasChoices(...)` but the field's own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    /// `prototype`, `beta`, `deprecated` (or `stable`), as the field declares it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// The deprecation message (`deprecated="..."` or the field's description
+    /// when its status is deprecated), which names the successor when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deprecated: Option<String>,
+    /// What the declaring model does with a key it does not have.
+    pub extra: ExtraPolicy,
+    /// The model this key's value is, when it nests (`KvCacheConfig`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested: Option<String>,
+    pub evidence: Evidence,
+}
+
+/// A pydantic model's `extra` policy: what it does with an unknown key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExtraPolicy {
+    /// Refused at validation (start-up): `extra="forbid"`.
+    Forbid,
+    /// Silently dropped: pydantic's default.
+    Ignore,
+    /// Kept as an extra attribute.
+    Allow,
+    /// Not known statically (a base outside the package, a computed config).
+    Unknown,
 }
 
 /// A lazily built lookup table; derived state, so it never takes part in

@@ -25,6 +25,18 @@ pub struct SurfaceDiff {
     pub modules_added: Vec<String>,
     pub modules_removed: Vec<ModuleRemoved>,
     pub class_members_removed: Vec<MemberRemoved>,
+    /// Keys of the server's YAML configuration file (TRT-LLM's LlmArgs), by
+    /// dotted path: only for an engine that has one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub config_keys_removed: Vec<FlagChange>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub config_keys_added: Vec<FlagChange>,
+    /// A key's closed set (`Literal[...]`, enum) that changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub config_choices_changed: Vec<ChoicesChanged>,
+    /// A key's known default, or its status (`prototype` → `beta`, → `deprecated`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub config_values_changed: Vec<ValueChanged>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -208,7 +220,46 @@ pub fn diff(from: &EngineSurface, to: &EngineSurface) -> SurfaceDiff {
     diff_env(from, to, &mut d);
     diff_modules(from, to, &mut d);
     diff_classes(from, to, &mut d);
+    diff_config_keys(from, to, &mut d);
     d
+}
+
+/// The configuration file's keys, matched by path.
+fn diff_config_keys(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {
+    use std::collections::BTreeMap;
+    let old: BTreeMap<&str, &crate::surface::ConfigKey> = from.config_keys.iter().map(|k| (k.path.as_str(), k)).collect();
+    let new: BTreeMap<&str, &crate::surface::ConfigKey> = to.config_keys.iter().map(|k| (k.path.as_str(), k)).collect();
+    for (path, key) in &old {
+        let Some(now) = new.get(path) else {
+            d.config_keys_removed.push(FlagChange { flag: path.to_string(), evidence: key.evidence.clone() });
+            continue;
+        };
+        if let (Some(Known::Value(a)), Some(Known::Value(b))) = (&key.default, &now.default) {
+            if a != b {
+                d.config_values_changed.push(value_changed(path, "default", a.clone(), b.clone(), &now.evidence));
+            }
+        }
+        if key.status != now.status {
+            let status = |s: &Option<String>| s.clone().map_or(serde_json::Value::Null, serde_json::Value::String);
+            d.config_values_changed.push(value_changed(path, "status", status(&key.status), status(&now.status), &now.evidence));
+        }
+        if let (Some(Known::Value(a)), Some(Known::Value(b))) = (&key.choices, &now.choices) {
+            let added: Vec<PyValue> = b.iter().filter(|v| !a.contains(v)).cloned().collect();
+            let removed: Vec<PyValue> = a.iter().filter(|v| !b.contains(v)).cloned().collect();
+            if !added.is_empty() || !removed.is_empty() {
+                d.config_choices_changed.push(ChoicesChanged { flag: path.to_string(), added, removed, evidence: now.evidence.clone() });
+            }
+        }
+    }
+    for (path, key) in &new {
+        if !old.contains_key(path) {
+            d.config_keys_added.push(FlagChange { flag: path.to_string(), evidence: key.evidence.clone() });
+        }
+    }
+}
+
+fn value_changed(subject: &str, what: &str, from: serde_json::Value, to: serde_json::Value, evidence: &Evidence) -> ValueChanged {
+    ValueChanged { subject: subject.to_string(), what: what.to_string(), from, to, evidence: evidence.clone() }
 }
 
 fn diff_flags(from: &EngineSurface, to: &EngineSurface, d: &mut SurfaceDiff) {

@@ -105,6 +105,21 @@ pub(crate) fn render(d: &SurfaceDiff, md: bool) -> String {
         m.moved_to.as_deref().map(|t| format!(" → moved to {}", code(md, t))).unwrap_or_default()
     ));
     section!("Class members removed", d.class_members_removed, |m| code(md, &format!("{}.{}", m.class, m.member)));
+    section!("Config keys removed", d.config_keys_removed, |f| format!("{} ({}:{})", code(md, &f.flag), f.evidence.path, f.evidence.line));
+    section!("Config keys added", d.config_keys_added, |f| code(md, &f.flag));
+    section!("Config key choices changed", d.config_choices_changed, |c| format!(
+        "{}: +{} -{}",
+        code(md, &c.flag),
+        serde_json::to_string(&c.added).unwrap_or_default(),
+        serde_json::to_string(&c.removed).unwrap_or_default()
+    ));
+    section!("Config key values changed", d.config_values_changed, |c| format!(
+        "{} {}: {} → {}",
+        code(md, &c.subject),
+        c.what,
+        c.from,
+        c.to
+    ));
     if !md {
         let _ = writeln!(out, "\n{} modules added", d.modules_added.len());
     }

@@ -55,6 +55,23 @@ fn render_text(s: &EngineSurface) -> String {
             .unwrap_or_default();
         let _ = writeln!(out, "  {} (dest {}, {}){dep}", f.names.join(", "), f.dest, f.action);
     }
+    if !s.config_keys.is_empty() {
+        let _ = writeln!(out, "{} configuration file keys", s.config_keys.len());
+    }
+    for k in &s.config_keys {
+        let mut notes = Vec::new();
+        if let Some(status) = &k.status {
+            notes.push(status.clone());
+        }
+        if let Some(nested) = &k.nested {
+            notes.push(format!("nests {nested}"));
+        }
+        if k.extra == crate::surface::ExtraPolicy::Forbid {
+            notes.push(format!("{} refuses unknown keys", k.model));
+        }
+        let notes = if notes.is_empty() { String::new() } else { format!("  [{}]", notes.join("; ")) };
+        let _ = writeln!(out, "  {}: {}{notes}", k.path, k.type_name);
+    }
     for e in &s.env {
         let dep =
             e.deprecated.as_ref().map(|d| format!("  [{:?} -> {}]", d.kind, d.replacement.as_deref().unwrap_or("-"))).unwrap_or_default();

@@ -3,7 +3,7 @@
 
 use super::consts::classes;
 use super::units::{EnvScan, Units, WithWarnings};
-use super::{cli_flags, env_vars, parsed, pins, symbols, Package};
+use super::{cli_flags, click_options, env_vars, parsed, pins, pydantic_models, symbols, Package};
 use crate::cache::FactCache;
 use crate::profiles::{Engine, EnvStrategy, FlagsStrategy};
 use crate::source::Tree;
@@ -121,7 +121,31 @@ pub fn extract_surface_with(
                     (built, w)
                 })
             }
+            FlagsStrategy::ClickCommand { module, function } => {
+                let module = format!("{}.{module}", pkg.name);
+                let entry = pkg.module_path(&module);
+                units.unit("flags", "", entry.as_deref(), |pkg| {
+                    let mut w = Vec::new();
+                    // Click parses exact option strings: no prefix matching, no rewrites.
+                    let facts = crate::surface::ParserFacts { allow_abbrev: crate::surface::Known::Value(false), ..Default::default() };
+                    ((click_options::extract_click_options(pkg, &module, function, &mut w), facts), w)
+                })
+            }
         }
+    };
+    // The configuration file's keys: read with the flags (they answer the same
+    // questions of a recipe), only for an engine that has one.
+    let config_of = || {
+        let Some(profile) = engine.server.as_ref().filter(|_| demand.flags).and_then(|s| s.config_file.as_ref()) else {
+            return WithWarnings::default();
+        };
+        let _span = crate::trace::span(|| format!("  config keys {ref_name}"));
+        let module = format!("{}.{}", pkg.name, profile.module);
+        let entry = pkg.module_path(&module);
+        units.unit("config_keys", profile.class, entry.as_deref(), |pkg| {
+            let mut w = Vec::new();
+            (pydantic_models::extract_config_keys(pkg, profile, &mut w), w)
+        })
     };
     let ((mut modules, metadata), ((symbols, flags), (env, classes))) = rayon::join(
         || {
@@ -132,7 +156,12 @@ pub fn extract_surface_with(
         },
         || {
             rayon::join(
-                || rayon::join(|| symbols_of(&units, &pkg, &demand.symbols_of, &demand.names_imported, ref_name), flags_of),
+                || {
+                    rayon::join(
+                        || symbols_of(&units, &pkg, &demand.symbols_of, &demand.names_imported, ref_name),
+                        || rayon::join(flags_of, config_of),
+                    )
+                },
                 || rayon::join(|| env_of(&units, &pkg, engine, demand, ref_name), || classes_of(&units, &pkg, &demand.classes, ref_name)),
             )
         },
@@ -144,8 +173,9 @@ pub fn extract_surface_with(
         }
         warnings.extend(w);
     }
-    let ((flags, parser), w) = flags;
+    let (((flags, parser), w), (config_keys, config_w)) = flags;
     warnings.extend(w);
+    warnings.extend(config_w);
     let ((env, env_prefix_rewrites), w) = env;
     warnings.extend(w);
     let (classes, w) = classes;
@@ -168,6 +198,7 @@ pub fn extract_surface_with(
         modules,
         classes,
         requires,
+        config_keys,
         warnings,
         flag_index: Default::default(),
     }
@@ -299,6 +330,7 @@ fn env_of(units: &Units, pkg: &Package, engine: Engine, demand: &Demand, ref_nam
     let files = match engine.server.as_ref().map(|s| &s.env) {
         Some(EnvStrategy::TypedRegistry { files }) if demand.env => *files,
         Some(EnvStrategy::GetterDict { file, dict }) if demand.env => return getter_env_of(units, pkg, file, dict, demand),
+        Some(EnvStrategy::None) if demand.env => return reads_only_env_of(units, demand),
         _ => return Default::default(),
     };
     let registry_file = env_vars::registry_path(pkg, files);
@@ -342,6 +374,21 @@ fn classes_of(units: &Units, pkg: &Package, wanted: &[(String, String)], ref_nam
         }
     }
     (out, warnings)
+}
+
+/// No registry (TRT-LLM): every var is found where the package reads it
+/// (`os.getenv`, `os.environ.get`, ...), with the default the read gives.
+fn reads_only_env_of(units: &Units, demand: &Demand) -> WithWarnings<EnvFacts> {
+    let scan = match &demand.env_reads {
+        EnvReads::None => return Default::default(),
+        EnvReads::Names(names) => EnvScan::Names(names.clone()),
+        EnvReads::Prefixes(prefixes) => EnvScan::Prefixes(prefixes.clone()),
+    };
+    let (reads, warnings) = units.env_reads(&scan, &[]);
+    let none = env_vars::EnvRegistry { vars: Vec::new(), prefix_rewrites: Vec::new() };
+    let mut vars = env_vars::unregistered_vars(&none, &reads);
+    vars.sort_by(|a, b| a.name.cmp(&b.name));
+    ((vars, Vec::new()), warnings)
 }
 
 /// A getter-dict registry (vLLM's `envs.py`), then reads elsewhere as for a typed one.

@@ -5,6 +5,7 @@
 
 pub(crate) mod assemble;
 pub mod cli_flags;
+pub(crate) mod click_options;
 pub mod consts;
 pub mod consumer;
 pub(crate) mod outline;
@@ -18,5 +19,8 @@ pub use assemble::{extract_surface, extract_surface_with, Demand, EnvReads};
 pub use package::Package;
 pub(crate) mod env_vars;
 pub(crate) mod pins;
+pub(crate) mod pydantic_models;
 pub mod symbols;
+#[cfg(test)]
+mod trtllm_tests;
 pub mod worker_flags;

@@ -25,6 +25,7 @@ mod matrix;
 mod module_layers;
 mod oracle;
 mod oracle_atom;
+mod oracle_trtllm;
 mod oracle_vllm;
 mod pr;
 mod real_data;

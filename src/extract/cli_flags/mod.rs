@@ -68,6 +68,9 @@ pub fn extract_flags(
         }
         FlagsStrategy::ArgparseFunction { .. } => extract_flags_by(pkg, strategy, resolution, warnings),
         FlagsStrategy::ArgparseEntry { module, function } => extract_entry(pkg, &format!("{}.{module}", pkg.name), function, warnings).0,
+        FlagsStrategy::ClickCommand { module, function } => {
+            super::click_options::extract_click_options(pkg, &format!("{}.{module}", pkg.name), function, warnings)
+        }
     }
 }
 

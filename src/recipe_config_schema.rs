@@ -1,0 +1,160 @@
+//! The role block of an srt-slurm recipe whose engine reads the role's `args`
+//! as its YAML configuration file (`ArgsForm::YamlConfig`, TRT-LLM's LlmArgs),
+//! as JSON Schema: the keys of [`EngineSurface::config_keys`](crate::surface::EngineSurface)
+//! nested as the models nest them. A model that refuses unknown keys
+//! (`extra="forbid"`) refuses them here too; one that drops them, or whose
+//! policy is not known, leaves them open. A closed set (`Literal[...]`, an
+//! enum) is an `enum`; a plain `int`/`float`/`bool`/`str` annotation is its
+//! JSON type; anything else is not constrained (the schema says no more than
+//! was read).
+
+use crate::surface::{ConfigKey, ExtraPolicy, Known};
+use serde_json::{json, Map, Value};
+
+/// The schema of one role's `args` (`zip`: each value may also be a list of
+/// values, one per sweep variant).
+pub(crate) fn config_role(keys: &[ConfigKey], zip: bool) -> Value {
+    let root_extra = keys.iter().find(|k| !k.path.contains('.')).map(|k| k.extra.clone()).unwrap_or(ExtraPolicy::Unknown);
+    let mut role = object(keys, "", &root_extra, zip);
+    role["type"] = json!(["object", "null"]);
+    role["description"] = json!("Keys of the engine's YAML configuration file (nested maps as the models nest them).");
+    // A YAML merge key (`<<: *prefill`), which srtctl's loader expands.
+    let own = json!({"$ref": format!("#/definitions/{}", if zip { "zip_role" } else { "role" })});
+    role["properties"]["<<"] = json!({"anyOf": [own, {"type": "array", "items": own}]});
+    role
+}
+
+/// The object whose keys are the fields directly under `prefix`.
+fn object(keys: &[ConfigKey], prefix: &str, extra: &ExtraPolicy, zip: bool) -> Value {
+    // `prefix` is empty or ends with a dot: the fields under it have as many dots.
+    let depth = prefix.matches('.').count();
+    let mut properties = Map::new();
+    for key in keys.iter().filter(|k| k.path.matches('.').count() == depth && k.path.starts_with(prefix)) {
+        let name = key.path.rsplit('.').next().unwrap_or(&key.path);
+        let children: Vec<&ConfigKey> = keys.iter().filter(|c| c.path.starts_with(&format!("{}.", key.path))).collect();
+        let mut schema = match (&key.nested, children.first()) {
+            (Some(_), Some(child)) => {
+                let mut nested = object(keys, &format!("{}.", key.path), &child.extra, false);
+                nested["type"] = json!(["object", "null"]);
+                nested
+            }
+            _ => leaf(key),
+        };
+        describe(&mut schema, key);
+        let schema = if zip { json!({"anyOf": [schema.clone(), {"type": "array", "items": schema}]}) } else { schema };
+        properties.insert(name.to_string(), schema.clone());
+        for alias in &key.aliases {
+            properties.insert(alias.clone(), schema.clone());
+        }
+    }
+    let mut out = json!({"type": "object", "properties": properties});
+    if *extra == ExtraPolicy::Forbid {
+        out["additionalProperties"] = json!(false);
+    }
+    out
+}
+
+/// A key holding a value: its closed set or plain type, `null` where the
+/// annotation allows `None`.
+fn leaf(key: &ConfigKey) -> Value {
+    let optional = key.type_name.contains("Optional") || key.type_name.contains("None");
+    if let Some(Known::Value(choices)) = &key.choices {
+        let mut values = choices.clone();
+        if optional {
+            values.push(Value::Null);
+        }
+        return json!({"enum": values});
+    }
+    let json_type = match key.type_name.trim() {
+        "int" | "Optional[int]" | "int | None" => Some("integer"),
+        "float" | "Optional[float]" | "float | None" => Some("number"),
+        "bool" | "Optional[bool]" | "bool | None" => Some("boolean"),
+        "str" | "Optional[str]" | "str | None" => Some("string"),
+        _ => None,
+    };
+    match json_type {
+        Some(t) if optional => json!({"type": [t, "null"]}),
+        Some(t) => json!({"type": t}),
+        None => json!({}),
+    }
+}
+
+fn describe(schema: &mut Value, key: &ConfigKey) {
+    let mut lines = vec![format!("`{}` of `{}`", key.type_name, key.model)];
+    if let Some(status) = &key.status {
+        lines.push(format!("status: {status}"));
+    }
+    if let Some(message) = key.deprecated.as_deref() {
+        schema["deprecated"] = json!(true);
+        lines.push(if message.is_empty() { "deprecated".to_string() } else { format!("deprecated: {message}") });
+    }
+    if let Some(Known::Value(default)) = &key.default {
+        lines.push(format!("default: {default}"));
+    }
+    schema["description"] = json!(lines.join("; "));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::surface::Evidence;
+
+    fn key(path: &str, model: &str, ty: &str, extra: ExtraPolicy) -> ConfigKey {
+        ConfigKey {
+            path: path.into(),
+            model: model.into(),
+            type_name: ty.into(),
+            choices: None,
+            default: None,
+            default_factory: None,
+            aliases: Vec::new(),
+            status: None,
+            deprecated: None,
+            extra,
+            nested: None,
+            evidence: Evidence { path: "llm_args.py".into(), line: 1 },
+        }
+    }
+
+    fn keys() -> Vec<ConfigKey> {
+        use ExtraPolicy::*;
+        let mut kv = key("kv_cache_config", "TorchLlmArgs", "KvCacheConfig", Forbid);
+        kv.nested = Some("KvCacheConfig".into());
+        let mut dtype = key("kv_cache_config.dtype", "KvCacheConfig", "Literal[\"auto\", \"fp8\"]", Forbid);
+        dtype.choices = Some(Known::Value(vec![json!("auto"), json!("fp8")]));
+        let mut loose = key("loose", "TorchLlmArgs", "Optional[Loose]", Forbid);
+        loose.nested = Some("Loose".into());
+        let mut old = key("old_knob", "TorchLlmArgs", "Optional[int]", Forbid);
+        old.deprecated = Some("Use kv_cache_config.dtype instead.".into());
+        vec![
+            key("max_batch_size", "TorchLlmArgs", "Optional[int]", Forbid),
+            kv,
+            dtype,
+            key("kv_cache_config.free_gpu_memory_fraction", "KvCacheConfig", "Optional[float]", Forbid),
+            loose,
+            key("loose.enabled", "Loose", "bool", Ignore),
+            old,
+        ]
+    }
+
+    fn errors(schema: &Value, yaml: &str) -> usize {
+        let mut root = json!({"definitions": {"role": schema.clone(), "zip_role": config_role(&keys(), true)}});
+        root["$ref"] = json!("#/definitions/role");
+        let instance: Value = serde_yaml_ng::from_str(yaml).unwrap();
+        jsonschema::validator_for(&root).unwrap().iter_errors(&instance).count()
+    }
+
+    #[test]
+    fn nested_keys_values_and_extra_policies_are_held() {
+        let role = config_role(&keys(), false);
+        assert_eq!(errors(&role, "max_batch_size: 8\nkv_cache_config:\n  dtype: fp8\n  free_gpu_memory_fraction: 0.8\n"), 0);
+        assert_eq!(errors(&role, "kv_cache_config:\n  dtypee: fp8\n"), 1, "a forbidding model refuses a misspelt key");
+        assert_eq!(errors(&role, "kv_cache_config:\n  dtype: fp16\n"), 1, "a value outside the Literal");
+        assert_eq!(errors(&role, "max_batch_size: many\n"), 1);
+        assert_eq!(errors(&role, "max_batch_sizee: 8\n"), 1, "the root model forbids extras");
+        assert_eq!(errors(&role, "loose:\n  whatever: 1\n"), 0, "a model that drops unknown keys leaves them open");
+        assert_eq!(role["properties"]["old_knob"]["deprecated"], json!(true));
+        let zip = config_role(&keys(), true);
+        assert_eq!(errors(&zip, "kv_cache_config:\n  - {dtype: fp8}\n  - {dtype: auto}\n"), 0, "a sweep lists one value per variant");
+    }
+}
