@@ -12,10 +12,12 @@
 
 use crate::check::unreadable::missing_variant;
 use crate::finding::Finding;
+use crate::recipe::LinkMapping;
 use crate::recipe::{
     is_container_alias, parse_image, Deployment, EntryImage, MasterConfig, MasterEntry, Note, RecipeFile, RecipeKind, RecipeLink,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
 
 /// What applying a master config does to the recipes it links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +52,56 @@ pub(crate) fn apply(files: &mut [RecipeFile], key: Option<&str>, how: Apply) -> 
         file.notes.extend(notes);
     }
     findings
+}
+
+/// A recipe given without its master config (no `--master`, none among the
+/// files): its deployments whose container is an alias take the images of the
+/// entries that run them in the master configs of its repository
+/// (`configs/*-master.yaml` above it), and a note names those files. Without
+/// them the deployment names no release and is not audited.
+pub(crate) fn resolve_aliases_from_found(files: &mut [RecipeFile], mapping: &LinkMapping) {
+    if files.iter().any(|f| f.kind == RecipeKind::MasterConfig) {
+        return;
+    }
+    let mut loaded: HashMap<PathBuf, Result<MasterConfig, String>> = HashMap::new();
+    for file in files.iter_mut().filter(|f| f.kind == RecipeKind::SrtSlurm) {
+        let aliased = |d: &Deployment| d.entry_image.is_none() && d.container.as_ref().is_some_and(|c| is_container_alias(&c.value));
+        if !file.deployments.iter().any(aliased) {
+            continue;
+        }
+        let Some(disk) = file.disk_path.clone() else { continue };
+        let found = crate::recipe::master_discovery::master_configs_above(&disk);
+        let mut masters = Vec::new();
+        for path in &found {
+            let master = loaded.entry(path.clone()).or_insert_with(|| match crate::recipe::load_path_with(path, mapping) {
+                Ok(f) => f.master.ok_or_else(|| "not a master config".to_string()),
+                Err(e) => Err(e.to_string()),
+            });
+            match master {
+                Ok(m) => masters.push(m.clone()),
+                Err(e) => file.notes.push(Note::warning(
+                    format!("master config {} could not be read ({e}); container aliases are not resolved through it", path.display()),
+                    None,
+                )),
+            }
+        }
+        let runs = runs_of(&masters, None, &file.path);
+        if found.is_empty() || runs.is_empty() {
+            continue;
+        }
+        let notes = resolve_aliases(&mut file.deployments, &runs);
+        file.notes.extend(notes);
+        let keys: BTreeSet<&str> = runs.iter().map(|(e, _)| e.key.value.as_str()).collect();
+        let shown: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+        file.notes.push(Note::info(
+            format!(
+                "container aliases take the image of the master key(s) that run this recipe ({}), read from {} found above it; --master FILE to choose the master config",
+                keys.into_iter().collect::<Vec<_>>().join(", "),
+                shown.join(", ")
+            ),
+            None,
+        ));
+    }
 }
 
 /// The images of `masters` for the aliased deployments of the recipe at

@@ -438,7 +438,18 @@ fn deployment_surfaces(
             ),
             Some(_) => {
                 let flag = RefFlags::named(p.engine, None, None).to_flag;
-                (format!("no {} ref to audit against (no image)", p.engine.display), format!("{flag} REF, or an image in the recipe"))
+                // An image that names a release the source lacks is not "no image".
+                let named = p.dep.image.as_ref().filter(|i| i.version.is_some() || i.commit.is_some() || i.date.is_some());
+                match (named, p.dep.entry_image.as_ref().map(|e| &e.image.value).or(p.dep.container.as_ref().map(|c| &c.value))) {
+                    (Some(_), Some(image)) => (
+                        format!("no {} ref to audit against (its image {image} names no ref of the source)", p.engine.display),
+                        format!("{flag} REF, or a source that has that release"),
+                    ),
+                    _ => (
+                        format!("no {} ref to audit against (no image)", p.engine.display),
+                        format!("{flag} REF, or an image in the recipe"),
+                    ),
+                }
             }
         };
         report.notes.push(format!("{}: {}: {why} ({enable})", p.file.path, p.dep.name));

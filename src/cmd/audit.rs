@@ -183,6 +183,9 @@ pub(super) fn load(inputs: &Inputs) -> (Vec<RecipeFile>, Vec<Finding>) {
     // among the files given still says which image an alias stands for.
     let how = if inputs.master.is_some() { audit::master_links::Apply::Selectors } else { audit::master_links::Apply::ImagesOnly };
     unread.extend(audit::master_links::apply(&mut files, inputs.key.as_deref(), how));
+    if inputs.master.is_none() {
+        audit::master_links::resolve_aliases_from_found(&mut files, &inputs.mapping);
+    }
     for e in errors {
         unread.push(check::unreadable::unreadable(&e));
         eprintln!("{:?}", miette::Report::new(e));

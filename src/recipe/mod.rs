@@ -17,6 +17,7 @@ pub(crate) mod image;
 pub(crate) mod launch_script;
 pub(crate) mod links;
 pub(crate) mod master_config;
+pub(crate) mod master_discovery;
 mod registry;
 mod script_naming;
 pub(crate) mod shell;

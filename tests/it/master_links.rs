@@ -111,3 +111,52 @@ fn an_amd_disagg_key_audits_its_model_table_rows_with_its_image() {
     );
     assert_eq!(report["master_entries_checked"], 1);
 }
+
+/// A schema-2 recipe given on its own whose container is an srt-slurm alias:
+/// the master config of its repository (`configs/*-master.yaml` above it)
+/// says which image the alias stands for, so the recipe is audited at that
+/// release, with a note naming the file. Without that file it is not audited,
+/// and the report says why.
+#[test]
+fn a_recipe_given_alone_finds_its_aliases_image_in_the_master_config_above_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = engine_audit::demo::build(&dir.path().join("demo")).unwrap();
+    let repo = dir.path().join("bench");
+    let recipe = repo.join("benchmarks/multi_node/srt-slurm-recipes/mini/sglang/agg.yaml");
+    std::fs::create_dir_all(recipe.parent().unwrap()).unwrap();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::write(
+        &recipe,
+        "schema: 2\nname: mini-agg\nmodel:\n  path: /models/mini\n  container: dynamo-sglang\nengine: sglang\nroles:\n  agg:\n    args:\n      tensor-parallel-size: 4\n      totally-bogus-flag: 3\n",
+    )
+    .unwrap();
+    let audit = |dir: &Path| {
+        let cache = tempfile::tempdir().unwrap();
+        let out = assert_cmd::Command::cargo_bin("engine-audit")
+            .unwrap()
+            .current_dir(dir)
+            .env("ENGINE_AUDIT_CACHE_DIR", cache.path())
+            .args(["audit", "benchmarks/multi_node/srt-slurm-recipes/mini/sglang/agg.yaml", "--sglang"])
+            .arg(&demo.sglang_repo)
+            .args(["--offline", "--format", "json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let alone = audit(&repo);
+    assert_eq!(alone["coverage"]["audited"], 0, "{alone:#}");
+    assert!(alone["coverage"]["not_audited"][0]["reason"].as_str().unwrap().contains("(no image)"), "{alone:#}");
+
+    std::fs::create_dir_all(repo.join("configs")).unwrap();
+    std::fs::write(
+        repo.join("configs/nvidia-master.yaml"),
+        "mini-agg-dynamo-sglang:\n  image: example/sglang:v1.0.0-cu130\n  framework: dynamo-sglang\n  scenarios:\n    - name: agg\n      env:\n        - CONFIG_FILE=recipes/mini/sglang/agg.yaml\n",
+    )
+    .unwrap();
+    let found = audit(&repo);
+    assert_eq!(found["coverage"]["audited"], 1, "{found:#}");
+    let bogus: Vec<_> = findings(&found, "EA001").iter().map(|f| f["subject"].as_str().unwrap().to_string()).collect();
+    assert_eq!(bogus, ["totally-bogus-flag"], "{found:#}");
+    let notes = found["notes"].to_string();
+    assert!(notes.contains("mini-agg-dynamo-sglang") && notes.contains("nvidia-master.yaml"), "{notes}");
+}
