@@ -291,8 +291,9 @@ pub static TRTLLM: EngineProfile = EngineProfile {
         env: EnvStrategy::None,
         env_prefixes: &["TRTLLM_", "TLLM_"],
         config_class: ("tensorrt_llm.llmapi.llm_args", "TorchLlmArgs"),
-        // `trtllm-serve MODEL ...` scripts are not read yet: no launcher.
-        launchers: &[],
+        // `trtllm-serve [serve] MODEL ...`: found in scripts so that they are
+        // named not audited; their command lines are not read yet.
+        launchers: &[Launcher { role: "trtllm-serve", form: LaunchForm::Program { program: "trtllm-serve", subcommand: "serve" } }],
         resolution: None,
         config_file: Some(ConfigFileProfile { module: "llmapi.llm_args", class: "TorchLlmArgs" }),
     }),
@@ -420,6 +421,12 @@ impl EngineProfile {
 /// Every engine with a server, and its launchers.
 pub(crate) fn servers() -> impl Iterator<Item = (Engine, &'static ServerProfile)> {
     PROFILES.iter().filter_map(|p| p.server.as_ref().map(|s| (*p, s)))
+}
+
+/// Every known engine with a server that is not audited yet, and its
+/// launchers: a script that starts one is named, never read as clean.
+pub(crate) fn unread_servers() -> impl Iterator<Item = (Engine, &'static ServerProfile)> {
+    KNOWN.iter().filter(|p| by_id(p.id).is_none()).filter_map(|p| p.server.as_ref().map(|s| (*p, s)))
 }
 
 impl ConsumerLink {

@@ -91,20 +91,24 @@ fn exit_for(args: &AuditArgs, result: &AuditReport, fail_on: FailOn) -> ExitCode
 }
 
 /// Everything an audit needs from the flags and the config, except the rules
+/// The recipe paths given, else the config's `recipe_roots`; none (and no
+/// `--master`) is an error that says `nothing`.
+pub(super) fn recipe_paths(given: &[PathBuf], master: bool, config: &Config, nothing: &str) -> miette::Result<Vec<PathBuf>> {
+    let paths = if given.is_empty() && !master { config.recipe_roots() } else { given.to_vec() };
+    if paths.is_empty() && !master {
+        return Err(miette::miette!(
+            help = "pass recipe files or folders, --master FILE --key KEY, or set `recipe_roots` in .engine-audit.yaml",
+            "{nothing}"
+        ));
+    }
+    Ok(paths)
+}
+
 /// (loaded by the caller beside the recipes): flags first, then the config
 /// file, then the built-in defaults.
 fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
     let mapping = config.link_mapping(args.recipes_dir.as_deref());
-    let mut paths = args.paths.clone();
-    if paths.is_empty() && args.master.is_none() {
-        paths = config.recipe_roots();
-    }
-    if paths.is_empty() && args.master.is_none() {
-        return Err(miette::miette!(
-            help = "pass recipe files or folders, --master FILE --key KEY, or set `recipe_roots` in .engine-audit.yaml",
-            "nothing to audit"
-        ));
-    }
+    let paths = recipe_paths(&args.paths, args.master.is_some(), config, "nothing to audit")?;
     let base = engine_options(args, config)?;
     if !base.has_sources() {
         return Err(miette::miette!(

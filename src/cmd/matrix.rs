@@ -42,16 +42,7 @@ pub(crate) fn run(args: MatrixArgs) -> miette::Result<ExitCode> {
 
 /// The recipes, engine sources, rules and policy, as `audit` resolves them.
 fn resolve_inputs(args: &MatrixArgs, config: &Config) -> miette::Result<Inputs> {
-    let mut paths = args.paths.clone();
-    if paths.is_empty() && args.master.is_none() {
-        paths = config.recipe_roots();
-    }
-    if paths.is_empty() && args.master.is_none() {
-        return Err(miette::miette!(
-            help = "pass recipe files or folders, --master FILE --key KEY, or set `recipe_roots` in .engine-audit.yaml",
-            "nothing to put in the matrix"
-        ));
-    }
+    let paths = super::audit::recipe_paths(&args.paths, args.master.is_some(), config, "nothing to put in the matrix")?;
     let base = audit_sources(&args.sources, config);
     if !base.has_sources() {
         return Err(miette::miette!(

@@ -524,6 +524,25 @@ fn what_runs_after_the_last_launch_is_not_evaluated() {
     assert!(file.notes.iter().any(|n| n.message.contains("stopped evaluating")), "{:#?}", file.notes);
 }
 
+/// A script that starts TensorRT-LLM (`trtllm-serve`, behind `mpirun`), whose
+/// command lines are not read yet, is a deployment named not audited, beside
+/// the SGLang launch the same run audits: never a clean file with nothing in it.
+#[test]
+fn a_trtllm_serve_launch_is_named_not_audited() {
+    let w = ws();
+    w.write("bench/trt.sh", "#!/bin/bash\nmpirun -n 1 --oversubscribe \\\n    trtllm-serve \"$MODEL\" --port=8000 --tp_size=8 --extra_llm_api_options=/tmp/c.yml &\n");
+    w.write("bench/sgl.sh", "#!/bin/bash\npython3 -m sglang.launch_server --tp-size 8\n");
+    let o = run(w.audit(&["bench", "--to", "v1.1.0", "--format", "json"]));
+    let report: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let coverage = &report["coverage"];
+    assert_eq!((coverage["deployments"].as_u64(), coverage["audited"].as_u64()), (Some(2), Some(1)), "{coverage:#}");
+    let missed = &coverage["not_audited"][0];
+    assert_eq!((missed["engine"].as_str(), missed["path"].as_str()), (Some("trtllm"), Some("bench/trt.sh")), "{coverage:#}");
+    assert_ne!(o.code, 0, "a deployment not audited fails the run unless acknowledged");
+    let acknowledged = run(w.audit(&["bench", "--to", "v1.1.0", "--allow-unaudited", "trtllm"]));
+    assert_eq!(acknowledged.code, 0, "{}{}", acknowledged.stdout, acknowledged.stderr);
+}
+
 /// A 10,000-line script in the shape of the real ones, grown: thousands of
 /// assignments, exports, helper functions and their calls, and branches on the
 /// same few job variables. Read quickly, and exactly.

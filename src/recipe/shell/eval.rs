@@ -627,6 +627,17 @@ impl<'a> Interp<'a> {
             }
         }
         let Some(found) = launch::find(&tokens) else {
+            if let Some((engine, launcher)) = launch::find_unread(&tokens) {
+                let span = self.span_of(self.node_origin(file, node));
+                let why = format!("{}'s command lines are not read yet", engine.display);
+                self.record(
+                    engine,
+                    launcher,
+                    span,
+                    Run { path: state.path.clone(), argv: None, env: Vec::new(), exports: Vec::new(), dynamic: Some(why) },
+                );
+                return vec![state];
+            }
             if tokens.first().is_some_and(|t| t.value.is_dynamic()) {
                 self.unknown_command(f, file, node, &tokens);
             }

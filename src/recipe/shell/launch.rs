@@ -80,6 +80,22 @@ pub(crate) fn find(words: &[ArgToken]) -> Option<Found> {
     None
 }
 
+/// A command that starts an engine whose command lines are not read yet
+/// (TensorRT-LLM's `trtllm-serve`), by its program's name, directly or
+/// behind wrappers (`mpirun -n 1 trtllm-serve ...`).
+pub(crate) fn find_unread(words: &[ArgToken]) -> Option<(Engine, &'static Launcher)> {
+    let first = words.first()?.value.value()?;
+    let programs = || crate::profiles::unread_servers().flat_map(|(e, s)| s.launchers.iter().map(move |l| (e, l)));
+    let program_of = |w: &str| programs().find(|(_, l)| l.program().is_some_and(|(p, _)| p == base(w)));
+    if let Some(found) = program_of(first) {
+        return Some(found);
+    }
+    if !WRAPPERS.contains(&base(first)) {
+        return None;
+    }
+    words[1..].iter().filter_map(|t| t.value.value()).find_map(|w| program_of(w))
+}
+
 fn launcher_program(word: &str) -> bool {
     crate::profiles::servers().flat_map(|(_, s)| s.launchers.iter()).any(|l| l.program().is_some_and(|(program, _)| program == base(word)))
 }

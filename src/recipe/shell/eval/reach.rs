@@ -176,6 +176,11 @@ fn collect_definitions<'t>(f: &File, node: Node<'t>, out: &mut HashMap<String, N
 /// The text names a launcher's module, or its program followed by its
 /// subcommand or by a word only known when run (`vllm serve`, `vllm "$SUB"`).
 fn names_a_launcher(text: &str) -> bool {
+    // An engine not read yet is found by its program alone (`trtllm-serve MODEL`).
+    let unread = crate::profiles::unread_servers().flat_map(|(_, s)| s.launchers.iter()).filter_map(|l| l.program());
+    if unread.into_iter().any(|(program, _)| word_at(text, program).next().is_some()) {
+        return true;
+    }
     crate::profiles::servers().flat_map(|(_, s)| s.launchers.iter()).any(|l| match (l.program(), &l.form) {
         (Some((program, subcommand)), _) => word_at(text, program).any(|after| {
             let next = text[after..].trim_start_matches([' ', '\t', '\\', '\n', '"', '\'']);
@@ -224,5 +229,7 @@ mod tests {
         assert!(!names_a_launcher("pip install vllm==0.9.0"));
         assert!(!names_a_launcher("python3 -m sglang.launch_server_helper"));
         assert!(!names_a_launcher("python3 -m mysglang.launch_server"));
+        // An engine whose command lines are not read yet: by its program alone.
+        assert!(names_a_launcher("mpirun -n 1 trtllm-serve /models/x --port 8000"));
     }
 }
