@@ -39,6 +39,27 @@ pub(crate) fn image_ref(engine: Engine, dep: &Deployment, repo: &EngineRepo) -> 
             return Ok(Some(DerivedRef { wanted: resolved.wanted, how }));
         }
     }
+    // A dated build that names no release or commit (`rocm/atom-dev:nightly_
+    // 202607231538`, `..._atom20260511`): the last commit on the default branch
+    // at or before its build time, as for Dynamo's nightly wheels.
+    if let (None, None, Some(date)) = (&image.version, &image.commit, &image.date) {
+        let unresolved = |detail: String| Unresolved {
+            engine: engine.display,
+            what: container.value.clone(),
+            message: format!("image `{}` maps to no {} ref in {}: {detail}", container.value, engine.display, repo.spec),
+        };
+        let at = build_time_unix(date, image.time.as_deref()).ok_or_else(|| unresolved(format!("`{date}` is not a date")))?;
+        let commit = repo
+            .last_commit_at_or_before(None, at)
+            .map_err(|e| unresolved(e.to_string()))?
+            .ok_or_else(|| unresolved(format!("no commit on the default branch at or before {date}")))?;
+        let when = match &image.time {
+            Some(t) => format!("{date} {t} UTC"),
+            None => date.clone(),
+        };
+        let how = format!("{how} (dated build: last default-branch commit at or before {when}, {})", &commit[..12.min(commit.len())]);
+        return Ok(Some(DerivedRef { wanted: commit, how }));
+    }
     let tried = image_candidates(image);
     let tried = match tried.is_empty() {
         true if crate::recipe::is_container_alias(&container.value) => {
@@ -102,6 +123,19 @@ pub(crate) fn dynamo_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<D
     Ok(Some(DerivedRef { wanted, how }))
 }
 
+/// A build's time as a Unix time: `HHMM` (UTC, to its last second) of the
+/// date when the tag gives it, else the end of the day.
+fn build_time_unix(date: &str, time: Option<&str>) -> Option<i64> {
+    let end_of_day = date_end_unix(date)?;
+    match time {
+        Some(t) => {
+            let (h, m): (i64, i64) = (t.get(..2)?.parse().ok()?, t.get(2..4)?.parse().ok()?);
+            Some(end_of_day - 86_399 + h * 3600 + m * 60 + 59)
+        }
+        None => Some(end_of_day),
+    }
+}
+
 /// 23:59:59 UTC of a `YYYYMMDD` date, as a Unix time.
 pub(crate) fn date_end_unix(date: &str) -> Option<i64> {
     if date.len() != 8 || !date.bytes().all(|b| b.is_ascii_digit()) {
@@ -124,7 +158,15 @@ pub(crate) fn date_end_unix(date: &str) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
-    use super::date_end_unix;
+    use super::{build_time_unix, date_end_unix};
+
+    #[test]
+    fn a_build_time_is_its_minute_or_the_end_of_its_day() {
+        let day = date_end_unix("20260723").unwrap();
+        assert_eq!(build_time_unix("20260723", None), Some(day));
+        assert_eq!(build_time_unix("20260723", Some("1538")), Some(day - 86_399 + 15 * 3600 + 38 * 60 + 59));
+        assert_eq!(build_time_unix("20260723", Some("15")), None);
+    }
 
     #[test]
     fn nightly_dates_end_at_midnight_utc() {

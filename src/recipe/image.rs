@@ -27,6 +27,9 @@ pub struct ImageTag {
     pub variant: Option<String>,
     /// `YYYYMMDD` of a dated (nightly) tag.
     pub date: Option<String>,
+    /// `HHMM` (UTC) of a dated tag that gives the time too (`nightly_202607231538`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
     /// Short commit hash of a nightly tag, when the tag ends with one.
     pub commit: Option<String>,
 }
@@ -54,8 +57,16 @@ pub fn parse_image(reference: &str) -> ImageTag {
         Some(i) => (&name[..last_slash + i], Some(&name[last_slash + i + 1..])),
         None => (name, None),
     };
-    let mut image =
-        ImageTag { repo: repo.to_string(), tag: tag.map(str::to_string), digest, version: None, variant: None, date: None, commit: None };
+    let mut image = ImageTag {
+        repo: repo.to_string(),
+        tag: tag.map(str::to_string),
+        digest,
+        version: None,
+        variant: None,
+        date: None,
+        time: None,
+        commit: None,
+    };
     if let Some(tag) = tag {
         split_tag(tag, &mut image);
     }
@@ -65,6 +76,9 @@ pub fn parse_image(reference: &str) -> ImageTag {
 /// Tag grammar seen in practice: `[v]VERSION[-VARIANT…]` for releases,
 /// `WORDS[-VARIANT]-YYYYMMDD[-COMMIT]` for nightlies.
 fn split_tag(tag: &str, image: &mut ImageTag) {
+    if tag.contains('_') && split_underscored(tag, image) {
+        return;
+    }
     let parts: Vec<&str> = tag.split('-').collect();
     if let Some(version) = parse_version(parts[0].strip_prefix('v').unwrap_or(parts[0])) {
         // Only a first segment with a dot counts as a release: `latest` or `2024`
@@ -104,6 +118,50 @@ fn split_tag(tag: &str, image: &mut ImageTag) {
             _ => image.variant = Some(tag.to_string()),
         },
     }
+}
+
+/// Tags that join their parts with `_` and name the engine's build in one of
+/// them after the repository's name (ROCm's `rocm/atom:rocm7.2.4_ubuntu24.04_
+/// py3.12_pytorch_release_2.10.0_atom0.1.3`: release 0.1.3; `..._atom20260511`:
+/// a build of that day), or a dated build with its time (`rocm/atom-dev:
+/// nightly_202607231538`). The other parts are the variant. False when no part
+/// names a build: the tag is read by the `-` grammar.
+fn split_underscored(tag: &str, image: &mut ImageTag) -> bool {
+    let last = image.repo.rsplit('/').next().unwrap_or(&image.repo);
+    let stem = last.split('-').next().unwrap_or(last);
+    let parts: Vec<&str> = tag.split('_').collect();
+    for (i, part) in parts.iter().enumerate().rev() {
+        let named = part.strip_prefix(stem).filter(|_| stem.len() >= 2);
+        let found = match named {
+            Some(rest) if is_date(rest) => {
+                image.date = Some(rest.to_string());
+                true
+            }
+            Some(rest) if rest.contains('.') => match parse_version(rest) {
+                Some(v) => {
+                    image.version = Some(v.to_string());
+                    true
+                }
+                None => false,
+            },
+            _ if part.len() == 12 && part.bytes().all(|b| b.is_ascii_digit()) && is_date(&part[..8]) && is_time(&part[8..]) => {
+                image.date = Some(part[..8].to_string());
+                image.time = Some(part[8..].to_string());
+                true
+            }
+            _ => false,
+        };
+        if found {
+            let variant: Vec<&str> = parts.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, p)| *p).collect();
+            image.variant = (!variant.is_empty()).then(|| variant.join("_"));
+            return true;
+        }
+    }
+    false
+}
+
+fn is_time(s: &str) -> bool {
+    s.len() == 4 && s.bytes().all(|b| b.is_ascii_digit()) && s[..2] < *"24" && s[2..] < *"60"
 }
 
 /// A tag's last part that names a commit: a full hash, or a short one (7 or
@@ -224,6 +282,26 @@ mod tests {
         let i = parse_image("lmsysorg/sglang:nightly-dev-cu13-20260608-303757cc");
         assert_eq!(i.variant.as_deref(), Some("nightly-dev-cu13"));
         assert_eq!(i.commit.as_deref(), Some("303757cc"));
+    }
+
+    /// ROCm's images join their parts with `_` and name the build after the
+    /// repository (a made-up stack of the same shape as the real tags).
+    #[test]
+    fn underscored_tags_name_the_build_after_the_repository() {
+        let i = parse_image("rocm/atom:rocm9.1_ubuntu26.04_py3.13_pytorch_release_3.1.0_atom2.4.1");
+        assert_eq!((i.version.as_deref(), i.date.as_deref()), (Some("2.4.1"), None));
+        assert_eq!(i.variant.as_deref(), Some("rocm9.1_ubuntu26.04_py3.13_pytorch_release_3.1.0"));
+        let i = parse_image("rocm/atom:rocm9.1_ubuntu26.04_py3.13_pytorch_release_3.1.0_atom2.4.0.post");
+        assert_eq!(i.version.as_deref(), Some("2.4.0.post0"));
+        let i = parse_image("rocm/atom:rocm9.1_ubuntu26.04_py3.13_pytorch_release_3.1.0_atom20271103");
+        assert_eq!((i.version.as_deref(), i.date.as_deref(), i.time.as_deref()), (None, Some("20271103"), None));
+        let i = parse_image("rocm/atom-dev:nightly_202711031745");
+        assert_eq!((i.date.as_deref(), i.time.as_deref(), i.variant.as_deref()), (Some("20271103"), Some("1745"), Some("nightly")));
+        // A month and day without a year, or another tool's version, places nothing.
+        let i = parse_image("rocm/atom-dev:ubuntu26.04_py3.13_pytorch_release_3.1.0_some_model_agentic_1103");
+        assert_eq!((i.version.as_deref(), i.date.as_deref()), (None, None));
+        let i = parse_image("rocm/atom-dev:nightly_202711032575");
+        assert_eq!(i.date, None, "25:75 is no time");
     }
 
     #[test]
