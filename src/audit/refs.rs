@@ -48,16 +48,13 @@ pub(crate) fn image_ref(engine: Engine, dep: &Deployment, repo: &EngineRepo) -> 
             what: container.value.clone(),
             message: format!("image `{}` maps to no {} ref in {}: {detail}", container.value, engine.display, repo.spec),
         };
-        let at = build_time_unix(date, image.time.as_deref()).ok_or_else(|| unresolved(format!("`{date}` is not a date")))?;
-        let commit = repo
-            .last_commit_at_or_before(None, at)
-            .map_err(|e| unresolved(e.to_string()))?
-            .ok_or_else(|| unresolved(format!("no commit on the default branch at or before {date}")))?;
         let when = match &image.time {
             Some(t) => format!("{date} {t} UTC"),
             None => date.clone(),
         };
-        let how = format!("{how} (dated build: last default-branch commit at or before {when}, {})", &commit[..12.min(commit.len())]);
+        let at = build_time_unix(date, image.time.as_deref()).ok_or_else(|| unresolved(format!("`{date}` is not a date")))?;
+        let commit = last_commit_by(repo, at, &when).map_err(unresolved)?;
+        let how = format!("{how} (dated build: last default-branch commit at or before {when}, {})", short(&commit));
         return Ok(Some(DerivedRef { wanted: commit, how }));
     }
     let tried = image_candidates(image);
@@ -109,18 +106,25 @@ pub(crate) fn dynamo_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<D
                 r.wanted
             } else {
                 let end_of_day = date_end_unix(date).ok_or_else(|| unresolved(format!("`{date}` is not a YYYYMMDD date")))?;
-                let commit = repo
-                    .last_commit_at_or_before(None, end_of_day)
-                    .map_err(|e| unresolved(e.to_string()))?
-                    .ok_or_else(|| unresolved(format!("no commit on the default branch at or before {date}")))?;
-                return Ok(Some(DerivedRef {
-                    wanted: commit.clone(),
-                    how: format!("{how} (nightly: last default-branch commit at or before {date}, {})", &commit[..12]),
-                }));
+                let commit = last_commit_by(repo, end_of_day, date).map_err(unresolved)?;
+                let how = format!("{how} (nightly: last default-branch commit at or before {date}, {})", short(&commit));
+                return Ok(Some(DerivedRef { wanted: commit, how }));
             }
         }
     };
     Ok(Some(DerivedRef { wanted, how }))
+}
+
+/// The last commit on the default branch at or before `at` (a Unix time,
+/// shown as `when`): what a dated build (a nightly wheel or image) was built from.
+fn last_commit_by(repo: &EngineRepo, at: i64, when: &str) -> Result<String, String> {
+    repo.last_commit_at_or_before(None, at)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no commit on the default branch at or before {when}"))
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..12.min(commit.len())]
 }
 
 /// A build's time as a Unix time: `HHMM` (UTC, to its last second) of the

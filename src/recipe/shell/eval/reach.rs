@@ -37,21 +37,21 @@ impl Interp<'_> {
         for node in nodes {
             collect_definitions(f, *node, &mut local);
         }
-        (0..nodes.len()).rev().find(|&i| self.node_may_launch(f, nodes[i], &local, 0))
+        (0..nodes.len()).rev().find(|&i| self.node_may_launch(f, nodes[i], &local))
     }
 
-    fn node_may_launch(&mut self, f: &File, node: Node, local: &HashMap<String, Node>, depth: usize) -> bool {
+    fn node_may_launch(&mut self, f: &File, node: Node, local: &HashMap<String, Node>) -> bool {
         if node.kind() == "function_definition" {
             // Defining is not running: a call is judged where it is made.
             return false;
         }
-        if node.kind() == "command" && self.command_may_launch(f, node, local, depth) {
+        if node.kind() == "command" && self.command_may_launch(f, node, local) {
             return true;
         }
-        named_children(node).into_iter().any(|c| self.node_may_launch(f, c, local, depth))
+        named_children(node).into_iter().any(|c| self.node_may_launch(f, c, local))
     }
 
-    fn command_may_launch(&mut self, f: &File, node: Node, local: &HashMap<String, Node>, depth: usize) -> bool {
+    fn command_may_launch(&mut self, f: &File, node: Node, local: &HashMap<String, Node>) -> bool {
         let text = &f.text[node.byte_range()];
         if names_a_launcher(text) {
             return true;
@@ -79,7 +79,7 @@ impl Interp<'_> {
                 return *known;
             }
             self.reach.functions.insert(key, false);
-            let may = self.body_may_launch(f, *def, local, depth);
+            let may = self.body_may_launch(f, *def, local);
             self.reach.functions.insert(key, may);
             return may;
         }
@@ -103,7 +103,7 @@ impl Interp<'_> {
                 };
                 let mut inner = HashMap::new();
                 collect_definitions(&def_file, def, &mut inner);
-                let may = self.body_may_launch(&def_file, def, &inner, depth + 1);
+                let may = self.body_may_launch(&def_file, def, &inner);
                 self.reach.functions.insert((file, start), may);
                 may
             }
@@ -153,9 +153,9 @@ impl Interp<'_> {
         }
     }
 
-    fn body_may_launch(&mut self, f: &File, def: Node, local: &HashMap<String, Node>, depth: usize) -> bool {
+    fn body_may_launch(&mut self, f: &File, def: Node, local: &HashMap<String, Node>) -> bool {
         match def.child_by_field_name("body") {
-            Some(body) => named_children(body).into_iter().any(|c| self.node_may_launch(f, c, local, depth + 1)),
+            Some(body) => named_children(body).into_iter().any(|c| self.node_may_launch(f, c, local)),
             None => false,
         }
     }
