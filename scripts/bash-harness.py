@@ -135,8 +135,8 @@ def stub_dir(work):
 
 
 def run_bash(script, settings, stubs, records, sandbox, workspace):
-    shutil.rmtree(records, ignore_errors=True)
-    records.mkdir()
+    # A fresh folder per run: a stub killed with its job may still be writing.
+    records = Path(tempfile.mkdtemp(prefix="records", dir=records))
     env = dict(BASE_ENV)
     env.update(settings)
     env["PATH"] = f"{stubs}:/usr/bin:/bin"
@@ -273,6 +273,7 @@ def main():
             if "/workspace" in t:
                 p.write_text(t.replace("/workspace", str(workspace)))
         stubs = stub_dir(work)
+        (work / "records").mkdir()
         for script in scripts(tree):
             rel = script.relative_to(tree)
             if only and only not in str(rel):

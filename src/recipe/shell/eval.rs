@@ -27,9 +27,11 @@ mod capture;
 mod expand;
 mod nested;
 mod reach;
+mod relevant;
+mod sourced;
 
 /// States kept at once; more are joined, their differing variables unknown.
-pub(crate) const MAX_STATES: usize = 64;
+pub(crate) const MAX_STATES: usize = 32;
 /// Nesting of function calls, `source`, `eval` and `bash -c`.
 pub(crate) const MAX_DEPTH: usize = 8;
 /// Statements evaluated (summed over states) per script.
@@ -151,6 +153,8 @@ pub(crate) struct Interp<'a> {
     /// Where `source` may read from.
     root: Option<PathBuf>,
     functions: HashMap<String, (usize, usize, usize)>,
+    /// Function definitions run so far (a judgement of calls holds until the next).
+    definitions: usize,
     /// Variables the script assigns somewhere: unset on a path means empty, not
     /// "from the environment"...
     script_vars: BTreeSet<String>,
@@ -169,6 +173,10 @@ pub(crate) struct Interp<'a> {
     parser: &'a mut Parser,
     evals: HashMap<(String, Origin), usize>,
     reach: reach::LaunchReach,
+    /// The statements being run up to their last launch only (the script's
+    /// own, or a file or function body it runs last): see [`reach::Cut`].
+    cut: Option<reach::Cut>,
+    relevant: relevant::Relevant,
 }
 
 impl<'a> Interp<'a> {
@@ -182,6 +190,7 @@ impl<'a> Interp<'a> {
             real_paths: vec![disk],
             root,
             functions: HashMap::new(),
+            definitions: 0,
             script_vars: BTreeSet::new(),
             env_vars: BTreeSet::new(),
             unread_source: false,
@@ -193,31 +202,36 @@ impl<'a> Interp<'a> {
             parser,
             evals: HashMap::new(),
             reach: reach::LaunchReach::default(),
+            cut: None,
+            relevant: relevant::Relevant::default(),
         };
         let file = interp.add_file(File { tree, text: src.text.clone(), map: None, fallback: None, real: Some(0) });
         let start = State { vars: Vars::new(), path: Path::new(), positional: None, out: None, frames: Vec::new(), returned: false };
-        interp.exec_file(file, vec![start], 0);
+        interp.exec_file(file, vec![start], 0, true);
+        interp.merged_paths_note();
         let stopped_at = interp.stopped_at.filter(|o| o.file == 0).map(|o| o.start);
         Evaluation { sites: interp.sites, notes: interp.notes, stopped_at }
     }
 
     fn add_file(&mut self, file: File) -> usize {
-        // A library's functions set variables only when called (and then on
-        // that path): a name they assign still comes from the job's
-        // environment elsewhere (`benchmark_lib.sh` exports `EP_SIZE` in one
-        // of its functions; scripts take it from the job).
-        let library = file.real.is_some_and(|r| r != 0);
-        collect_assigned(file.tree.root_node(), &file.text, !library, &mut self.script_vars);
-        collect_defaulted(file.tree.root_node(), &file.text, &mut self.env_vars);
+        let names = FileNames::of(&file);
+        self.add_file_with(file, &names)
+    }
+
+    fn add_file_with(&mut self, file: File, names: &FileNames) -> usize {
+        self.script_vars.extend(names.assigned.iter().cloned());
+        self.env_vars.extend(names.defaulted.iter().cloned());
         self.files.push(std::rc::Rc::new(file));
         self.files.len() - 1
     }
 
-    fn exec_file(&mut self, file: usize, states: Vec<State>, depth: usize) -> Vec<State> {
+    /// Run a file's statements; `last` when nothing after it may launch, so
+    /// that it runs only up to its own last launch.
+    fn exec_file(&mut self, file: usize, states: Vec<State>, depth: usize, last: bool) -> Vec<State> {
         let f = self.files[file].clone();
         let root = f.tree.root_node();
-        if depth == 0 && f.real == Some(0) && f.map.is_none() {
-            return self.script_block(&f, file, &named_children(root), states);
+        if last {
+            return self.script_block(&f, file, root, states, depth);
         }
         self.block(&f, file, &named_children(root), states, depth)
     }
@@ -232,7 +246,9 @@ impl<'a> Interp<'a> {
                 let first = map.get(start).copied().flatten();
                 let last = if end > start { map.get(end - 1).copied().flatten() } else { first };
                 match (first, last) {
-                    (Some((a, s)), Some((b, e))) if a == b && e + 1 - s == end - start => {
+                    // Verbatim only where the bytes map in order (an eval string may join
+                    // pieces of the file in another order).
+                    (Some((a, s)), Some((b, e))) if a == b && e >= s && e + 1 - s == end - start => {
                         Origin { file: a, start: s, end: e + 1, verbatim }
                     }
                     (Some((a, s)), _) if end == start => Origin { file: a, start: s, end: s, verbatim },
@@ -281,11 +297,13 @@ impl<'a> Interp<'a> {
         states
     }
 
-    /// The script's own top-level statements, up to its last statement that
-    /// may launch (as last judged): past it nothing can change a launch. It is
-    /// judged again on reaching it, since what ran (a `source`) may have
-    /// defined the functions the rest calls.
-    fn script_block(&mut self, f: &File, file: usize, nodes: &[Node], mut states: Vec<State>) -> Vec<State> {
+    /// The statements of `container` (a file's root, or the body of a function
+    /// run last) up to the last one that may launch (as last judged): past it
+    /// nothing can change a launch. It is judged again on reaching it, since
+    /// what ran (a `source`) may have defined the functions the rest calls.
+    fn script_block(&mut self, f: &File, file: usize, container: Node, mut states: Vec<State>, depth: usize) -> Vec<State> {
+        let nodes = named_children(container);
+        let outer = self.cut.replace(reach::Cut::new(file, container, depth));
         let mut last_launch: Option<usize> = None;
         for (i, node) in nodes.iter().enumerate() {
             if states.is_empty() {
@@ -294,11 +312,27 @@ impl<'a> Interp<'a> {
             if last_launch.is_none_or(|j| i > j) {
                 match self.last_launch(f, &nodes[i..]) {
                     Some(k) => last_launch = Some(i + k),
-                    None => break,
+                    None => {
+                        // Past the cut, a sourced file's functions are still
+                        // defined: what sourced it calls them.
+                        for rest in &nodes[i..] {
+                            if rest.kind() == "function_definition" {
+                                self.statement(f, file, *rest, Vec::new(), depth);
+                            }
+                        }
+                        break;
+                    }
                 }
             }
-            states = self.step(f, file, *node, states, 0);
+            // Judged afresh: the statements before may have defined functions
+            // the later ones call.
+            let quiet_after = last_launch == Some(i) && self.last_launch(f, &nodes[i + 1..]).is_none();
+            if let Some(cut) = self.cut.as_mut() {
+                cut.quiet_after = quiet_after;
+            }
+            states = self.step(f, file, *node, states, depth);
         }
+        self.cut = outer;
         states
     }
 
@@ -308,6 +342,7 @@ impl<'a> Interp<'a> {
         if !live.is_empty() {
             states.extend(self.statement(f, file, node, live, depth));
         }
+
         self.join(states)
     }
 
@@ -330,6 +365,7 @@ impl<'a> Interp<'a> {
                 if let Some(name) = node.child_by_field_name("name") {
                     let name = f.text[name.byte_range()].to_string();
                     self.functions.insert(name, (file, node.start_byte(), node.end_byte()));
+                    self.definitions += 1;
                 }
                 states
             }
@@ -757,6 +793,9 @@ impl<'a> Interp<'a> {
         if out.len() <= MAX_STATES {
             return out;
         }
+        if let Some(merged) = self.merge_irrelevant(&out) {
+            return merged;
+        }
         if !self.joined_note {
             self.joined_note = true;
             self.note(
@@ -915,6 +954,26 @@ fn ancestors(node: Node) -> impl Iterator<Item = Node> {
 
 /// Every name a file assigns anywhere (`X=`, `X+=`, `X[i]=`, `declare X`,
 /// `read X`, `for X in`); in function bodies too when `in_functions`.
+/// The names a file assigns and gives defaults (see [`Interp::script_vars`]).
+pub(super) struct FileNames {
+    assigned: BTreeSet<String>,
+    defaulted: BTreeSet<String>,
+}
+
+impl FileNames {
+    fn of(file: &File) -> FileNames {
+        // A library's functions set variables only when called (and then on
+        // that path): a name they assign still comes from the job's
+        // environment elsewhere (`benchmark_lib.sh` exports `EP_SIZE` in one
+        // of its functions; scripts take it from the job).
+        let library = file.real.is_some_and(|r| r != 0);
+        let mut names = FileNames { assigned: BTreeSet::new(), defaulted: BTreeSet::new() };
+        collect_assigned(file.tree.root_node(), &file.text, !library, &mut names.assigned);
+        collect_defaulted(file.tree.root_node(), &file.text, &mut names.defaulted);
+        names
+    }
+}
+
 fn collect_assigned(root: Node, text: &str, in_functions: bool, out: &mut BTreeSet<String>) {
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {

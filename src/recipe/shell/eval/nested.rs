@@ -47,7 +47,11 @@ impl Interp<'_> {
         let mut inner = state;
         inner.positional = Some(words[1..].to_vec());
         inner.frames.push(Vec::new());
-        let out = self.statement(&def, def_file, body, vec![inner], depth + 1);
+        let out = if self.runs_last(file, node, depth) {
+            self.script_block(&def, def_file, body, vec![inner], depth + 1)
+        } else {
+            self.statement(&def, def_file, body, vec![inner], depth + 1)
+        };
         out.into_iter()
             .map(|mut s| {
                 if let Some(frame) = s.frames.pop() {
@@ -111,15 +115,16 @@ impl Interp<'_> {
             }
         };
         let shown = self.shown_path(&path);
-        let Some(tree) = self.parser.parse(&text, None) else { return vec![state] };
         let real = self.real.len();
+        let Some((tree, names)) = sourced::parse(&path, &text, real, self.parser) else { return vec![state] };
         self.real.push(SourceText::new(shown, text.clone()));
         self.real_paths.push(Some(path));
-        let id = self.add_file(File { tree, text, map: None, fallback: None, real: Some(real) });
+        let id = self.add_file_with(File { tree, text, map: None, fallback: None, real: Some(real) }, &names);
         if self.files[id].tree.root_node().has_error() {
             self.note(format!("{at}: `source {name}`: shell syntax error in it; commands around it may be missed"), Some(origin));
         }
-        self.exec_file(id, vec![state], depth + 1)
+        let last = self.runs_last(file, node, depth);
+        self.exec_file(id, vec![state], depth + 1, last)
     }
 
     /// `source $DIR/env.sh` where only the folder is not known (a mount the job
@@ -265,6 +270,6 @@ impl Interp<'_> {
                 id
             }
         };
-        self.exec_file(id, vec![state], depth + 1)
+        self.exec_file(id, vec![state], depth + 1, false)
     }
 }

@@ -16,6 +16,27 @@ use tree_sitter::Node;
 /// Programs whose run reads code the evaluator cannot see from the words alone.
 const OPAQUE: &[&str] = &["eval", "source", ".", "bash", "sh", "exec", "trap", "xargs", "parallel"];
 
+/// Statements run only up to their last launch: a file's or a function
+/// body's (`container`), run at `depth`. The script's own are; a file it
+/// sources or a function it calls are too when nothing after that `source`
+/// or call may launch (`server.sh` ends by sourcing the engine's server script,
+/// which goes on to its benchmark client after the launch).
+#[derive(Clone, Copy)]
+pub(super) struct Cut {
+    file: usize,
+    /// The container's node id (unique in its file's tree).
+    container: usize,
+    depth: usize,
+    /// No statement of the container after the one being run may launch.
+    pub(super) quiet_after: bool,
+}
+
+impl Cut {
+    pub(super) fn new(file: usize, container: Node, depth: usize) -> Cut {
+        Cut { file, container: container.id(), depth, quiet_after: false }
+    }
+}
+
 /// What is known of which functions may launch, by their definition's place.
 #[derive(Default)]
 pub(super) struct LaunchReach {
@@ -23,6 +44,8 @@ pub(super) struct LaunchReach {
     /// Variables some read file assigns a text naming a launcher: only
     /// through them can a word the evaluator expands become one.
     launcher_vars: HashSet<String>,
+    /// [`Interp::runs_last`] answers, by (file, command, functions known).
+    runs_last: HashMap<(usize, usize, usize), bool>,
 }
 
 impl Interp<'_> {
@@ -38,6 +61,60 @@ impl Interp<'_> {
             collect_definitions(f, *node, &mut local);
         }
         (0..nodes.len()).rev().find(|&i| self.node_may_launch(f, nodes[i], &local))
+    }
+
+    /// Whether the command `node` (of `file`, run at `depth`) is run last:
+    /// in statements that run up to their last launch, with no statement
+    /// after it (in its block and each enclosing one, up to those statements)
+    /// that may launch, and in no loop (its body runs again).
+    pub(super) fn runs_last(&mut self, file: usize, node: Node, depth: usize) -> bool {
+        let Some(cut) = self.cut.filter(|c| c.file == file && c.depth == depth && c.quiet_after) else { return false };
+        // Asked once per state that reaches the command: the answer only
+        // changes when a function is defined.
+        let key = (file, node.id(), self.definitions);
+        if let Some(known) = self.reach.runs_last.get(&key) {
+            return *known;
+        }
+        let answer = self.judge_runs_last(cut, file, node);
+        self.reach.runs_last.insert(key, answer);
+        answer
+    }
+
+    fn judge_runs_last(&mut self, cut: Cut, file: usize, node: Node) -> bool {
+        // What runs after the command: the statements after it in its block
+        // and in each enclosing one, up to the container (whose own later
+        // statements are judged by `quiet_after`).
+        let mut after: Vec<Node> = Vec::new();
+        let mut current = node;
+        loop {
+            let Some(parent) = current.parent() else { return false };
+            if parent.id() == cut.container {
+                break;
+            }
+            let mut next = current.next_named_sibling();
+            while let Some(sibling) = next {
+                // The other branches of an `if` or a `case` are not run after this one.
+                if matches!(sibling.kind(), "elif_clause" | "else_clause" | "case_item") {
+                    break;
+                }
+                after.push(sibling);
+                next = sibling.next_named_sibling();
+            }
+            if matches!(parent.kind(), "for_statement" | "c_style_for_statement" | "while_statement" | "function_definition") {
+                return false;
+            }
+            current = parent;
+        }
+        if after.is_empty() {
+            return true;
+        }
+        // Functions the file defines further on are not known to the evaluator yet.
+        let f = self.files[file].clone();
+        let mut local = HashMap::new();
+        collect_definitions(&f, f.tree.root_node(), &mut local);
+        // Judgements hold for the functions known when made (see `last_launch`).
+        self.reach.functions.clear();
+        !after.iter().any(|n| self.node_may_launch(&f, *n, &local))
     }
 
     fn node_may_launch(&mut self, f: &File, node: Node, local: &HashMap<String, Node>) -> bool {
@@ -58,7 +135,16 @@ impl Interp<'_> {
         }
         let Some(name) = node.child_by_field_name("name") else { return false };
         let name = &f.text[name.byte_range()];
-        if OPAQUE.contains(&name.rsplit('/').next().unwrap_or(name)) || name.contains(['`']) || name.contains("$(") {
+        let program = name.rsplit('/').next().unwrap_or(name);
+        // `trap 'handler' EXIT`, `eval 'literal code'`: the code is in the
+        // words as written, so it is judged as code, not as opaque.
+        if matches!(program, "trap" | "eval") {
+            return match literal_arguments(f, node) {
+                Some(code) => self.code_may_launch(f, &code, local),
+                None => true,
+            };
+        }
+        if OPAQUE.contains(&program) || name.contains(['`']) || name.contains("$(") {
             return true;
         }
         // A program held in a variable: a launch only if the variable may hold
@@ -72,21 +158,27 @@ impl Interp<'_> {
         if (super::launch::is_python(program) || super::launch::is_wrapper(program)) && self.expands_launcher_variable(text) {
             return true;
         }
+        self.function_may_launch(f, name, local).unwrap_or(false)
+    }
+
+    /// Whether the function `name` may launch; `None` when no function of
+    /// that name is known.
+    fn function_may_launch(&mut self, f: &File, name: &str, local: &HashMap<String, Node>) -> Option<bool> {
         if let Some(def) = local.get(name) {
             // Defined further on in the script itself, not yet known to the evaluator.
             let key = (usize::MAX, def.start_byte());
             if let Some(known) = self.reach.functions.get(&key) {
-                return *known;
+                return Some(*known);
             }
             self.reach.functions.insert(key, false);
             let may = self.body_may_launch(f, *def, local);
             self.reach.functions.insert(key, may);
-            return may;
+            return Some(may);
         }
         match self.functions.get(name).copied() {
             Some((file, start, end)) => {
                 if let Some(known) = self.reach.functions.get(&(file, start)) {
-                    return *known;
+                    return Some(*known);
                 }
                 // A call cycle is judged "no launch" while it is being judged:
                 // a launch inside it is found on its own text.
@@ -99,16 +191,29 @@ impl Interp<'_> {
                     .and_then(|n| std::iter::successors(Some(n), |n| n.parent()).find(|n| n.kind() == "function_definition"))
                 else {
                     self.reach.functions.insert((file, start), true);
-                    return true;
+                    return Some(true);
                 };
                 let mut inner = HashMap::new();
                 collect_definitions(&def_file, def, &mut inner);
                 let may = self.body_may_launch(&def_file, def, &inner);
                 self.reach.functions.insert((file, start), may);
-                may
+                Some(may)
             }
-            None => false,
+            None => None,
         }
+    }
+
+    /// Code known as text (a trap's handler, an eval of literal words): it
+    /// may launch when it names a launcher, runs code the words do not show
+    /// (`eval`, `source`, `bash`, ...), or calls a function that may.
+    fn code_may_launch(&mut self, f: &File, code: &str, local: &HashMap<String, Node>) -> bool {
+        if names_a_launcher(code) || code.contains(['$', '`']) {
+            return true;
+        }
+        let words = code.split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')' | '{' | '}'));
+        words
+            .filter(|w| !w.is_empty())
+            .any(|w| OPAQUE.contains(&w.rsplit('/').next().unwrap_or(w)) || self.function_may_launch(f, w, local).unwrap_or(false))
     }
 
     /// Whether `text` expands a variable of [`LaunchReach::launcher_vars`] or a
@@ -123,7 +228,7 @@ impl Interp<'_> {
 
     /// Every variable a read file assigns (or loops over) a text naming a
     /// launcher, or naming such a variable (`CMD=("$PY" -m "$MODULE")`).
-    fn launcher_variables(&self) -> HashSet<String> {
+    pub(super) fn launcher_variables(&self) -> HashSet<String> {
         let mut assignments: Vec<(String, String)> = Vec::new();
         for file in &self.files {
             let mut stack = vec![file.tree.root_node()];
@@ -161,6 +266,24 @@ impl Interp<'_> {
     }
 }
 
+/// The words after a command's name, as bash reads them, when none expands
+/// anything (`trap '_stop_monitor' EXIT`, `eval 'set -x'`); `None` otherwise.
+fn literal_arguments(f: &File, node: Node) -> Option<String> {
+    let mut out = Vec::new();
+    for arg in named_children(node).into_iter().filter(|c| c.kind() != "command_name") {
+        let text = &f.text[arg.byte_range()];
+        let plain = match arg.kind() {
+            "raw_string" => text.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')),
+            "string" if !text.contains(['$', '`', '\\']) => text.strip_prefix('"').and_then(|t| t.strip_suffix('"')),
+            "word" if !text.contains(['$', '`', '\\', '*', '?', '[']) => Some(text),
+            "file_redirect" | "herestring_redirect" => continue,
+            _ => None,
+        }?;
+        out.push(plain.to_string());
+    }
+    Some(out.join(" "))
+}
+
 /// Functions defined among `node` and below, by name.
 fn collect_definitions<'t>(f: &File, node: Node<'t>, out: &mut HashMap<String, Node<'t>>) {
     if node.kind() == "function_definition" {
@@ -175,7 +298,7 @@ fn collect_definitions<'t>(f: &File, node: Node<'t>, out: &mut HashMap<String, N
 
 /// The text names a launcher's module, or its program followed by its
 /// subcommand or by a word only known when run (`vllm serve`, `vllm "$SUB"`).
-fn names_a_launcher(text: &str) -> bool {
+pub(super) fn names_a_launcher(text: &str) -> bool {
     // An engine not read yet is found by its program alone (`trtllm-serve MODEL`).
     let unread = crate::profiles::unread_servers().flat_map(|(_, s)| s.launchers.iter()).filter_map(|l| l.program());
     if unread.into_iter().any(|(program, _)| word_at(text, program).next().is_some()) {
