@@ -22,9 +22,9 @@ impl Render for Html {
 
 /// Findings listed in a cell's hover text; the rest are counted. A cell of a
 /// large tree can hold dozens, and the page repeats them per release.
-const HOVER_FINDINGS: usize = 12;
+const HOVER_FINDINGS: usize = 8;
 /// Characters of one message in the hover text.
-const HOVER_MESSAGE: usize = 240;
+const HOVER_MESSAGE: usize = 160;
 
 const STYLE: &str = "\
 body{font:13px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:16px;color:#1f2328;background:#fff}\

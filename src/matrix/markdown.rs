@@ -2,7 +2,7 @@
 //! groups of deployments with identical cells and answers (how many, and
 //! which), a column per release, and a legend. Cut to `--max-chars` by
 //! dropping detail in a fixed order (the first-break details, the codes in
-//! the cells, the names in each group, the not-audited list, then whole
+//! the cells, the not-audited list, the names in each group, then whole
 //! groups from the end of a table); every cut is said, and a table always
 //! ends with its last row and its count of deployments with an error.
 
@@ -60,11 +60,11 @@ fn fit(m: &Matrix, max: usize) -> String {
     if fits(d) {
         return render(d);
     }
-    d.members = Some(largest(members, |n| fits(Detail { members: Some(n), ..d })));
+    d.items = Some(largest(m.not_audited.len(), |n| fits(Detail { items: Some(n), ..d })));
     if fits(d) {
         return render(d);
     }
-    d.items = Some(largest(m.not_audited.len(), |n| fits(Detail { items: Some(n), ..d })));
+    d.members = Some(largest(members, |n| fits(Detail { members: Some(n), ..d })));
     if fits(d) {
         return render(d);
     }
@@ -266,7 +266,25 @@ fn members(g: &Group, keep: Option<usize>) -> String {
     if n < g.rows.len() {
         names.push(format!("+{} more", g.rows.len() - n));
     }
-    format!("**{} deployments**: {}", g.rows.len(), names.join(", "))
+    // With names cut, the folder they share still says where they are.
+    let under = match common_folder(g) {
+        Some(f) if n < g.rows.len() => format!(" under {}", code(&f)),
+        _ => String::new(),
+    };
+    format!("**{} deployments**{under}: {}", g.rows.len(), names.join(", "))
+}
+
+/// The longest folder every row of the group is in (`a/b/`), if any.
+fn common_folder(g: &Group) -> Option<String> {
+    let folder = |p: &str| p.rfind('/').map_or(String::new(), |i| p[..=i].to_string());
+    let mut common = folder(&g.rows[0].path);
+    for r in &g.rows[1..] {
+        while !r.path.starts_with(&common) {
+            let trimmed = common.trim_end_matches('/');
+            common = trimmed.rfind('/').map_or(String::new(), |i| trimmed[..=i].to_string());
+        }
+    }
+    (!common.is_empty()).then_some(common)
 }
 
 /// `ok`, `W3`, `**E1**`, with the codes when kept.

@@ -286,7 +286,7 @@ fn markdown_groups_identical_rows_and_names_what_it_cuts_to_fit() {
     // Budgets that force cuts: the text fits, says what went, and every table
     // ends with its own last row (never cut mid-table).
     let chars = full.chars().count();
-    for max in [chars - 200, 1500, 1000] {
+    for max in [chars - 200, 1500, 1200, 1000] {
         let max_s = max.to_string();
         let (cut, code) = run_in(&d.root, &[&args[..], &["--max-chars", &max_s]].concat(), &d.cache);
         assert_eq!(code, 0);
@@ -298,10 +298,18 @@ fn markdown_groups_identical_rows_and_names_what_it_cuts_to_fit() {
     // Just under the whole: only first-break details go, and it says how many stay.
     let (cut, _) = run_in(&d.root, &[&args[..], &["--max-chars", &(chars - 200).to_string()]].concat(), &d.cache);
     assert!(cut.contains("_Cut to fit: first-break details (1 of 2 kept). "), "{cut}");
-    // Tighter: the codes in the cells, the names in groups and the not-audited list go too.
+    // Tighter: the codes in the cells and the not-audited list go too (the rest counted by reason).
     let (cut, _) = run_in(&d.root, &[&args[..], &["--max-chars", "1500"]].concat(), &d.cache);
-    assert!(cut.contains("the codes in each cell") && cut.contains("first-break details (0 of 2 kept)"), "{cut}");
-    assert!(cut.contains("| **2 deployments**: +2 more | unknown (from --since) | i1 | W3 | **E1** | v1.1.0 |"), "{cut}");
+    assert!(cut.contains("the codes in each cell; first-break details (0 of 2 kept); the not-audited list (1 of 2 named)"), "{cut}");
+    assert!(cut.contains("launch-aggregated.sh: launch_server@9` | unknown (from --since) | i1 | W3 | **E1** | v1.1.0 |"), "{cut}");
+    assert!(cut.contains("- 1 more: vLLM: no vLLM source given"), "{cut}");
+    // Then the names in groups (the folder they share stays), then whole groups from the end.
+    let (cut, _) = run_in(&d.root, &[&args[..], &["--max-chars", "1200"]].concat(), &d.cache);
+    assert!(
+        cut.contains("| **2 deployments** under `recipes/benchmarks/`: +2 more | unknown (from --since) | i1 | W3 | **E1** | v1.1.0 |"),
+        "{cut}"
+    );
+    assert!(cut.contains("_2 more groups (2 deployments) of SGLang not shown._"), "{cut}");
     // Tighter still: whole groups go from the end, and the table says how many.
     let (cut, _) = run_in(&d.root, &[&args[..], &["--max-chars", "1000"]].concat(), &d.cache);
     assert!(cut.contains("_3 more groups (4 deployments) of SGLang not shown._"), "{cut}");
