@@ -382,6 +382,10 @@ pub(crate) enum MatrixFormat {
     Text,
     /// Versioned, documented schema (docs/matrix.md).
     Json,
+    /// For a PR body: identical rows grouped, cut to --max-chars (what was cut is said).
+    Markdown,
+    /// One self-contained page: a heatmap, each cell's findings on hover and in details.
+    Html,
 }
 
 #[derive(Args, Debug)]
@@ -401,6 +405,13 @@ pub(crate) struct MatrixArgs {
     /// Pre-releases (rc, alpha, beta) and dev builds are releases too.
     #[arg(long)]
     pub pre: bool,
+    /// The oldest Dynamo release (a version tag; inclusive) crossed with the engine's:
+    /// a deployment with a `dynamo:` block gets a row per Dynamo release (needs --dynamo).
+    #[arg(long, value_name = "REF")]
+    pub dynamo_from: Option<String>,
+    /// The newest Dynamo release crossed with the engine's (inclusive) [default: the newest].
+    #[arg(long, value_name = "REF")]
+    pub dynamo_to: Option<String>,
     /// For each deployment that breaks: what `--fix` at its first break would clear
     /// (its mechanical fixes applied in memory, audited again from there; no file is written).
     #[arg(long)]
@@ -425,6 +436,9 @@ pub(crate) struct MatrixArgs {
     pub config: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: MatrixFormat,
+    /// Character budget of --format markdown (0: none); detail is dropped until it fits.
+    #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_MAX_CHARS)]
+    pub max_chars: usize,
 }
 
 /// What fails a run and what is not reported; shared by `audit` and `pr`.

@@ -259,3 +259,44 @@ const RULE_MEMO: &str = "rule-evidence";
 fn rule_memo_key(tree: &RefTree) -> String {
     format!("{}\0{}", tree.package_root, listing_fingerprint(tree.tree.as_ref()))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::audit::{run_with, AuditOptions, Engines};
+    use crate::profiles::SGLANG;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// The surfaces one audit of the demo script (v1.0.0 → v1.1.0) leaves
+    /// read, given `also` as `also_targets`.
+    fn surfaces_read(also: BTreeMap<&'static str, BTreeSet<String>>) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        crate::demo::build(dir.path()).unwrap();
+        let path = dir.path().join("recipes/benchmarks/launch-aggregated.sh");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = crate::recipe::load_text(&path.display().to_string(), text, &Default::default()).unwrap();
+        let sglang = dir.path().join("sglang.git").display().to_string();
+        let opts = AuditOptions { also_targets: also, ..AuditOptions::default() }.with_source(&SGLANG, Some(sglang), None).with_refs(
+            &SGLANG,
+            Some("v1.0.0".into()),
+            Some("v1.1.0".into()),
+        );
+        let mut engines = Engines::open(&opts).unwrap();
+        let report = run_with(&[file], &opts, &mut engines).unwrap();
+        assert_eq!(report.deployments_audited, 1, "{:?}", report.problems);
+        let read = engines.get(&SGLANG).unwrap().surfaces.keys().cloned().collect();
+        engines.finish();
+        read
+    }
+
+    #[test]
+    fn also_targets_are_read_in_the_first_audit_over_the_engines() {
+        // The matrix names every release of its window here, so the first
+        // audit extracts them all at once (in parallel) and later ones only check.
+        let also = BTreeMap::from([(SGLANG.id, BTreeSet::from(["v1.2.0".to_string()]))]);
+        let read = surfaces_read(also);
+        assert!(read.contains(&"v1.2.0".to_string()), "{read:?}");
+        // Without it, the audit reads only the refs it is across.
+        let read = surfaces_read(BTreeMap::new());
+        assert!(!read.contains(&"v1.2.0".to_string()) && read.contains(&"v1.1.0".to_string()), "{read:?}");
+    }
+}

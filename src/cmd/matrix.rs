@@ -9,7 +9,7 @@ use crate::audit::{AuditOptions, Engines};
 use crate::cli::{GateArgs, MatrixArgs, MatrixFormat};
 use crate::config::Config;
 use crate::gate::FailOn;
-use crate::matrix::{self, Reload, Window};
+use crate::matrix::{self, Reload, Render, RenderOptions, Window};
 use crate::recipe;
 use std::process::ExitCode;
 
@@ -22,7 +22,13 @@ pub(crate) fn run(args: MatrixArgs) -> miette::Result<ExitCode> {
         load(&inputs)
     };
     let mut engines = Engines::open(&inputs.opts)?;
-    let window = Window { since: args.since.clone(), until: args.until.clone(), pre: args.pre };
+    let window = Window {
+        since: args.since.clone(),
+        until: args.until.clone(),
+        pre: args.pre,
+        dynamo_from: args.dynamo_from.clone(),
+        dynamo_to: args.dynamo_to.clone(),
+    };
     let mut audit_at = |files: &[recipe::RecipeFile], opts: &AuditOptions, engines: &mut Engines| {
         audit_with(files, unread.clone(), opts, &inputs.policy, engines)
     };
@@ -30,10 +36,13 @@ pub(crate) fn run(args: MatrixArgs) -> miette::Result<ExitCode> {
     let reload = Reload { mapping: inputs.mapping.clone(), how, key: inputs.key.clone() };
     let fix = args.fix.then_some(&reload);
     let m = matrix::compute(&files, &inputs.opts, &mut engines, &window, fix, &mut audit_at)?;
-    emit(&match args.format {
-        MatrixFormat::Text => matrix::render_text(&m),
-        MatrixFormat::Json => matrix::render_json(&m),
-    });
+    let renderer: &dyn Render = match args.format {
+        MatrixFormat::Text => &matrix::Text,
+        MatrixFormat::Json => &matrix::Json,
+        MatrixFormat::Markdown => &matrix::Markdown,
+        MatrixFormat::Html => &matrix::Html,
+    };
+    emit(&renderer.render(&m, &RenderOptions { max_chars: args.max_chars }));
     let rows: usize = m.engines.iter().map(|e| e.rows.len()).sum();
     engines.finish();
     // Nothing placed against any release: bad input, as for `audit`.

@@ -1,12 +1,23 @@
 //! The matrix as JSON, versioned (docs/matrix.md describes every field).
 
-use super::{Break, Cell, Matrix, Start};
+use super::{Break, Cell, Matrix, Render, RenderOptions, Start};
 use crate::audit::NotAudited;
 use crate::codes::Severity;
 use serde::Serialize;
 
 /// Bumped on any change a reader could trip on (a field removed or changed in meaning).
-pub(crate) const VERSION: u32 = 1;
+/// 2: rows of a Dynamo axis (`dynamo_releases`, `rows[].dynamo`): a
+/// deployment may have several rows.
+pub(crate) const VERSION: u32 = 2;
+
+/// The matrix as versioned JSON.
+pub(crate) struct Json;
+
+impl Render for Json {
+    fn render(&self, m: &Matrix, _: &RenderOptions) -> String {
+        render(m)
+    }
+}
 
 #[derive(Serialize)]
 struct Doc<'a> {
@@ -19,6 +30,8 @@ struct Doc<'a> {
 struct EngineDoc<'a> {
     engine: &'a str,
     releases: &'a [String],
+    /// The Dynamo releases crossed with the engine's; empty without `--dynamo-from`/`--dynamo-to`.
+    dynamo_releases: &'a [String],
     /// Per release, the rows with an error there.
     breaking: Vec<usize>,
     rows: Vec<RowDoc<'a>>,
@@ -30,6 +43,9 @@ struct RowDoc<'a> {
     deployment: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     variant: &'a Option<String>,
+    /// The Dynamo release of this row, on a Dynamo axis.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dynamo: &'a Option<String>,
     start: StartDoc<'a>,
     cells: Vec<Option<CellDoc<'a>>>,
     newest_safe: &'a Option<String>,
@@ -74,7 +90,7 @@ struct CellDoc<'a> {
     codes: &'a [String],
 }
 
-pub(crate) fn render(m: &Matrix) -> String {
+fn render(m: &Matrix) -> String {
     let doc = Doc {
         version: VERSION,
         engines: m
@@ -83,6 +99,7 @@ pub(crate) fn render(m: &Matrix) -> String {
             .map(|e| EngineDoc {
                 engine: e.engine,
                 releases: &e.releases,
+                dynamo_releases: &e.dynamo_releases,
                 breaking: e.breaking(),
                 rows: e
                     .rows
@@ -91,6 +108,7 @@ pub(crate) fn render(m: &Matrix) -> String {
                         path: &r.path,
                         deployment: &r.deployment,
                         variant: &r.variant,
+                        dynamo: &r.dynamo,
                         start: start(&r.start),
                         cells: r.cells.iter().zip(&e.releases).map(|(c, release)| c.as_ref().map(|c| cell(c, release))).collect(),
                         newest_safe: &r.newest_safe,

@@ -6,14 +6,18 @@
 //! <release>` says of that deployment.
 
 mod after_fix;
+mod html;
 mod json;
+mod markdown;
 mod releases;
 mod text;
 
 pub(crate) use after_fix::{AfterFix, Reload};
-pub(crate) use json::render as render_json;
+pub(crate) use html::Html;
+pub(crate) use json::Json;
+pub(crate) use markdown::Markdown;
 pub(crate) use releases::Window;
-pub(crate) use text::render as render_text;
+pub(crate) use text::Text;
 
 use crate::audit::{self, AuditOptions, AuditReport, CurrentRelease, Engines, NotAudited};
 use crate::codes::{Impact, Severity};
@@ -21,7 +25,20 @@ use crate::finding::Finding;
 use crate::profiles::{self, Engine};
 use crate::recipe::{RecipeFile, RecipeKind};
 use releases::Release;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One output format of the matrix (text, JSON, markdown, HTML): a pure
+/// function of the matrix and the options, as `report::Render` is of a report.
+pub(crate) trait Render {
+    fn render(&self, m: &Matrix, opts: &RenderOptions) -> String;
+}
+
+/// What a renderer may not find out by itself.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RenderOptions {
+    /// Character budget of the markdown (0: none).
+    pub max_chars: usize,
+}
 
 /// The matrix of one run: per engine audited, its releases and rows; and the
 /// deployments that are not audited at all.
@@ -36,6 +53,9 @@ pub(crate) struct Matrix {
 pub(crate) struct EngineMatrix {
     pub engine: &'static str,
     pub releases: Vec<String>,
+    /// The Dynamo releases crossed with this axis (`--dynamo-from`/`--dynamo-to`),
+    /// oldest first; empty when each deployment runs the Dynamo its recipe pins.
+    pub dynamo_releases: Vec<String>,
     pub rows: Vec<Row>,
 }
 
@@ -59,6 +79,11 @@ pub(crate) struct Row {
     pub path: String,
     pub deployment: String,
     pub variant: Option<String>,
+    /// With a Dynamo axis, for a deployment with a `dynamo:` block: the Dynamo
+    /// release this row runs (one row per Dynamo release).
+    pub dynamo: Option<String>,
+    /// The master-config key that runs this deployment (with `--master`).
+    pub master_key: Option<String>,
     pub start: Start,
     /// One per release of the axis; `None` before the row starts.
     pub cells: Vec<Option<Cell>>,
@@ -91,6 +116,19 @@ pub(crate) struct Counts {
     /// Risk rules (`R001`): they have a severity, no catalog impact.
     pub risks: usize,
     pub codes: Vec<String>,
+    /// Each finding in one line, in report order (what a heatmap shows on hover).
+    pub findings: Vec<Brief>,
+}
+
+/// One finding of a cell, in short.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Brief {
+    pub severity: Severity,
+    pub code: String,
+    pub subject: String,
+    /// `path:line` of the finding.
+    pub at: String,
+    pub message: String,
 }
 
 /// The first error-level finding of a row, at its first release with one.
@@ -126,17 +164,27 @@ pub(crate) fn compute(
     let mut opts = opts.clone();
     let mut windows = Vec::new();
     for engine in &axes {
-        let Some(repo) = engines.get(engine).and_then(|h| h.source.repo()) else {
-            return Err(miette::miette!(
-                help = "pass a git clone or URL: a plain package folder is one release",
-                "{}: the matrix reads the release tags of a git repository",
-                engine.display
-            ));
-        };
+        let repo = repo_of(engine, engines)?;
         let releases = releases::releases(engine.display, repo.tags(), window).map_err(|e| miette::miette!("{e}"))?;
         opts.also_targets.insert(engine.id, releases.iter().map(|r| r.tag.clone()).collect());
         windows.push(releases);
     }
+    let dynamo_releases = dynamo_axis(window, &opts, engines)?;
+    // The deployments a Dynamo release changes: srt-slurm ones that install Dynamo.
+    let runs_dynamo: BTreeSet<(&str, &str, Option<&str>)> = files
+        .iter()
+        .filter(|f| f.kind == RecipeKind::SrtSlurm)
+        .flat_map(|f| f.deployments.iter().filter(|d| d.dynamo.is_some()).map(|d| (f.path.as_str(), d.name.as_str(), d.variant.as_deref())))
+        .collect();
+    let keys: BTreeMap<(&str, &str, Option<&str>), &str> = files
+        .iter()
+        .flat_map(|f| {
+            f.deployments
+                .iter()
+                .filter_map(|d| Some(((f.path.as_str(), d.name.as_str(), d.variant.as_deref()), d.entry_image.as_ref()?.key.as_str())))
+        })
+        .collect();
+    let master_key = |r: &Row| keys.get(&(r.path.as_str(), r.deployment.as_str(), r.variant.as_deref())).map(|k| k.to_string());
     let mut out = Vec::new();
     for (engine, releases) in axes.into_iter().zip(windows) {
         let rows: Vec<&CurrentRelease> = current.iter().filter(|c| c.engine == engine.id).collect();
@@ -150,20 +198,87 @@ pub(crate) fn compute(
             .filter(|f| f.kind == RecipeKind::MasterConfig || f.deployments.iter().any(|d| d.engine == engine.id))
             .cloned()
             .collect();
-        let mut columns: Vec<AuditReport> = Vec::new();
-        for release in &releases {
-            let _span = crate::trace::span(|| format!("matrix: {} {}", engine.id, release.tag));
-            let at = opts.clone().with_refs(engine, opts.refs_of(engine).from, Some(release.tag.clone()));
-            columns.push(audit_at(&mine, &at, engines)?);
+        let dynamo_of = |c: &CurrentRelease| runs_dynamo.contains(&(c.path.as_str(), c.deployment.as_str(), c.variant.as_deref()));
+        let consumed = profiles::CONSUMER_LINKS.iter().any(|l| l.engine == engine.id && l.consumer == profiles::DYNAMO.id);
+        // One slice of the matrix per Dynamo release (one slice, the pins, without the axis).
+        let slices: Vec<Option<&String>> = if consumed && !dynamo_releases.is_empty() && rows.iter().any(|c| dynamo_of(c)) {
+            dynamo_releases.iter().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        let mut built: Vec<(usize, usize, Row)> = Vec::new();
+        for (k, dynamo) in slices.iter().enumerate() {
+            // Each Dynamo release after the first opens the engines afresh: the
+            // surfaces an audit reads are kept by ref, with the demand of what
+            // that Dynamo build imports, and another build imports other modules.
+            // The fact cache keeps the cost of it to reading the cache.
+            let mut fresh = None;
+            let engines: &mut Engines = if k == 0 { &mut *engines } else { fresh.insert(Engines::open(&opts)?) };
+            let at_dynamo = match dynamo {
+                Some(d) => opts.clone().with_refs(&profiles::DYNAMO, opts.refs_of(&profiles::DYNAMO).from, Some((*d).clone())),
+                None => opts.clone(),
+            };
+            let mut columns: Vec<AuditReport> = Vec::new();
+            for release in &releases {
+                let _span = crate::trace::span(|| {
+                    format!("matrix: {} {}{}", engine.id, release.tag, dynamo.map(|d| format!(" × Dynamo {d}")).unwrap_or_default())
+                });
+                let at = at_dynamo.clone().with_refs(engine, opts.refs_of(engine).from, Some(release.tag.clone()));
+                columns.push(audit_at(&mine, &at, engines)?);
+            }
+            // A deployment without Dynamo reads the same in every slice: its row is the first slice's.
+            let here: Vec<(usize, &CurrentRelease)> =
+                rows.iter().enumerate().filter(|(_, c)| k == 0 || dynamo_of(c)).map(|(i, c)| (i, *c)).collect();
+            let mut slice: Vec<Row> = here
+                .iter()
+                .map(|(_, c)| Row { dynamo: dynamo.filter(|_| dynamo_of(c)).cloned(), ..row(c, &releases, &columns, window) })
+                .collect();
+            if let Some(reload) = fix {
+                let current: Vec<&CurrentRelease> = here.iter().map(|(_, c)| *c).collect();
+                after_fix::fill(engine, &releases, &columns, &current, &mut slice, &mine, &at_dynamo, engines, reload, &mut *audit_at)?;
+            }
+            built.extend(here.iter().map(|(i, _)| *i).zip(slice).map(|(i, r)| (i, k, r)));
+            if let Some(e) = fresh {
+                e.finish();
+            }
         }
-        let mut built: Vec<Row> = rows.iter().map(|c| row(c, &releases, &columns, window)).collect();
-        if let Some(reload) = fix {
-            after_fix::fill(engine, &releases, &columns, &rows, &mut built, &mine, &opts, engines, reload, &mut *audit_at)?;
-        }
-        let rows = built;
-        out.push(EngineMatrix { engine: engine.id, releases: releases.into_iter().map(|r| r.tag).collect(), rows });
+        // Each deployment's rows together, in Dynamo release order.
+        built.sort_by_key(|(i, k, _)| (*i, *k));
+        let dynamo_releases = if slices.len() > 1 { dynamo_releases.clone() } else { Vec::new() };
+        out.push(EngineMatrix {
+            engine: engine.id,
+            releases: releases.into_iter().map(|r| r.tag).collect(),
+            dynamo_releases,
+            rows: built.into_iter().map(|(_, _, r)| Row { master_key: master_key(&r), ..r }).collect(),
+        });
     }
     Ok(Matrix { engines: out, not_audited: not_audited(files, &opts) })
+}
+
+/// The git repository of `engine`'s source: its tags are the releases.
+fn repo_of(engine: Engine, engines: &Engines) -> miette::Result<&crate::source::EngineRepo> {
+    engines.get(engine).and_then(|h| h.source.repo()).ok_or_else(|| {
+        miette::miette!(
+            help = "pass a git clone or URL: a plain package folder is one release",
+            "{}: the matrix reads the release tags of a git repository",
+            engine.display
+        )
+    })
+}
+
+/// The Dynamo releases of `--dynamo-from`/`--dynamo-to`, oldest first; none
+/// without them (each deployment runs the Dynamo its recipe pins).
+fn dynamo_axis(window: &Window, opts: &AuditOptions, engines: &Engines) -> miette::Result<Vec<String>> {
+    let Some(w) = window.dynamo_window() else { return Ok(Vec::new()) };
+    if !opts.sources.contains_key(profiles::DYNAMO.id) {
+        return Err(miette::miette!(
+            help = "pass --dynamo PATH|URL (a git clone or URL of ai-dynamo/dynamo)",
+            "--dynamo-from/--dynamo-to cross the releases with Dynamo's, and no Dynamo source is given"
+        ));
+    }
+    let repo = repo_of(&profiles::DYNAMO, engines)?;
+    let releases = releases::releases(profiles::DYNAMO.display, repo.tags(), &w).map_err(|e| miette::miette!("{}", e.dynamo()))?;
+    Ok(releases.into_iter().map(|r| r.tag).collect())
 }
 
 /// One deployment's row over the releases of its engine.
@@ -188,6 +303,8 @@ fn row(c: &CurrentRelease, releases: &[Release], columns: &[AuditReport], window
         path: c.path.clone(),
         deployment: c.deployment.clone(),
         variant: c.variant.clone(),
+        dynamo: None,
+        master_key: None,
         start,
         cells,
         newest_safe,
@@ -269,6 +386,13 @@ fn cell(c: &CurrentRelease, report: &AuditReport) -> Cell {
             None => counts.risks += 1,
         }
         codes.insert(f.code().to_string());
+        counts.findings.push(Brief {
+            severity: f.severity,
+            code: f.code().to_string(),
+            subject: f.subject.clone(),
+            at: format!("{}:{}", f.location.path, f.location.line),
+            message: f.message(),
+        });
     }
     counts.codes = codes.into_iter().collect();
     Cell::Audited(counts)
@@ -332,6 +456,18 @@ fn not_audited(files: &[RecipeFile], opts: &AuditOptions) -> Vec<NotAudited> {
 }
 
 impl EngineMatrix {
+    /// `3 deployments`, or `2 deployments (3 rows)` on a Dynamo axis.
+    pub(crate) fn count(&self) -> String {
+        let distinct: BTreeSet<(&str, &str, Option<&str>)> =
+            self.rows.iter().map(|r| (r.path.as_str(), r.deployment.as_str(), r.variant.as_deref())).collect();
+        let n = distinct.len();
+        let mut s = format!("{n} deployment{}", if n == 1 { "" } else { "s" });
+        if self.rows.len() != n {
+            s.push_str(&format!(" ({} rows)", self.rows.len()));
+        }
+        s
+    }
+
     /// Per release, how many rows have an error there.
     pub(crate) fn breaking(&self) -> Vec<usize> {
         (0..self.releases.len())
@@ -341,12 +477,21 @@ impl EngineMatrix {
 }
 
 impl Row {
-    /// `path: name [variant]`.
+    /// `path: name [variant]`, and `× Dynamo v0.2.0` on a Dynamo axis.
     pub(crate) fn label(&self) -> String {
-        match &self.variant {
-            Some(v) => format!("{}: {} [{v}]", self.path, self.deployment),
-            None => format!("{}: {}", self.path, self.deployment),
+        format!("{}: {}", self.path, self.name())
+    }
+
+    /// `name [variant]`, and `× Dynamo v0.2.0` on a Dynamo axis.
+    pub(crate) fn name(&self) -> String {
+        let mut s = self.deployment.clone();
+        if let Some(v) = &self.variant {
+            s.push_str(&format!(" [{v}]"));
         }
+        if let Some(d) = &self.dynamo {
+            s.push_str(&format!(" × Dynamo {d}"));
+        }
+        s
     }
 }
 

@@ -11,6 +11,21 @@ pub(crate) struct Window {
     pub until: Option<String>,
     /// Pre-releases (`rc`, `a`, `b`) and dev builds too.
     pub pre: bool,
+    /// The Dynamo releases crossed with the engines' (`--dynamo-from`/`--dynamo-to`).
+    pub dynamo_from: Option<String>,
+    pub dynamo_to: Option<String>,
+}
+
+impl Window {
+    /// The window of Dynamo releases, when one is asked for.
+    pub(crate) fn dynamo_window(&self) -> Option<Window> {
+        (self.dynamo_from.is_some() || self.dynamo_to.is_some()).then(|| Window {
+            since: self.dynamo_from.clone(),
+            until: self.dynamo_to.clone(),
+            pre: self.pre,
+            ..Window::default()
+        })
+    }
 }
 
 /// A release tag and its version.
@@ -27,6 +42,18 @@ pub(crate) enum WindowError {
     NotAVersion { flag: &'static str, value: String },
     #[error("no release of {engine} in the window{window} (the repository has {tags} version tags{pre})")]
     Empty { engine: String, window: String, tags: usize, pre: &'static str },
+}
+
+impl WindowError {
+    /// The same error about the Dynamo window, naming its flags.
+    pub(crate) fn dynamo(self) -> WindowError {
+        match self {
+            WindowError::NotAVersion { flag, value } => {
+                WindowError::NotAVersion { flag: if flag == "--since" { "--dynamo-from" } else { "--dynamo-to" }, value }
+            }
+            other => other,
+        }
+    }
 }
 
 /// The releases among `tags` in `window`, oldest first. Tags that name no
@@ -89,7 +116,7 @@ mod tests {
     #[test]
     fn the_window_is_inclusive_and_a_bare_version_names_its_tag() {
         let all = tags(&["v0.5.12.post1", "v0.5.16", "v0.5.19", "v0.5.23"]);
-        let w = Window { since: Some("0.5.12.post1".into()), until: Some("v0.5.19".into()), pre: false };
+        let w = Window { since: Some("0.5.12.post1".into()), until: Some("v0.5.19".into()), ..Window::default() };
         assert_eq!(names(&releases("SGLang", all, &w).unwrap()), ["v0.5.12.post1", "v0.5.16", "v0.5.19"]);
     }
 

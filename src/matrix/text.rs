@@ -2,12 +2,21 @@
 //! worst severity and how many findings), the count of rows that break at
 //! each release, then per row its newest safe target and first break.
 
-use super::{Cell, EngineMatrix, Matrix, Row, Start};
+use super::{Cell, EngineMatrix, Matrix, Render, RenderOptions, Row, Start};
 use crate::codes::Severity;
+
+/// The matrix as a text table per engine.
+pub(crate) struct Text;
+
+impl Render for Text {
+    fn render(&self, m: &Matrix, _: &RenderOptions) -> String {
+        render(m)
+    }
+}
 
 /// `ok` (nothing), `i2` (info only), `W3` (warnings at worst), `E1` (errors:
 /// how many), `?` (not audited at that release), blank before the row starts.
-fn mark(cell: &Option<Cell>) -> String {
+pub(super) fn mark(cell: &Option<Cell>) -> String {
     match cell {
         None => String::new(),
         Some(Cell::NotAudited { .. }) => "?".into(),
@@ -23,7 +32,7 @@ fn mark(cell: &Option<Cell>) -> String {
     }
 }
 
-pub(crate) fn render(m: &Matrix) -> String {
+fn render(m: &Matrix) -> String {
     let mut out = String::new();
     for e in &m.engines {
         table(e, &mut out);
@@ -46,14 +55,16 @@ pub(crate) fn render(m: &Matrix) -> String {
 fn table(e: &EngineMatrix, out: &mut String) {
     let display = crate::profiles::display(e.engine);
     out.push_str(&format!(
-        "{display}: {} deployment{} × {} release{} ({} … {})\n\n",
-        e.rows.len(),
-        if e.rows.len() == 1 { "" } else { "s" },
+        "{display}: {} × {} release{} ({} … {})\n\n",
+        e.count(),
         e.releases.len(),
         if e.releases.len() == 1 { "" } else { "s" },
         e.releases.first().map_or("", String::as_str),
         e.releases.last().map_or("", String::as_str),
     ));
+    if let Some(note) = dynamo_note(e) {
+        out.push_str(&format!("{note}\n\n"));
+    }
     let widths: Vec<usize> = e.releases.iter().map(|r| r.chars().count().max(3)).collect();
     let line = |cells: Vec<String>, label: &str| -> String {
         let mut s = String::from(" ");
@@ -72,6 +83,14 @@ fn table(e: &EngineMatrix, out: &mut String) {
         out.push_str(&format!("{}\n    {}\n", r.label(), verdict(r)));
     }
     out.push('\n');
+}
+
+/// With a Dynamo axis: which rows it splits.
+pub(super) fn dynamo_note(e: &EngineMatrix) -> Option<String> {
+    let (first, last) = (e.dynamo_releases.first()?, e.dynamo_releases.last()?);
+    Some(format!(
+        "× Dynamo {first} … {last}: a deployment with a `dynamo:` block has a row per Dynamo release (`× Dynamo vX`), the others one row"
+    ))
 }
 
 /// One row's answer: where it starts, how far it is safe, what stops it.

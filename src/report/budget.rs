@@ -63,7 +63,7 @@ pub(crate) fn fit(max: usize, rows: usize, items: usize, two_languages: bool, re
 
 /// The largest `n` in `0..=max` with `ok(n)`, given `ok(0)` and that `ok` only
 /// turns false as `n` grows.
-fn largest(max: usize, ok: impl Fn(usize) -> bool) -> usize {
+pub(crate) fn largest(max: usize, ok: impl Fn(usize) -> bool) -> usize {
     let (mut lo, mut hi) = (0, max);
     while lo < hi {
         let mid = lo + (hi - lo).div_ceil(2);

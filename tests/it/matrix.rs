@@ -67,7 +67,7 @@ fn releases(m: &Value, engine: &str) -> Vec<String> {
 fn the_demo_script_is_safe_up_to_v1_1_0_and_breaks_at_v1_2_0() {
     let d = Demo::new();
     let m = json(&["matrix", &d.recipes(), "--sglang", &d.path("sglang.git"), "--since", "v1.0.0", "--format", "json"], &d.cache);
-    assert_eq!(m["version"], 1);
+    assert_eq!(m["version"], 2);
     assert_eq!(releases(&m, "sglang"), ["v1.0.0", "v1.1.0", "v1.2.0"]);
     let script = row(&m, "sglang", SCRIPT);
     // The script names no image: it starts at --since, and says why.
@@ -247,6 +247,205 @@ fn every_cell_of_the_demo_equals_what_audit_to_that_release_says() {
     }
     // 3 SGLang rows × 3 releases, 2 vLLM rows × 2 releases.
     assert_eq!(checked, 13);
+}
+
+/// Run the binary in `dir` (paths in the output relative to it); stdout and the exit code.
+fn run_in(dir: &Path, args: &[&str], cache: &Path) -> (String, i32) {
+    let out = bin().args(args).current_dir(dir).env("ENGINE_AUDIT_CACHE_DIR", cache).output().unwrap();
+    (String::from_utf8(out.stdout).unwrap(), out.status.code().unwrap_or(-1))
+}
+
+/// The demo with a second copy of its launch script: two rows with the same cells and answers.
+fn demo_with_copy() -> Demo {
+    let d = Demo::new();
+    let bench = d.root.join("recipes/benchmarks");
+    std::fs::copy(bench.join("launch-aggregated.sh"), bench.join("launch-aggregated-copy.sh")).unwrap();
+    d
+}
+
+const MARKDOWN_TABLE: &str = "\
+### SGLang: 4 deployments × 3 releases (v1.0.0 … v1.2.0)
+
+| deployments | runs today | v1.0.0 | v1.1.0 | v1.2.0 | newest safe | first break |
+|---|---|---|---|---|---|---|
+| **2 deployments**: `recipes/benchmarks/launch-aggregated-copy.sh: launch_server@9`, `recipes/benchmarks/launch-aggregated.sh: launch_server@9` | unknown (from --since) | i1 EA009 | W3 EA003 EA009 EA102 | **E1** EA001 EA009 EA102 | v1.1.0 | v1.2.0 EA001 `cuda-graph-max-bs` |
+| `recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml: dsmini-fp4-disagg` | v1.0.0 | **E4** EA001 EA006 EA104 EA301 EA302 EA304 | **E7** EA001 EA002 EA003 EA004 EA005 EA006 EA007 EA008 EA101 EA102 EA103 EA104 EA105 EA301 EA302 EA304 | **E8** EA001 EA002 EA004 EA005 EA006 EA007 EA008 EA101 EA102 EA103 EA104 EA105 EA301 EA302 EA304 | none | v1.0.0 EA301 `model.container` |
+| `recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp8-agg.yaml: dsmini-fp8-agg` | unknown (from --since) | W1 EA303 | W1 EA303 | W1 EA303 | v1.2.0 | — |
+| **with an error** | | 1 | 1 | 3 | | |
+";
+
+#[test]
+fn markdown_groups_identical_rows_and_names_what_it_cuts_to_fit() {
+    let d = demo_with_copy();
+    let args = ["matrix", "recipes", "--sglang", "sglang.git", "--since", "v1.0.0", "--format", "markdown"];
+    let (full, code) = run_in(&d.root, &args, &d.cache);
+    assert_eq!(code, 0, "{full}");
+    assert!(full.starts_with(MARKDOWN_TABLE), "{full}");
+    assert!(full.contains("**Not audited (2)**") && full.contains("**First breaks**"), "{full}");
+    assert!(!full.contains("_Cut to fit"), "the default budget holds the demo whole: {full}");
+    // Budgets that force cuts: the text fits, says what went, and every table
+    // ends with its own last row (never cut mid-table).
+    let chars = full.chars().count();
+    for max in [chars - 200, 1500, 1200, 1000] {
+        let max_s = max.to_string();
+        let (cut, code) = run_in(&d.root, &[&args[..], &["--max-chars", &max_s]].concat(), &d.cache);
+        assert_eq!(code, 0);
+        assert!(cut.chars().count() <= max, "{max}: {} chars\n{cut}", cut.chars().count());
+        assert!(cut.contains("_Cut to fit: ") && cut.contains("`--format json` or `--format html` has everything"), "{max}: {cut}");
+        assert!(cut.contains("| **with an error** | | 1 | 1 | 3 | | |"), "{max}: {cut}");
+        assert!(cut.lines().filter(|l| l.starts_with('|')).all(|l| l.ends_with('|')), "{max}: {cut}");
+    }
+    // Just under the whole: only first-break details go, and it says how many stay.
+    let (cut, _) = run_in(&d.root, &[&args[..], &["--max-chars", &(chars - 200).to_string()]].concat(), &d.cache);
+    assert!(cut.contains("_Cut to fit: first-break details (1 of 2 kept). "), "{cut}");
+    // Tighter: the codes in the cells and the not-audited list go too (the rest counted by reason).
+    let (cut, _) = run_in(&d.root, &[&args[..], &["--max-chars", "1500"]].concat(), &d.cache);
+    assert!(cut.contains("the codes in each cell; first-break details (0 of 2 kept); the not-audited list (1 of 2 named)"), "{cut}");
+    assert!(cut.contains("launch-aggregated.sh: launch_server@9` | unknown (from --since) | i1 | W3 | **E1** | v1.1.0 |"), "{cut}");
+    assert!(cut.contains("- 1 more: vLLM: no vLLM source given"), "{cut}");
+    // Then the names in groups (the folder they share stays), then whole groups from the end.
+    let (cut, _) = run_in(&d.root, &[&args[..], &["--max-chars", "1200"]].concat(), &d.cache);
+    assert!(
+        cut.contains("| **2 deployments** under `recipes/benchmarks/`: +2 more | unknown (from --since) | i1 | W3 | **E1** | v1.1.0 |"),
+        "{cut}"
+    );
+    assert!(cut.contains("_2 more groups (2 deployments) of SGLang not shown._"), "{cut}");
+    // Tighter still: whole groups go from the end, and the table says how many.
+    let (cut, _) = run_in(&d.root, &[&args[..], &["--max-chars", "1000"]].concat(), &d.cache);
+    assert!(cut.contains("_3 more groups (4 deployments) of SGLang not shown._"), "{cut}");
+    // A budget nothing fits: the smallest rendering, and it says it is over.
+    let (cut, _) = run_in(&d.root, &[&args[..], &["--max-chars", "100"]].concat(), &d.cache);
+    assert!(cut.contains("over the 100 asked") && cut.contains("SGLang groups (0 of 3 kept)"), "{cut}");
+}
+
+#[test]
+fn html_is_one_self_contained_page_and_every_recipe_string_is_escaped() {
+    let d = demo_with_copy();
+    let bench = d.root.join("recipes/benchmarks");
+    let evil = "evil<img src=x onerror=alert(1)>\"'&.sh";
+    std::fs::copy(bench.join("launch-aggregated.sh"), bench.join(evil)).unwrap();
+    let args = ["matrix", "recipes", "--sglang", "sglang.git", "--since", "v1.0.0"];
+    let (html, code) = run_in(&d.root, &[&args[..], &["--format", "html"]].concat(), &d.cache);
+    assert_eq!(code, 0, "{html}");
+    assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+    // Nothing runs and nothing is fetched: no script, no image, no link out.
+    for never in ["<script", "<img", "<link", "<iframe", " src=\"", " href=\"", "http://", "https://", "url("] {
+        assert!(!html.contains(never), "{never}: {html}");
+    }
+    assert!(html.contains("evil&lt;img src=x onerror=alert(1)&gt;&quot;&#39;&amp;.sh"), "{html}");
+    // The header of each release counts the rows with an error there, as the JSON does.
+    let (out, _) = run_in(&d.root, &[&args[..], &["--format", "json"]].concat(), &d.cache);
+    let m: Value = serde_json::from_str(&out).unwrap();
+    let e = &m["engines"][0];
+    for (release, n) in e["releases"].as_array().unwrap().iter().zip(e["breaking"].as_array().unwrap()) {
+        let title = format!("title=\"{n} deployments with an error at {}\"", release.as_str().unwrap());
+        assert!(html.contains(&title), "{title}: {html}");
+    }
+    // A cell is coloured by its worst severity, its findings on hover.
+    assert!(html.contains("<td class=\"c error\" title=\"v1.2.0: 1 error,"), "{html}");
+    assert!(html.contains("&#10;error EA001 cuda-graph-max-bs (recipes/benchmarks/launch-aggregated.sh:14)"), "{html}");
+    // Rows grouped by folder; each row's answer in a details row; not-audited listed.
+    assert!(html.contains("<tr class=\"group\"><th colspan=\"7\">recipes/benchmarks/ (3)</th></tr>"), "{html}");
+    assert!(html.contains("<details><summary>answer</summary>current release unknown"), "{html}");
+    assert!(html.contains("<h2>Not audited (2)</h2>"), "{html}");
+}
+
+#[test]
+fn the_html_opens_in_headless_chromium_without_a_console_message() {
+    if !Path::new("/usr/bin/chromium").exists() {
+        eprintln!("/usr/bin/chromium is absent: the headless Chromium check of the matrix page is skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("matrix.png");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/matrix-screenshot.sh");
+    let out = Command::new("bash").arg(&script).arg(&png).env("BIN", env!("CARGO_BIN_EXE_engine-audit")).output().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("no console message, 2 tables"), "{said}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000, "{} bytes", bytes.len());
+}
+
+#[test]
+fn a_dynamo_deployment_gets_a_row_per_dynamo_release_each_cell_as_audit_says() {
+    let d = Demo::new();
+    let recipes = d.recipes();
+    let (sglang, vllm, dynamo) = (d.path("sglang.git"), d.path("vllm.git"), d.path("dynamo.git"));
+    let mut checked = 0;
+    for (engine, source, to_flag, since) in [("vllm", &vllm, "--vllm-to", "v0.8.0"), ("sglang", &sglang, "--to", "v1.0.0")] {
+        let flag = format!("--{engine}");
+        let args =
+            ["matrix", &recipes, &flag, source, "--dynamo", &dynamo, "--dynamo-from", "v0.1.0", "--since", since, "--format", "json"];
+        let m = json(&args, &d.cache);
+        let e = m["engines"].as_array().unwrap().iter().find(|e| e["engine"] == engine).unwrap();
+        assert_eq!(e["dynamo_releases"], serde_json::json!(["v0.1.0", "v0.2.0"]));
+        let rows = e["rows"].as_array().unwrap();
+        if engine == "vllm" {
+            // Dynamo 0.1.0's vLLM worker runs on vLLM v0.9.0; 0.2.0's reads an
+            // engine argument v0.9.0 removed. The launch script has no Dynamo: one row.
+            let qwen: Vec<&Value> = rows.iter().filter(|r| r["path"].as_str().unwrap().ends_with(VLLM_RECIPE)).collect();
+            let dynamos: Vec<&str> = qwen.iter().map(|r| r["dynamo"].as_str().unwrap()).collect();
+            assert_eq!(dynamos, ["v0.1.0", "v0.2.0"]);
+            assert_eq!((qwen[0]["newest_safe"].as_str(), qwen[0]["first_break"].is_null()), (Some("v0.9.0"), true), "{:#}", qwen[0]);
+            assert_eq!(qwen[1]["newest_safe"], "v0.8.0");
+            assert_eq!(
+                (qwen[1]["first_break"]["release"].as_str(), qwen[1]["first_break"]["code"].as_str()),
+                (Some("v0.9.0"), Some("EA203"))
+            );
+            let script: Vec<&Value> = rows.iter().filter(|r| r["path"].as_str().unwrap().ends_with("launch-vllm.sh")).collect();
+            assert!(script.len() == 1 && script[0].get("dynamo").is_none(), "{script:#?}");
+        }
+        // Every cell of every Dynamo row against `audit --to R --dynamo-to D`.
+        for r in rows.iter().filter(|r| r.get("dynamo").is_some()) {
+            let dynamo_to = r["dynamo"].as_str().unwrap();
+            for (i, release) in e["releases"].as_array().unwrap().iter().enumerate() {
+                let (release, cell) = (release.as_str().unwrap(), &r["cells"][i]);
+                if cell.is_null() {
+                    continue;
+                }
+                let cache = d.root.join(format!("facts-{engine}-{release}-{dynamo_to}"));
+                let audit = [
+                    "audit",
+                    &recipes,
+                    &flag,
+                    source,
+                    "--dynamo",
+                    &dynamo,
+                    to_flag,
+                    release,
+                    "--dynamo-to",
+                    dynamo_to,
+                    "--format",
+                    "json",
+                    "--fail-on",
+                    "never",
+                ];
+                let (out, code) = run(&audit, &cache);
+                assert!(code == 0 || code == 1, "{audit:?}: {out}");
+                let report: Value = serde_json::from_str(&out).unwrap();
+                let (path, name) = (r["path"].as_str().unwrap(), r["deployment"].as_str().unwrap());
+                let (worst, errors, codes) = audit_cell(&report, path, name);
+                let got: Vec<String> = cell["codes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
+                let at = format!("{engine} {release} × Dynamo {dynamo_to} {path}");
+                assert_eq!(cell["worst"].as_str().map(str::to_string), worst, "{at}: {cell:#}");
+                assert_eq!(cell["errors"].as_u64().unwrap() as usize, errors, "{at}: {cell:#}");
+                assert_eq!(got, codes, "{at}");
+                checked += 1;
+            }
+        }
+    }
+    // vLLM: qwen-mini × 2 Dynamo × 2 releases; SGLang: dsmini-fp4 × 2 × 3.
+    assert_eq!(checked, 10);
+    // A Dynamo window with no Dynamo source is a clear error.
+    let out = bin()
+        .args(["matrix", &recipes, "--vllm", &vllm, "--dynamo-from", "v0.1.0"])
+        .env("ENGINE_AUDIT_CACHE_DIR", &d.cache)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cross the releases with Dynamo's") && err.contains("pass --dynamo PATH|URL"), "{err}");
 }
 
 // ---------------------------------------------------------------------------
