@@ -207,3 +207,80 @@ fn a_trtllm_serve_script_stays_not_audited_with_the_source_given() {
         "{report:#}"
     );
 }
+
+/// A dated dev image (`X.devYYYYMMDDHHMM`) no tag names is the last
+/// default-branch commit at or before its build minute, said in the bump line;
+/// the demo's v1.2.0 is committed at 2026-01-01 00:00 UTC, v1.3.0 a day later.
+#[test]
+fn a_dated_dev_image_is_placed_by_its_build_time() {
+    let (dir, ws, _root) = demo_recipes();
+    let recipe = dir.path().join("dev-build.yaml");
+    let text = "schema: 2\nname: dev\nmodel:\n  path: /m\n  container: nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc1.dev202601011200\nfrontend:\n  type: trtllm_serve\nengine:\n  type: trtllm\nroles:\n  agg:\n    args:\n      kv_cache_config:\n        enable_partial_reuse: true\n";
+    std::fs::write(&recipe, text).unwrap();
+    let report = json(&audit(&ws.trtllm_repo, &[&recipe], &[]));
+    let v120 =
+        git2::Repository::open(&ws.trtllm_repo).unwrap().revparse_single("v1.2.0").unwrap().peel_to_commit().unwrap().id().to_string();
+    let bump = &report["bumps"][0];
+    assert_eq!(bump["to"], v120, "{report:#}");
+    let how = bump["how"][0].as_str().unwrap();
+    assert!(
+        how.contains(
+            "dated dev build of 1.3.0rc1.dev202601011200, which no tag names: last default-branch commit at or before 20260101 1200 UTC"
+        ),
+        "{how}"
+    );
+    // Audited there: the key v1.2.0 still has is no finding.
+    assert!(by_subject(&report).is_empty(), "{report:#}");
+}
+
+/// The real TensorRT-LLM recipes (`../shared/recipes-v2`, schema 2 and the
+/// single-node bundles) against each tag of the assembled repository
+/// `ENGINE_AUDIT_TRTLLM` (docs/trtllm.md): every TRT-LLM deployment is
+/// audited, none skipped; where the tag has no `llm_args.py` every role with
+/// args says its keys were not checked (an error), never clean. Skipped, saying
+/// so, when the repository or the recipes are absent.
+#[test]
+fn the_real_recipes_against_the_assembled_releases() {
+    let Some(repo) = std::env::var_os("ENGINE_AUDIT_TRTLLM").map(std::path::PathBuf::from) else {
+        eprintln!("ENGINE_AUDIT_TRTLLM is not set: the_real_recipes_against_the_assembled_releases is skipped");
+        return;
+    };
+    let recipes = super::real_data::shared().join("recipes-v2/benchmarks");
+    if !recipes.is_dir() {
+        eprintln!("{} is absent: the_real_recipes_against_the_assembled_releases is skipped", recipes.display());
+        return;
+    }
+    let names = git2::Repository::open_bare(&repo).unwrap().tag_names(None).unwrap();
+    let tags: Vec<String> = names.iter().flatten().flatten().map(str::to_string).collect();
+    assert!(!tags.is_empty(), "{}: no tag", repo.display());
+    for tag in tags {
+        let out = audit(
+            &repo,
+            &[&recipes],
+            &["--to", &tag, "--allow-unaudited", "sglang", "--allow-unaudited", "vllm", "--allow-unaudited", "atom"],
+        );
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{tag}: {}", String::from_utf8_lossy(&out.stderr));
+        let report = json(&out);
+        let not: Vec<&Value> = report["coverage"]["not_audited"].as_array().unwrap().iter().filter(|n| n["engine"] == "trtllm").collect();
+        assert!(not.is_empty(), "{tag}: every TRT-LLM deployment is audited: {not:#?}");
+        let audited = report["bumps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["engine"] == "trtllm")
+            .map(|b| b["deployments"].as_u64().unwrap())
+            .sum::<u64>();
+        assert!(audited > 0, "{tag}: {report:#}");
+        let findings = report["findings"].as_array().unwrap();
+        let unchecked =
+            findings.iter().filter(|f| f["code"] == "EA306" && f["message"].as_str().unwrap().contains("configuration file key")).count();
+        let config_findings = findings.iter().filter(|f| f["message"].as_str().unwrap().contains("is not a field of")).count();
+        eprintln!("{tag}: {audited} TRT-LLM deployments audited; {unchecked} roles' keys not checked; {config_findings} unknown keys");
+        // Either the keys were read (and judged) or every role says they were not.
+        assert!(unchecked > 0 || config_findings > 0 || findings.iter().all(|f| f["severity"] != "error"), "{tag}");
+        assert!(findings
+            .iter()
+            .filter(|f| f["code"] == "EA306")
+            .all(|f| f["severity"] == "error" || !f["message"].as_str().unwrap().contains("configuration file key")));
+    }
+}
