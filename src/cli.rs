@@ -138,7 +138,7 @@ pub(crate) struct EngineSources {
     #[arg(long, value_name = "PATH|URL")]
     pub atom: Option<String>,
     /// TensorRT-LLM (NVIDIA/TensorRT-LLM) source: a git clone (bare or not),
-    /// a plain package folder, or a URL (its surface: `surface`, `diff`, `show`).
+    /// a plain package folder, or a URL (srt-slurm `engine: trtllm` recipes).
     #[arg(long, value_name = "PATH|URL")]
     pub trtllm: Option<String>,
     /// Package folder of SGLang inside its tree (default: python/sglang or sglang).
@@ -338,6 +338,12 @@ pub(crate) struct AuditArgs {
     /// vLLM release to bump to, when --to names SGLang's (a tree of SGLang and vLLM recipes in one run).
     #[arg(long, value_name = "REF")]
     pub vllm_to: Option<String>,
+    /// TensorRT-LLM release deployed today, when --from names another engine's (default: from each recipe's image).
+    #[arg(long, value_name = "REF")]
+    pub trtllm_from: Option<String>,
+    /// TensorRT-LLM release to bump to, when --to names another engine's.
+    #[arg(long, value_name = "REF")]
+    pub trtllm_to: Option<String>,
     /// Dynamo ref deployed today (default: each recipe's `dynamo:` hash, version or wheel).
     #[arg(long, value_name = "REF")]
     pub dynamo_from: Option<String>,
@@ -506,6 +512,9 @@ pub(crate) struct PrArgs {
     /// vLLM release to audit changed vLLM deployments against, when --to names SGLang's.
     #[arg(long, value_name = "REF")]
     pub vllm_to: Option<String>,
+    /// TensorRT-LLM release to audit changed TensorRT-LLM deployments against, when --to names another engine's.
+    #[arg(long, value_name = "REF")]
+    pub trtllm_to: Option<String>,
     /// Dynamo ref to audit against (default: each head recipe's `dynamo:` spec).
     #[arg(long, value_name = "REF")]
     pub dynamo_to: Option<String>,

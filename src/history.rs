@@ -6,7 +6,7 @@
 //! Only the releases the repository holds are known: "gone by v0.5.23" means
 //! the first release here without it, not necessarily the one that removed it.
 
-use crate::surface::{EngineSurface, EnvDeprecationKind, EnvVar, Flag, FlagDeprecationKind};
+use crate::surface::{ConfigKey, EngineSurface, EnvDeprecationKind, EnvVar, Flag, FlagDeprecationKind};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -82,6 +82,11 @@ impl ReleaseHistory {
     /// The flag itself at the last release that had it (its evidence).
     pub(crate) fn last_flag(&self, option: &str) -> Option<(&Flag, &str)> {
         self.releases.iter().rev().find_map(|s| s.flag(option).map(|f| (f, s.ref_name.as_str())))
+    }
+
+    /// The configuration-file key at `path` at the last release that had it.
+    pub(crate) fn last_config_key(&self, path: &str) -> Option<(&ConfigKey, &str)> {
+        self.releases.iter().rev().find_map(|s| s.config_keys.iter().find(|k| k.path == path).map(|k| (k, s.ref_name.as_str())))
     }
 
     /// The env var itself at the last release that had it.

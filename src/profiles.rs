@@ -36,6 +36,11 @@ pub struct ServerProfile {
     pub config_class: (&'static str, &'static str),
     /// The commands scripts start its server with.
     pub launchers: &'static [Launcher],
+    /// Whether the command lines those launchers start are read. When not
+    /// (TRT-LLM: its scripts hand most settings over in a YAML file the
+    /// script writes), a script that starts the server is named not audited,
+    /// never read as clean, while its recipes may be audited.
+    pub launches_read: bool,
     /// Where fields left `None` by the parser are resolved at startup.
     pub resolution: Option<ResolutionProfile>,
     /// The typed configuration file the server also reads (TRT-LLM's LlmArgs
@@ -227,6 +232,7 @@ pub static SGLANG: EngineProfile = EngineProfile {
             Launcher { role: "launch_server", form: LaunchForm::PythonModule("sglang.launch_server") },
             Launcher { role: "serve", form: LaunchForm::Program { program: "sglang", subcommand: "serve" } },
         ],
+        launches_read: true,
         resolution: Some(ResolutionProfile { modules: &["srt/server_args.py", "srt/arg_groups/"], declare_call: "declare_resolution" }),
         config_file: None,
     }),
@@ -254,6 +260,7 @@ pub static VLLM: EngineProfile = EngineProfile {
                 form: LaunchForm::ProgramWithPositional { program: "vllm", subcommand: "serve", positional: "model_tag" },
             },
         ],
+        launches_read: true,
         // vLLM's config dataclasses resolve in `__post_init__` per config class,
         // not through one hook folder: not read yet.
         resolution: None,
@@ -273,6 +280,7 @@ pub static ATOM: EngineProfile = EngineProfile {
         env_prefixes: &["ATOM_"],
         config_class: ("atom.model_engine.arg_utils", "EngineArgs"),
         launchers: &[Launcher { role: "openai_server", form: LaunchForm::PythonModule("atom.entrypoints.openai_server") }],
+        launches_read: true,
         resolution: None,
         config_file: None,
     }),
@@ -292,8 +300,10 @@ pub static TRTLLM: EngineProfile = EngineProfile {
         env_prefixes: &["TRTLLM_", "TLLM_"],
         config_class: ("tensorrt_llm.llmapi.llm_args", "TorchLlmArgs"),
         // `trtllm-serve [serve] MODEL ...`: found in scripts so that they are
-        // named not audited; their command lines are not read yet.
+        // named not audited; their command lines (and the `--config` YAML the
+        // scripts write) are not read yet.
         launchers: &[Launcher { role: "trtllm-serve", form: LaunchForm::Program { program: "trtllm-serve", subcommand: "serve" } }],
+        launches_read: false,
         resolution: None,
         config_file: Some(ConfigFileProfile { module: "llmapi.llm_args", class: "TorchLlmArgs" }),
     }),
@@ -347,7 +357,7 @@ pub(crate) fn recipe_engine(id: &str) -> Option<&'static RecipeEngine> {
 }
 
 /// Every profile, engines first.
-pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &DYNAMO];
+pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &TRTLLM, &DYNAMO];
 
 /// Every consumer component and the engine it uses.
 pub(crate) static CONSUMER_LINKS: &[ConsumerLink] = &[
@@ -392,8 +402,8 @@ pub(crate) fn by_id(id: &str) -> Option<&'static EngineProfile> {
 }
 
 /// Every profile the tool knows, audited or not yet (a new engine's surface
-/// can be read before its recipes are: TensorRT-LLM's is): what consumer
-/// links and report names look up.
+/// can be read before its recipes are): what consumer links and report names
+/// look up.
 static KNOWN: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &TRTLLM, &DYNAMO];
 
 /// The profile of `id` among every known one ([`by_id`] only finds the audited).
@@ -423,10 +433,16 @@ pub(crate) fn servers() -> impl Iterator<Item = (Engine, &'static ServerProfile)
     PROFILES.iter().filter_map(|p| p.server.as_ref().map(|s| (*p, s)))
 }
 
-/// Every known engine with a server that is not audited yet, and its
-/// launchers: a script that starts one is named, never read as clean.
+/// Every engine whose launch command lines scripts are read for, and its launchers.
+pub(crate) fn script_servers() -> impl Iterator<Item = (Engine, &'static ServerProfile)> {
+    servers().filter(|(_, s)| s.launches_read)
+}
+
+/// Every known engine with a server whose scripts are not read (not audited
+/// yet, or its launches not read), and its launchers: a script that starts
+/// one is named, never read as clean.
 pub(crate) fn unread_servers() -> impl Iterator<Item = (Engine, &'static ServerProfile)> {
-    KNOWN.iter().filter(|p| by_id(p.id).is_none()).filter_map(|p| p.server.as_ref().map(|s| (*p, s)))
+    KNOWN.iter().filter_map(|p| p.server.as_ref().map(|s| (*p, s))).filter(|(p, s)| by_id(p.id).is_none() || !s.launches_read)
 }
 
 impl ConsumerLink {

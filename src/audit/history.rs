@@ -26,7 +26,9 @@ pub(super) fn attach(
     let key = |p: &Planned, c: &DeploymentSurfaces| (p.engine.id, c.from.as_ref().map(|s| s.ref_name.clone()), c.to.ref_name.clone());
     let mut wanted = Wanted::new();
     for (p, c) in planned.iter().zip(checked.iter()).filter_map(|(p, c)| Some((p, c.as_ref()?))) {
-        let (flags, env) = (check::flags::unknown_options(p.dep, c.bump()), check::env::unknown_env(p.engine, p.dep, c.bump()));
+        let (mut flags, env) = (check::flags::unknown_options(p.dep, c.bump()), check::env::unknown_env(p.engine, p.dep, c.bump()));
+        // Configuration-file keys are read with the flags: their history too.
+        flags.extend(check::config_keys::unknown_keys(p.dep, c.bump()));
         if flags.is_empty() && env.is_empty() {
             continue;
         }

@@ -40,9 +40,11 @@ pub(crate) fn image_ref(engine: Engine, dep: &Deployment, repo: &EngineRepo) -> 
         }
     }
     // A dated build that names no release or commit (`rocm/atom-dev:nightly_
-    // 202607231538`, `..._atom20260511`): the last commit on the default branch
+    // 202607231538`, `..._atom20260511`), or a dated dev build no tag names
+    // (`1.3.0rc26.dev202609040000`: PEP 440 puts it after the release below
+    // 1.3.0rc26 and before 1.3.0rc26): the last commit on the default branch
     // at or before its build time, as for Dynamo's nightly wheels.
-    if let (None, None, Some(date)) = (&image.version, &image.commit, &image.date) {
+    if let (None, Some(date)) = (&image.commit, &image.date) {
         let unresolved = |detail: String| Unresolved {
             engine: engine.display,
             what: container.value.clone(),
@@ -54,7 +56,11 @@ pub(crate) fn image_ref(engine: Engine, dep: &Deployment, repo: &EngineRepo) -> 
         };
         let at = build_time_unix(date, image.time.as_deref()).ok_or_else(|| unresolved(format!("`{date}` is not a date")))?;
         let commit = last_commit_by(repo, at, &when).map_err(unresolved)?;
-        let how = format!("{how} (dated build: last default-branch commit at or before {when}, {})", short(&commit));
+        let rule = match &image.version {
+            Some(v) => format!("dated dev build of {v}, which no tag names"),
+            None => "dated build".to_string(),
+        };
+        let how = format!("{how} ({rule}: last default-branch commit at or before {when}, {})", short(&commit));
         return Ok(Some(DerivedRef { wanted: commit, how }));
     }
     let tried = image_candidates(image);

@@ -51,9 +51,14 @@ pub(crate) fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, 
         let uses = binding.flags;
         let taken = uses.iter().filter(|u| passed(&u.value)).map(|u| rewritten(&bump, &u.name).option).collect();
         let site = Site { file, taken, target: bump.to, worker: dep.worker.as_ref(), worker_parse: worker };
-        for use_ in uses {
+        // The words of a command line bind first; the recipe's structured flags follow.
+        let words = uses.len() - role.flags.len();
+        for (i, use_) in uses.into_iter().enumerate() {
             let mut found = Vec::new();
-            check_use(&site, &use_, bump, &mut found);
+            match dep.worker.as_ref().filter(|_| i < words && super::worker::unlinked(dep.worker.as_ref(), bump)) {
+                Some(worker) => found.push(super::worker::unlinked_word(worker, &use_, bump)),
+                None => check_use(&site, &use_, bump, &mut found),
+            }
             found.extend(semantics_changed(&use_, bump));
             out.extend(
                 found.into_iter().map(|f| {
@@ -303,7 +308,7 @@ fn check_value(u: &FlagUse, flag: &Flag, bump: Bump) -> Option<Finding> {
         FlagValue::Switch { .. } => Vec::new(),
         FlagValue::Scalar { text, .. } => vec![text.as_str()],
         FlagValue::List { items } => items.iter().map(|i| i.value.as_str()).collect(),
-        FlagValue::Dynamic { .. } | FlagValue::Null | FlagValue::Nested { .. } => return None,
+        FlagValue::Dynamic { .. } | FlagValue::Null => return None,
         FlagValue::Invalid { reason } => {
             return Some(invalid(ValueProblem::Unusable { reason: reason.clone() }));
         }

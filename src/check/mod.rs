@@ -1,6 +1,7 @@
 //! Cross-checks: recipe uses × engine surfaces × consumer uses → findings.
 //! `check` knows surfaces and recipes, not git or tree-sitter.
 
+pub(crate) mod config_keys;
 pub(crate) mod consistency;
 pub(crate) mod consumer;
 pub(crate) mod defaults;

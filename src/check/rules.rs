@@ -33,7 +33,7 @@ fn role_facts(role: &RoleConfig, engine: &EngineView) -> RoleFacts {
                 FlagValue::Switch { on: false } | FlagValue::Null => return None,
                 FlagValue::Scalar { text, .. } => FactValue::Text(text.clone()),
                 FlagValue::List { items } => FactValue::List(items.iter().map(|i| i.value.clone()).collect()),
-                FlagValue::Dynamic { .. } | FlagValue::Invalid { .. } | FlagValue::Nested { .. } => FactValue::Unknown,
+                FlagValue::Dynamic { .. } | FlagValue::Invalid { .. } => FactValue::Unknown,
             };
             Some(Fact {
                 // A rule names the option; an abbreviation the parser takes is that option.

@@ -40,6 +40,26 @@ pub(super) fn may_be_its_own(worker: Option<&Worker>, option: &str, bump: Bump) 
         && bump.history.and_then(|h| h.flag(option, bump.target_ref())).is_none()
 }
 
+/// Whether the flags go to a consumer's worker that has no link to this engine
+/// (Dynamo's TRT-LLM worker, `python -m dynamo.trtllm`, is not read): its
+/// parser is neither the engine's server parser nor read, so every word it
+/// gets is named unread (EA306), never checked against the server's options.
+pub(super) fn unlinked(worker: Option<&Worker>, bump: Bump) -> bool {
+    worker.is_some_and(|w| !crate::profiles::CONSUMER_LINKS.iter().any(|l| l.consumer == w.consumer && l.engine == bump.to.engine))
+}
+
+/// EA306 for a word handed to a worker whose parser is not read.
+pub(super) fn unlinked_word(worker: &Worker, u: &FlagUse, bump: Bump) -> Finding {
+    let why = format!(
+        "this deployment's words go to {}'s {} worker (`frontend.type: {}`), not to the engine's server, and that worker's options are not read",
+        consumer(worker),
+        engine(bump),
+        worker.consumer
+    );
+    let kind = FindingKind::UnreadLaunch { words: Some(u.name.clone()), why };
+    Finding::new(kind, Location::from_span(&u.key_span), &u.name)
+}
+
 /// EA306 for an option left to the worker's own parser.
 pub(super) fn unread(worker: Option<&Worker>, u: &FlagUse, option: &str, flag: Option<&Flag>) -> Option<Finding> {
     let worker = worker?;

@@ -113,7 +113,7 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
     if !base.has_sources() {
         return Err(miette::miette!(
             help =
-                "pass --sglang, --vllm or --atom PATH|URL (and --dynamo PATH|URL for the Dynamo checks), or set them in .engine-audit.yaml",
+                "pass --sglang, --vllm, --atom or --trtllm PATH|URL (and --dynamo PATH|URL for the Dynamo checks), or set them in .engine-audit.yaml",
             "no engine source given"
         ));
     }
@@ -137,8 +137,14 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
 fn engine_options(args: &AuditArgs, config: &Config) -> miette::Result<AuditOptions> {
     let opts = audit_sources(&args.sources, config)
         .with_own_refs(&crate::profiles::VLLM, args.vllm_from.clone(), args.vllm_to.clone())
+        .with_own_refs(&crate::profiles::TRTLLM, args.trtllm_from.clone(), args.trtllm_to.clone())
         .with_server_refs(args.from.clone(), args.to.clone())
-        .map_err(|e| miette::miette!(help = "name vLLM's refs with --vllm-from/--vllm-to, or pass only --sglang or only --vllm", "{e}"))?;
+        .map_err(|e| {
+            miette::miette!(
+                help = "name vLLM's refs with --vllm-from/--vllm-to and TensorRT-LLM's with --trtllm-from/--trtllm-to, or pass one engine's source",
+                "{e}"
+            )
+        })?;
     Ok(opts.with_refs(&crate::profiles::DYNAMO, args.dynamo_from.clone(), args.dynamo_to.clone()))
 }
 

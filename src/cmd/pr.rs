@@ -58,6 +58,7 @@ pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
         ..base
     }
     .with_own_refs(&crate::profiles::VLLM, None, args.vllm_to.clone())
+    .with_own_refs(&crate::profiles::TRTLLM, None, args.trtllm_to.clone())
     .with_server_refs(None, args.to.clone())
     .map_err(|e| miette::miette!(help = "name vLLM's target with --vllm-to, or pass only --sglang or only --vllm", "{e}"))?
     .with_refs(&crate::profiles::DYNAMO, None, args.dynamo_to.clone());

@@ -43,9 +43,19 @@ struct ShownRole {
     #[serde(skip_serializing_if = "Option::is_none")]
     argv: Option<Vec<ShownWord>>,
     flags: Vec<ShownFlag>,
+    /// The keys of the engine's YAML configuration file the role writes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    config: Vec<ShownConfig>,
     env: Vec<ShownEnv>,
     /// Words where a flag was expected whose text is not known.
     unread: Vec<ShownWord>,
+}
+
+#[derive(Serialize, Clone, PartialEq)]
+struct ShownConfig {
+    key: String,
+    value: crate::recipe::ConfigValue,
+    at: String,
 }
 
 #[derive(Serialize, Clone, PartialEq)]
@@ -149,6 +159,7 @@ fn show_role(role: &RoleConfig) -> ShownRole {
         dynamic: role.dynamic.clone(),
         argv: role.argv.as_ref().map(|a| a.iter().map(show_word).collect()),
         flags: flags.iter().map(show_flag).collect(),
+        config: role.config.iter().map(|c| ShownConfig { key: c.path.clone(), value: c.value.clone(), at: at(&c.key_span) }).collect(),
         env: role.env.iter().map(show_env).collect(),
         unread,
     }
@@ -191,7 +202,6 @@ fn value_text(value: &FlagValue) -> String {
         FlagValue::Null => " (null: not passed)".into(),
         FlagValue::Dynamic { text } => format!(" {text} (value not known)"),
         FlagValue::Invalid { reason } => format!(" (invalid: {reason})"),
-        FlagValue::Nested { kind } => format!(" (a nested {kind}: the engine reads it from its YAML config)"),
     }
 }
 
@@ -221,6 +231,7 @@ fn text(file: &ShownFile, out: &mut String) {
         }
         let mut seen_roles: Vec<&str> = Vec::new();
         let mut flags: Vec<(&str, &ShownFlag)> = Vec::new();
+        let mut config: Vec<(&str, &ShownConfig)> = Vec::new();
         let mut env: Vec<&ShownEnv> = Vec::new();
         let mut unread: Vec<&ShownWord> = Vec::new();
         for role in &dep.roles {
@@ -233,6 +244,11 @@ fn text(file: &ShownFile, out: &mut String) {
             for f in &role.flags {
                 if !flags.iter().any(|(r, g)| *r == role.role && *g == f) {
                     flags.push((&role.role, f));
+                }
+            }
+            for c in &role.config {
+                if !config.iter().any(|(r, g)| *r == role.role && *g == c) {
+                    config.push((&role.role, c));
                 }
             }
             for e in &role.env {
@@ -250,6 +266,16 @@ fn text(file: &ShownFile, out: &mut String) {
             let scope = if seen_roles.len() > 1 { format!("{role}: ") } else { String::new() };
             let dashes = if f.name.starts_with('-') { "" } else { "--" };
             let _ = writeln!(out, "    {scope}{dashes}{}{}  {}{}", f.name, value_text(&f.value), f.at, when(&f.condition));
+        }
+        for (role, c) in config {
+            let scope = if seen_roles.len() > 1 { format!("{role}: ") } else { String::new() };
+            let value = match &c.value {
+                crate::recipe::ConfigValue::Scalar { text, .. } => format!(": {text}"),
+                crate::recipe::ConfigValue::Null => ": null".into(),
+                crate::recipe::ConfigValue::Map => ":".into(),
+                crate::recipe::ConfigValue::List { len } => format!(": a list of {len}"),
+            };
+            let _ = writeln!(out, "    {scope}config {}{value}  {}", c.key, c.at);
         }
         for e in env {
             let _ = writeln!(out, "    env  {}={}  {}{}", e.name, env_value(e), e.at, when(&e.condition));

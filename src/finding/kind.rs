@@ -115,8 +115,89 @@ pub enum FindingKind {
     /// EA306: words of a launch command that cannot be read (`words`: as written,
     /// `$EXTRA_ARGS`), or a whole launch (`words: None`), and why.
     UnreadLaunch { words: Option<String>, why: String },
+    /// EA001, EA003, EA005, EA006, EA306 on a key of the engine's YAML
+    /// configuration file (`kv_cache_config.dtype`), by dotted path.
+    ConfigKey { key: String, target: String, problem: KeyProblem },
     /// A risk rule's hit: its id, name, message and doc page come from the rule file.
     Rule { id: String, name: String, message: String, doc: String },
+}
+
+/// What is wrong with a key of the engine's configuration file at the target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "problem", rename_all = "snake_case")]
+pub enum KeyProblem {
+    /// EA001: the model the key belongs in (`KvCacheConfig`) has no such field
+    /// (nor alias). `policy`: what the model does with it; `last`: the model
+    /// and the release that last had the field, when one did.
+    Unknown {
+        model: String,
+        policy: KeyPolicy,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        suggestion: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last: Option<(String, String)>,
+    },
+    /// EA003: the field is deprecated and its message names `replacement`.
+    Deprecated { replacement: String, upstream: Option<String> },
+    /// EA005: the value is not in the field's `Literal`/enum set.
+    Choice { value: String, choices: String },
+    /// EA006: the value is not of the field's plain type.
+    Type { value: String, expects: String },
+    /// EA306: the target's keys could not be read, so none of the `count`
+    /// keys the role writes was checked (`key` is then the role).
+    Unchecked { count: usize, reason: String },
+}
+
+/// What a pydantic model does with a key it has no field for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyPolicy {
+    /// `extra="forbid"`: validation fails, the server does not start.
+    Refused,
+    /// pydantic's default: dropped without a word.
+    Ignored,
+    /// `extra="allow"`: kept as an attribute no field declares.
+    Kept,
+    /// Not read (a base outside the package): either of the above.
+    Unread,
+}
+
+impl KeyProblem {
+    pub fn code(&self) -> Code {
+        match self {
+            KeyProblem::Unknown { .. } => Code::EA001,
+            KeyProblem::Deprecated { .. } => Code::EA003,
+            KeyProblem::Choice { .. } => Code::EA005,
+            KeyProblem::Type { .. } => Code::EA006,
+            KeyProblem::Unchecked { .. } => Code::EA306,
+        }
+    }
+}
+
+/// The message of a configuration-file key's finding.
+fn key_message(key: &str, target: &str, problem: &KeyProblem) -> String {
+    match problem {
+        KeyProblem::Unknown { model, policy, suggestion, last } => {
+            let what = match policy {
+                KeyPolicy::Refused => "which forbids unknown keys: validation fails and the server refuses to start",
+                KeyPolicy::Ignored => "which ignores unknown keys: the setting is silently dropped and has no effect",
+                KeyPolicy::Kept => "which keeps unknown keys as extra attributes no field declares: the engine does not read it",
+                KeyPolicy::Unread => "whose handling of unknown keys could not be read (a base the audit cannot see): the server either refuses to start or silently drops it",
+            };
+            let was = last.as_ref().map(|(m, r)| format!(" It was a field of `{m}` up to {r}.")).unwrap_or_default();
+            let hint = suggestion.as_deref().map(|c| format!(" Did you mean `{c}`?")).unwrap_or_default();
+            format!("`{key}` is not a field of `{model}` at {target}, {what}.{was}{hint}")
+        }
+        KeyProblem::Deprecated { replacement, upstream } => {
+            format!("`{key}` is deprecated at {target}; the release names `{replacement}` instead.{}", upstream_says(upstream))
+        }
+        KeyProblem::Choice { value, choices } => format!("`{value}` is not a valid value for `{key}` at {target} (allowed: {choices})."),
+        KeyProblem::Type { value, expects } => format!("`{value}` is not {expects}, but `{key}` expects one at {target}."),
+        KeyProblem::Unchecked { count, reason } => format!(
+            "the {count} configuration file key{} role `{key}` writes could not be checked at {target}, so whether the server takes them is not known: {reason}",
+            if *count == 1 { "" } else { "s" }
+        ),
+    }
 }
 
 /// Why a value does not fit its flag (EA006).
@@ -290,6 +371,7 @@ impl FindingKind {
             | FindingKind::MissingLink { .. }
             | FindingKind::MissingVariant { .. } => Code::EA305,
             FindingKind::UnreadLaunch { .. } => Code::EA306,
+            FindingKind::ConfigKey { problem, .. } => problem.code(),
             FindingKind::Rule { .. } => return None,
         })
     }
@@ -469,6 +551,7 @@ impl FindingKind {
                 format!("flags from `{words}` could not be read: {why}; what it passes is not audited")
             }
             FindingKind::UnreadLaunch { words: None, why } => format!("a server launch that could not be read: {why}; its flags are not audited"),
+            FindingKind::ConfigKey { key, target, problem } => key_message(key, target, problem),
             FindingKind::Rule { message, .. } => message.clone(),
         }
     }

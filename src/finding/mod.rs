@@ -8,7 +8,9 @@ mod kind;
 
 pub use audit_report::{AuditReport, BumpSummary, Coverage, NotAudited, Problem, RuleInfo};
 pub(crate) use fix::FixAction;
-pub(crate) use kind::{EnvRename, FindingKind, Missing, NumberKind, Past, PastEnv, PastFlag, SemanticChange, ValueProblem};
+pub(crate) use kind::{
+    EnvRename, FindingKind, KeyPolicy, KeyProblem, Missing, NumberKind, Past, PastEnv, PastFlag, SemanticChange, ValueProblem,
+};
 
 use crate::codes::{Code, Severity};
 use serde::Serialize;

@@ -282,7 +282,15 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
                     let block = mode.blocks().iter().find_map(|b| role.blocks.iter().find(|(k, _)| k == b));
                     let mut flags = role.fields.clone();
                     flags.extend(block.into_iter().flat_map(|(_, f)| f.iter().cloned()));
-                    RoleConfig { role: name.to_string(), span: role.span.clone(), flags, env: Vec::new(), argv: Some(argv), dynamic: None }
+                    RoleConfig {
+                        role: name.to_string(),
+                        span: role.span.clone(),
+                        flags,
+                        env: Vec::new(),
+                        argv: Some(argv),
+                        dynamic: None,
+                        config: Vec::new(),
+                    }
                 })
                 .collect();
             deployments.push(Deployment {

@@ -84,6 +84,12 @@ fn split_tag(tag: &str, image: &mut ImageTag) {
         // Only a first segment with a dot counts as a release: `latest` or `2024`
         // is not an engine version.
         if parts[0].contains('.') {
+            // A dated dev build (`1.3.0rc26.dev202609040000`, TensorRT-LLM's):
+            // its build day and minute, for placing it when no tag names it.
+            if let Some((date, time)) = dev_stamp(&version) {
+                image.date = Some(date);
+                image.time = time;
+            }
             image.version = Some(version.to_string());
             let rest = parts[1..].join("-");
             image.variant = (!rest.is_empty()).then_some(rest);
@@ -247,6 +253,16 @@ fn wheel_version_text(value: &str) -> String {
     value.to_string()
 }
 
+/// `YYYYMMDD` and `HHMM` of a `.devYYYYMMDDHHMM` (or `.devYYYYMMDD`) build.
+fn dev_stamp(version: &Version) -> Option<(String, Option<String>)> {
+    let dev = version.dev()?.to_string();
+    match dev.len() {
+        8 if is_date(&dev) => Some((dev, None)),
+        12 if is_date(&dev[..8]) && is_time(&dev[8..]) => Some((dev[..8].to_string(), Some(dev[8..].to_string()))),
+        _ => None,
+    }
+}
+
 /// `YYYYMMDD` of a `.devYYYYMMDD` nightly version.
 fn nightly_date(version: &Version) -> Option<String> {
     let dev = version.dev()?.to_string();
@@ -270,6 +286,21 @@ mod tests {
         assert_eq!((i.version.as_deref(), i.variant.as_deref()), (Some("0.5.19"), Some("rocm700-mi35x")));
         let i = parse_image("nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1.post1");
         assert_eq!(i.version.as_deref(), Some("0.8.1.post1"));
+    }
+
+    #[test]
+    fn dated_dev_builds_keep_their_version_and_their_build_time() {
+        let i = parse_image("nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc26.dev202609040000");
+        assert_eq!(i.version.as_deref(), Some("1.3.0rc26.dev202609040000"));
+        assert_eq!((i.date.as_deref(), i.time.as_deref()), (Some("20260904"), Some("0000")));
+        let i = parse_image("nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc24");
+        assert_eq!(
+            (i.repo.as_str(), i.version.as_deref(), i.date.as_deref()),
+            ("nvcr.io/nvidia/tensorrt-llm/release", Some("1.3.0rc24"), None)
+        );
+        // A dev number that is no date places nothing.
+        let i = parse_image("example/engine:2.0.0.dev3");
+        assert_eq!((i.version.as_deref(), i.date.as_deref()), (Some("2.0.0.dev3"), None));
     }
 
     #[test]

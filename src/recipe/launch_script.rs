@@ -154,6 +154,7 @@ pub(crate) fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), Rec
             env: Vec::new(),
             argv: None,
             dynamic: Some(why),
+            config: Vec::new(),
         };
         deployments.push(Deployment::launched(engine.id, format!("{}@{}", launcher.role, span.line), vec![role], Vec::new()));
     }
@@ -226,6 +227,7 @@ fn deployment(src: &SourceText, site: Site) -> Deployment {
             env,
             argv,
             dynamic: run.dynamic.clone(),
+            config: Vec::new(),
         });
     }
     let name = if site.span.path == src.path {

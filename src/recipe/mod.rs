@@ -176,6 +176,61 @@ pub struct RoleConfig {
     /// Why this role's command line cannot be fully known (built by `eval`, in a loop).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dynamic: Option<String>,
+    /// The keys of the engine's YAML configuration file the role writes, for an
+    /// engine that reads its arguments from one (TRT-LLM's LlmArgs): every key
+    /// at every depth, parents before their children, by dotted path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config: Vec<ConfigUse>,
+}
+
+/// One key of the YAML configuration file a role hands the engine
+/// (`kv_cache_config: {dtype: fp8}` gives `kv_cache_config` and
+/// `kv_cache_config.dtype`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigUse {
+    /// The keys from the file's root, as written, joined by `.`.
+    pub path: String,
+    /// How many keys `path` joins (a key holding a dot is one key).
+    pub depth: usize,
+    pub value: ConfigValue,
+    pub key_span: Span,
+    pub value_span: Span,
+    /// As for [`FlagUse::shadowed`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shadowed: Vec<(Span, Span)>,
+}
+
+impl ConfigUse {
+    /// The key's own name (the last part of its path).
+    pub fn name(&self) -> &str {
+        self.parent_and_name().1
+    }
+
+    /// The path of the map holding this key (empty at the root), and its name.
+    pub fn parent_and_name(&self) -> (&str, &str) {
+        match self.depth {
+            1 => ("", &self.path),
+            _ => self.path.rsplit_once('.').unwrap_or(("", &self.path)),
+        }
+    }
+}
+
+/// A value of the configuration file, as the YAML loader types it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ConfigValue {
+    Scalar {
+        text: String,
+        quoted: bool,
+        ty: yaml::ScalarType,
+    },
+    Null,
+    /// A map: its keys follow as their own uses.
+    Map,
+    /// A list (of scalars or maps: its items are not keys).
+    List {
+        len: usize,
+    },
 }
 
 impl RoleConfig {
@@ -230,9 +285,6 @@ pub enum FlagValue {
     Dynamic { text: String },
     /// A value that is not a flag value (a map); see the file's notes.
     Invalid { reason: String },
-    /// A nested value (a map or a list of maps) of an engine that reads its
-    /// arguments from a YAML file (TRT-LLM's LlmArgs): `kind` is `map` or `list`.
-    Nested { kind: String },
 }
 
 /// One environment variable set for the server process.

@@ -128,7 +128,11 @@ fn an_engine_without_a_profile_is_read_not_skipped() {
     let [d] = file.deployments.as_slice() else { panic!("{:?}", file.deployments) };
     assert_eq!(d.engine, "trtllm");
     let prefill = role(d, "prefill");
-    assert_eq!(flag(&prefill.flags, "max-batch-size").value, FlagValue::Scalar { text: "8".into(), quoted: false, ty: ScalarType::Int });
+    let [key] = prefill.config.as_slice() else { panic!("{:?}", prefill.config) };
+    assert_eq!(
+        (key.path.as_str(), &key.value),
+        ("max_batch_size", &ConfigValue::Scalar { text: "8".into(), quoted: false, ty: ScalarType::Int })
+    );
     assert!(file.notes.iter().all(|n| n.level != NoteLevel::Error), "{:?}", file.notes);
 }
 
@@ -543,8 +547,28 @@ fn schema_2_trtllm_args_are_nested_yaml_and_extra_args_are_argv() {
         "identity's image when model names none"
     );
     let agg = role(d, "agg");
-    assert_eq!(flag(&agg.flags, "kv-cache-config").value, FlagValue::Nested { kind: "map".into() });
-    assert_eq!(flag(&agg.flags, "max-batch-size").value, FlagValue::Scalar { text: "16".into(), quoted: false, ty: ScalarType::Int });
+    // The args are the keys of the YAML file the engine reads, nested, each
+    // with its own line: not flags. The first variant's `max_batch_size` is
+    // the sweep's first point, at the sweep's line.
+    let keys: Vec<(&str, u32)> = agg.config.iter().map(|c| (c.path.as_str(), c.key_span.line)).collect();
+    assert_eq!(
+        keys,
+        [
+            ("max_batch_size", 32),
+            ("kv_cache_config", 22),
+            ("kv_cache_config.free_gpu_memory_fraction", 23),
+            ("kv_cache_config.dtype", 24),
+            ("moe_config", 25),
+            ("moe_config.backend", 26)
+        ]
+    );
+    assert!(agg.flags.is_empty());
+    assert_eq!(agg.config[0].shadowed.len(), 1, "the base's line, edited along with it");
+    let config = |path: &str| agg.config.iter().find(|c| c.path == path).unwrap();
+    assert_eq!(config("kv_cache_config").value, ConfigValue::Map);
+    assert_eq!(config("kv_cache_config.dtype").name(), "dtype");
+    assert_eq!(config("kv_cache_config.dtype").parent_and_name(), ("kv_cache_config", "dtype"));
+    assert_eq!(config("max_batch_size").value, ConfigValue::Scalar { text: "16".into(), quoted: false, ty: ScalarType::Int });
     let words: Vec<_> = agg.argv.as_ref().unwrap().iter().map(|t| t.raw.as_str()).collect();
     assert_eq!(words, ["--tool_parser", "minimax_m3"]);
 }

@@ -3,7 +3,9 @@
 //! line in the text report. Built from the finding's typed facts.
 
 use super::{Finding, Lang};
-use crate::finding::{EnvRename, FindingKind, Missing, NumberKind, Past, PastEnv, PastFlag, SemanticChange, ValueProblem};
+use crate::finding::{
+    EnvRename, FindingKind, KeyPolicy, KeyProblem, Missing, NumberKind, Past, PastEnv, PastFlag, SemanticChange, ValueProblem,
+};
 
 /// The flag as typed on a command line: `--name` (a single-dash option stays).
 pub(crate) fn option(subject: &str) -> String {
@@ -256,12 +258,51 @@ fn kind_phrase(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String {
         }
         FindingKind::UnreadLaunch { words: Some(words), why } if zh => format!("无法读取 `{words}` 给出的参数（{why}），其内容未审计"),
         FindingKind::UnreadLaunch { words: None, why } if zh => format!("无法读取的服务器启动命令（{why}），其参数未审计"),
+        FindingKind::ConfigKey { key, problem, .. } => key_phrase(key, problem, zh),
         FindingKind::DuplicateKey { .. }
         | FindingKind::UnreadableRecipe { .. }
         | FindingKind::UnreadablePart { .. }
         | FindingKind::MissingLink { .. }
         | FindingKind::MissingVariant { .. }
         | FindingKind::UnreadLaunch { .. } => f.kind.message().trim_end_matches('.').to_string(),
+    }
+}
+
+/// A configuration-file key's finding, in one phrase.
+fn key_phrase(key: &str, problem: &KeyProblem, zh: bool) -> String {
+    match (problem, zh) {
+        (KeyProblem::Unknown { model, policy, suggestion, last }, false) => {
+            let what = match policy {
+                KeyPolicy::Refused => "the server refuses to start",
+                KeyPolicy::Ignored => "silently ignored: no effect",
+                KeyPolicy::Kept => "kept but never read",
+                KeyPolicy::Unread => "refused or ignored: the model's policy could not be read",
+            };
+            let was = last.as_ref().map(|(m, r)| format!(", a field of `{m}` up to {r}")).unwrap_or_default();
+            let hint = suggestion.as_deref().map(|h| format!(" (did you mean `{h}`?)")).unwrap_or_default();
+            format!("`{key}` is not a field of `{model}` ({what}{was}){hint}")
+        }
+        (KeyProblem::Unknown { model, policy, suggestion, last }, true) => {
+            let what = match policy {
+                KeyPolicy::Refused => "服务器拒绝启动",
+                KeyPolicy::Ignored => "被静默忽略，不起作用",
+                KeyPolicy::Kept => "被保留但从不读取",
+                KeyPolicy::Unread => "被拒绝或被忽略：无法读出模型的处理方式",
+            };
+            let was = last.as_ref().map(|(m, r)| format!("；直到 {r} 仍是 `{m}` 的字段")).unwrap_or_default();
+            let hint = suggestion.as_deref().map(|h| format!("（是否应为 `{h}`？）")).unwrap_or_default();
+            format!("`{key}` 不是 `{model}` 的字段（{what}{was}）{hint}")
+        }
+        (KeyProblem::Deprecated { replacement, .. }, false) => format!("`{key}` is deprecated in favour of `{replacement}`"),
+        (KeyProblem::Deprecated { replacement, .. }, true) => format!("`{key}` 已弃用，由 `{replacement}` 取代"),
+        (KeyProblem::Choice { value, choices }, false) => format!("`{value}` is not a valid value for `{key}` (allowed: {choices})"),
+        (KeyProblem::Choice { value, choices }, true) => format!("`{value}` 不是 `{key}` 的有效取值（可选值：{choices}）"),
+        (KeyProblem::Type { value, expects }, false) => format!("`{value}` is not {expects}, as `{key}` expects"),
+        (KeyProblem::Type { value, expects }, true) => format!("`{value}` 不是 `{key}` 所需的 {expects}"),
+        (KeyProblem::Unchecked { count, reason }, false) => {
+            format!("the {count} configuration key(s) of role `{key}` were not checked ({reason})")
+        }
+        (KeyProblem::Unchecked { count, reason }, true) => format!("角色 `{key}` 的 {count} 个配置键未检查（{reason}）"),
     }
 }
 
@@ -276,6 +317,10 @@ pub(crate) fn brief(f: &Finding, lang: Lang, rule_title: Option<&str>) -> String
                 format!("`{value}` is not a valid choice for `{opt}`")
             }
         }
+        FindingKind::ConfigKey { key, problem: KeyProblem::Choice { value, .. }, .. } => match lang {
+            Lang::Zh => format!("`{value}` 不是 `{key}` 的有效取值"),
+            _ => format!("`{value}` is not a valid value for `{key}`"),
+        },
         _ => phrase(f, lang, rule_title),
     }
 }

@@ -190,7 +190,7 @@ fn dynamos_vllm_worker_is_checked_against_the_vllm_target() {
     assert!(r.findings.iter().all(|f| !f.message().contains("(Dynamo 0.2.0, `from sglang")), "only the vLLM worker of 0.2.0 is checked");
 }
 
-/// `engine-audit demo`, the README's first command: its banner names both
+/// `engine-audit demo`, the README's first command: its banner names the three
 /// bumps, then comes the report committed as `reports/report.txt`, whose
 /// summary line the README quotes.
 #[test]
@@ -207,8 +207,10 @@ fn the_demo_command_prints_the_committed_report_and_the_readme_quotes_it() {
     let (banner, report) = stdout.split_once("\n\n").unwrap();
     assert!(
         banner.starts_with(
-            "engine-audit demo: mini SGLang v1.0.0, v1.1.0, v1.2.0, mini vLLM v0.8.0, v0.9.0 and mini Dynamo v0.1.0, v0.2.0 built in "
-        ) && banner.ends_with("for the SGLang bump to v1.1.0 and the vLLM bump to v0.9.0 (Dynamo stays where each recipe pins it)."),
+            "engine-audit demo: mini SGLang v1.0.0, v1.1.0, v1.2.0, mini vLLM v0.8.0, v0.9.0, mini TensorRT-LLM v1.2.0, v1.3.0 and mini Dynamo v0.1.0, v0.2.0 built in "
+        ) && banner.ends_with(
+            "for the SGLang bump to v1.1.0, the vLLM bump to v0.9.0 and the TensorRT-LLM bump to v1.3.0 (Dynamo stays where each recipe pins it)."
+        ),
         "{banner}"
     );
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -39,6 +39,7 @@ mod shell_bash;
 mod smart_http;
 mod source_dir;
 mod source_git;
+mod trtllm_audit;
 mod version;
 mod vllm_features;
 mod vllm_recipes;

@@ -1895,3 +1895,17 @@ fn a_script_the_parser_cannot_finish_is_named_not_waited_on() {
         "{ea305}"
     );
 }
+
+/// A command run by `eval` from a variable whose value joins another one
+/// assigned above it (`CMD="vllm serve m $CFG"`, as InferenceX's AMD
+/// `server_vllm.sh` builds its command): the eval'd text's last byte comes
+/// from earlier in the file than its first. Read, with the flag at its value's
+/// place, never a panic (it overflowed in debug builds).
+#[test]
+fn an_eval_of_values_written_out_of_order_is_read_without_a_panic() {
+    let text = "#!/bin/bash\nCFG=\"--max-num-seqs 1\"\nCMD=\"vllm serve m $CFG\"\neval \"$CMD\" > log 2>&1 &\n";
+    let file = load("out_of_order.sh", text).unwrap();
+    let [dep] = file.deployments.as_slice() else { panic!("{:#?}", file.notes) };
+    let words: Vec<&str> = dep.roles[0].argv.as_ref().unwrap().iter().filter_map(|t| t.value.value().map(String::as_str)).collect();
+    assert_eq!(words, ["--max-num-seqs", "1"], "the words after `vllm serve`'s model");
+}

@@ -109,6 +109,8 @@ fn read(path: &Path) -> BTreeMap<(Option<String>, String), Names> {
         for role in &dep.roles {
             let entry = out.entry((dep.variant.clone(), role.role.clone())).or_default();
             entry.0.extend(role.flag_uses(|_| false).iter().map(|f| normal(&f.name)));
+            // An engine that reads its args as a YAML file (TRT-LLM): the top-level keys.
+            entry.0.extend(role.config.iter().filter(|c| c.depth == 1).map(|c| normal(&c.path)));
             entry.1.extend(role.env.iter().map(|e| e.name.clone()));
         }
     }

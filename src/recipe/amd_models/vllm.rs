@@ -76,6 +76,7 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Option<
                 env,
                 argv: Some(argv.unwrap_or_default()),
                 dynamic: None,
+                config: Vec::new(),
             }
         })
         .collect();

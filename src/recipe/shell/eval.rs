@@ -246,8 +246,8 @@ impl<'a> Interp<'a> {
                 let first = map.get(start).copied().flatten();
                 let last = if end > start { map.get(end - 1).copied().flatten() } else { first };
                 match (first, last) {
-                    // Verbatim only where the bytes map in order (an eval string may join
-                    // pieces of the file in another order).
+                    // An eval'd text joined from values written out of order (`CMD="x $CFG"` with
+                    // `CFG` assigned above) maps its last byte before its first: no one span.
                     (Some((a, s)), Some((b, e))) if a == b && e >= s && e + 1 - s == end - start => {
                         Origin { file: a, start: s, end: e + 1, verbatim }
                     }

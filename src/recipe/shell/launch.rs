@@ -58,7 +58,7 @@ pub(crate) fn find(words: &[ArgToken]) -> Option<Found> {
             Some(w) => is_python(w),
             None => true,
         };
-        for (engine, server) in crate::profiles::servers() {
+        for (engine, server) in crate::profiles::script_servers() {
             for launcher in server.launchers {
                 let args = match (&launcher.form, launcher.program()) {
                     (LaunchForm::PythonModule(module), _) if python => python_module_args(words, i, module),
@@ -97,7 +97,9 @@ pub(crate) fn find_unread(words: &[ArgToken]) -> Option<(Engine, &'static Launch
 }
 
 fn launcher_program(word: &str) -> bool {
-    crate::profiles::servers().flat_map(|(_, s)| s.launchers.iter()).any(|l| l.program().is_some_and(|(program, _)| program == base(word)))
+    crate::profiles::script_servers()
+        .flat_map(|(_, s)| s.launchers.iter())
+        .any(|l| l.program().is_some_and(|(program, _)| program == base(word)))
 }
 
 /// Whether the word after a launcher that takes a positional (`vllm serve
@@ -142,7 +144,9 @@ pub(crate) fn is_env_name(name: &str) -> bool {
 
 /// Whether a text names one of the engines' launchers (`sglang.launch_server`).
 pub(crate) fn mentions_launcher(text: &str) -> Option<(Engine, &'static Launcher)> {
-    crate::profiles::servers().flat_map(|(engine, server)| server.launchers.iter().map(move |l| (engine, l))).find(|(_, l)| match l.form {
+    crate::profiles::script_servers().flat_map(|(engine, server)| server.launchers.iter().map(move |l| (engine, l))).find(|(_, l)| match l
+        .form
+    {
         LaunchForm::PythonModule(module) => text.contains(module),
         LaunchForm::Program { .. } | LaunchForm::ProgramWithPositional { .. } => text.contains(&l.text()),
     })

@@ -1,7 +1,7 @@
 //! The legacy (v1) layout: `backend.<engine>_config.<mode>` flag maps,
 //! `backend.<mode>_environment` and `backend.<mode>_extra_args`.
 
-use super::values::{read_dynamo_v1, read_env, read_extra_args, read_flags};
+use super::values::{read_args, read_dynamo_v1, read_env, read_extra_args};
 use super::{engine_id, Shared};
 use crate::profiles::ArgsForm;
 use crate::recipe::yaml::Node;
@@ -70,13 +70,15 @@ fn read_roles(backend: &Node, engine: &str, form: ArgsForm, notes: &mut Vec<Note
                     let Some(role) = entry.key.as_str() else {
                         continue;
                     };
+                    let (flags, config) = read_args(&config_key, role, &entry.value, form, notes);
                     roles.push(RoleConfig {
                         role: role.to_string(),
                         span: Some(entry.key.span.clone()),
-                        flags: read_flags(&config_key, role, &entry.value, form, notes),
+                        flags,
                         env: Vec::new(),
                         argv: None,
                         dynamic: None,
+                        config,
                     });
                 }
             }
@@ -116,6 +118,7 @@ fn role_entry<'r>(roles: &'r mut Vec<RoleConfig>, role: &str, entry: &crate::rec
                 env: Vec::new(),
                 argv: None,
                 dynamic: None,
+                config: Vec::new(),
             });
             roles.len() - 1
         }

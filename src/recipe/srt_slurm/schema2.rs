@@ -13,7 +13,7 @@
 //! not errors. Roles of different engines (a vLLM prefill beside a TileRT
 //! decode) or images become one deployment per engine and image.
 
-use super::values::{read_dynamo_v2, read_env, read_extra_args, read_flags, spanned_scalar};
+use super::values::{read_args, read_dynamo_v2, read_env, read_extra_args, spanned_scalar};
 use super::{engine_id, legacy::known_engines, Shared};
 use crate::profiles::ArgsForm;
 use crate::recipe::image::{is_container_alias, DynamoRef};
@@ -162,7 +162,7 @@ pub(super) fn read(src: &SourceText, tree: &Node, variant: Option<String>, notes
         let engine = own_engine.or(top_engine).unwrap_or("sglang");
         let form = crate::profiles::recipe_engine(engine).map_or(ArgsForm::Argv, |e| e.args);
         let config_key = format!("roles.{role}.args");
-        let flags = spec.get("args").map(|args| read_flags(&config_key, role, args, form, notes)).unwrap_or_default();
+        let (flags, config) = spec.get("args").map(|args| read_args(&config_key, role, args, form, notes)).unwrap_or_default();
         let env = spec.get("env").map(|env| read_env(env, notes)).unwrap_or_default();
         let argv = spec.get("extra_args").and_then(|words| {
             if form != ArgsForm::YamlConfig {
@@ -175,7 +175,7 @@ pub(super) fn read(src: &SourceText, tree: &Node, variant: Option<String>, notes
             read_extra_args(&format!("roles.{role}.extra_args"), words, notes)
         });
         let container = spanned_scalar(spec.get("container"), &["roles", role, "container"], notes).or_else(|| default_container.clone());
-        let config = RoleConfig { role: role.to_string(), span: Some(entry.key.span.clone()), flags, env, argv, dynamic: None };
+        let config = RoleConfig { role: role.to_string(), span: Some(entry.key.span.clone()), flags, env, argv, dynamic: None, config };
         let same =
             |d: &&mut Deployment| d.engine == engine && d.container.as_ref().map(|c| &c.value) == container.as_ref().map(|c| &c.value);
         match groups.iter_mut().find(same) {

@@ -4,7 +4,7 @@
 use crate::profiles::ArgsForm;
 use crate::recipe::image::DynamoRef;
 use crate::recipe::yaml::{Entry, Node, NodeKind, ScalarType};
-use crate::recipe::{ArgToken, DynamoSpec, EnvUse, FlagUse, FlagValue, Note};
+use crate::recipe::{ArgToken, ConfigUse, ConfigValue, DynamoSpec, EnvUse, FlagUse, FlagValue, Note};
 use crate::surface::Known;
 use crate::text::Spanned;
 
@@ -23,9 +23,24 @@ pub(super) fn spanned_scalar(node: Option<&Node>, keys: &[&str], notes: &mut Vec
     }
 }
 
-/// A role's engine arguments: each key a flag (`_` read as `-`, as srtctl
-/// passes it), with its value as srtctl hands it on (`form`).
-pub(super) fn read_flags(config_key: &str, role: &str, node: &Node, form: ArgsForm, notes: &mut Vec<Note>) -> Vec<FlagUse> {
+/// A role's engine arguments, as srtctl hands them on (`form`): flags, or the
+/// keys of the engine's YAML configuration file.
+pub(super) fn read_args(
+    config_key: &str,
+    role: &str,
+    node: &Node,
+    form: ArgsForm,
+    notes: &mut Vec<Note>,
+) -> (Vec<FlagUse>, Vec<ConfigUse>) {
+    match form {
+        ArgsForm::YamlConfig => (Vec::new(), read_config(config_key, role, node, notes)),
+        ArgsForm::Argv | ArgsForm::ArgvAsWritten => (read_flags(config_key, role, node, form, notes), Vec::new()),
+    }
+}
+
+/// Each key a flag (`_` read as `-`, as srtctl passes it), with its value as
+/// srtctl hands it on (`form`).
+fn read_flags(config_key: &str, role: &str, node: &Node, form: ArgsForm, notes: &mut Vec<Note>) -> Vec<FlagUse> {
     let Some(entries) = node.as_map() else {
         if !node.is_null() {
             notes.push(Note::error(
@@ -46,7 +61,7 @@ pub(super) fn read_flags(config_key: &str, role: &str, node: &Node, form: ArgsFo
             };
             Some(FlagUse {
                 name,
-                value: flag_value(role, key, &entry.value, form, notes),
+                value: flag_value(role, key, &entry.value, notes),
                 key_span: entry.key.span.clone(),
                 value_span: entry.value.span.clone(),
                 shadowed: entry.shadows.clone(),
@@ -56,11 +71,55 @@ pub(super) fn read_flags(config_key: &str, role: &str, node: &Node, form: ArgsFo
         .collect()
 }
 
-fn flag_value(role: &str, key: &str, node: &Node, form: ArgsForm, notes: &mut Vec<Note>) -> FlagValue {
-    // An engine that reads its args from a YAML file takes nested values as written.
-    if form == ArgsForm::YamlConfig && !matches!(node.kind, NodeKind::Scalar(_)) {
-        return FlagValue::Nested { kind: node.kind_name().to_string() };
+/// The keys of the YAML configuration file srtctl writes from a role's args
+/// (TRT-LLM's `--config`): every key at every depth, a map's own key before
+/// its children's, with its value as the loader types it. The walk is over
+/// the parsed tree, so its cost is the file's size.
+fn read_config(config_key: &str, role: &str, node: &Node, notes: &mut Vec<Note>) -> Vec<ConfigUse> {
+    if node.as_map().is_none() {
+        if !node.is_null() {
+            notes.push(Note::error(
+                format!("`{config_key}.{role}` should map configuration keys to values, found a {}", node.kind_name()),
+                Some(node.span.clone()),
+            ));
+        }
+        return Vec::new();
     }
+    let mut out = Vec::new();
+    config_keys(node, "", 0, &mut out);
+    out
+}
+
+fn config_keys(node: &Node, prefix: &str, depth: usize, out: &mut Vec<ConfigUse>) {
+    for entry in node.as_map().into_iter().flatten() {
+        // A key that is not a string (`1: x`) is no field name: the model
+        // refuses or drops it as any unknown key, so it is kept as written.
+        let key = match entry.key.as_scalar() {
+            Some(s) => s.text.clone(),
+            None => continue,
+        };
+        let path = if prefix.is_empty() { key } else { format!("{prefix}.{key}") };
+        let value = match &entry.value.kind {
+            NodeKind::Scalar(_) if entry.value.is_null() => ConfigValue::Null,
+            NodeKind::Scalar(s) => ConfigValue::Scalar { text: s.text.clone(), quoted: s.is_quoted(), ty: s.resolve() },
+            NodeKind::Map(_) => ConfigValue::Map,
+            NodeKind::Seq(items) => ConfigValue::List { len: items.len() },
+        };
+        out.push(ConfigUse {
+            path: path.clone(),
+            depth: depth + 1,
+            value,
+            key_span: entry.key.span.clone(),
+            value_span: entry.value.span.clone(),
+            shadowed: entry.shadows.clone(),
+        });
+        if matches!(entry.value.kind, NodeKind::Map(_)) {
+            config_keys(&entry.value, &path, depth + 1, out);
+        }
+    }
+}
+
+fn flag_value(role: &str, key: &str, node: &Node, notes: &mut Vec<Note>) -> FlagValue {
     match &node.kind {
         NodeKind::Scalar(s) => match s.resolve() {
             ScalarType::Null => FlagValue::Null,

@@ -1,0 +1,299 @@
+//! The keys of the engine's YAML configuration file a role writes (TRT-LLM's
+//! LlmArgs behind `--config`) against the target's models, by dotted path:
+//! a key the model has no field (nor alias) for (EA001: refused at start-up
+//! where the model forbids extras, silently dropped where it ignores them,
+//! said "could not be read" where its policy was not read), a deprecated field
+//! whose message names its successor (EA003), a value outside a `Literal`/enum
+//! (EA005) or of the wrong plain type (EA006). A target whose keys could not
+//! be read leaves the role's keys unchecked, and says so (EA306): never clean.
+//!
+//! Keys below a field that nests no single model (a union picked at run time,
+//! a dict) are the engine's to interpret: they are not checked.
+
+use super::values::render_choices;
+use super::Bump;
+use crate::codes::Severity;
+use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, KeyPolicy, KeyProblem, Location};
+use crate::recipe::yaml::ScalarType;
+use crate::recipe::{ConfigUse, ConfigValue, Deployment, RoleConfig};
+use crate::surface::{ConfigKey, EngineSurface, ExtraPolicy, Known, PyValue};
+use std::collections::HashMap;
+
+/// Every role's configuration keys against the target.
+pub(crate) fn check_deployment(dep: &Deployment, bump: Bump, out: &mut Vec<Finding>) {
+    let Some(profile) = crate::profiles::by_id(&bump.to.engine).and_then(|p| p.server.as_ref()).and_then(|s| s.config_file.as_ref()) else {
+        return;
+    };
+    let models = Models::new(bump.to, profile.class);
+    for role in dep.roles.iter().filter(|r| !r.config.is_empty()) {
+        let mut found = Vec::new();
+        match (bump.to.config_keys.is_empty(), role.config.first()) {
+            (true, Some(first)) => found.push(unchecked(role, first, bump, profile.module, profile.class)),
+            _ => check_role(role, &models, bump, &mut found),
+        }
+        out.extend(found.into_iter().map(|f| f.role(Some(&role.role)).deployment(&dep.name).variant(dep.variant.as_deref())));
+    }
+}
+
+/// The keys a deployment writes that the target's models lack: what the
+/// release history is asked about.
+pub(crate) fn unknown_keys(dep: &Deployment, bump: Bump) -> std::collections::BTreeSet<String> {
+    let mut found = Vec::new();
+    check_deployment(dep, bump, &mut found);
+    found
+        .into_iter()
+        .filter_map(|f| match f.kind {
+            FindingKind::ConfigKey { key, problem: KeyProblem::Unknown { .. }, .. } => Some(key),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The target's keys, by the model path that holds them.
+struct Models<'s> {
+    /// Parent path (`""` for the root model) → its fields.
+    children: HashMap<&'s str, Vec<&'s ConfigKey>>,
+    root: &'s str,
+}
+
+impl<'s> Models<'s> {
+    fn new(surface: &'s EngineSurface, root: &'s str) -> Models<'s> {
+        let mut children: HashMap<&str, Vec<&ConfigKey>> = HashMap::new();
+        for key in &surface.config_keys {
+            children.entry(parent_of(&key.path)).or_default().push(key);
+        }
+        Models { children, root }
+    }
+
+    /// The field of the model at `parent` that `name` sets: its own name, or an alias.
+    fn field(&self, parent: &str, name: &str) -> Option<&'s ConfigKey> {
+        let fields = self.children.get(parent)?;
+        fields.iter().find(|k| last_of(&k.path) == name).or_else(|| fields.iter().find(|k| k.aliases.iter().any(|a| a == name))).copied()
+    }
+
+    /// What the model at `parent` does with a key it has no field for: every
+    /// field read of one model carries the model's own policy.
+    fn policy(&self, parent: &str) -> ExtraPolicy {
+        self.children.get(parent).and_then(|f| f.first()).map_or(ExtraPolicy::Unknown, |k| k.extra.clone())
+    }
+
+    /// The names a key of the model at `parent` may be written as.
+    fn names(&self, parent: &str) -> Vec<&'s str> {
+        let fields = self.children.get(parent).map_or(&[][..], Vec::as_slice);
+        fields.iter().map(|k| last_of(&k.path)).chain(fields.iter().flat_map(|k| k.aliases.iter().map(String::as_str))).collect()
+    }
+}
+
+fn parent_of(path: &str) -> &str {
+    path.rsplit_once('.').map_or("", |(p, _)| p)
+}
+
+fn last_of(path: &str) -> &str {
+    path.rsplit_once('.').map_or(path, |(_, n)| n)
+}
+
+/// Where each written key stands at the target: the field it sets, or
+/// nothing below it can be checked (it is unknown, or it nests no model).
+enum Resolved<'s> {
+    Field(&'s ConfigKey),
+    Opaque,
+}
+
+fn check_role(role: &RoleConfig, models: &Models, bump: Bump, out: &mut Vec<Finding>) {
+    let mut resolved: HashMap<&str, Resolved> = HashMap::new();
+    for u in &role.config {
+        let (parent_written, name) = u.parent_and_name();
+        // The model path that holds this key, as the target spells it.
+        let (parent, model) = match parent_written {
+            "" => ("", models.root.to_string()),
+            written => match resolved.get(written) {
+                Some(Resolved::Field(key)) => match &key.nested {
+                    Some(model) => (key.path.as_str(), model.clone()),
+                    None => {
+                        resolved.insert(&u.path, Resolved::Opaque);
+                        continue;
+                    }
+                },
+                _ => {
+                    resolved.insert(&u.path, Resolved::Opaque);
+                    continue;
+                }
+            },
+        };
+        match models.field(parent, name) {
+            Some(key) => {
+                resolved.insert(&u.path, Resolved::Field(key));
+                out.extend(deprecated(u, key, models, bump));
+                out.extend(check_value(u, key, bump));
+            }
+            None => {
+                resolved.insert(&u.path, Resolved::Opaque);
+                out.push(unknown(u, parent, &model, models, bump));
+            }
+        }
+    }
+}
+
+/// EA001: a key the model has no field for.
+fn unknown(u: &ConfigUse, parent: &str, model: &str, models: &Models, bump: Bump) -> Finding {
+    let name = u.name();
+    let path = if parent.is_empty() { name.to_string() } else { format!("{parent}.{name}") };
+    let policy = match models.policy(parent) {
+        ExtraPolicy::Forbid => KeyPolicy::Refused,
+        ExtraPolicy::Ignore => KeyPolicy::Ignored,
+        ExtraPolicy::Allow => KeyPolicy::Kept,
+        ExtraPolicy::Unknown => KeyPolicy::Unread,
+    };
+    // The last release (the current one, or one of the history) whose model had it.
+    let last = bump
+        .history
+        .and_then(|h| h.last_config_key(&path))
+        .or_else(|| bump.from.and_then(|f| f.config_keys.iter().find(|k| k.path == path).map(|k| (k, f.ref_name.as_str()))));
+    let names = models.names(parent);
+    let suggestion = match last {
+        Some(_) => None,
+        None => crate::spelling::closest(name, names.iter().copied(), 0.8, 1).first().map(|s| s.to_string()),
+    };
+    let kind = FindingKind::ConfigKey {
+        key: u.path.clone(),
+        target: bump.target_ref().to_string(),
+        problem: KeyProblem::Unknown {
+            model: model.to_string(),
+            policy,
+            suggestion: suggestion.clone(),
+            last: last.map(|(k, at)| (k.model.clone(), at.to_string())),
+        },
+    };
+    let severity = match policy {
+        // Refused, or possibly refused: the server may not start.
+        KeyPolicy::Refused | KeyPolicy::Unread => Severity::Error,
+        KeyPolicy::Ignored | KeyPolicy::Kept => Severity::Warning,
+    };
+    let mut finding = Finding::new(kind, Location::from_span(&u.key_span), &u.path).severity(severity);
+    // Evidence: a field of the same model at the target (where the model is), and the field where it last was.
+    if let Some(sibling) = models.children.get(parent).and_then(|f| f.first()) {
+        let note = format!("the first of the {} keys `{model}` takes", names.len());
+        finding = finding.evidence(EvidenceRef::new(&sibling.evidence, bump.target_ref()).with_note(note));
+    }
+    if let Some((key, at)) = last {
+        finding = finding.evidence(EvidenceRef::new(&key.evidence, at).with_note(format!("`{path}` declared here")));
+    }
+    finding.fix(suggestion.map(|name| Fix::advice(FixAction::DidYouMean { name })))
+}
+
+/// EA003: a deprecated field whose message names a successor the target has.
+fn deprecated(u: &ConfigUse, key: &ConfigKey, models: &Models, bump: Bump) -> Option<Finding> {
+    let message = key.deprecated.as_deref()?;
+    let parent = parent_of(&key.path);
+    // The successor: a word of the message that is another key of the target,
+    // written from the root (`moe_config.backend`) or beside this one.
+    let replacement = message
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| !w.is_empty() && *w != last_of(&key.path) && *w != key.path)
+        .find_map(|w| {
+            let full = match w.split_once('.') {
+                Some(_) => w.to_string(),
+                None if parent.is_empty() => w.to_string(),
+                None => format!("{parent}.{w}"),
+            };
+            models.field(parent_of(&full), last_of(&full)).filter(|k| k.path == full && k.deprecated.is_none()).map(|k| k.path.clone())
+        })?;
+    let kind = FindingKind::ConfigKey {
+        key: u.path.clone(),
+        target: bump.target_ref().to_string(),
+        problem: KeyProblem::Deprecated { replacement: replacement.clone(), upstream: Some(message.to_string()) },
+    };
+    let ev = EvidenceRef::new(&key.evidence, bump.target_ref()).with_note(format!("`{}` deprecated: \"{message}\"", key.path));
+    Some(
+        Finding::new(kind, Location::from_span(&u.key_span), &u.path)
+            .evidence(ev)
+            .fix(Some(Fix::advice(FixAction::Replace { old: u.path.clone(), new: replacement }))),
+    )
+}
+
+/// EA005 / EA006: a scalar value against the field's closed set or plain type.
+fn check_value(u: &ConfigUse, key: &ConfigKey, bump: Bump) -> Option<Finding> {
+    let ConfigValue::Scalar { text, ty, .. } = &u.value else { return None };
+    let problem = match &key.choices {
+        Some(Known::Value(choices)) => (!choices.iter().any(|c| matches_choice(text, ty, c)))
+            .then(|| KeyProblem::Choice { value: text.clone(), choices: render_choices(choices) }),
+        Some(Known::Dynamic { .. }) => None,
+        None => type_problem(text, ty, &key.type_name),
+    }?;
+    let note = format!("`{}: {}` declared here", key.path, key.type_name);
+    let kind = FindingKind::ConfigKey { key: u.path.clone(), target: bump.target_ref().to_string(), problem };
+    Some(
+        Finding::new(kind, Location::from_span(&u.value_span), &u.path)
+            .evidence(EvidenceRef::new(&key.evidence, bump.target_ref()).with_note(note)),
+    )
+}
+
+/// Whether pydantic takes the YAML value for a `Literal`/enum member: the
+/// loader's type must match (a YAML `4` is not `Literal["4"]`).
+fn matches_choice(text: &str, ty: &ScalarType, choice: &PyValue) -> bool {
+    match (ty, choice) {
+        (ScalarType::Str, PyValue::String(s)) => s == text,
+        (ScalarType::Int | ScalarType::Float, PyValue::Number(n)) => text.parse::<f64>().ok().zip(n.as_f64()).is_some_and(|(a, b)| a == b),
+        (ScalarType::Bool(b), PyValue::Bool(c)) => b == c,
+        _ => false,
+    }
+}
+
+/// EA006 for the plain types pydantic converts in lax mode: only a value no
+/// conversion takes (`int` from `"16k"`), never a guess at a custom type.
+fn type_problem(text: &str, ty: &ScalarType, annotation: &str) -> Option<KeyProblem> {
+    let plain = plain_type(annotation)?;
+    let bad = match (plain, ty) {
+        (_, ScalarType::Null) => false,
+        ("int", ScalarType::Str) => text.trim().parse::<i64>().is_err(),
+        ("int", ScalarType::Float) => text.parse::<f64>().is_ok_and(|f| f.fract() != 0.0),
+        ("float", ScalarType::Str) => text.trim().parse::<f64>().is_err(),
+        ("bool", ScalarType::Str) => !matches!(
+            text.trim().to_ascii_lowercase().as_str(),
+            "0" | "1" | "true" | "false" | "t" | "f" | "yes" | "no" | "y" | "n" | "on" | "off"
+        ),
+        ("bool", ScalarType::Int) => !matches!(text, "0" | "1"),
+        ("bool", ScalarType::Float) => !matches!(text.parse::<f64>(), Ok(f) if f == 0.0 || f == 1.0),
+        _ => false,
+    };
+    let expects = match plain {
+        "int" => "an integer",
+        "float" => "a number",
+        _ => "a boolean",
+    };
+    bad.then(|| KeyProblem::Type { value: text.to_string(), expects: expects.to_string() })
+}
+
+/// `int`, `float` or `bool` when the annotation is one of them (or the
+/// constrained forms pydantic names), optionally `Optional`.
+fn plain_type(annotation: &str) -> Option<&'static str> {
+    let a = annotation.trim();
+    let a = a.strip_prefix("Optional[").and_then(|r| r.strip_suffix(']')).unwrap_or(a);
+    let a = a.strip_suffix("| None").or_else(|| a.strip_suffix("|None")).unwrap_or(a).trim();
+    match a {
+        "int" | "PositiveInt" | "NonNegativeInt" | "StrictInt" => Some("int"),
+        "float" | "PositiveFloat" | "NonNegativeFloat" => Some("float"),
+        "bool" | "StrictBool" => Some("bool"),
+        _ => None,
+    }
+}
+
+/// EA306: the target's keys were not read, so none of the role's was checked.
+fn unchecked(role: &RoleConfig, first: &ConfigUse, bump: Bump, module: &str, class: &str) -> Finding {
+    let module_file = format!("{}.py", module.replace('.', "/"));
+    let why = bump
+        .to
+        .warnings
+        .iter()
+        .find(|w| w.path.ends_with(&module_file))
+        .map(|w| format!("{}: {}", w.path, w.message))
+        .unwrap_or_else(|| format!("no field of `{class}` was read (is `{module_file}` in the tree?)"));
+    let kind = FindingKind::ConfigKey {
+        key: role.role.clone(),
+        target: bump.target_ref().to_string(),
+        problem: KeyProblem::Unchecked { count: role.config.len(), reason: why },
+    };
+    // Fail closed: what the server would refuse at start-up is not known.
+    Finding::new(kind, Location::from_span(&first.key_span), &role.role).severity(Severity::Error)
+}

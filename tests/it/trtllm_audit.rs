@@ -1,0 +1,286 @@
+//! TensorRT-LLM recipes audited end to end on the demo's mini TensorRT-LLM
+//! (v1.2.0 → v1.3.0, `fixtures/demo/trtllm`, shaped like upstream's
+//! `commands/serve.py` and `llmapi/llm_args.py`): the role args as the LlmArgs
+//! YAML keys they are (by dotted path, refused or ignored as the declaring
+//! model says, with history), closed sets, deprecations, `extra_args` against
+//! `trtllm-serve`'s click options (no prefixes), both srt-slurm layouts, and a
+//! release whose `llm_args.py` is not there (named, never clean).
+
+use super::pr::{demo_recipes, json};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const RECIPE: &str = "benchmarks/multi_node/srt-slurm-recipes/trt-mini/trt-mini-fp8-agg.yaml";
+
+fn audit(trtllm: &Path, paths: &[&Path], extra: &[&str]) -> std::process::Output {
+    assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .arg("audit")
+        .args(paths)
+        .arg("--trtllm")
+        .arg(trtllm)
+        .args(["--offline", "--format", "json"])
+        .args(extra)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+/// (code, subject) → (severity, line, message) of every finding.
+fn by_subject(report: &Value) -> BTreeMap<(String, String), (String, u64, String)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let key = (f["code"].as_str().unwrap().to_string(), f["subject"].as_str().unwrap().to_string());
+            let value =
+                (f["severity"].as_str().unwrap().to_string(), f["line"].as_u64().unwrap_or(0), f["message"].as_str().unwrap().to_string());
+            (key, value)
+        })
+        .collect()
+}
+
+fn get<'a>(found: &'a BTreeMap<(String, String), (String, u64, String)>, code: &str, subject: &str) -> &'a (String, u64, String) {
+    found.get(&(code.to_string(), subject.to_string())).unwrap_or_else(|| panic!("no {code} on {subject} in {found:#?}"))
+}
+
+#[test]
+fn the_demo_recipe_breaks_at_the_newer_release_key_by_key() {
+    let (_dir, ws, root) = demo_recipes();
+    let recipe = root.join(RECIPE);
+    let out = audit(&ws.trtllm_repo, &[&recipe], &["--to", "v1.3.0"]);
+    let report = json(&out);
+    assert_eq!(report["coverage"]["audited"], 1, "{report:#}");
+    let found = by_subject(&report);
+
+    // A key the nested model no longer has, where that model forbids extras:
+    // refused at start-up, with the release that last had it.
+    let (severity, line, message) = get(&found, "EA001", "kv_cache_config.enable_partial_reuse");
+    assert_eq!((severity.as_str(), *line), ("error", 27));
+    assert!(message.contains("`KvCacheConfig`") && message.contains("refuses to start"), "{message}");
+    assert!(message.contains("It was a field of `KvCacheConfig` up to v1.2.0"), "{message}");
+    // The same, where the model ignores extras: silently dropped, a warning.
+    let (severity, line, message) = get(&found, "EA001", "cache_transceiver_config.max_tokens_in_buffer");
+    assert_eq!((severity.as_str(), *line), ("warning", 32));
+    assert!(message.contains("silently dropped and has no effect"), "{message}");
+    // A Literal that lost a member.
+    let (severity, line, message) = get(&found, "EA005", "moe_config.backend");
+    assert_eq!((severity.as_str(), *line), ("error", 29));
+    assert!(message.contains("`DEEPGEMM`") && message.contains("CUTLASS, TRTLLM, WIDEEP"), "{message}");
+    // A field deprecated with its successor named in its description.
+    let (severity, _, message) = get(&found, "EA003", "use_cuda_graph");
+    assert_eq!(severity, "warning");
+    assert!(message.contains("names `cuda_graph_config` instead"), "{message}");
+    // trtllm-serve's own option, gone from the click command.
+    let (severity, line, _) = get(&found, "EA001", "num_postprocess_workers");
+    assert_eq!((severity.as_str(), *line), ("error", 33));
+    assert_eq!(found.len(), 5, "nothing else: {found:#?}");
+
+    // At the release the image names, the same recipe is clean.
+    let report = json(&audit(&ws.trtllm_repo, &[&recipe], &[]));
+    assert_eq!(report["bumps"][0]["to"], "v1.2.0", "the enroot image `nvcr.io#nvidia/tensorrt-llm/release:1.2.0` is v1.2.0");
+    assert!(by_subject(&report).is_empty(), "{report:#}");
+}
+
+const LEGACY: &str = "name: legacy-trt
+model:
+  path: /models/m
+  container: nvcr.io/nvidia/tensorrt-llm/release:1.3.0
+  precision: fp8
+backend:
+  type: trtllm
+  trtllm_config:
+    decode:
+      tensor_parallel_sizee: 4
+      max_batch_size: 16k
+      scheduler_policy: MAX_UTILIZATION
+      kv_cache_config:
+        dtypee: fp8
+        free_gpu_memory_fraction: 0.8
+      moe_config:
+        backend: WIDEEP
+        not_a_field:
+          deeper: 1
+";
+
+#[test]
+fn the_legacy_layout_typos_types_and_enums() {
+    let (dir, ws, _root) = demo_recipes();
+    let recipe = dir.path().join("legacy-trt.yaml");
+    std::fs::write(&recipe, LEGACY).unwrap();
+    let report = json(&audit(&ws.trtllm_repo, &[&recipe], &[]));
+    assert_eq!(report["bumps"][0]["to"], "v1.3.0", "{report:#}");
+    let found = by_subject(&report);
+    let (severity, line, message) = get(&found, "EA001", "tensor_parallel_sizee");
+    assert_eq!((severity.as_str(), *line), ("error", 10));
+    assert!(message.contains("not a field of `TorchLlmArgs`") && message.contains("Did you mean `tensor_parallel_size`?"), "{message}");
+    let (_, line, message) = get(&found, "EA001", "kv_cache_config.dtypee");
+    assert_eq!(*line, 14);
+    assert!(message.contains("Did you mean `dtype`?"), "{message}");
+    let (severity, line, message) = get(&found, "EA006", "max_batch_size");
+    assert_eq!((severity.as_str(), *line), ("error", 11));
+    assert!(message.contains("`16k` is not an integer"), "{message}");
+    // An unknown key is said once: the keys below it are not judged.
+    assert!(found.contains_key(&("EA001".into(), "moe_config.not_a_field".into())), "{found:#?}");
+    assert!(!found.keys().any(|(_, s)| s.contains("deeper")), "{found:#?}");
+    // An enum member's value and a Literal member are taken.
+    assert_eq!(found.len(), 4, "{found:#?}");
+}
+
+#[test]
+fn extra_args_are_click_options_taken_only_exactly() {
+    let (dir, ws, _root) = demo_recipes();
+    let recipe = dir.path().join("serve-words.yaml");
+    let text = "schema: 2\nname: words\nmodel:\n  path: /m\n  container: nvcr.io/nvidia/tensorrt-llm/release:1.3.0\nfrontend:\n  type: trtllm_serve\nengine:\n  type: trtllm\nroles:\n  agg:\n    args:\n      max_batch_size: 8\n    extra_args: [--tool_pars, qwen3, --tp_size, \"4\", --tool_parser, minimax_m3]\n";
+    std::fs::write(&recipe, text).unwrap();
+    let found = by_subject(&json(&audit(&ws.trtllm_repo, &[&recipe], &[])));
+    // Click has no unique-prefix matching for long options: a prefix is unknown.
+    let (severity, _, _) = get(&found, "EA001", "tool_pars");
+    assert_eq!(severity, "error");
+    assert!(!found.keys().any(|(c, _)| c == "EA009"), "{found:#?}");
+    assert_eq!(found.len(), 1, "`--tp_size` (a second spelling) and a member of the newer Choice are taken: {found:#?}");
+
+    // Behind Dynamo's TRT-LLM worker, the words go to a parser not read here.
+    let behind = text.replace("trtllm_serve", "dynamo");
+    std::fs::write(&recipe, behind).unwrap();
+    let found = by_subject(&json(&audit(&ws.trtllm_repo, &[&recipe], &[])));
+    assert!(found.keys().all(|(c, _)| c == "EA306"), "{found:#?}");
+    assert_eq!(found.len(), 3, "{found:#?}");
+}
+
+/// The mini TensorRT-LLM v1.3.0 without `llmapi/llm_args.py`, as the
+/// assembled real repository is: its keys cannot be read.
+#[test]
+fn a_release_whose_config_models_are_not_there_leaves_the_keys_unchecked_and_says_so() {
+    let (dir, ws, root) = demo_recipes();
+    let git_dir = dir.path().join("no-llm-args.git");
+    let repo = git2::Repository::init_bare(&git_dir).unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    let release = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/trtllm/v1.3.0");
+    let tree = tree_of(&repo, &release, &["llm_args.py"]);
+    let sig = git2::Signature::new("t", "t@localhost", &git2::Time::new(1_767_225_600, 0)).unwrap();
+    let commit = repo.commit(Some("refs/heads/main"), &sig, &sig, "v1.3.0 without llm_args", &repo.find_tree(tree).unwrap(), &[]).unwrap();
+    repo.tag_lightweight("v1.3.0", &repo.find_object(commit, None).unwrap(), false).unwrap();
+    drop(ws);
+
+    let report = json(&audit(&git_dir, &[&root.join(RECIPE)], &["--to", "v1.3.0"]));
+    let found = by_subject(&report);
+    let (severity, line, message) = get(&found, "EA306", "agg");
+    assert_eq!((severity.as_str(), *line), ("error", 20), "at the role's first key");
+    assert!(message.contains("the 13 configuration file keys role `agg` writes could not be checked at v1.3.0"), "{message}");
+    assert!(message.contains("llm_args.py"), "names the file: {message}");
+    // trtllm-serve's options were read: the extra_args are still checked.
+    get(&found, "EA001", "num_postprocess_workers");
+}
+
+/// Every file below `dir` but those named in `skip`, as a git tree.
+fn tree_of(repo: &git2::Repository, dir: &Path, skip: &[&str]) -> git2::Oid {
+    let mut tb = repo.treebuilder(None).unwrap();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if skip.contains(&name.as_str()) {
+            continue;
+        }
+        let path = entry.path();
+        if path.is_dir() {
+            tb.insert(&name, tree_of(repo, &path, skip), 0o040000).unwrap();
+        } else {
+            tb.insert(&name, repo.blob(&std::fs::read(&path).unwrap()).unwrap(), 0o100644).unwrap();
+        }
+    }
+    tb.write().unwrap()
+}
+
+#[test]
+fn a_trtllm_serve_script_stays_not_audited_with_the_source_given() {
+    let (dir, ws, _root) = demo_recipes();
+    let script = dir.path().join("trt_serve.sh");
+    std::fs::write(&script, "#!/bin/bash\ncat > cfg.yml <<EOF\nkv_cache_config:\n  dtype: fp8\nEOF\ntrtllm-serve serve /models/m --config cfg.yml --tp_size 8\n").unwrap();
+    let report = json(&audit(&ws.trtllm_repo, &[&script], &["--to", "v1.3.0"]));
+    assert_eq!(report["coverage"]["audited"], 0, "{report:#}");
+    let not = &report["coverage"]["not_audited"][0];
+    assert_eq!(
+        (not["engine"].as_str(), not["reason"].as_str()),
+        (Some("trtllm"), Some("its launch command lines are not read yet")),
+        "{report:#}"
+    );
+}
+
+/// A dated dev image (`X.devYYYYMMDDHHMM`) no tag names is the last
+/// default-branch commit at or before its build minute, said in the bump line;
+/// the demo's v1.2.0 is committed at 2026-01-01 00:00 UTC, v1.3.0 a day later.
+#[test]
+fn a_dated_dev_image_is_placed_by_its_build_time() {
+    let (dir, ws, _root) = demo_recipes();
+    let recipe = dir.path().join("dev-build.yaml");
+    let text = "schema: 2\nname: dev\nmodel:\n  path: /m\n  container: nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc1.dev202601011200\nfrontend:\n  type: trtllm_serve\nengine:\n  type: trtllm\nroles:\n  agg:\n    args:\n      kv_cache_config:\n        enable_partial_reuse: true\n";
+    std::fs::write(&recipe, text).unwrap();
+    let report = json(&audit(&ws.trtllm_repo, &[&recipe], &[]));
+    let v120 =
+        git2::Repository::open(&ws.trtllm_repo).unwrap().revparse_single("v1.2.0").unwrap().peel_to_commit().unwrap().id().to_string();
+    let bump = &report["bumps"][0];
+    assert_eq!(bump["to"], v120, "{report:#}");
+    let how = bump["how"][0].as_str().unwrap();
+    assert!(
+        how.contains(
+            "dated dev build of 1.3.0rc1.dev202601011200, which no tag names: last default-branch commit at or before 20260101 1200 UTC"
+        ),
+        "{how}"
+    );
+    // Audited there: the key v1.2.0 still has is no finding.
+    assert!(by_subject(&report).is_empty(), "{report:#}");
+}
+
+/// The real TensorRT-LLM recipes (`../shared/recipes-v2`, schema 2 and the
+/// single-node bundles) against each tag of the assembled repository
+/// `ENGINE_AUDIT_TRTLLM` (docs/trtllm.md): every TRT-LLM deployment is
+/// audited, none skipped; where the tag has no `llm_args.py` every role with
+/// args says its keys were not checked (an error), never clean. Skipped, saying
+/// so, when the repository or the recipes are absent.
+#[test]
+fn the_real_recipes_against_the_assembled_releases() {
+    let Some(repo) = std::env::var_os("ENGINE_AUDIT_TRTLLM").map(std::path::PathBuf::from) else {
+        eprintln!("ENGINE_AUDIT_TRTLLM is not set: the_real_recipes_against_the_assembled_releases is skipped");
+        return;
+    };
+    let recipes = super::real_data::shared().join("recipes-v2/benchmarks");
+    if !recipes.is_dir() {
+        eprintln!("{} is absent: the_real_recipes_against_the_assembled_releases is skipped", recipes.display());
+        return;
+    }
+    let names = git2::Repository::open_bare(&repo).unwrap().tag_names(None).unwrap();
+    let tags: Vec<String> = names.iter().flatten().flatten().map(str::to_string).collect();
+    assert!(!tags.is_empty(), "{}: no tag", repo.display());
+    for tag in tags {
+        let out = audit(
+            &repo,
+            &[&recipes],
+            &["--to", &tag, "--allow-unaudited", "sglang", "--allow-unaudited", "vllm", "--allow-unaudited", "atom"],
+        );
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{tag}: {}", String::from_utf8_lossy(&out.stderr));
+        let report = json(&out);
+        let not: Vec<&Value> = report["coverage"]["not_audited"].as_array().unwrap().iter().filter(|n| n["engine"] == "trtllm").collect();
+        assert!(not.is_empty(), "{tag}: every TRT-LLM deployment is audited: {not:#?}");
+        let audited = report["bumps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["engine"] == "trtllm")
+            .map(|b| b["deployments"].as_u64().unwrap())
+            .sum::<u64>();
+        assert!(audited > 0, "{tag}: {report:#}");
+        let findings = report["findings"].as_array().unwrap();
+        let unchecked =
+            findings.iter().filter(|f| f["code"] == "EA306" && f["message"].as_str().unwrap().contains("configuration file key")).count();
+        let config_findings = findings.iter().filter(|f| f["message"].as_str().unwrap().contains("is not a field of")).count();
+        eprintln!("{tag}: {audited} TRT-LLM deployments audited; {unchecked} roles' keys not checked; {config_findings} unknown keys");
+        // Either the keys were read (and judged) or every role says they were not.
+        assert!(unchecked > 0 || config_findings > 0 || findings.iter().all(|f| f["severity"] != "error"), "{tag}");
+        assert!(findings
+            .iter()
+            .filter(|f| f["code"] == "EA306")
+            .all(|f| f["severity"] == "error" || !f["message"].as_str().unwrap().contains("configuration file key")));
+    }
+}
