@@ -7,6 +7,7 @@
 #
 #     scripts/bench.sh            # builds the release binary and the parse_all example first
 #     RUNS=9 scripts/bench.sh
+#     ENGINE_AUDIT_IX=~/ix BENCH_ONLY=ix scripts/bench.sh   # case 9 alone
 #
 # Inputs: the corpus (ENGINE_AUDIT_CORPUS, default ~/.cache/engine-audit-corpus)
 # and the recipes (BENCH_RECIPES: the srt-slurm-recipes/sglang folder).
@@ -53,6 +54,49 @@ if [[ -d "$WIDE/sglang.git" ]]; then
     MATRIX=("$BIN" matrix $RECIPES $V2_RECIPES --sglang "$WIDE/sglang.git" --offline --format json)
     AUDIT_WIDE=("$BIN" audit $RECIPES $V2_RECIPES --sglang "$WIDE/sglang.git" --to v0.5.23 --offline --format json --fail-on never)
 fi
+# The whole real InferenceX tree (issue 42): `audit .` at the root of a git
+# checkout of it (ENGINE_AUDIT_IX; skipped without: it is not in ../shared),
+# every engine and launch script, against the floor of `git archive` of its
+# three target trees. ATOM and TensorRT-LLM deployments are acknowledged.
+IX="${ENGINE_AUDIT_IX:-}"
+AUDIT_IX=() FLOOR_IX=()
+if [[ -n "$IX" && -d "$IX/benchmarks" ]]; then
+    AUDIT_IX=(bash -c 'cd "$0" && exec "$@"' "$IX" "$BIN" audit . --sglang "$CORPUS/sglang.git" --vllm "$CORPUS/vllm.git"
+        --dynamo "$CORPUS/dynamo.git" --to v0.5.23 --vllm-to v0.34.0 --dynamo-to v1.6.1 --offline --format json
+        --fail-on never --allow-unaudited atom --allow-unaudited trtllm)
+    FLOOR_IX=(bash -c 'git -C "$0" archive v0.5.23 >/dev/null && git -C "$1" archive v0.34.0 >/dev/null && git -C "$2" archive v1.6.1 >/dev/null'
+        "$CORPUS/sglang.git" "$CORPUS/vllm.git" "$CORPUS/dynamo.git")
+fi
+WALLS_ix=() WALLS_ix_warm=() WALLS_floor_ix=()
+ix_round() {
+    time_once ix clear_cache "${AUDIT_IX[@]}"
+    time_once floor_ix no_prep "${FLOOR_IX[@]}"
+    "${AUDIT_IX[@]}" >/dev/null 2>&1 || true
+    time_once ix_warm no_prep "${AUDIT_IX[@]}"
+}
+ix_table() {
+    for name in ix ix_warm floor_ix; do median_of "$name"; done
+    local cold warm
+    cold=$(paired_ratio ix floor_ix)
+    warm=$(paired_ratio ix_warm floor_ix)
+    cat <<TABLE
+| case | median s | ratio |
+|---|---|---|
+| 9. the whole InferenceX tree (\`audit .\`, every engine and script), cold | $MED_ix | $cold × 9f (target ≤ 2: $(verdict "$cold" 2)) |
+| 9w. same, warm | $MED_ix_warm | $warm × 9f (target ≤ 0.5: $(verdict "$warm" 0.5)) |
+| 9f. floor: git archive of SGLang v0.5.23, vLLM v0.34.0, Dynamo v1.6.1 | $MED_floor_ix | 1 |
+TABLE
+}
+verdict() { if [[ $(echo "$1 <= $2" | bc -l) == 1 ]]; then echo "met"; else echo "MISSED"; fi; }
+if [[ "${BENCH_ONLY:-}" == ix ]]; then
+    if ((${#AUDIT_IX[@]} == 0)); then
+        echo "bench: BENCH_ONLY=ix needs ENGINE_AUDIT_IX (a git checkout of the InferenceX tree)" >&2
+        exit 2
+    fi
+    for ((round = 0; round < RUNS; round++)); do ix_round; done
+    ix_table
+    exit 0
+fi
 WALLS_matrix=() WALLS_matrix_warm=() WALLS_audit_wide=()
 WALLS_cold=() WALLS_warm=() WALLS_floor=() WALLS_parse_all=() WALLS_scale=() WALLS_scale_warm=() WALLS_to23=() WALLS_to23_warm=() WALLS_floor23=()
 WALLS_vllm=() WALLS_vllm_warm=() WALLS_floor_vllm=()
@@ -78,6 +122,7 @@ for ((round = 0; round < RUNS; round++)); do
     time_once floor_vllm no_prep "${FLOOR_VLLM[@]}"
     "${AUDIT_VLLM[@]}" >/dev/null 2>&1 || true
     time_once vllm_warm no_prep "${AUDIT_VLLM[@]}"
+    if ((${#AUDIT_IX[@]})); then ix_round; fi
     if ((${#MATRIX[@]})); then
         time_once audit_wide clear_cache "${AUDIT_WIDE[@]}"
         time_once matrix clear_cache "${MATRIX[@]}"
@@ -100,7 +145,6 @@ peak_rss to23_warm no_prep "${AUDIT_23[@]}"
 peak_rss vllm clear_cache "${AUDIT_VLLM[@]}"
 echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-verdict() { if [[ $(echo "$1 <= $2" | bc -l) == 1 ]]; then echo "met"; else echo "MISSED"; fi; }
 # Ratios are medians of the same round's pair, not ratios of medians.
 R_COLD=$(paired_ratio cold floor)
 R_WARM=$(paired_ratio warm cold)
@@ -135,3 +179,4 @@ if ((${#MATRIX[@]})); then
 | 8a. one audit of the same recipes to v0.5.23, cold | $MED_audit_wide | 1 |
 TABLE
 fi
+if ((${#AUDIT_IX[@]})); then ix_table; fi

@@ -631,9 +631,10 @@ fn a_10k_line_script_is_read_in_bounded_time() {
     let file = load("big.sh", &text).unwrap();
     let took = started.elapsed();
     eprintln!("10k-line script read in {took:?}");
-    // About 3 s alone in a debug build (16 paths through 10,000 lines); the bound
-    // leaves room for a loaded machine.
-    assert!(took < std::time::Duration::from_secs(15), "{took:?}");
+    // About 3 s alone in a debug build (16 paths through 10,000 lines). The
+    // bound only catches a runaway (speed is measured by scripts/bench.sh),
+    // with room for a loaded 2-core machine (21 s and 35 s were seen there).
+    assert!(took < std::time::Duration::from_secs(60), "{took:?}");
     let [dep] = file.deployments.as_slice() else { panic!("{:#?}", file.notes) };
     let flags: Vec<_> = dep.roles.iter().flat_map(|r| r.flag_uses(|_| true)).collect();
     let condition = |name: &str| flags.iter().find(|f| f.name == name).and_then(|f| f.condition.clone());
