@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The launch-script evaluator against bash itself, on a real InferenceX tree.
 
-    scripts/bash-harness.py INFERENCEX_TREE [ENGINE_AUDIT_BINARY] [--only SUBSTRING]
+    scripts/bash-harness.py INFERENCEX_TREE [ENGINE_AUDIT_BINARY] [--only SUBSTRING] [--family sglang|vllm]
 
 Each single-node launch script (benchmarks/single_node/{fixed_seq_len,
 fixed_seq_len/deprecated,agentic,speedbench}/*.sh that starts SGLang or vLLM)
@@ -13,6 +13,9 @@ helpers of the script run for real. `engine-audit show --format json` of the
 script (in the original tree) is compared with each run: the command line read
 on the matching path against the words bash passed, flag by flag, and the
 engine env vars (SGLANG_*, SGL_*, VLLM_*) against the server's environment.
+Flags are compared as the tool binds them (`flags`: name and value by the
+engine's arity) against bash's words paired flag by flag (`--x=v` and `--x v`
+alike); words that are no flag's value (a model path) are not flags.
 
 Prints flag and env recall and precision per family and overall. A word or
 value the tool reads as not known matches any value. This is a test tool: the
@@ -223,8 +226,38 @@ def matches(shown, passed):
     return a is None or a == b
 
 
-def role_words(role):
-    return [t["value"] if isinstance(t.get("value"), str) else (None, t.get("text")) for t in role.get("argv") or []]
+def role_pairs(role):
+    """The tool's own reading of a command line: its flags as bound by the
+    engine's arity (`flags` of `show --format json`). A value it does not
+    know is `None`, which matches any value."""
+    out = []
+    for f in role.get("flags") or []:
+        v = f.get("value") or {}
+        kind = v.get("type")
+        if kind == "switch" and not v.get("on", True):
+            continue
+        if kind == "switch":
+            value = ()
+        elif kind == "scalar":
+            value = (v.get("text"),)
+        elif kind == "list":
+            value = tuple(i.get("value") if isinstance(i, dict) else i for i in v.get("items") or [])
+        else:
+            value = None
+        out.append(("--" + f["name"], value))
+    return out
+
+
+def passed_pairs(argv):
+    """bash's words as (flag, values) pairs, `--x=v` as `--x` with one value;
+    words before the first flag (the model of `vllm serve MODEL`, read as the
+    subcommand's argument) are not flags and are left out."""
+    out = []
+    for name, value in pairs(argv):
+        if name == "<positional>":
+            continue
+        out.append((name, (value,) if isinstance(value, str) else value))
+    return out
 
 
 def role_env(role, common):
@@ -254,6 +287,11 @@ def main():
         k = args.index("--only")
         only = args[k + 1]
         del args[k:k + 2]
+    only_family = None
+    if "--family" in args:
+        k = args.index("--family")
+        only_family = args[k + 1]
+        del args[k:k + 2]
     if not args:
         print(__doc__)
         sys.exit(2)
@@ -280,6 +318,8 @@ def main():
                 continue
             text = script.read_text(errors="replace")
             fam = family(text)
+            if only_family and fam != only_family:
+                continue
             shown = json.loads(subprocess.run([binary, "show", "--format", "json", str(script)], capture_output=True, text=True).stdout or "{}")
             roles = []
             for f in shown.get("files", []):
@@ -292,10 +332,10 @@ def main():
                 t["runs"] += 1
                 for argv, env in run_bash(sandbox / rel, settings, stubs, work / "records", sandbox, workspace):
                     t["launches"] += 1
-                    passed = pairs(argv)
+                    passed = passed_pairs(argv)
                     best = None
                     for r, common in roles:
-                        sp = pairs(role_words(r))
+                        sp = role_pairs(r)
                         hit = score(sp, passed)
                         key = (hit - (len(sp) - hit), hit)
                         if best is None or key > best[0]:

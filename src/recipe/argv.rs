@@ -133,10 +133,10 @@ fn condition_of<'t>(tokens: impl Iterator<Item = &'t ArgToken>) -> Option<String
 
 /// The flag name of a dynamic `--name=...` token whose name part is literal text.
 fn dynamic_flag_name(token: &ArgToken) -> Option<&str> {
-    if !token.value.is_dynamic() {
-        return None;
-    }
-    let (name, _) = token.raw.strip_prefix("--")?.split_once('=')?;
+    // The word's own text: a word split out of a longer value is not all of
+    // the text it was written in.
+    let Known::Dynamic { dynamic: text } = &token.value else { return None };
+    let (name, _) = text.strip_prefix("--")?.split_once('=')?;
     let plain = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     plain.then_some(name)
 }

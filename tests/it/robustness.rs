@@ -595,6 +595,20 @@ fn paths_that_agree_on_what_reaches_a_launch_are_merged_and_stay_known() {
     note_with(&file, "paths that agree on every variable that can reach a launch are merged");
 }
 
+/// A string of flags expanded unquoted is split into its words; a word with
+/// an unknown part keeps its literal flag name (`--dp-size=$TP`): the name is
+/// the one bash passes whatever `$TP` holds.
+#[test]
+fn a_flag_split_out_of_a_string_keeps_its_name_when_its_value_is_unknown() {
+    let text = "#!/bin/bash\nARGS=\"--tp-size=1 --dp-size=$TP --enable-dp-attention\"\npython3 -m sglang.launch_server $ARGS\n";
+    let file = load("s.sh", text).unwrap();
+    let [dep] = file.deployments.as_slice() else { panic!("{:#?}", file.deployments) };
+    let flags = dep.roles[0].flag_uses(|n| n == "enable-dp-attention");
+    let names: Vec<&str> = flags.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["tp-size", "dp-size", "enable-dp-attention"], "{flags:#?}");
+    assert!(matches!(&flags[1].value, FlagValue::Dynamic { .. }), "{:?}", flags[1].value);
+}
+
 /// A script that starts TensorRT-LLM (`trtllm-serve`, behind `mpirun`), whose
 /// command lines are not read yet, is a deployment named not audited, beside
 /// the SGLang launch the same run audits: never a clean file with nothing in it.

@@ -123,16 +123,16 @@ pub(crate) fn token(field: &Field, files: &[SourceText]) -> Option<ArgToken> {
     let first = field.first()?;
     let same_file = field.iter().all(|f| f.origin.file == first.origin.file);
     let contiguous = field.windows(2).all(|w| w[0].origin.end == w[1].origin.start);
-    let range = if same_file && contiguous && field.iter().all(|f| f.origin.verbatim) {
-        Origin { end: field[field.len() - 1].origin.end, ..first.origin }
-    } else {
-        first.word
-    };
+    let verbatim = same_file && contiguous && field.iter().all(|f| f.origin.verbatim);
+    let range = if verbatim { Origin { end: field[field.len() - 1].origin.end, ..first.origin } } else { first.word };
     let src = files.get(range.file)?;
     let raw = src.text.get(range.start..range.end)?.to_string();
     let span: Span = src.span(range.start, range.end);
     let value = match known_text(field) {
         Some(text) => Known::Value(text),
+        // A word split out of a longer value (`$ARGS` holding
+        // `--dp-size=$TP --ep`) is its own parts, not the whole text it came from.
+        None if !verbatim => Known::dynamic(field.iter().map(|f| f.text.as_str()).collect::<String>()),
         None => Known::dynamic(raw.clone()),
     };
     // An unknown unquoted expansion may be several words (flags nobody can see).
