@@ -338,6 +338,12 @@ pub(crate) struct AuditArgs {
     /// vLLM release to bump to, when --to names SGLang's (a tree of SGLang and vLLM recipes in one run).
     #[arg(long, value_name = "REF")]
     pub vllm_to: Option<String>,
+    /// ATOM release or commit deployed today, when --from names another engine's (default: from each recipe's image).
+    #[arg(long, value_name = "REF")]
+    pub atom_from: Option<String>,
+    /// ATOM release or commit to bump to, when --to names another engine's.
+    #[arg(long, value_name = "REF")]
+    pub atom_to: Option<String>,
     /// TensorRT-LLM release deployed today, when --from names another engine's (default: from each recipe's image).
     #[arg(long, value_name = "REF")]
     pub trtllm_from: Option<String>,
@@ -512,6 +518,9 @@ pub(crate) struct PrArgs {
     /// vLLM release to audit changed vLLM deployments against, when --to names SGLang's.
     #[arg(long, value_name = "REF")]
     pub vllm_to: Option<String>,
+    /// ATOM release or commit to audit changed ATOM deployments against, when --to names another engine's.
+    #[arg(long, value_name = "REF")]
+    pub atom_to: Option<String>,
     /// TensorRT-LLM release to audit changed TensorRT-LLM deployments against, when --to names another engine's.
     #[arg(long, value_name = "REF")]
     pub trtllm_to: Option<String>,

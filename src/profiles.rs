@@ -32,6 +32,11 @@ pub struct ServerProfile {
     pub env: EnvStrategy,
     /// The env var prefixes that belong to the engine (`SGLANG_`, `SGL_`).
     pub env_prefixes: &'static [&'static str],
+    /// Env var prefixes of other libraries the server loads, set beside the
+    /// engine's own (ATOM's `AITER_*` belong to aiter): as (prefix, library).
+    /// Their names are not in the engine's source, so they are said to be not
+    /// checked, never judged unknown.
+    pub foreign_env: &'static [(&'static str, &'static str)],
     /// The configuration class consumers read: (dotted module, class).
     pub config_class: (&'static str, &'static str),
     /// The commands scripts start its server with.
@@ -227,6 +232,7 @@ pub static SGLANG: EngineProfile = EngineProfile {
         flags: FlagsStrategy::ArgparseMethod { module: "srt.server_args", class: "ServerArgs", method: "add_cli_args" },
         env: EnvStrategy::TypedRegistry { files: &["srt/environ.py", "environ.py"] },
         env_prefixes: &["SGLANG_", "SGL_"],
+        foreign_env: &[],
         config_class: ("sglang.srt.server_args", "ServerArgs"),
         launchers: &[
             Launcher { role: "launch_server", form: LaunchForm::PythonModule("sglang.launch_server") },
@@ -252,6 +258,7 @@ pub static VLLM: EngineProfile = EngineProfile {
         },
         env: EnvStrategy::GetterDict { file: "envs.py", dict: "environment_variables" },
         env_prefixes: &["VLLM_"],
+        foreign_env: &[],
         config_class: ("vllm.engine.arg_utils", "EngineArgs"),
         launchers: &[
             Launcher { role: "api_server", form: LaunchForm::PythonModule("vllm.entrypoints.openai.api_server") },
@@ -278,6 +285,8 @@ pub static ATOM: EngineProfile = EngineProfile {
         flags: FlagsStrategy::ArgparseEntry { module: "entrypoints.openai_server", function: "main" },
         env: EnvStrategy::GetterDict { file: "utils/envs.py", dict: "environment_variables" },
         env_prefixes: &["ATOM_"],
+        // The aiter kernels library (ROCm/aiter) reads its own variables.
+        foreign_env: &[("AITER_", "aiter")],
         config_class: ("atom.model_engine.arg_utils", "EngineArgs"),
         launchers: &[Launcher { role: "openai_server", form: LaunchForm::PythonModule("atom.entrypoints.openai_server") }],
         launches_read: true,
@@ -298,6 +307,7 @@ pub static TRTLLM: EngineProfile = EngineProfile {
         // No registry: `TRTLLM_*` / `TLLM_*` are read where they are used.
         env: EnvStrategy::None,
         env_prefixes: &["TRTLLM_", "TLLM_"],
+        foreign_env: &[],
         config_class: ("tensorrt_llm.llmapi.llm_args", "TorchLlmArgs"),
         // `trtllm-serve [serve] MODEL ...`: found in scripts so that they are
         // named not audited; their command lines (and the `--config` YAML the
@@ -422,6 +432,13 @@ impl EngineProfile {
         self.server.as_ref().is_some_and(|s| s.env_prefixes.iter().any(|p| name.starts_with(p)))
     }
 
+    /// The other library that reads `name`, when it is one of theirs
+    /// ([`ServerProfile::foreign_env`]).
+    pub(crate) fn foreign_env(&self, name: &str) -> Option<&'static str> {
+        let foreign = self.server.as_ref()?.foreign_env;
+        foreign.iter().find(|(prefix, _)| name.starts_with(prefix)).map(|(_, library)| *library)
+    }
+
     /// The configuration class consumers read, as (dotted module, class).
     pub(crate) fn config_class(&self) -> Option<(String, String)> {
         self.server.as_ref().map(|s| (s.config_class.0.to_string(), s.config_class.1.to_string()))
@@ -482,5 +499,11 @@ mod tests {
             assert!(recipe_engine(p.id).is_some(), "{}: every engine with a server is a recipe engine srt-slurm can name", p.id);
         }
         assert!(SGLANG.owns_env("SGL_X") && !SGLANG.owns_env("NCCL_X") && !DYNAMO.owns_env("SGLANG_X"));
+        for p in PROFILES.iter().filter_map(|p| p.server.as_ref().map(|s| (p, s))) {
+            for (prefix, _) in p.1.foreign_env {
+                assert!(!p.0.owns_env(prefix), "{}: a foreign prefix is not the engine's own", p.0.id);
+            }
+        }
+        assert_eq!((ATOM.foreign_env("AITER_X"), ATOM.foreign_env("ATOM_X"), SGLANG.foreign_env("AITER_X")), (Some("aiter"), None, None));
     }
 }

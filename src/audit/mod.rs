@@ -248,9 +248,17 @@ impl<'a> Run<'a> {
             })
             .collect();
         let mut defaults_seen = BTreeSet::new();
+        let mut foreign_seen = BTreeSet::new();
         for ((p, c), found) in planned.iter().zip(checked.iter()).zip(found) {
             let (Some(c), Some((found, defaults))) = (c, found) else { continue };
             let Some(to) = p.refs.to(p.engine) else { continue };
+            // Once per place written: a sweep's variants share their env lines.
+            for (u, library) in check::env::foreign_env(p.engine, p.dep) {
+                let span = &u.name_span;
+                if foreign_seen.insert((span.path.clone(), span.offset)) {
+                    report.notes.push(format!("{}:{}:{}: `{}` not checked ({library})", span.path, span.line, span.column, u.name));
+                }
+            }
             report.deployments_audited += 1;
             report.coverage.audited += 1;
             audited_paths.insert(p.file.path.as_str());

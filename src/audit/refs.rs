@@ -123,7 +123,17 @@ pub(crate) fn dynamo_ref(dep: &Deployment, repo: &EngineRepo) -> Result<Option<D
 
 /// The last commit on the default branch at or before `at` (a Unix time,
 /// shown as `when`): what a dated build (a nightly wheel or image) was built from.
+/// A time after the tip's commit is refused: the clone may lack every commit
+/// the build was made from, so its newest commit would be a guess.
 fn last_commit_by(repo: &EngineRepo, at: i64, when: &str) -> Result<String, String> {
+    let (tip, tip_time) = repo.default_branch_tip().map_err(|e| e.to_string())?;
+    if tip_time < at {
+        return Err(format!(
+            "the clone is older than the image: its default branch ends at {} (committed {}), before {when}; fetch the source again, or map the image to a ref in .engine-audit.yaml",
+            short(&tip),
+            utc_minute(tip_time)
+        ));
+    }
     repo.last_commit_at_or_before(None, at)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no commit on the default branch at or before {when}"))
@@ -131,6 +141,21 @@ fn last_commit_by(repo: &EngineRepo, at: i64, when: &str) -> Result<String, Stri
 
 fn short(commit: &str) -> &str {
     &commit[..12.min(commit.len())]
+}
+
+/// A Unix time as `YYYY-MM-DD HH:MM UTC` (civil from days, Howard Hinnant's algorithm).
+fn utc_minute(unix: i64) -> String {
+    let (days, secs) = (unix.div_euclid(86_400), unix.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", secs / 3600, secs % 3600 / 60)
 }
 
 /// A build's time as a Unix time: `HHMM` (UTC, to its last second) of the
@@ -168,7 +193,14 @@ pub(crate) fn date_end_unix(date: &str) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{build_time_unix, date_end_unix};
+    use super::{build_time_unix, date_end_unix, utc_minute};
+
+    #[test]
+    fn a_commit_time_reads_as_its_utc_minute() {
+        assert_eq!(utc_minute(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc_minute(1_789_084_799), "2026-09-10 23:59 UTC");
+        assert_eq!(utc_minute(951_782_400), "2000-02-29 00:00 UTC");
+    }
 
     #[test]
     fn a_build_time_is_its_minute_or_the_end_of_its_day() {

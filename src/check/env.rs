@@ -46,6 +46,12 @@ pub(crate) fn check_deployment(
     }
 }
 
+/// The env vars a deployment sets that belong to another library the engine's
+/// server loads (ATOM's `AITER_*`), with that library: not checked, and said so.
+pub(crate) fn foreign_env(engine: Engine, dep: &Deployment) -> Vec<(&EnvUse, &'static str)> {
+    env_uses(dep).into_iter().filter_map(|(_, u)| engine.foreign_env(&u.name).map(|library| (u, library))).collect()
+}
+
 /// The engine's env vars a deployment sets that the target neither registers
 /// nor reads: what the release history is asked about.
 pub(crate) fn unknown_env(engine: Engine, dep: &Deployment, bump: Bump) -> BTreeSet<String> {

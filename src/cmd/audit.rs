@@ -137,11 +137,12 @@ fn resolve_inputs(args: &AuditArgs, config: &Config) -> miette::Result<Inputs> {
 fn engine_options(args: &AuditArgs, config: &Config) -> miette::Result<AuditOptions> {
     let opts = audit_sources(&args.sources, config)
         .with_own_refs(&crate::profiles::VLLM, args.vllm_from.clone(), args.vllm_to.clone())
+        .with_own_refs(&crate::profiles::ATOM, args.atom_from.clone(), args.atom_to.clone())
         .with_own_refs(&crate::profiles::TRTLLM, args.trtllm_from.clone(), args.trtllm_to.clone())
         .with_server_refs(args.from.clone(), args.to.clone())
         .map_err(|e| {
             miette::miette!(
-                help = "name vLLM's refs with --vllm-from/--vllm-to and TensorRT-LLM's with --trtllm-from/--trtllm-to, or pass one engine's source",
+                help = "name vLLM's refs with --vllm-from/--vllm-to, ATOM's with --atom-from/--atom-to and TensorRT-LLM's with --trtllm-from/--trtllm-to, or pass one engine's source",
                 "{e}"
             )
         })?;

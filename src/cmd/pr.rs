@@ -58,9 +58,16 @@ pub(crate) fn run(args: PrArgs) -> miette::Result<ExitCode> {
         ..base
     }
     .with_own_refs(&crate::profiles::VLLM, None, args.vllm_to.clone())
+    .with_own_refs(&crate::profiles::ATOM, None, args.atom_to.clone())
     .with_own_refs(&crate::profiles::TRTLLM, None, args.trtllm_to.clone())
     .with_server_refs(None, args.to.clone())
-    .map_err(|e| miette::miette!(help = "name vLLM's target with --vllm-to, or pass only --sglang or only --vllm", "{e}"))?
+    .map_err(|e| {
+        miette::miette!(
+            help =
+                "name vLLM's target with --vllm-to, ATOM's with --atom-to and TensorRT-LLM's with --trtllm-to, or pass one engine's source",
+            "{e}"
+        )
+    })?
     .with_refs(&crate::profiles::DYNAMO, None, args.dynamo_to.clone());
     let mut result = if change.recipes.is_empty() { AuditReport::default() } else { audit::run(&change.recipes, &opts)? };
     result.findings.extend(change.findings.iter().cloned());

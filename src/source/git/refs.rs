@@ -192,6 +192,17 @@ impl EngineRepo {
         Ok(None)
     }
 
+    /// The default branch's tip and its commit time (Unix seconds): a build
+    /// dated after it was made from commits this clone does not have.
+    pub fn default_branch_tip(&self) -> Result<(String, i64), SourceError> {
+        let guard = LooseGuard::new(self.repo.path());
+        let tip = self.default_branch_commit(&guard)?;
+        let oid = Oid::from_str(&tip).map_err(|e| git_err(&self.spec, e))?;
+        guard.check(oid, &self.spec, "history")?;
+        let commit = self.repo.find_commit(oid).map_err(|e| git_err(&self.spec, e))?;
+        Ok((tip, commit.time().seconds()))
+    }
+
     /// The commit HEAD points at (or the default branch's tip).
     pub fn resolve_head(&self) -> Result<String, SourceError> {
         self.default_branch_commit(&LooseGuard::new(self.repo.path()))

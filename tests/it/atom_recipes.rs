@@ -1,0 +1,240 @@
+//! srt-slurm `engine: atom` recipes audited end to end against a mini ATOM
+//! written here (two commits on `main` shaped like upstream's `arg_utils.py`,
+//! `openai_server.py` and `utils/envs.py`; no ATOM code): keys reach the parser
+//! as written (`kv_cache_dtype` → `--kv_cache_dtype`), a nightly image newer
+//! than the clone is named and not audited, `AITER_*` variables are said to be
+//! not checked, and `--atom-from`/`--atom-to` name ATOM's refs.
+
+use super::git_repo::commit;
+use git2::{Repository, Signature, Time};
+use serde_json::Value;
+use std::path::Path;
+
+const ARG_UTILS_V1: &str = r#"import argparse
+from dataclasses import dataclass
+
+
+@dataclass
+class EngineArgs:
+    model: str = "m"
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        parser.add_argument("--model", type=str, default="m")
+        parser.add_argument("--tensor-parallel-size", "-tp", type=int, default=1)
+        parser.add_argument("--kv_cache_dtype", choices=["bf16", "fp8"], type=str, default="bf16")
+        parser.add_argument("--max-model-len", type=int, default=None)
+        parser.add_argument("--method", type=str, default=None, choices=["mtp"])
+        return parser
+"#;
+
+/// The second commit adds `--block-size` and the `eagle3` method.
+const ARG_UTILS_V2: &str = r#"import argparse
+from dataclasses import dataclass
+
+
+@dataclass
+class EngineArgs:
+    model: str = "m"
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        parser.add_argument("--model", type=str, default="m")
+        parser.add_argument("--tensor-parallel-size", "-tp", type=int, default=1)
+        parser.add_argument("--kv_cache_dtype", choices=["bf16", "fp8"], type=str, default="bf16")
+        parser.add_argument("--max-model-len", type=int, default=None)
+        parser.add_argument("--block-size", type=int, default=16)
+        parser.add_argument("--method", type=str, default=None, choices=["mtp", "eagle3"])
+        return parser
+"#;
+
+const SERVER: &str = r#"import argparse
+
+from atom.model_engine.arg_utils import EngineArgs
+
+
+def main():
+    parser = argparse.ArgumentParser(description="server")
+    EngineArgs.add_cli_args(parser)
+    parser.add_argument("--server-port", type=int, default=8000)
+    args = parser.parse_args()
+    return args
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+const ENVS: &str = r#"import os
+
+environment_variables = {
+    "ATOM_DP_SIZE": lambda: int(os.getenv("ATOM_DP_SIZE", "1")),
+}
+"#;
+
+/// 2026-05-01, 2026-06-01 and 2026-07-01, 00:00 UTC: the commits' times.
+const V1_TIME: i64 = 1_777_593_600;
+const V2_TIME: i64 = 1_780_272_000;
+const TIP_TIME: i64 = 1_782_864_000;
+
+/// The mini ATOM: `v1` tagged at its first commit, the parser of the second
+/// kept by `main`'s third and last commit.
+fn mini_atom(dir: &Path) {
+    let repo = Repository::init(dir).unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    let sig = Signature::new("t", "t@localhost", &Time::new(V1_TIME, 0)).unwrap();
+    let files = |arg_utils| {
+        [
+            ("atom/__init__.py", ""),
+            ("atom/model_engine/__init__.py", ""),
+            ("atom/model_engine/arg_utils.py", arg_utils),
+            ("atom/entrypoints/__init__.py", ""),
+            ("atom/entrypoints/openai_server.py", SERVER),
+            ("atom/utils/__init__.py", ""),
+            ("atom/utils/envs.py", ENVS),
+        ]
+    };
+    let first = commit(&repo, &sig, &files(ARG_UTILS_V1), None, V1_TIME);
+    repo.tag_lightweight("v1", &repo.find_object(first, None).unwrap(), false).unwrap();
+    let second = commit(&repo, &sig, &files(ARG_UTILS_V2), Some(first), V2_TIME);
+    commit(&repo, &sig, &[("README.md", "mini ATOM\n")], Some(second), TIP_TIME);
+}
+
+/// A single-node bundle in the shape of InferenceX's ATOM recipes: snake_case
+/// and kebab-case keys mixed, the engine's env beside aiter's.
+fn recipe(container: &str) -> String {
+    format!(
+        r#"base:
+  schema: 2
+  name: mini-atom
+  model:
+    path: hf:org/model
+    container: {container}
+    precision: fp8
+  resources:
+    gpu_type: mi355x
+    gpus_per_node: 8
+  frontend:
+    type: atom
+  engine: atom
+  roles:
+    agg:
+      nodes: 1
+      workers: 1
+      gpus: 8
+      args:
+        kv_cache_dtype: fp8
+        max-model-len: 10240
+        block-size: 64
+        method: eagle3
+      env:
+        ATOM_DP_SIZE: '1'
+        AITER_LOG_LEVEL: WARNING
+"#
+    )
+}
+
+fn audit(atom: &Path, recipe: &Path, args: &[&str]) -> (i32, Value) {
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .arg("audit")
+        .arg(recipe)
+        .arg("--atom")
+        .arg(atom)
+        .args(["--offline", "--no-cache", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let code = out.status.code().expect("exited, no signal");
+    // 2: nothing could be audited (the report is still written).
+    assert!(code <= 2, "exit {code}: {}", String::from_utf8_lossy(&out.stderr));
+    (code, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// (code, subject) of every finding, sorted.
+fn found(report: &Value) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["code"].as_str().unwrap().to_string(), f["subject"].as_str().unwrap().to_string()))
+        .collect();
+    out.sort();
+    out
+}
+
+fn pair(code: &str, subject: &str) -> (String, String) {
+    (code.to_string(), subject.to_string())
+}
+
+fn workspace(container: &str) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let atom = dir.path().join("atom");
+    std::fs::create_dir(&atom).unwrap();
+    mini_atom(&atom);
+    let file = dir.path().join("agg.yaml");
+    std::fs::write(&file, recipe(container)).unwrap();
+    (dir, atom, file)
+}
+
+/// A dated build no later than the clone's tip is the last commit at or before
+/// it; one later than the tip is named ("the clone is older than the image")
+/// and its deployment is not audited, never judged against the newest commit.
+#[test]
+fn a_nightly_newer_than_the_clone_is_named_not_resolved_to_the_tip() {
+    // 2026-05-15: after v1, before main's second commit.
+    let (_dir, atom, file) = workspace("rocm/atom-dev:nightly_202605151200");
+    let (_, report) = audit(&atom, &file, &[]);
+    assert_eq!(report["coverage"]["audited"], 1, "{report:#}");
+    // At v1, `--block-size` is not registered and `eagle3` is no method yet.
+    assert_eq!(found(&report), [pair("EA001", "block-size"), pair("EA005", "method")], "{report:#}");
+
+    // 2026-09-17: months after the clone's newest commit.
+    let (_dir, atom, file) = workspace("rocm/atom-dev:nightly_202609171455");
+    let (code, report) = audit(&atom, &file, &["--allow-unaudited", "atom"]);
+    assert_eq!((code, report["coverage"]["audited"].as_u64()), (2, Some(0)), "{report:#}");
+    let messages: Vec<&str> = report["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap()).collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].contains("the clone is older than the image: its default branch ends at")
+            && messages[0].contains("(committed 2026-07-01 00:00 UTC), before 20260917 1455 UTC"),
+        "{}",
+        messages[0]
+    );
+    assert_eq!(report["findings"][0]["code"], "EA303");
+}
+
+/// `AITER_*` variables belong to the aiter library: a note says they are not
+/// checked, and no finding judges them; the engine's own are still checked.
+#[test]
+fn aiter_variables_are_not_checked_and_said_so() {
+    let (_dir, atom, file) = workspace("rocm/atom:rocm7.2.3_ubuntu24.04_py3.12_pytorch_release_2.10.0_atom20260601");
+    let (_, report) = audit(&atom, &file, &[]);
+    assert_eq!(report["coverage"]["audited"], 1, "{report:#}");
+    // The second commit has every key: nothing to say of them, nor of the env.
+    assert_eq!(found(&report), Vec::<(String, String)>::new(), "{report:#}");
+    let notes: Vec<&str> = report["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let aiter: Vec<&&str> = notes.iter().filter(|n| n.contains("AITER_LOG_LEVEL")).collect();
+    assert_eq!(aiter.len(), 1, "{notes:?}");
+    assert!(aiter[0].ends_with("agg.yaml:26:9: `AITER_LOG_LEVEL` not checked (aiter)"), "{}", aiter[0]);
+    assert!(!notes.iter().any(|n| n.contains("ATOM_DP_SIZE")), "the engine's own variable is checked, not noted: {notes:?}");
+}
+
+/// `--atom-from`/`--atom-to` name ATOM's refs, as `--vllm-from`/`--vllm-to`
+/// do vLLM's; the bump line says which flag chose them.
+#[test]
+fn atom_refs_are_named_by_their_own_flags() {
+    let (_dir, atom, file) = workspace("rocm/atom-dev:nightly_202609171455");
+    let (code, report) = audit(&atom, &file, &["--atom-from", "v1", "--atom-to", "main"]);
+    assert_eq!((code, report["coverage"]["audited"].as_u64()), (0, Some(1)), "{report:#}");
+    let bump = &report["bumps"][0];
+    assert_eq!((bump["engine"].as_str(), bump["from"].as_str(), bump["to"].as_str()), (Some("atom"), Some("v1"), Some("main")));
+    let how = bump["how"].to_string();
+    assert!(how.contains("--atom-from") && how.contains("--atom-to"), "{how}");
+    assert_eq!(found(&report), Vec::<(String, String)>::new(), "{report:#}");
+
+    // Bumped down to v1: the keys it lacks are found.
+    let (code, report) = audit(&atom, &file, &["--atom-from", "main", "--atom-to", "v1"]);
+    assert_eq!(code, 1);
+    assert_eq!(found(&report), [pair("EA001", "block-size"), pair("EA005", "method")], "{report:#}");
+}
