@@ -25,6 +25,7 @@ use tree_sitter::{Node, Parser, Tree};
 mod branch;
 mod capture;
 mod expand;
+mod facts;
 mod nested;
 mod reach;
 mod relevant;
@@ -177,6 +178,7 @@ pub(crate) struct Interp<'a> {
     /// own, or a file or function body it runs last): see [`reach::Cut`].
     cut: Option<reach::Cut>,
     relevant: relevant::Relevant,
+    text_facts: facts::TextFacts,
 }
 
 impl<'a> Interp<'a> {
@@ -204,6 +206,7 @@ impl<'a> Interp<'a> {
             reach: reach::LaunchReach::default(),
             cut: None,
             relevant: relevant::Relevant::default(),
+            text_facts: facts::TextFacts::default(),
         };
         let file = interp.add_file(File { tree, text: src.text.clone(), map: None, fallback: None, real: Some(0) });
         let start = State { vars: Vars::new(), path: Path::new(), positional: None, out: None, frames: Vec::new(), returned: false };
@@ -962,14 +965,18 @@ pub(super) struct FileNames {
 
 impl FileNames {
     fn of(file: &File) -> FileNames {
+        FileNames::read(&file.tree, &file.text, file.real.is_some_and(|r| r != 0))
+    }
+
+    /// `library`: a file the script sources, not the script itself.
+    fn read(tree: &Tree, text: &str, library: bool) -> FileNames {
         // A library's functions set variables only when called (and then on
         // that path): a name they assign still comes from the job's
         // environment elsewhere (`benchmark_lib.sh` exports `EP_SIZE` in one
         // of its functions; scripts take it from the job).
-        let library = file.real.is_some_and(|r| r != 0);
         let mut names = FileNames { assigned: BTreeSet::new(), defaulted: BTreeSet::new() };
-        collect_assigned(file.tree.root_node(), &file.text, !library, &mut names.assigned);
-        collect_defaulted(file.tree.root_node(), &file.text, &mut names.defaulted);
+        collect_assigned(tree.root_node(), text, !library, &mut names.assigned);
+        collect_defaulted(tree.root_node(), text, &mut names.defaulted);
         names
     }
 }

@@ -116,7 +116,7 @@ impl Interp<'_> {
         };
         let shown = self.shown_path(&path);
         let real = self.real.len();
-        let Some((tree, names)) = sourced::parse(&path, &text, real, self.parser) else { return vec![state] };
+        let Some((tree, names)) = sourced::parse(&path, &text, self.parser) else { return vec![state] };
         self.real.push(SourceText::new(shown, text.clone()));
         self.real_paths.push(Some(path));
         let id = self.add_file_with(File { tree, text, map: None, fallback: None, real: Some(real) }, &names);

@@ -228,27 +228,13 @@ impl Interp<'_> {
 
     /// Every variable a read file assigns (or loops over) a text naming a
     /// launcher, or naming such a variable (`CMD=("$PY" -m "$MODULE")`).
-    pub(super) fn launcher_variables(&self) -> HashSet<String> {
-        let mut assignments: Vec<(String, String)> = Vec::new();
-        for file in &self.files {
-            let mut stack = vec![file.tree.root_node()];
-            while let Some(node) = stack.pop() {
-                let named = match node.kind() {
-                    "variable_assignment" => node.child_by_field_name("name"),
-                    "for_statement" => node.child_by_field_name("variable"),
-                    _ => None,
-                };
-                if let Some(name) = named {
-                    assignments.push((file.text[name.byte_range()].to_string(), file.text[node.byte_range()].to_string()));
-                }
-                stack.extend(named_children(node));
-            }
-        }
+    pub(super) fn launcher_variables(&mut self) -> HashSet<String> {
+        let assigned = &self.text_facts().assigned;
         let mut out: HashSet<String> = HashSet::new();
         loop {
             let before = out.len();
-            for (name, text) in &assignments {
-                if !out.contains(name) && (names_a_launcher(text) || mentions_any(text, &out)) {
+            for (name, texts) in assigned {
+                if !out.contains(name) && texts.iter().any(|text| names_a_launcher(text) || mentions_any(text, &out)) {
                     out.insert(name.clone());
                 }
             }

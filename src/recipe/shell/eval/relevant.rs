@@ -11,20 +11,15 @@
 //! fixed point, every name mentioned where those are assigned or in the
 //! functions called there.
 
-use super::reach::names_a_launcher;
-use super::{named_children, Interp, State, MAX_STATES};
+use super::facts::identifiers;
+use super::{Interp, State, MAX_STATES};
 use std::collections::{HashMap, HashSet};
-
-/// States left after a merge: half the cap, so that the next branches do not
-/// merge again at once (each merge compares every state).
-const MERGED_STATES: usize = MAX_STATES;
 
 /// The relevant names, computed for the files read so far.
 #[derive(Default)]
 pub(super) struct Relevant {
     files: usize,
     names: HashSet<String>,
-    text: TextFacts,
     /// Paths were merged; and the variables reaching a launch given up.
     merged: bool,
     given_up: std::collections::BTreeSet<String>,
@@ -90,13 +85,9 @@ impl Interp<'_> {
         if self.relevant.files == self.files.len() {
             return;
         }
-        // Files are only ever added: read the new ones' text once.
-        let mut text = std::mem::take(&mut self.relevant.text);
-        for file in &self.files[self.relevant.files..] {
-            text.read(file);
-        }
-        let mut work: Vec<String> = text.seeds.iter().cloned().collect();
-        work.extend(self.launcher_variables());
+        let launcher_vars = self.launcher_variables();
+        let text = self.text_facts();
+        let mut work: Vec<String> = text.seeds.iter().cloned().chain(launcher_vars).collect();
         let engine_env = |n: &str| crate::profiles::servers().any(|(p, _)| p.owns_env(n));
         work.extend(text.assigned.keys().filter(|n| engine_env(n)).cloned());
         let mut names: HashSet<String> = HashSet::new();
@@ -114,43 +105,6 @@ impl Interp<'_> {
         names.insert("IFS".to_string());
         self.relevant.files = self.files.len();
         self.relevant.names = names;
-        self.relevant.text = text;
-    }
-}
-
-/// What the read files assign, define and launch with, by name.
-#[derive(Default)]
-pub(super) struct TextFacts {
-    assigned: HashMap<String, Vec<String>>,
-    bodies: HashMap<String, String>,
-    seeds: HashSet<String>,
-}
-
-impl TextFacts {
-    fn read(&mut self, file: &super::File) {
-        let mut stack = vec![file.tree.root_node()];
-        while let Some(node) = stack.pop() {
-            let text = &file.text[node.byte_range()];
-            match node.kind() {
-                "variable_assignment" => {
-                    let name = node.child_by_field_name("name").map(|n| {
-                        let n = n.child_by_field_name("name").unwrap_or(n);
-                        file.text[n.byte_range()].to_string()
-                    });
-                    if let (Some(name), Some(value)) = (name, node.child_by_field_name("value")) {
-                        self.assigned.entry(name).or_default().push(file.text[value.byte_range()].to_string());
-                    }
-                }
-                "function_definition" => {
-                    if let Some(name) = node.child_by_field_name("name") {
-                        self.bodies.insert(file.text[name.byte_range()].to_string(), text.to_string());
-                    }
-                }
-                "command" if names_a_launcher(text) => self.seeds.extend(identifiers(text)),
-                _ => {}
-            }
-            stack.extend(named_children(node));
-        }
     }
 }
 
@@ -172,7 +126,7 @@ fn name_value_hash(name: &str, var: Option<&super::Var>) -> u64 {
 }
 
 /// The states grouped by the values of `kept` (and their flow), each group
-/// widened into one; `None` past [`MERGED_STATES`] groups.
+/// widened into one; `None` past [`MAX_STATES`] groups.
 fn group(states: &[State], diffs: &[Vec<String>], kept: &HashSet<String>) -> Option<Vec<State>> {
     let mut groups: Vec<State> = Vec::new();
     let mut by_key: HashMap<u64, Vec<usize>> = HashMap::new();
@@ -190,7 +144,7 @@ fn group(states: &[State], diffs: &[Vec<String>], kept: &HashSet<String>) -> Opt
         });
         match found {
             Some(i) => super::widen(&mut groups[i], s),
-            None if groups.len() == MERGED_STATES => return None,
+            None if groups.len() == MAX_STATES => return None,
             None => {
                 by_key.entry(key).or_default().push(groups.len());
                 groups.push(s.clone());
@@ -198,12 +152,4 @@ fn group(states: &[State], diffs: &[Vec<String>], kept: &HashSet<String>) -> Opt
         }
     }
     Some(groups)
-}
-
-/// Every shell-name-like token of `text` (an over-approximation of the names
-/// it reads: `$X`, `${X:-d}`, `$((X * 2))`, `[[ -v X ]]`, a function's name).
-fn identifiers(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
-        .map(str::to_string)
 }

@@ -3,7 +3,7 @@
 //! (with the walks for the names it assigns) was a third of each script's
 //! evaluation.
 
-use super::{File, FileNames};
+use super::FileNames;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -24,16 +24,14 @@ fn cache() -> &'static Mutex<HashMap<PathBuf, Arc<Parsed>>> {
     CACHE.get_or_init(Default::default)
 }
 
-/// The tree of `text` (read from `path`) and its names, from the cache when
-/// that file was parsed with this very text; `real` is the index the file
-/// takes among the script's real files (a sourced one is never the script).
-pub(super) fn parse(path: &Path, text: &str, real: usize, parser: &mut Parser) -> Option<(Tree, Arc<FileNames>)> {
+/// The tree of `text` (read from `path`, a file the script sources) and its
+/// names, from the cache when that file was parsed with this very text.
+pub(super) fn parse(path: &Path, text: &str, parser: &mut Parser) -> Option<(Tree, Arc<FileNames>)> {
     if let Some(hit) = cache().lock().ok().and_then(|c| c.get(path).cloned()).filter(|p| p.text == text) {
         return Some((hit.tree.clone(), hit.names.clone()));
     }
     let tree = parser.parse(text, None)?;
-    let file = File { tree: tree.clone(), text: text.to_string(), map: None, fallback: None, real: Some(real) };
-    let names = Arc::new(FileNames::of(&file));
+    let names = Arc::new(FileNames::read(&tree, text, true));
     if let Ok(mut c) = cache().lock() {
         if c.len() >= MAX_ENTRIES {
             c.clear();
