@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The launch-script evaluator against bash itself, on a real InferenceX tree.
 
-    scripts/bash-harness.py INFERENCEX_TREE [ENGINE_AUDIT_BINARY] [--only SUBSTRING] [--family sglang|vllm]
+    scripts/bash-harness.py INFERENCEX_TREE [ENGINE_AUDIT_BINARY] [--only SUBSTRING]
+        [--family sglang|vllm|amd-sglang|amd-vllm|amd-atom]
 
 Each single-node launch script (benchmarks/single_node/{fixed_seq_len,
 fixed_seq_len/deprecated,agentic,speedbench}/*.sh that starts SGLang or vLLM)
@@ -16,6 +17,16 @@ engine env vars (SGLANG_*, SGL_*, VLLM_*) against the server's environment.
 Flags are compared as the tool binds them (`flags`: name and value by the
 engine's arity) against bash's words paired flag by flag (`--x=v` and `--x v`
 alike); words that are no flag's value (a model path) are not flags.
+
+The AMD multi-node chain (families `amd-*`) runs the way a job runs it:
+`amd_utils/server.sh`, the script that `job.slurm` starts in each node's
+container, runs under bash with the variables `job.slurm` passes with `docker
+run -e` (ENGINE, MODEL_NAME, NODE_RANK, the parallelism switches, the MTP size,
+IS_AGENTIC), once per model of the engine's table and per node role and
+parallelism. The tool reads that chain as two inputs, the server script and the
+model table it reads with `eval "$(python3 -c ...)"`: each launch is compared
+with the best-matching command line of `show server.sh` together with the
+table's entry for that model (the words the table gives are audited there).
 
 Prints flag and env recall and precision per family and overall. A word or
 value the tool reads as not known matches any value. This is a test tool: the
@@ -38,7 +49,10 @@ from pathlib import Path
 
 FOLDERS = ["fixed_seq_len", "fixed_seq_len/deprecated", "agentic", "speedbench"]
 LAUNCH = re.compile(r"sglang\.launch_server|sglang serve|vllm serve|vllm\.entrypoints")
-ENGINE_ENV = ("SGLANG_", "SGL_", "VLLM_")
+ENGINE_ENV = ("SGLANG_", "SGL_", "VLLM_", "ATOM_")
+AMD_UTILS = "benchmarks/multi_node/amd_utils"
+# ENGINE of the job -> the model table its server script reads.
+AMD_TABLES = {"sglang-disagg": "models.yaml", "vllm-disagg": "models_vllm.yaml", "atom-disagg": "models_atom.yaml"}
 # Variables whose values the runners and master configs vary, and the values tried.
 GRID = {
     "DP_ATTENTION": ["true", "false"],
@@ -51,6 +65,8 @@ GRID = {
     "RUN_EVAL": ["false", "true"],
 }
 MAX_RUNS = 32
+# The tree the tool reads (the runs use a copy of it).
+ORIGINAL_TREE = None
 RUN_SECONDS = 20
 BASE_ENV = {
     "MODEL": "/models/m",
@@ -87,7 +103,7 @@ esac
 prev=""
 for a in "$@"; do
     if [[ "$prev" == "-m" ]]; then
-        case "$a" in sglang.launch_server*|vllm.entrypoints*|sglang.srt*) record "$0" "$@" ;; esac
+        case "$a" in sglang.launch_server*|vllm.entrypoints*|sglang.srt*|atom.entrypoints*) record "$0" "$@" ;; esac
     fi
     prev="$a"
 done
@@ -137,10 +153,10 @@ def stub_dir(work):
     return d
 
 
-def run_bash(script, settings, stubs, records, sandbox, workspace):
+def run_bash(script, settings, stubs, records, sandbox, workspace, base=BASE_ENV):
     # A fresh folder per run: a stub killed with its job may still be writing.
     records = Path(tempfile.mkdtemp(prefix="records", dir=records))
-    env = dict(BASE_ENV)
+    env = dict(base)
     env.update(settings)
     env["PATH"] = f"{stubs}:/usr/bin:/bin"
     env["RECORD_DIR"] = str(records)
@@ -163,19 +179,24 @@ def run_bash(script, settings, stubs, records, sandbox, workspace):
     launches = []
     for done in sorted(records.glob("*.done")):
         base = str(done)[: -len(".done")]
-        argv = [w.replace(str(workspace), "/workspace") for w in Path(base + ".argv").read_bytes().decode(errors="replace").split("\0") if w]
+        # The run's copy of the tree stands for the tree the tool read: a path
+        # the script builds from `$0` names the real tree's file.
+        argv = [w.replace(str(workspace), "/workspace").replace(str(sandbox), str(ORIGINAL_TREE))
+                for w in Path(base + ".argv").read_bytes().decode(errors="replace").split("\0") if w]
         env = {}
         for kv in Path(base + ".env").read_bytes().decode(errors="replace").split("\0"):
             k, _, v = kv.partition("=")
-            if k.startswith(ENGINE_ENV):
-                env[k] = v.replace(str(workspace), "/workspace")
+            # Engine variables the job itself passes in (job.slurm's `docker run
+            # -e`, the harness's settings) are not the scripts' doing.
+            if k.startswith(ENGINE_ENV) and base.get(k) != v and settings.get(k) != v:
+                env[k] = v.replace(str(workspace), "/workspace").replace(str(sandbox), str(ORIGINAL_TREE))
         launches.append((after_launcher(argv), env))
     return launches
 
 
 def after_launcher(argv):
     for i, w in enumerate(argv):
-        if w == "serve" or re.match(r"sglang\.launch_server|vllm\.entrypoints", w):
+        if w == "serve" or re.match(r"sglang\.launch_server|vllm\.entrypoints|atom\.entrypoints", w):
             return argv[i + 1:]
     return argv
 
@@ -244,7 +265,9 @@ def role_pairs(role):
             value = tuple(i.get("value") if isinstance(i, dict) else i for i in v.get("items") or [])
         else:
             value = None
-        out.append(("--" + f["name"], value))
+        # A single-dash form (vLLM's `-cc.x=v`) keeps its dash in the name.
+        name = f["name"] if f["name"].startswith("-") else "--" + f["name"]
+        out.append((name, value))
     return out
 
 
@@ -280,6 +303,108 @@ def score(shown_pairs, passed_pairs):
     return hit
 
 
+def show_roles(binary, path):
+    """Every command line of `show --format json PATH`, with its deployment's
+    name and common env."""
+    shown = json.loads(subprocess.run([binary, "show", "--format", "json", str(path)], capture_output=True, text=True).stdout or "{}")
+    roles = []
+    for f in shown.get("files", []):
+        for d in f.get("deployments", []):
+            for r in d.get("roles", []):
+                roles.append((d.get("name"), r, d.get("common_env", [])))
+    return roles
+
+
+def best_role(roles, passed):
+    """The shown command line that agrees best with bash's words: (pairs,
+    hits, env)."""
+    best = None
+    for _, r, common in roles:
+        sp = role_pairs(r)
+        hit = score(sp, passed)
+        key = (hit - (len(sp) - hit), hit)
+        if best is None or key > best[0]:
+            best = (key, sp, hit, role_env(r, common))
+    return (best[1], best[2], best[3]) if best else ([], 0, {})
+
+
+def compare(t, misses, label, settings, argv, env, roles, table_roles=()):
+    """One launch against the tool's reading: the best command line of the
+    script, and for the AMD chain also the best entry of the model table for
+    the words the script's line left unmatched."""
+    t["launches"] += 1
+    passed = passed_pairs(argv)
+    sp, _, senv = best_role(roles, passed)
+    if table_roles:
+        left = list(passed)
+        for s_ in sp:
+            for k, p_ in enumerate(left):
+                if matches(s_, p_):
+                    del left[k]
+                    break
+        tp, _, tenv = best_role(table_roles, left)
+        sp = sp + tp
+        senv = {**tenv, **senv}
+    hit = score(sp, passed)
+    t["fp"] += len(passed)
+    t["fs"] += len(sp)
+    t["fh"] += hit
+    t["ep"] += len(env)
+    t["es"] += len(senv)
+    eh = sum(1 for k, v in senv.items() if k in env and (v is None or v == env[k]))
+    t["eh"] += eh
+    if hit < len(passed) or hit < len(sp) or eh < len(env) or eh < len(senv):
+        misses.append((label, settings, [p for p in passed if not any(matches(s_, p) for s_ in sp)],
+                       [s_ for s_ in sp if not any(matches(s_, p) for p in passed)],
+                       sorted(set(env) - set(senv)), sorted(set(senv) - set(env))))
+
+
+def new_totals():
+    return {"scripts": 0, "runs": 0, "launches": 0, "fp": 0, "fs": 0, "fh": 0, "ep": 0, "es": 0, "eh": 0}
+
+
+def amd_jobs(tree):
+    """(family, ENGINE, table key, settings) for every model of every engine
+    table of the AMD chain: the node roles and parallelism a job can have."""
+    import yaml
+    jobs = []
+    for engine, table in AMD_TABLES.items():
+        path = tree / AMD_UTILS / table
+        if not path.is_file():
+            continue
+        keys = list((yaml.safe_load(path.read_text()) or {}).keys())
+        fam = "amd-" + engine.split("-")[0]
+        for key in keys:
+            agentic = key.endswith("-AgentX")
+            model = re.sub(r"-(AgentX|DI)$", "", key)
+            if key.endswith("-DI") or agentic or f"{key}-DI" not in keys:
+                base = {"ENGINE": engine, "MODEL_NAME": model, "MODEL_PATH": f"/models/{model}",
+                        "IS_AGENTIC": "1" if agentic else "0"}
+                # Node 0 is the first prefill node; node 1, with one prefill and
+                # one decode worker of one node each, the decode node.
+                for mtp in ["0", "1"]:
+                    for dp, ep in [("true", "true"), ("false", "false")]:
+                        jobs.append((fam, key, dict(base, NODE_RANK="0", DECODE_MTP_SIZE=mtp,
+                                                    PREFILL_ENABLE_DP=dp, PREFILL_ENABLE_EP=ep)))
+                    for dp, ep in [("true", "true"), ("false", "true"), ("false", "false")]:
+                        jobs.append((fam, key, dict(base, NODE_RANK="1", DECODE_MTP_SIZE=mtp,
+                                                    DECODE_ENABLE_DP=dp, DECODE_ENABLE_EP=ep)))
+    return jobs
+
+
+def amd_base(sandbox):
+    ws = str(sandbox / AMD_UTILS)
+    return {"HOME": "/tmp", "WS_PATH": ws, "SGLANG_WS_PATH": ws, "VLLM_WS_PATH": ws, "ATOM_WS_PATH": ws,
+            "MODEL_DIR": "/models", "NNODES": "2", "xP": "1", "yD": "1", "IPADDRS": "10.0.0.1,10.0.0.2",
+            "NODE0_ADDR": "10.0.0.1", "PREFILL_TP_SIZE": "8", "DECODE_TP_SIZE": "8", "PREFILL_TP": "8",
+            "DECODE_TP": "8", "PREFILL_NUM_WORKERS": "1", "DECODE_NUM_WORKERS": "1", "PREFILL_ENABLE_DP": "true",
+            "PREFILL_ENABLE_EP": "true", "DECODE_ENABLE_DP": "true", "DECODE_ENABLE_EP": "true",
+            "DECODE_MTP_SIZE": "0", "GPUS_PER_NODE": "8", "IBDEVICES": "rdma0", "SLURM_JOB_ID": "1",
+            "BENCH_INPUT_LEN": "1024", "BENCH_OUTPUT_LEN": "1024", "BENCH_MAX_CONCURRENCY": "4x8",
+            "KV_OFFLOADING": "none", "DRY_RUN": "0", "RUN_EVAL": "false", "EVAL_ONLY": "false",
+            "SPEC_DECODING": "none", "DISAGG": "true", "IS_MULTINODE": "true"}
+
+
 def main():
     args = [a for a in sys.argv[1:]]
     only = None
@@ -296,6 +421,8 @@ def main():
         print(__doc__)
         sys.exit(2)
     tree = Path(args[0]).resolve()
+    global ORIGINAL_TREE
+    ORIGINAL_TREE = tree
     binary = args[1] if len(args) > 1 else "engine-audit"
     totals = {}
     misses = []
@@ -320,38 +447,30 @@ def main():
             fam = family(text)
             if only_family and fam != only_family:
                 continue
-            shown = json.loads(subprocess.run([binary, "show", "--format", "json", str(script)], capture_output=True, text=True).stdout or "{}")
-            roles = []
-            for f in shown.get("files", []):
-                for d in f.get("deployments", []):
-                    for r in d.get("roles", []):
-                        roles.append((r, d.get("common_env", [])))
-            t = totals.setdefault(fam, {"scripts": 0, "runs": 0, "launches": 0, "fp": 0, "fs": 0, "fh": 0, "ep": 0, "es": 0, "eh": 0})
+            roles = show_roles(binary, script)
+            t = totals.setdefault(fam, new_totals())
             t["scripts"] += 1
             for settings in runs_for(text):
                 t["runs"] += 1
                 for argv, env in run_bash(sandbox / rel, settings, stubs, work / "records", sandbox, workspace):
-                    t["launches"] += 1
-                    passed = passed_pairs(argv)
-                    best = None
-                    for r, common in roles:
-                        sp = role_pairs(r)
-                        hit = score(sp, passed)
-                        key = (hit - (len(sp) - hit), hit)
-                        if best is None or key > best[0]:
-                            best = (key, sp, hit, role_env(r, common))
-                    sp, hit, senv = (best[1], best[2], best[3]) if best else ([], 0, {})
-                    t["fp"] += len(passed)
-                    t["fs"] += len(sp)
-                    t["fh"] += hit
-                    t["ep"] += len(env)
-                    t["es"] += len(senv)
-                    eh = sum(1 for k, v in senv.items() if k in env and (v is None or v == env[k]))
-                    t["eh"] += eh
-                    if hit < len(passed) or hit < len(sp) or eh < len(env) or eh < len(senv):
-                        misses.append((str(rel), settings, [p for p in passed if not any(matches(s, p) for s in sp)],
-                                       [s for s in sp if not any(matches(s, p) for p in passed)],
-                                       sorted(set(env) - set(senv)), sorted(set(senv) - set(env))))
+                    compare(t, misses, str(rel), settings, argv, env, roles)
+        server = tree / AMD_UTILS / "server.sh"
+        jobs = [j for j in amd_jobs(tree) if (not only_family or j[0] == only_family) and (not only or only in j[1])]
+        if jobs and server.is_file():
+            roles = show_roles(binary, server)
+            tables = {e: show_roles(binary, tree / AMD_UTILS / tb) for e, tb in AMD_TABLES.items()}
+            base = amd_base(sandbox)
+            seen_models = set()
+            for fam, key, settings in jobs:
+                t = totals.setdefault(fam, new_totals())
+                if (fam, key) not in seen_models:
+                    seen_models.add((fam, key))
+                    t["scripts"] += 1
+                t["runs"] += 1
+                table_roles = [r for r in tables[settings["ENGINE"]] if r[0] == key]
+                for argv, env in run_bash(sandbox / AMD_UTILS / "server.sh", settings, stubs, work / "records",
+                                          sandbox, workspace, base):
+                    compare(t, misses, f"{AMD_UTILS}/server.sh [{key}]", settings, argv, env, roles, table_roles)
     all_t = {k: sum(t[k] for t in totals.values()) for k in ["scripts", "runs", "launches", "fp", "fs", "fh", "ep", "es", "eh"]}
     print(f"{'family':<10} {'scripts':>7} {'runs':>6} {'launches':>8} {'flag recall':>11} {'flag precision':>14} {'env recall':>10} {'env precision':>13}")
     for name, t in sorted(totals.items()) + [("all", all_t)]:

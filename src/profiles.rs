@@ -416,6 +416,13 @@ pub(crate) fn by_id(id: &str) -> Option<&'static EngineProfile> {
 /// look up.
 static KNOWN: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &TRTLLM, &DYNAMO];
 
+/// A profile id read back (from the evaluation cache) as the `'static` id it
+/// names; an id no profile has is an error, so a stale entry is a miss.
+pub(crate) fn deserialize_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let id = <String as serde::Deserialize>::deserialize(d)?;
+    KNOWN.iter().map(|p| p.id).find(|known| *known == id).ok_or_else(|| serde::de::Error::custom(format!("no engine profile `{id}`")))
+}
+
 /// The profile of `id` among every known one ([`by_id`] only finds the audited).
 pub(crate) fn known(id: &str) -> Option<&'static EngineProfile> {
     KNOWN.iter().copied().find(|p| p.id == id)

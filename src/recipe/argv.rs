@@ -8,10 +8,10 @@ use super::yaml::ScalarType;
 use super::{FlagUse, FlagValue};
 use crate::surface::Known;
 use crate::text::{Span, Spanned};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One command-line word after the launcher.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArgToken {
     /// The word after quote removal and substitution, or `Dynamic` with its source text.
     pub value: Known<String>,
@@ -21,10 +21,10 @@ pub struct ArgToken {
     pub quoted: bool,
     /// The paths through the script on which this word is passed, when not all
     /// of them ("DP_ATTENTION=true").
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
     /// Why the value is not known (`comes from the environment`), when it is not.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unread: Option<String>,
 }
 

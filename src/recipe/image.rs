@@ -14,7 +14,7 @@ use std::str::FromStr;
 /// version `0.5.19`, variant `cu130`.
 /// `lmsysorg/sglang:nightly-dev-cu13-20260608-303757cc` → no version, variant
 /// `nightly-dev-cu13`, date `20260608`, commit `303757cc`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ImageTag {
     /// Registry and repository, without tag or digest.
     pub repo: String,
@@ -28,7 +28,7 @@ pub struct ImageTag {
     /// `YYYYMMDD` of a dated (nightly) tag.
     pub date: Option<String>,
     /// `HHMM` (UTC) of a dated tag that gives the time too (`nightly_202607231538`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<String>,
     /// Short commit hash of a nightly tag, when the tag ends with one.
     pub commit: Option<String>,
@@ -193,7 +193,7 @@ fn parse_version(s: &str) -> Option<Version> {
 }
 
 /// Which Dynamo build a recipe (or a master-config router) refers to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum DynamoRef {
     /// A source commit (`dynamo: {hash: 5b4bc1dd…}`).

@@ -16,7 +16,7 @@ use super::argv::ArgToken;
 use super::format::{self, EditIntent, Loaded, RecipeFormat, Syntax};
 use super::links::LinkMapping;
 use super::shell::cond::{self, Path};
-use super::shell::eval::{Interp, Run, Site, MAX_STEPS};
+use super::shell::eval::{Interp, LookedAt, Run, Site, MAX_STEPS};
 use super::shell::launch;
 use super::yaml::Node as YamlNode;
 use super::{Deployment, EnvUse, Note, RecipeError, RecipeFile, RecipeKind, RoleConfig};
@@ -77,6 +77,24 @@ impl RecipeFormat for LaunchScript {
 /// A script that cannot be parsed at all (nested too deep throughout, or
 /// too slow for the parser) is an error: none of its launches could be read.
 pub(crate) fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), RecipeError> {
+    let cache = crate::cache::FactCache::default_cache();
+    let key = cache.is_enabled().then(|| super::script_cache::key(src));
+    if let Some(hit) = key.as_deref().and_then(|k| super::script_cache::lookup(&cache, k)) {
+        return Ok(hit);
+    }
+    let (deployments, notes, looked_at) = read_uncached(src)?;
+    if let (Some(key), Some(looked_at)) = (&key, looked_at) {
+        super::script_cache::store(&cache, key, looked_at, &deployments, &notes);
+    }
+    Ok((deployments, notes))
+}
+
+/// A script's reading: its deployments and notes, and the file system facts
+/// it read (`None`: the reading is not to be kept).
+type Reading = (Vec<Deployment>, Vec<Note>, Option<Vec<LookedAt>>);
+
+/// [`read`] without the cache.
+fn read_uncached(src: &SourceText) -> Result<Reading, RecipeError> {
     // What bash does with a NUL depends on where it is (a binary file is
     // refused, elsewhere it is dropped); tree-sitter reads past it. Neither
     // can be trusted to see what the other does: refused, named, as in YAML.
@@ -98,7 +116,8 @@ pub(crate) fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), Rec
     // Offsets and lines are unchanged by blanking: spans into the blanked text
     // are spans into the file.
     let blanked;
-    let read_src = if bounded.skipped_anything() {
+    let bounded_skipped = bounded.skipped_anything();
+    let read_src = if bounded_skipped {
         blanked = SourceText::new(src.path.clone(), bounded.text);
         &blanked
     } else {
@@ -111,11 +130,20 @@ pub(crate) fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), Rec
     }
     let mention = first_mention(read_src, tree.root_node(), 0);
     // `source` reads files next to the script, when it is one on disk.
-    let disk = Some(std::path::PathBuf::from(&src.path)).filter(|p| p.is_file());
+    let script = std::path::PathBuf::from(&src.path);
+    let on_disk = script.is_file();
+    let disk = on_disk.then(|| script.clone());
     let root_tree = tree.clone();
     let _span = crate::trace::file_span(|| format!("  evaluate {}", read_src.path));
     let evaluation = PARSER.with(|p| Interp::run(read_src, tree, disk, &mut p.borrow_mut()));
     notes.extend(evaluation.notes);
+    // A reading that skipped parts of the file (too deep, or the parser's
+    // deadline) is not kept: the deadline depends on the machine's load.
+    let looked_at = (!bounded_skipped).then(|| {
+        let mut facts = vec![LookedAt::IsFile { path: script, found: on_disk }];
+        facts.extend(evaluation.looked_at);
+        facts
+    });
     // Launches after the point evaluation stopped at are not read: each file
     // that has one says so in the report.
     let stopped = evaluation.stopped_at.and_then(|at| first_mention(read_src, root_tree.root_node(), at).map(|m| (at, m)));
@@ -158,7 +186,7 @@ pub(crate) fn read(src: &SourceText) -> Result<(Vec<Deployment>, Vec<Note>), Rec
         };
         deployments.push(Deployment::launched(engine.id, format!("{}@{}", launcher.role, span.line), vec![role], Vec::new()));
     }
-    Ok((deployments, notes))
+    Ok((deployments, notes, looked_at))
 }
 
 /// One deployment per launch site; one role per distinct command line reaching

@@ -19,6 +19,7 @@ pub(crate) mod links;
 pub(crate) mod master_config;
 pub(crate) mod master_discovery;
 mod registry;
+mod script_cache;
 mod script_naming;
 pub(crate) mod shell;
 pub(crate) mod srt_slurm;
@@ -34,8 +35,13 @@ pub use image::{is_container_alias, parse_image, DynamoRef, ImageTag};
 pub use links::{LinkMapping, MasterConfig, MasterEntry, ModelTableLink, RecipeLink, Router};
 
 use crate::surface::Known;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+
+/// An engine profile's id (`sglang`). A named type, not `&'static str` in the
+/// fields: serde's derive would borrow a `&'static str` from the input, and a
+/// cached reading is read back from a buffer that does not live that long.
+pub type ProfileId = &'static str;
 
 /// One file read from a recipes tree.
 #[derive(Debug, Clone, Serialize)]
@@ -79,17 +85,18 @@ pub enum RecipeKind {
 
 /// One way the engine is started: a recipe (or one variant of an override-format
 /// recipe), or one launch command of a script.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Deployment {
     /// The engine profile id of the server it starts (`sglang`).
-    pub engine: &'static str,
+    #[serde(deserialize_with = "crate::profiles::deserialize_id")]
+    pub engine: ProfileId,
     /// The recipe's `name`, or a label for scripts (`launch_server@12`).
     pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_span: Option<Span>,
     /// For override-format recipes: the srtctl selector of this variant
     /// (`override_x`, `zip_override_y[2]`, `base`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
     pub roles: Vec<RoleConfig>,
     /// Environment shared by every role (`backend.environment`, script `export`s).
@@ -105,20 +112,21 @@ pub struct Deployment {
     /// recipe names none it can be audited by: a script (its image is the CI
     /// job's) or an srt-slurm container alias (`dynamo-sglang`, which the
     /// runners map to the entry's image). `image` is then this image parsed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry_image: Option<EntryImage>,
     /// The consumer whose worker the engine's flags are handed to, when not the
     /// engine's own server (srt-slurm's `frontend.type: dynamo` runs
     /// `python -m dynamo.<engine>`, whose parser adds options of its own).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker: Option<Worker>,
 }
 
 /// A consumer's worker that starts the engine from the recipe's flags.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Worker {
     /// The consumer's profile id (`dynamo`).
-    pub consumer: &'static str,
+    #[serde(deserialize_with = "crate::profiles::deserialize_id")]
+    pub consumer: ProfileId,
     /// Where the recipe says so (`frontend.type`).
     pub span: Span,
 }
@@ -147,7 +155,7 @@ impl Deployment {
 }
 
 /// An image named by the master-config entry that runs a deployment.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EntryImage {
     /// The master-config key.
     pub key: String,
@@ -156,12 +164,12 @@ pub struct EntryImage {
 }
 
 /// The server flags and environment of one worker role.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoleConfig {
     /// The key as written (`prefill`, `decode`, `aggregated`, ...), or for scripts
     /// the launcher (`launch_server`, `serve`).
     pub role: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
     /// Flags as the recipe passes them, when the recipe's structure says which
     /// value is whose. Words of a command line are kept in `argv` instead:
@@ -171,10 +179,10 @@ pub struct RoleConfig {
     pub env: Vec<EnvUse>,
     /// Command-line tokens after the launcher (launch scripts), or the flag
     /// strings a role passes (AMD model tables).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub argv: Option<Vec<ArgToken>>,
     /// Why this role's command line cannot be fully known (built by `eval`, in a loop).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dynamic: Option<String>,
     /// The keys of the engine's YAML configuration file the role writes, for an
     /// engine that reads its arguments from one (TRT-LLM's LlmArgs): every key
@@ -186,7 +194,7 @@ pub struct RoleConfig {
 /// One key of the YAML configuration file a role hands the engine
 /// (`kv_cache_config: {dtype: fp8}` gives `kv_cache_config` and
 /// `kv_cache_config.dtype`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigUse {
     /// The keys from the file's root, as written, joined by `.`.
     pub path: String,
@@ -196,7 +204,7 @@ pub struct ConfigUse {
     pub key_span: Span,
     pub value_span: Span,
     /// As for [`FlagUse::shadowed`].
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shadowed: Vec<(Span, Span)>,
 }
 
@@ -216,7 +224,7 @@ impl ConfigUse {
 }
 
 /// A value of the configuration file, as the YAML loader types it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ConfigValue {
     Scalar {
@@ -250,7 +258,7 @@ impl RoleConfig {
 }
 
 /// One flag passed to the server.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlagUse {
     /// As it reaches the command line, without the leading `--`
     /// (`cuda-graph-max-bs`; srtctl turns `_` in keys into `-`). A single-dash
@@ -261,15 +269,15 @@ pub struct FlagUse {
     pub value_span: Span,
     /// (key, value) spans of base entries an override variant's entry replaced
     /// (see `yaml::Entry::shadows`): edits of this flag's key carry over to them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shadowed: Vec<(Span, Span)>,
     /// For launch scripts: the paths through the script that pass it, when not
     /// all of them ("DP_ATTENTION=true").
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum FlagValue {
     /// `true`: passed as a bare `--flag`; `false`: not passed at all.
@@ -288,22 +296,22 @@ pub enum FlagValue {
 }
 
 /// One environment variable set for the server process.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EnvUse {
     pub name: String,
     pub value: Known<String>,
     pub name_span: Span,
     pub value_span: Span,
     /// As for [`FlagUse::shadowed`].
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shadowed: Vec<(Span, Span)>,
     /// As for [`FlagUse::condition`].
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
 }
 
 /// The Dynamo build a recipe installs (`dynamo: {hash|wheel|version, install}`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DynamoSpec {
     /// Which key named it: `hash`, `wheel` or `version`.
     pub field: String,
@@ -316,7 +324,7 @@ pub struct DynamoSpec {
     pub span: Span,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NoteLevel {
     Info,
@@ -326,11 +334,11 @@ pub enum NoteLevel {
 
 /// A remark about a file that loaded: skipped content, suspicious values, values
 /// that could not be read (the "error items" of a file that is otherwise usable).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Note {
     pub level: NoteLevel,
     pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
 }
 

@@ -302,7 +302,7 @@ fn launch_lines_built_at_run_time_are_dynamic() {
     let b = bind(roles[0].argv.as_ref().unwrap(), is_switch);
     assert_eq!(b.unbound.len(), 1);
     assert!(b.unbound[0].value.is_dynamic());
-    assert!(b.unbound[0].unread.as_deref().unwrap().contains("loop variable"), "{:#?}", b.unbound[0]);
+    assert!(b.unbound[0].unread.as_deref().unwrap().contains("changed in the loop of line 4"), "{:#?}", b.unbound[0]);
 
     // eval of a known string: read as the script it is.
     let flags = roles[1].flag_uses(is_switch);
@@ -637,6 +637,22 @@ fn empty_arrays_and_empty_unquoted_strings_are_no_word() {
     // `declare -a` and `local -a` make empty arrays; `""` stays one empty word.
     let text = "declare -a B\nf() { local -a C; C+=(--c); python3 -m sglang.launch_server --x 1 \"${B[@]}\" \"${C[@]}\" \"\"; }\nf\n";
     assert_eq!(words_of(text), [vec!["--x", "1", "--c", ""]]);
+}
+
+/// A loop runs its body a number of times the script does not know (`while
+/// (( C < CONC ))` doubles `C` up to the job's concurrency): what the body
+/// changes is unknown after it, never the value after exactly one pass.
+#[test]
+fn what_a_loop_changes_is_unknown_after_it() {
+    let text = "C=4\nwhile (( C < CONC )); do C=$((C * 2)); done\n(( C > 2048 )) && C=2048\npython3 -m sglang.launch_server --cuda-graph-max-bs $C --tp 8\n";
+    let mut lines = words_of(text);
+    lines.sort();
+    // The cap after the loop is a path of its own: there the value is known.
+    assert_eq!(lines, [["--cuda-graph-max-bs", "2048", "--tp", "8"], ["--cuda-graph-max-bs", "?$C", "--tp", "8"]]);
+    // `(( ))` compares numbers, `C` is the variable (as text, "C" > "2048").
+    assert_eq!(words_of("C=8\n(( C > 2048 )) && C=2048\npython3 -m sglang.launch_server --x $C\n"), [["--x", "8"]]);
+    let text = "ARGS=\"--tp 8\"\nfor n in 1 2; do ARGS=\"$ARGS --node $n\"; done\nK=1\nfor n in 1 2; do echo $n; done\npython3 -m sglang.launch_server $ARGS --k $K\n";
+    assert_eq!(words_of(text), [vec!["?$ARGS", "--k", "1"]]);
 }
 
 /// A name a library function assigns still comes from the job's environment

@@ -55,7 +55,7 @@ pub(crate) enum ScalarStyle {
 
 /// What a scalar means to a YAML 1.1 loader (PyYAML's `safe_load`, which srtctl uses):
 /// the type a plain `yes` or `1_000` resolves to differs from YAML 1.2.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ScalarType {
     Null,

@@ -3,14 +3,14 @@
 //! Every value a recipe reader returns carries the byte range it was read from, so
 //! findings point at the line a user must change and `--fix` can edit the file in place.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a piece of text sits in a recipe file.
 ///
 /// `offset`/`len` are bytes into the file exactly as read from disk (a leading BOM
 /// included), so `&text[offset..offset + len]` is the written text. `line` and
 /// `column` are 1-based; the column counts characters, as editors show it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Span {
     /// The file path as it was given to the loader.
     pub path: String,
@@ -32,7 +32,7 @@ impl Span {
 }
 
 /// A value and the span of its written text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Spanned<T> {
     pub value: T,
     pub span: Span,

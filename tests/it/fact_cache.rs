@@ -214,3 +214,54 @@ fn a_damaged_pack_index_is_named_and_does_not_poison_a_shared_cache() {
     let (after, _) = surface(&healthy, &shared);
     assert!(after == alone, "the healthy clone's surface changed after the damaged one shared its cache");
 }
+
+/// `show` of `script` with the cache in `cache`: its JSON, and whether the
+/// script was evaluated (the trace names each evaluation) or read from the cache.
+fn show_script(dir: &Path, script: &str, cache: &Path) -> (String, bool) {
+    let out = bin()
+        .args(["show", "--format", "json", script])
+        .current_dir(dir)
+        .env("ENGINE_AUDIT_CACHE_DIR", cache)
+        .env("ENGINE_AUDIT_TRACE", "2")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let evaluated = String::from_utf8_lossy(&out.stderr).contains("evaluate bench/run.sh");
+    (String::from_utf8(out.stdout).unwrap(), evaluated)
+}
+
+/// A launch script's reading (with the files it sources) is kept in the cache:
+/// a second run reads it back unchanged, without evaluating; a change in a
+/// sourced file, or a file appearing where `source` looked, is a miss.
+#[test]
+fn a_script_reading_is_reused_until_a_file_it_read_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("bench")).unwrap();
+    std::fs::write(repo.join("bench/lib.sh"), "COMMON=\"--tp-size 8\"\n").unwrap();
+    std::fs::write(
+        repo.join("bench/run.sh"),
+        "#!/bin/bash\nsource \"$(dirname \"$0\")/lib.sh\"\nsource \"$(dirname \"$0\")/extra.sh\"\npython3 -m sglang.launch_server $COMMON $EXTRA --port 30000\n",
+    )
+    .unwrap();
+    let cache = tmp.path().join("facts");
+
+    let (cold, evaluated) = show_script(&repo, "bench/run.sh", &cache);
+    assert!(evaluated, "the first run evaluates the script");
+    assert!(cold.contains("\"tp-size\""), "{cold}");
+    let (warm, evaluated) = show_script(&repo, "bench/run.sh", &cache);
+    assert!(!evaluated, "the second run reads the cached reading");
+    assert_eq!(warm, cold);
+
+    // The sourced file changed: evaluated again, with its new text.
+    std::fs::write(repo.join("bench/lib.sh"), "COMMON=\"--tp-size 4 --dp-size 2\"\n").unwrap();
+    let (changed, evaluated) = show_script(&repo, "bench/run.sh", &cache);
+    assert!(evaluated && changed.contains("\"dp-size\""), "{changed}");
+    assert!(!show_script(&repo, "bench/run.sh", &cache).1);
+
+    // A file now exists where `source` looked and found nothing.
+    std::fs::write(repo.join("bench/extra.sh"), "EXTRA=\"--ep-size 2\"\n").unwrap();
+    let (appeared, evaluated) = show_script(&repo, "bench/run.sh", &cache);
+    assert!(evaluated && appeared.contains("\"ep-size\""), "{appeared}");
+}

@@ -26,6 +26,7 @@ mod branch;
 mod capture;
 mod expand;
 mod facts;
+mod join;
 mod nested;
 mod reach;
 mod relevant;
@@ -66,8 +67,44 @@ pub(crate) struct Site {
 pub(crate) struct Evaluation {
     pub sites: Vec<Site>,
     pub notes: Vec<Note>,
+    /// Every file system fact the evaluation depended on, besides the
+    /// script's own text: what a cached evaluation must find unchanged.
+    pub looked_at: Vec<LookedAt>,
     /// Where in the script evaluation stopped (byte offset), past [`MAX_STEPS`].
     pub stopped_at: Option<usize>,
+}
+
+/// One file system fact an evaluation read: a file's text (by digest, or
+/// `None` when it could not be read as text), or whether a path exists (or is
+/// a regular file).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) enum LookedAt {
+    Text { path: PathBuf, digest: Option<String> },
+    Exists { path: PathBuf, found: bool },
+    IsFile { path: PathBuf, found: bool },
+}
+
+impl LookedAt {
+    /// The fact as the file system has it now.
+    pub(crate) fn now(&self) -> LookedAt {
+        match self {
+            LookedAt::Text { path, .. } => LookedAt::Text { path: path.clone(), digest: text_digest(path) },
+            LookedAt::Exists { path, .. } => LookedAt::Exists { path: path.clone(), found: path.canonicalize().is_ok() },
+            LookedAt::IsFile { path, .. } => LookedAt::IsFile { path: path.clone(), found: path.is_file() },
+        }
+    }
+}
+
+/// The digest of a file `source` would read: its text when it is a regular
+/// text file within the size bound, `None` otherwise.
+pub(crate) fn text_digest(path: &FsPath) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > crate::recipe::MAX_RECIPE_BYTES {
+        return None;
+    }
+    let text = std::fs::read(path).ok()?;
+    Some(Sha256::digest(&text).iter().map(|b| format!("{b:02x}")).collect())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -179,13 +216,16 @@ pub(crate) struct Interp<'a> {
     cut: Option<reach::Cut>,
     relevant: relevant::Relevant,
     text_facts: facts::TextFacts,
+    /// The file system facts read so far ([`Evaluation::looked_at`]).
+    looked_at: std::cell::RefCell<Vec<LookedAt>>,
 }
 
 impl<'a> Interp<'a> {
     /// Evaluate `src` (already parsed as `tree`). `disk` is the file on disk,
     /// when there is one: `source` reads relative to it, inside `root`.
     pub(crate) fn run(src: &SourceText, tree: Tree, disk: Option<PathBuf>, parser: &'a mut Parser) -> Evaluation {
-        let root = disk.as_deref().and_then(repository_root);
+        let mut looked_at = Vec::new();
+        let root = disk.as_deref().and_then(|d| repository_root(d, &mut looked_at));
         let mut interp = Interp {
             files: Vec::new(),
             real: vec![src.clone()],
@@ -207,13 +247,14 @@ impl<'a> Interp<'a> {
             cut: None,
             relevant: relevant::Relevant::default(),
             text_facts: facts::TextFacts::default(),
+            looked_at: std::cell::RefCell::new(looked_at),
         };
         let file = interp.add_file(File { tree, text: src.text.clone(), map: None, fallback: None, real: Some(0) });
         let start = State { vars: Vars::new(), path: Path::new(), positional: None, out: None, frames: Vec::new(), returned: false };
         interp.exec_file(file, vec![start], 0, true);
         interp.merged_paths_note();
         let stopped_at = interp.stopped_at.filter(|o| o.file == 0).map(|o| o.start);
-        Evaluation { sites: interp.sites, notes: interp.notes, stopped_at }
+        Evaluation { sites: interp.sites, notes: interp.notes, looked_at: interp.looked_at.into_inner(), stopped_at }
     }
 
     fn add_file(&mut self, file: File) -> usize {
@@ -840,16 +881,19 @@ fn split_then<'t>(n: Node<'t>) -> (Vec<Node<'t>>, Vec<Node<'t>>) {
 }
 
 /// `into` becomes a state that stands for itself and `other`: the tests both
-/// share, and each variable they disagree on unknown.
+/// share, and each variable they disagree on joined word by word (what both
+/// values have stays known, see [`join`]) or, where nothing is shared, unknown.
 fn widen(into: &mut State, other: &State) {
     into.path = into.path.intersection(&other.path).cloned().collect();
     for name in into.vars.differing(&other.vars) {
         let (x, y) = (into.vars.get(&name), other.vars.get(&name));
-        {
-            let template = x.or(y).cloned().unwrap_or_else(|| unreachable!("the name comes from one of the maps"));
-            let value = unknown_value(&name, "differs between paths through the script", template.value_at);
-            into.vars.insert(name, Var { value: Shared::new(value), ..template });
-        }
+        let template = x.or(y).cloned().unwrap_or_else(|| unreachable!("the name comes from one of the maps"));
+        let joined = match (x, y) {
+            (Some(x), Some(y)) => join::join_values(&name, &x.value, &y.value, template.value_at),
+            _ => None,
+        };
+        let value = joined.unwrap_or_else(|| unknown_value(&name, "differs between paths through the script", template.value_at));
+        into.vars.insert(name, Var { value: Shared::new(value), ..template });
     }
 }
 
@@ -899,10 +943,16 @@ fn unknown_value(name: &str, why: &str, at: Origin) -> Value {
 fn is_test(f: &File, node: Node) -> bool {
     match node.kind() {
         "test_command" => true,
+        "compound_statement" => is_arithmetic_test(f, node),
         "negated_command" => node.named_child(0).is_some_and(|n| is_test(f, n)),
         "command" => node.child_by_field_name("name").is_some_and(|n| matches!(&f.text[n.byte_range()], "test" | "[" | "true" | "false")),
         _ => false,
     }
+}
+
+/// `(( C > 2048 ))`: an arithmetic command, whose status is its value's.
+fn is_arithmetic_test(f: &File, node: Node) -> bool {
+    node.kind() == "compound_statement" && f.text[node.byte_range()].starts_with("((")
 }
 
 /// The variable a word is: `$X`, `"$X"`, `${X}`, `${X:-d}` → `X`.
@@ -1037,8 +1087,14 @@ fn collect_defaulted(root: Node, text: &str, out: &mut BTreeSet<String>) {
 
 /// The folder `source` may read in: the repository the script is in (the
 /// nearest folder above it with a `.git`), else the script's own folder.
-fn repository_root(script: &FsPath) -> Option<PathBuf> {
+fn repository_root(script: &FsPath, looked_at: &mut Vec<LookedAt>) -> Option<PathBuf> {
     let script = script.canonicalize().ok()?;
     let dir = script.parent()?;
-    dir.ancestors().find(|d| d.join(".git").exists()).map(FsPath::to_path_buf).or_else(|| Some(dir.to_path_buf()))
+    let found = dir.ancestors().find(|d| {
+        let git = d.join(".git");
+        let found = git.canonicalize().is_ok();
+        looked_at.push(LookedAt::Exists { path: git, found });
+        found
+    });
+    found.map(FsPath::to_path_buf).or_else(|| Some(dir.to_path_buf()))
 }

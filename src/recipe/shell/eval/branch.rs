@@ -113,9 +113,19 @@ impl Interp<'_> {
     }
 
     /// A loop's body is read once, with the loop variable unknown (the value it
-    /// takes differs per iteration).
+    /// takes differs per iteration). Bash runs it any number of times (a
+    /// `while (( X < CONC ))` doubling `X` ends on a value per job), so what
+    /// the body changes is unknown after the loop: one pass would claim the
+    /// value after exactly one iteration on every path.
     pub(super) fn loop_statement(&mut self, f: &File, file: usize, node: Node, states: Vec<State>, depth: usize) -> Vec<State> {
         let Some(body) = node.child_by_field_name("body") else { return states };
+        let before = states.clone();
+        let after = self.loop_body(f, file, node, body, states, depth);
+        let line = self.span_of(self.node_origin(file, node)).line;
+        after.into_iter().map(|s| forget_loop_changes(s, &before, line)).collect()
+    }
+
+    fn loop_body(&mut self, f: &File, file: usize, node: Node, body: Node, states: Vec<State>, depth: usize) -> Vec<State> {
         let states = match node.child_by_field_name("variable") {
             Some(var) => {
                 let name = f.text[var.byte_range()].to_string();
@@ -152,6 +162,21 @@ impl Interp<'_> {
                 Some(inner) => self.condition(f, file, &[inner], state).negate(),
                 None => text_atom(),
             },
+            // `(( C > 2048 ))` compares numbers: its words are arithmetic, not
+            // text (`C` is the variable, not the letter).
+            "compound_statement" if is_arithmetic_test(f, node) => {
+                let raw = f.text[node.byte_range()].trim();
+                let inner = raw.trim_start_matches("((").trim_end_matches("))");
+                let at = self.node_origin(file, node);
+                let mut value_of = |name: &str| -> Option<i64> {
+                    let items = self.lookup(name, None, state, true, at, name);
+                    known_text(&joined(items, at))?.trim().parse().ok()
+                };
+                match words::arithmetic(inner, &mut value_of) {
+                    Some(v) => Cond::Known(v != 0),
+                    None => text_atom(),
+                }
+            }
             "test_command" => match node.named_child(0) {
                 Some(inner) if node.named_child_count() == 1 => self.test_expression(f, file, inner, state).unwrap_or_else(text_atom),
                 _ => text_atom(),
@@ -238,4 +263,17 @@ impl Interp<'_> {
         };
         Some(Cond::Atom(Atom { test: Test::Is { var, values: vec![value] }, holds: equal }))
     }
+}
+
+/// `after` (a state past one pass of a loop's body) with each variable the
+/// body changed unknown. What it changed is what differs from the state it
+/// came from: of the states before the loop, the one it differs least from.
+fn forget_loop_changes(mut after: State, before: &[State], line: u32) -> State {
+    let Some(changed) = before.iter().map(|b| after.vars.differing(&b.vars)).min_by_key(Vec::len) else { return after };
+    for name in changed {
+        let Some(var) = after.vars.get(&name).cloned() else { continue };
+        let why = format!("is changed in the loop of line {line}, run a number of times not known");
+        after.vars.insert(name.clone(), Var { value: Shared::new(unknown_value(&name, &why, var.value_at)), ..var });
+    }
+    after
 }

@@ -103,6 +103,7 @@ impl Interp<'_> {
             Ok(_) => Err("not a regular file of at most 4 MiB".to_string()),
             Err(e) => Err(e.to_string()),
         };
+        self.looked_at.borrow_mut().push(super::LookedAt::Text { path: path.clone(), digest: super::text_digest(&path) });
         let text = match text {
             Ok(t) if !t.contains('\0') => t,
             Ok(_) => {
@@ -141,7 +142,10 @@ impl Interp<'_> {
         }
         let real = self.files[file].real.unwrap_or(0);
         let script = self.real_paths.get(real).cloned().flatten()?;
-        script.parent()?.join(name).is_file().then(|| (dir.iter().map(|f| f.text.as_str()).collect(), name.to_string()))
+        let beside = script.parent()?.join(name);
+        let found = beside.is_file();
+        self.looked_at.borrow_mut().push(super::LookedAt::IsFile { path: beside, found });
+        found.then(|| (dir.iter().map(|f| f.text.as_str()).collect(), name.to_string()))
     }
 
     /// How a sourced file is named in notes and spans: next to the script's path
@@ -187,7 +191,9 @@ impl Interp<'_> {
         };
         let real_root = root.canonicalize().map_err(|e| e.to_string())?;
         for candidate in &candidates {
-            if let Ok(resolved) = candidate.canonicalize() {
+            let resolved = candidate.canonicalize();
+            self.looked_at.borrow_mut().push(super::LookedAt::Exists { path: candidate.clone(), found: resolved.is_ok() });
+            if let Ok(resolved) = resolved {
                 return if resolved.starts_with(&real_root) {
                     Ok(resolved)
                 } else {
