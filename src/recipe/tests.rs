@@ -678,6 +678,20 @@ fn unknown_parts_of_a_bash_c_string_stay_unknown() {
     assert_eq!(words_of(text), [vec!["--nnodes", "?${NODES}", "--node-rank", "0"]]);
 }
 
+/// `eval "$CMD"` where `CMD` holds single quotes around a value not known when
+/// it was built (`'{"ip": "${NODE0_ADDR}"}'`, expanded inside the double
+/// quotes of the assignment): the quoted word is that unknown value, never the
+/// expansion's text as a literal JSON string.
+#[test]
+fn a_value_not_known_stays_unknown_inside_quotes_of_an_eval_string() {
+    let text = "NODE0_ADDR=\"${NODE0_ADDR:-localhost}\"\nCMD=\"python3 -m sglang.launch_server --cfg '{\\\"ip\\\": \\\"${NODE0_ADDR}\\\"}' --tp 8\"\neval \"$CMD\"\n";
+    let lines = words_of(text);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0][0], "--cfg");
+    assert!(lines[0][1].starts_with('?'), "{lines:?}");
+    assert_eq!(lines[0][2..], ["--tp", "8"]);
+}
+
 /// `X=$(f ...)`: what the script's own function prints on each path through
 /// it (what goes to stderr is not output), and nothing of its variables.
 #[test]

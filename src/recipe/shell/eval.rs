@@ -181,6 +181,17 @@ struct File {
     fallback: Option<Origin>,
     /// The real file's index in `Interp::real`.
     real: Option<usize>,
+    /// For eval text: the byte ranges that stand for a value not known (its
+    /// expansion as written, `${NODE0_ADDR}`), and why. Read again inside
+    /// single quotes they would be text; they stay unknown.
+    unknown: Vec<(usize, usize, String)>,
+}
+
+impl File {
+    /// Why bytes `start..end` of this file hold a value not known, when they do.
+    fn unknown_within(&self, start: usize, end: usize) -> Option<&(usize, usize, String)> {
+        self.unknown.iter().find(|(s, e, _)| *s < end && start < *e)
+    }
 }
 
 pub(crate) struct Interp<'a> {
@@ -249,7 +260,7 @@ impl<'a> Interp<'a> {
             text_facts: facts::TextFacts::default(),
             looked_at: std::cell::RefCell::new(looked_at),
         };
-        let file = interp.add_file(File { tree, text: src.text.clone(), map: None, fallback: None, real: Some(0) });
+        let file = interp.add_file(File { tree, text: src.text.clone(), map: None, fallback: None, real: Some(0), unknown: Vec::new() });
         let start = State { vars: Vars::new(), path: Path::new(), positional: None, out: None, frames: Vec::new(), returned: false };
         interp.exec_file(file, vec![start], 0, true);
         interp.merged_paths_note();

@@ -34,6 +34,21 @@ impl Interp<'_> {
             let verbatim = text.len() == end - start && text == f.text[start..end];
             Item::Frag(Frag::literal(text, interp.origin(file, start, end, verbatim), word, q))
         };
+        // In eval text, a value not known where the string was built is written
+        // as its expansion; quoted or escaped there, it is still that value.
+        if matches!(node.kind(), "word" | "raw_string" | "ansi_c_string") {
+            if let Some((_, _, why)) = f.unknown_within(node.start_byte(), node.end_byte()) {
+                let at = self.node_origin(file, node);
+                return vec![Item::Frag(Frag {
+                    text: raw.to_string(),
+                    unknown: Some(format!("holds {why}")),
+                    split: false,
+                    quoted,
+                    origin: at,
+                    word,
+                })];
+            }
+        }
         match node.kind() {
             "word" | "number" | "extglob_pattern" | "special_variable_name" | "variable_name" => {
                 vec![literal(self, words::unescape_word(raw), node.start_byte(), node.end_byte(), quoted)]

@@ -120,7 +120,7 @@ impl Interp<'_> {
         let Some((tree, names)) = sourced::parse(&path, &text, self.parser) else { return vec![state] };
         self.real.push(SourceText::new(shown, text.clone()));
         self.real_paths.push(Some(path));
-        let id = self.add_file_with(File { tree, text, map: None, fallback: None, real: Some(real) }, &names);
+        let id = self.add_file_with(File { tree, text, map: None, fallback: None, real: Some(real), unknown: Vec::new() }, &names);
         if self.files[id].tree.root_node().has_error() {
             self.note(format!("{at}: `source {name}`: shell syntax error in it; commands around it may be missed"), Some(origin));
         }
@@ -225,14 +225,16 @@ impl Interp<'_> {
         let mut text = String::new();
         let mut map: Vec<Option<(usize, usize)>> = Vec::new();
         let mut unknown = None;
+        let mut unknown_ranges = Vec::new();
         for (i, field) in args.iter().enumerate() {
             if i > 0 {
                 text.push(' ');
                 map.push(None);
             }
             for frag in field {
-                if frag.unknown.is_some() {
-                    unknown.get_or_insert_with(|| (frag.text.clone(), frag.unknown.clone().unwrap_or_default()));
+                if let Some(why) = &frag.unknown {
+                    unknown.get_or_insert_with(|| (frag.text.clone(), why.clone()));
+                    unknown_ranges.push((text.len(), text.len() + frag.text.len(), format!("`{}` {why}", frag.text)));
                 }
                 text.push_str(&frag.text);
                 let exact = (frag.origin.verbatim || frag.unknown.is_some()) && frag.origin.end - frag.origin.start == frag.text.len();
@@ -271,7 +273,7 @@ impl Interp<'_> {
                 if tree.root_node().has_error() {
                     self.note(format!("{at}: the string given to `{what}` is not valid shell; commands in it may be missed"), Some(origin));
                 }
-                let id = self.add_file(File { tree, text, map: Some(map), fallback: Some(origin), real: None });
+                let id = self.add_file(File { tree, text, map: Some(map), fallback: Some(origin), real: None, unknown: unknown_ranges });
                 self.evals.insert(key, id);
                 id
             }
