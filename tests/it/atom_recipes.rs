@@ -3,7 +3,9 @@
 //! `openai_server.py` and `utils/envs.py`; no ATOM code): keys reach the parser
 //! as written (`kv_cache_dtype` → `--kv_cache_dtype`), a nightly image newer
 //! than the clone is named and not audited, `AITER_*` variables are said to be
-//! not checked, and `--atom-from`/`--atom-to` name ATOM's refs.
+//! not checked, and `--atom-from`/`--atom-to` name ATOM's refs. The AMD
+//! multi-node table (`models_atom.yaml`) is audited with the image of the
+//! `atom-disagg` master entry that runs its model.
 
 use super::git_repo::commit;
 use git2::{Repository, Signature, Time};
@@ -25,6 +27,7 @@ class EngineArgs:
         parser.add_argument("--kv_cache_dtype", choices=["bf16", "fp8"], type=str, default="bf16")
         parser.add_argument("--max-model-len", type=int, default=None)
         parser.add_argument("--method", type=str, default=None, choices=["mtp"])
+        parser.add_argument("--num-speculative-tokens", type=int, default=1)
         return parser
 "#;
 
@@ -45,6 +48,7 @@ class EngineArgs:
         parser.add_argument("--max-model-len", type=int, default=None)
         parser.add_argument("--block-size", type=int, default=16)
         parser.add_argument("--method", type=str, default=None, choices=["mtp", "eagle3"])
+        parser.add_argument("--num-speculative-tokens", type=int, default=1)
         return parser
 "#;
 
@@ -237,4 +241,98 @@ fn atom_refs_are_named_by_their_own_flags() {
     let (code, report) = audit(&atom, &file, &["--atom-from", "main", "--atom-to", "v1"]);
     assert_eq!(code, 1);
     assert_eq!(found(&report), [pair("EA001", "block-size"), pair("EA005", "method")], "{report:#}");
+}
+
+/// A model table in the shape `server_atom.sh` reads, and the master entry
+/// that runs its model with a dated nightly.
+const TABLE: &str = r#"Mini-MoE:
+  env: "ATOM_DP_SIZE=1 ATOM_GONE=1 AITER_LOG_LEVEL=WARNING"
+  kv_cache_flags: "--kv-cache-dtype fp8"
+  mtp_flags: "--method eagle3 --num-speculative-tokens"
+  block_size: "64"
+  max_model_len: "8192"
+"#;
+
+fn master(image: &str) -> String {
+    format!(
+        r#"mini-fp8-mi355x-atom-disagg:
+  image: {image}
+  model: org/Mini-MoE
+  model-prefix: mini
+  runner: mi355x
+  precision: fp8
+  framework: atom-disagg
+  multinode: true
+  disagg: true
+"#
+    )
+}
+
+fn amd_chain(image: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let atom = dir.path().join("atom");
+    std::fs::create_dir(&atom).unwrap();
+    mini_atom(&atom);
+    let utils = dir.path().join("ix/benchmarks/multi_node/amd_utils");
+    std::fs::create_dir_all(&utils).unwrap();
+    std::fs::write(utils.join("models_atom.yaml"), TABLE).unwrap();
+    std::fs::create_dir_all(dir.path().join("ix/configs")).unwrap();
+    std::fs::write(dir.path().join("ix/configs/amd-master.yaml"), master(image)).unwrap();
+    (dir, atom)
+}
+
+fn audit_chain(dir: &Path, atom: &Path, args: &[&str]) -> (i32, Value) {
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .current_dir(dir.join("ix"))
+        .args(["audit", "benchmarks/multi_node/amd_utils/models_atom.yaml", "configs/amd-master.yaml", "--atom"])
+        .arg(atom)
+        .args(["--offline", "--no-cache", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let code = out.status.code().expect("exited, no signal");
+    assert!(code <= 1, "exit {code}: {}", String::from_utf8_lossy(&out.stderr));
+    (code, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn distinct(report: &Value) -> Vec<(String, String)> {
+    let mut f = found(report);
+    f.dedup();
+    f
+}
+
+/// Every configuration `server_atom.sh` builds from the table is audited at
+/// the commit the `atom-disagg` entry's image names: the table's words and
+/// fields against that parser, its env against that registry.
+#[test]
+fn the_amd_atom_table_is_audited_with_its_master_entrys_image() {
+    // 2026-05-15: the first commit (v1), before `--block-size` and `eagle3`.
+    let (dir, atom) = amd_chain("rocm/atom-dev:nightly_202605151200");
+    let (code, report) = audit_chain(dir.path(), &atom, &[]);
+    assert_eq!(code, 1);
+    // tp, tp_dp, ep_dp, each with and without MTP.
+    assert_eq!(report["coverage"]["audited"], 6, "{report:#}");
+    assert_eq!(report["master_entries_checked"], 1, "{report:#}");
+    assert_eq!(
+        distinct(&report),
+        [pair("EA001", "block-size"), pair("EA001", "kv-cache-dtype"), pair("EA005", "method"), pair("EA104", "ATOM_GONE"),],
+        "{report:#}"
+    );
+    let how = report["bumps"][0]["how"].to_string();
+    assert!(how.contains("mini-fp8-mi355x-atom-disagg") && how.contains("dated build"), "{how}");
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("`AITER_LOG_LEVEL` not checked (aiter)"), "{notes}");
+
+    // 2026-06-01: the second commit has `--block-size` and `eagle3`; the kebab
+    // spelling is still refused, and `--fix` writes the registered one in the
+    // table's flag string.
+    let (dir, atom) = amd_chain("rocm/atom:rocm7.2.3_ubuntu24.04_py3.12_pytorch_release_2.10.0_atom20260601");
+    let (_, report) = audit_chain(dir.path(), &atom, &[]);
+    assert_eq!(distinct(&report), [pair("EA001", "kv-cache-dtype"), pair("EA104", "ATOM_GONE")], "{report:#}");
+    audit_chain(dir.path(), &atom, &["--fix"]);
+    let table = std::fs::read_to_string(dir.path().join("ix/benchmarks/multi_node/amd_utils/models_atom.yaml")).unwrap();
+    assert_eq!(table, TABLE.replace("--kv-cache-dtype", "--kv_cache_dtype"));
+    let (_, report) = audit_chain(dir.path(), &atom, &[]);
+    assert_eq!(distinct(&report), [pair("EA104", "ATOM_GONE")], "{report:#}");
 }
