@@ -200,7 +200,7 @@ impl<'a> Run<'a> {
         // Each deployment's surfaces, extracted once per ref and shared. A ref
         // that cannot be read is a problem, and its deployments are not audited.
         for p in &self.planned {
-            let surfaces = match deployment_surfaces(p, engines, demands, &mut self.report) {
+            let surfaces = match deployment_surfaces(p, engines, demands, &self.opts.to_flag(p.engine), &mut self.report) {
                 Ok(s) => Some(s),
                 Err((reason, enable)) => {
                     self.report.coverage.not_audited.push(not_audited(p.file, p.dep, reason, enable, self.opts));
@@ -443,6 +443,7 @@ fn deployment_surfaces(
     p: &Planned,
     engines: &mut Engines,
     demands: &BTreeMap<&'static str, Demand>,
+    to_flag: &str,
     report: &mut AuditReport,
 ) -> Result<DeploymentSurfaces, NotAuditedWhy> {
     let (Some(handle), Some(to), Some(demand)) = (engines.get_mut(p.engine), p.refs.to(p.engine), demands.get(p.engine.id)) else {
@@ -453,7 +454,7 @@ fn deployment_surfaces(
                 format!("--{} PATH|URL, or `{}:` in .engine-audit.yaml", p.engine.id, p.engine.id),
             ),
             Some(_) => {
-                let flag = RefFlags::named(p.engine, None, None).to_flag;
+                let flag = to_flag;
                 // An image that names a release the source lacks is not "no image".
                 let named = p.dep.image.as_ref().filter(|i| i.version.is_some() || i.commit.is_some() || i.date.is_some());
                 match (named, p.dep.entry_image.as_ref().map(|e| &e.image.value).or(p.dep.container.as_ref().map(|c| &c.value))) {

@@ -336,3 +336,20 @@ fn the_amd_atom_table_is_audited_with_its_master_entrys_image() {
     let (_, report) = audit_chain(dir.path(), &atom, &[]);
     assert_eq!(distinct(&report), [pair("EA104", "ATOM_GONE")], "{report:#}");
 }
+
+/// Without a master entry the table names no image: not audited, and the hint
+/// names ATOM's own ref flag (`--to` names SGLang's as soon as its source is
+/// given beside ATOM's).
+#[test]
+fn the_not_audited_hint_names_the_atom_ref_flag() {
+    let (dir, atom) = amd_chain("unused");
+    let table = dir.path().join("ix/benchmarks/multi_node/amd_utils/models_atom.yaml");
+    let (_, report) = audit(&atom, &table, &["--allow-unaudited", "atom"]);
+    assert_eq!(report["coverage"]["audited"], 0, "{report:#}");
+    let not = &report["coverage"]["not_audited"][0];
+    assert_eq!(not["engine"], "atom", "{report:#}");
+    assert_eq!(not["enable"], "--atom-to REF, or an image in the recipe", "{report:#}");
+    // And it does audit it.
+    let (_, report) = audit(&atom, &table, &["--atom-to", "main"]);
+    assert_eq!(report["coverage"]["audited"], 6, "{report:#}");
+}
