@@ -24,7 +24,7 @@ use crate::extract::{Demand, EnvReads};
 pub use crate::finding::{AuditReport, BumpSummary, Coverage, NotAudited, Problem, RuleInfo};
 use crate::finding::{Finding, Location};
 use crate::profiles::{self, ConsumerLink, Engine};
-use crate::recipe::{Deployment, RecipeFile, RecipeKind};
+use crate::recipe::{Deployment, FlagValue, RecipeFile, RecipeKind};
 use crate::surface::{EngineSurface, ExtractWarning};
 pub use consumer_link::{check_link, LinkBump};
 pub(crate) use current::{current_releases, CurrentRelease};
@@ -249,6 +249,7 @@ impl<'a> Run<'a> {
             .collect();
         let mut defaults_seen = BTreeSet::new();
         let mut foreign_seen = BTreeSet::new();
+        let mut json_seen = BTreeSet::new();
         for ((p, c), found) in planned.iter().zip(checked.iter()).zip(found) {
             let (Some(c), Some((found, defaults))) = (c, found) else { continue };
             let Some(to) = p.refs.to(p.engine) else { continue };
@@ -257,6 +258,16 @@ impl<'a> Run<'a> {
                 let span = &u.name_span;
                 if foreign_seen.insert((span.path.clone(), span.offset)) {
                     report.notes.push(format!("{}:{}:{}: `{}` not checked ({library})", span.path, span.line, span.column, u.name));
+                }
+            }
+            for (u, option) in check::flags::unchecked_json(p.dep, c.bump()) {
+                let span = &u.value_span;
+                if json_seen.insert((span.path.clone(), span.offset)) {
+                    let FlagValue::Dynamic { text } = &u.value else { continue };
+                    report.notes.push(format!(
+                        "{}:{}:{}: `{option}` is parsed as JSON; its value `{text}` is known at run time only, so whether it parses is not checked",
+                        span.path, span.line, span.column
+                    ));
                 }
             }
             report.deployments_audited += 1;

@@ -4,6 +4,9 @@
 use crate::finding::NumberKind;
 use crate::surface::{Flag, Known, PyValue};
 
+/// A flag's `type_name` when argparse hands its values to `json.loads`.
+const JSON_LOADS: &str = "json.loads";
+
 /// A recipe value as the engine's parser would receive it.
 pub(crate) fn value_matches_choice(value: &str, choice: &PyValue) -> bool {
     match choice {
@@ -22,6 +25,22 @@ pub(crate) fn type_error(flag: &Flag, value: &str) -> Option<NumberKind> {
         Some("float") if parse_float(value).is_none() => Some(NumberKind::Number),
         _ => None,
     }
+}
+
+/// Whether argparse hands the flag's values to `json.loads`.
+pub(crate) fn parses_json(flag: &Flag) -> bool {
+    flag.type_name.as_deref() == Some(JSON_LOADS)
+}
+
+/// Why `value` fails `json.loads`, for a flag of that type. Python's parser
+/// also takes `NaN` and `Infinity`, which JSON proper does not: a value that
+/// fails here with either in it is not judged.
+pub(crate) fn json_error(flag: &Flag, value: &str) -> Option<String> {
+    if !parses_json(flag) {
+        return None;
+    }
+    let error = serde_json::from_str::<serde_json::Value>(value).err()?;
+    (!value.contains("NaN") && !value.contains("Infinity")).then(|| error.to_string())
 }
 
 fn parse_float(value: &str) -> Option<f64> {

@@ -31,8 +31,10 @@ class EngineArgs:
         return parser
 "#;
 
-/// The second commit adds `--block-size` and the `eagle3` method.
+/// The second commit adds `--block-size`, the `eagle3` method and a
+/// JSON-typed `--online_quant_config`.
 const ARG_UTILS_V2: &str = r#"import argparse
+import json
 from dataclasses import dataclass
 
 
@@ -49,6 +51,7 @@ class EngineArgs:
         parser.add_argument("--block-size", type=int, default=16)
         parser.add_argument("--method", type=str, default=None, choices=["mtp", "eagle3"])
         parser.add_argument("--num-speculative-tokens", type=int, default=1)
+        parser.add_argument("--online_quant_config", type=json.loads, default=None)
         return parser
 "#;
 
@@ -251,6 +254,8 @@ const TABLE: &str = r#"Mini-MoE:
   mtp_flags: "--method eagle3 --num-speculative-tokens"
   block_size: "64"
   max_model_len: "8192"
+  online_quant_config: '{"global_quant_config":"ptpc_fp8"}'
+  online_quant_dpa_config: '{"global_quant_config":"ptpc_fp8",}'
 "#;
 
 fn master(image: &str) -> String {
@@ -316,7 +321,13 @@ fn the_amd_atom_table_is_audited_with_its_master_entrys_image() {
     assert_eq!(report["master_entries_checked"], 1, "{report:#}");
     assert_eq!(
         distinct(&report),
-        [pair("EA001", "block-size"), pair("EA001", "kv-cache-dtype"), pair("EA005", "method"), pair("EA104", "ATOM_GONE"),],
+        [
+            pair("EA001", "block-size"),
+            pair("EA001", "kv-cache-dtype"),
+            pair("EA001", "online_quant_config"),
+            pair("EA005", "method"),
+            pair("EA104", "ATOM_GONE")
+        ],
         "{report:#}"
     );
     let how = report["bumps"][0]["how"].to_string();
@@ -329,12 +340,27 @@ fn the_amd_atom_table_is_audited_with_its_master_entrys_image() {
     // table's flag string.
     let (dir, atom) = amd_chain("rocm/atom:rocm7.2.3_ubuntu24.04_py3.12_pytorch_release_2.10.0_atom20260601");
     let (_, report) = audit_chain(dir.path(), &atom, &[]);
-    assert_eq!(distinct(&report), [pair("EA001", "kv-cache-dtype"), pair("EA104", "ATOM_GONE")], "{report:#}");
+    // The DPA quantization config (a trailing comma) is no JSON: json.loads
+    // fails at start-up in the tp_dp and ep_dp configurations, not in tp.
+    assert_eq!(
+        distinct(&report),
+        [pair("EA001", "kv-cache-dtype"), pair("EA006", "online_quant_config"), pair("EA104", "ATOM_GONE")],
+        "{report:#}"
+    );
+    let json: Vec<&Value> = report["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "EA006").collect();
+    // One per role, at the `_dpa` value: the tp configurations' plain config parses.
+    let sites: Vec<(&str, u64)> = json.iter().map(|f| (f["role"].as_str().unwrap(), f["line"].as_u64().unwrap())).collect();
+    assert_eq!(sites, [("decode", 8), ("prefill", 8)], "{json:#?}");
+    let message = json[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(r#"`{"global_quant_config":"ptpc_fp8",}` is not JSON (trailing comma at line 1 column 35), but `--online_quant_config` is parsed with json.loads"#),
+        "{message}"
+    );
     audit_chain(dir.path(), &atom, &["--fix"]);
     let table = std::fs::read_to_string(dir.path().join("ix/benchmarks/multi_node/amd_utils/models_atom.yaml")).unwrap();
     assert_eq!(table, TABLE.replace("--kv-cache-dtype", "--kv_cache_dtype"));
     let (_, report) = audit_chain(dir.path(), &atom, &[]);
-    assert_eq!(distinct(&report), [pair("EA104", "ATOM_GONE")], "{report:#}");
+    assert_eq!(distinct(&report), [pair("EA006", "online_quant_config"), pair("EA104", "ATOM_GONE")], "{report:#}");
 }
 
 /// Without a master entry the table names no image: not audited, and the hint
@@ -352,4 +378,33 @@ fn the_not_audited_hint_names_the_atom_ref_flag() {
     // And it does audit it.
     let (_, report) = audit(&atom, &table, &["--atom-to", "main"]);
     assert_eq!(report["coverage"]["audited"], 6, "{report:#}");
+}
+
+/// A JSON-typed flag's value is parsed as JSON: one that does not parse is
+/// EA006 with the parse error; one known at run time only is said to be
+/// unchecked, never taken as valid.
+#[test]
+fn json_typed_values_are_parsed_and_a_dynamic_one_is_said_unchecked() {
+    let dir = tempfile::tempdir().unwrap();
+    let atom = dir.path().join("atom");
+    std::fs::create_dir(&atom).unwrap();
+    mini_atom(&atom);
+    let script = dir.path().join("serve_atom.sh");
+    std::fs::write(
+        &script,
+        "#!/usr/bin/env bash\npython3 -m atom.entrypoints.openai_server --model /m \\\n    --online_quant_config \"$QUANT_CONFIG\" &\npython3 -m atom.entrypoints.openai_server --model /m \\\n    --online_quant_config '{\"global_quant_config\": ptpc_fp8}' &\n",
+    )
+    .unwrap();
+    let (_, report) = audit(&atom, &script, &["--atom-to", "main"]);
+    assert_eq!(report["coverage"]["audited"], 2, "{report:#}");
+    assert_eq!(found(&report), [pair("EA006", "online_quant_config")], "{report:#}");
+    let finding = &report["findings"][0];
+    assert_eq!(finding["line"], 5, "{finding:#}");
+    assert!(finding["message"].as_str().unwrap().contains("is not JSON (expected value at line 1 column 25)"), "{}", finding["message"]);
+    let notes = report["notes"].to_string();
+    assert!(
+        notes
+            .contains("serve_atom.sh:3:28: `--online_quant_config` is parsed as JSON; its value `$QUANT_CONFIG` is known at run time only"),
+        "{notes}"
+    );
 }
