@@ -263,7 +263,7 @@ impl<'a> Run<'a> {
             for (u, option) in check::flags::unchecked_json(p.dep, c.bump()) {
                 let span = &u.value_span;
                 if json_seen.insert((span.path.clone(), span.offset)) {
-                    let FlagValue::Dynamic { text } = &u.value else { continue };
+                    let (FlagValue::Dynamic { text } | FlagValue::Scalar { text, .. }) = &u.value else { continue };
                     report.notes.push(format!(
                         "{}:{}:{}: `{option}` is parsed as JSON; its value `{text}` is known at run time only, so whether it parses is not checked",
                         span.path, span.line, span.column

@@ -84,14 +84,19 @@ pub(crate) fn unknown_options(dep: &Deployment, bump: Bump) -> BTreeSet<String> 
         .collect()
 }
 
-/// Uses whose value is known at run time only (`$X`), of flags the target
-/// parses as JSON: whether the value parses is not known, and is said so.
+/// Uses whose value is known at run time only (`$X`, or shell expansion text a
+/// reader passed on unexpanded), of flags the target parses as JSON: whether
+/// the value parses is not known, and is said so.
 /// As (the use, the target's option).
 pub(crate) fn unchecked_json(dep: &Deployment, bump: Bump) -> Vec<(FlagUse, String)> {
     dep.roles
         .iter()
         .flat_map(|r| r.flag_uses(|name| is_switch(&bump, name)))
-        .filter(|u| matches!(u.value, FlagValue::Dynamic { .. }))
+        .filter(|u| match &u.value {
+            FlagValue::Dynamic { .. } => true,
+            FlagValue::Scalar { text, .. } => super::values::holds_expansion(text),
+            _ => false,
+        })
         .filter_map(|u| {
             let flag = bump.to.resolve_flag(&rewritten(&bump, &u.name).option)?;
             super::values::parses_json(flag).then(|| (u.clone(), flag.canonical().to_string()))
