@@ -408,3 +408,29 @@ fn json_typed_values_are_parsed_and_a_dynamic_one_is_said_unchecked() {
         "{notes}"
     );
 }
+
+/// The multi-node chain's env file: what `env_atom.sh` exports reaches the
+/// launches of the server script that sources it, and is held to the target's
+/// registry there (aiter's noted, not judged).
+#[test]
+fn env_atom_exports_reach_the_server_scripts_launches() {
+    let dir = tempfile::tempdir().unwrap();
+    let atom = dir.path().join("atom");
+    std::fs::create_dir(&atom).unwrap();
+    mini_atom(&atom);
+    let utils = dir.path().join("amd_utils");
+    std::fs::create_dir(&utils).unwrap();
+    std::fs::write(utils.join("env_atom.sh"), "#!/bin/bash\nexport ATOM_DP_SIZE=1\nexport ATOM_GONE=1\nexport AITER_LOG_LEVEL=WARNING\n")
+        .unwrap();
+    std::fs::write(
+        utils.join("server_atom.sh"),
+        "#!/bin/bash\nsource $ATOM_WS_PATH/env_atom.sh\nPREFILL_CMD=\"python3 -m atom.entrypoints.openai_server --model /m --block-size 16\"\neval \"$PREFILL_CMD\" &\n",
+    )
+    .unwrap();
+    let (_, report) = audit(&atom, &utils.join("server_atom.sh"), &["--atom-to", "main"]);
+    assert_eq!(report["coverage"]["audited"], 1, "{report:#}");
+    assert_eq!(found(&report), [pair("EA104", "ATOM_GONE")], "{report:#}");
+    let gone = &report["findings"][0];
+    assert!(gone["recipe"].as_str().unwrap().ends_with("env_atom.sh") && gone["line"] == 3, "{gone:#}");
+    assert!(report["notes"].to_string().contains("env_atom.sh:4:8: `AITER_LOG_LEVEL` not checked (aiter)"), "{report:#}");
+}
