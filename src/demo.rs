@@ -1,6 +1,6 @@
 //! The demo workspace: small git repos of a mini SGLang, a mini vLLM, a mini
-//! TensorRT-LLM and a mini Dynamo, built from the embedded fixtures (one commit
-//! and tag per version folder), plus recipes.
+//! ATOM, a mini TensorRT-LLM and a mini Dynamo, built from the embedded
+//! fixtures (one commit and tag per version folder), plus recipes.
 
 use crate::embedded::DEMO_FILES;
 use git2::{Repository, Signature, Time};
@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 pub struct DemoWorkspace {
     pub sglang_repo: PathBuf,
     pub vllm_repo: PathBuf,
+    pub atom_repo: PathBuf,
     pub trtllm_repo: PathBuf,
     pub dynamo_repo: PathBuf,
     pub recipes: PathBuf,
@@ -21,6 +22,7 @@ pub struct DemoWorkspace {
     /// safe at v1.1.0 breaks.
     pub sglang_target: String,
     pub vllm_tags: Vec<String>,
+    pub atom_tags: Vec<String>,
     pub trtllm_tags: Vec<String>,
     pub dynamo_tags: Vec<String>,
 }
@@ -103,12 +105,14 @@ pub fn build(root: &Path) -> Result<DemoWorkspace, miette::Report> {
     let io = |e: std::io::Error| miette::miette!("cannot write the demo workspace in {}: {e}", root.display());
     let sglang_repo = root.join("sglang.git");
     let vllm_repo = root.join("vllm.git");
+    let atom_repo = root.join("atom.git");
     let trtllm_repo = root.join("trtllm.git");
     let dynamo_repo = root.join("dynamo.git");
     let recipes = root.join("recipes");
     let git = |e: git2::Error| miette::miette!("cannot build the demo repositories: {}", e.message());
     let sglang_tags = build_repo(&sglang_repo, "sglang").map_err(git)?;
     let vllm_tags = build_repo(&vllm_repo, "vllm").map_err(git)?;
+    let atom_tags = build_repo(&atom_repo, "atom").map_err(git)?;
     let trtllm_tags = build_repo(&trtllm_repo, "trtllm").map_err(git)?;
     let dynamo_tags = build_repo(&dynamo_repo, "dynamo").map_err(git)?;
     for (path, bytes) in DEMO_FILES {
@@ -125,12 +129,14 @@ pub fn build(root: &Path) -> Result<DemoWorkspace, miette::Report> {
     Ok(DemoWorkspace {
         sglang_repo,
         vllm_repo,
+        atom_repo,
         trtllm_repo,
         dynamo_repo,
         recipes,
         sglang_tags,
         sglang_target,
         vllm_tags,
+        atom_tags,
         trtllm_tags,
         dynamo_tags,
     })

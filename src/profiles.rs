@@ -224,6 +224,10 @@ pub(crate) struct WorkerParser {
     pub module: &'static str,
 }
 
+/// The aiter kernels library, which SGLang, vLLM and ATOM load on ROCm: its
+/// `AITER_*` variables are read by aiter, whose source is not read.
+const AITER: &[(&str, &str)] = &[("AITER_", "aiter")];
+
 pub static SGLANG: EngineProfile = EngineProfile {
     id: "sglang",
     display: "SGLang",
@@ -232,7 +236,7 @@ pub static SGLANG: EngineProfile = EngineProfile {
         flags: FlagsStrategy::ArgparseMethod { module: "srt.server_args", class: "ServerArgs", method: "add_cli_args" },
         env: EnvStrategy::TypedRegistry { files: &["srt/environ.py", "environ.py"] },
         env_prefixes: &["SGLANG_", "SGL_"],
-        foreign_env: &[],
+        foreign_env: AITER,
         config_class: ("sglang.srt.server_args", "ServerArgs"),
         launchers: &[
             Launcher { role: "launch_server", form: LaunchForm::PythonModule("sglang.launch_server") },
@@ -258,7 +262,7 @@ pub static VLLM: EngineProfile = EngineProfile {
         },
         env: EnvStrategy::GetterDict { file: "envs.py", dict: "environment_variables" },
         env_prefixes: &["VLLM_"],
-        foreign_env: &[],
+        foreign_env: AITER,
         config_class: ("vllm.engine.arg_utils", "EngineArgs"),
         launchers: &[
             Launcher { role: "api_server", form: LaunchForm::PythonModule("vllm.entrypoints.openai.api_server") },
@@ -286,7 +290,7 @@ pub static ATOM: EngineProfile = EngineProfile {
         env: EnvStrategy::GetterDict { file: "utils/envs.py", dict: "environment_variables" },
         env_prefixes: &["ATOM_"],
         // The aiter kernels library (ROCm/aiter) reads its own variables.
-        foreign_env: &[("AITER_", "aiter")],
+        foreign_env: AITER,
         config_class: ("atom.model_engine.arg_utils", "EngineArgs"),
         launchers: &[Launcher { role: "openai_server", form: LaunchForm::PythonModule("atom.entrypoints.openai_server") }],
         launches_read: true,
@@ -511,6 +515,8 @@ mod tests {
                 assert!(!p.0.owns_env(prefix), "{}: a foreign prefix is not the engine's own", p.0.id);
             }
         }
-        assert_eq!((ATOM.foreign_env("AITER_X"), ATOM.foreign_env("ATOM_X"), SGLANG.foreign_env("AITER_X")), (Some("aiter"), None, None));
+        assert_eq!((ATOM.foreign_env("AITER_X"), ATOM.foreign_env("ATOM_X"), DYNAMO.foreign_env("AITER_X")), (Some("aiter"), None, None));
+        // The AMD scripts set aiter's variables beside SGLang's and vLLM's too.
+        assert_eq!((SGLANG.foreign_env("AITER_LOG_LEVEL"), VLLM.foreign_env("AITER_LOG_LEVEL")), (Some("aiter"), Some("aiter")));
     }
 }

@@ -24,7 +24,7 @@ use crate::extract::{Demand, EnvReads};
 pub use crate::finding::{AuditReport, BumpSummary, Coverage, NotAudited, Problem, RuleInfo};
 use crate::finding::{Finding, Location};
 use crate::profiles::{self, ConsumerLink, Engine};
-use crate::recipe::{Deployment, RecipeFile, RecipeKind};
+use crate::recipe::{Deployment, FlagValue, RecipeFile, RecipeKind};
 use crate::surface::{EngineSurface, ExtractWarning};
 pub use consumer_link::{check_link, LinkBump};
 pub(crate) use current::{current_releases, CurrentRelease};
@@ -200,7 +200,7 @@ impl<'a> Run<'a> {
         // Each deployment's surfaces, extracted once per ref and shared. A ref
         // that cannot be read is a problem, and its deployments are not audited.
         for p in &self.planned {
-            let surfaces = match deployment_surfaces(p, engines, demands, &mut self.report) {
+            let surfaces = match deployment_surfaces(p, engines, demands, &self.opts.to_flag(p.engine), &mut self.report) {
                 Ok(s) => Some(s),
                 Err((reason, enable)) => {
                     self.report.coverage.not_audited.push(not_audited(p.file, p.dep, reason, enable, self.opts));
@@ -249,6 +249,7 @@ impl<'a> Run<'a> {
             .collect();
         let mut defaults_seen = BTreeSet::new();
         let mut foreign_seen = BTreeSet::new();
+        let mut json_seen = BTreeSet::new();
         for ((p, c), found) in planned.iter().zip(checked.iter()).zip(found) {
             let (Some(c), Some((found, defaults))) = (c, found) else { continue };
             let Some(to) = p.refs.to(p.engine) else { continue };
@@ -257,6 +258,16 @@ impl<'a> Run<'a> {
                 let span = &u.name_span;
                 if foreign_seen.insert((span.path.clone(), span.offset)) {
                     report.notes.push(format!("{}:{}:{}: `{}` not checked ({library})", span.path, span.line, span.column, u.name));
+                }
+            }
+            for (u, option) in check::flags::unchecked_json(p.dep, c.bump()) {
+                let span = &u.value_span;
+                if json_seen.insert((span.path.clone(), span.offset)) {
+                    let (FlagValue::Dynamic { text } | FlagValue::Scalar { text, .. }) = &u.value else { continue };
+                    report.notes.push(format!(
+                        "{}:{}:{}: `{option}` is parsed as JSON; its value `{text}` is known at run time only, so whether it parses is not checked",
+                        span.path, span.line, span.column
+                    ));
                 }
             }
             report.deployments_audited += 1;
@@ -443,6 +454,7 @@ fn deployment_surfaces(
     p: &Planned,
     engines: &mut Engines,
     demands: &BTreeMap<&'static str, Demand>,
+    to_flag: &str,
     report: &mut AuditReport,
 ) -> Result<DeploymentSurfaces, NotAuditedWhy> {
     let (Some(handle), Some(to), Some(demand)) = (engines.get_mut(p.engine), p.refs.to(p.engine), demands.get(p.engine.id)) else {
@@ -453,7 +465,7 @@ fn deployment_surfaces(
                 format!("--{} PATH|URL, or `{}:` in .engine-audit.yaml", p.engine.id, p.engine.id),
             ),
             Some(_) => {
-                let flag = RefFlags::named(p.engine, None, None).to_flag;
+                let flag = to_flag;
                 // An image that names a release the source lacks is not "no image".
                 let named = p.dep.image.as_ref().filter(|i| i.version.is_some() || i.commit.is_some() || i.date.is_some());
                 match (named, p.dep.entry_image.as_ref().map(|e| &e.image.value).or(p.dep.container.as_ref().map(|c| &c.value))) {

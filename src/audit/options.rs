@@ -31,6 +31,10 @@ pub struct AuditOptions {
     /// first run, so a surface first read as a deployment's current release,
     /// or for the release history, serves unchanged when it is a target.
     pub also_targets: BTreeMap<&'static str, BTreeSet<String>>,
+    /// Engines (ids) whose refs the command line names with flags of their own
+    /// (`--atom-to`), given or not: a hint names those, since `--to` names
+    /// another engine's release as soon as another engine's source is given.
+    pub own_ref_flags: BTreeSet<&'static str>,
 }
 
 /// One engine's source as given: a path or URL, and the package folder inside it.
@@ -89,6 +93,7 @@ impl AuditOptions {
     /// Name `engine`'s refs by flags of its own (`--vllm-from`/`--vllm-to`), as
     /// reports say how each ref was chosen.
     pub fn with_own_refs(mut self, engine: Engine, from: Option<String>, to: Option<String>) -> AuditOptions {
+        self.own_ref_flags.insert(engine.id);
         if from.is_some() || to.is_some() {
             let flags = RefFlags { from, to, from_flag: format!("--{}-from", engine.id), to_flag: format!("--{}-to", engine.id) };
             self.refs.insert(engine.id, flags);
@@ -118,6 +123,15 @@ impl AuditOptions {
                     names.join(" and ")
                 ))
             }
+        }
+    }
+
+    /// The flag that names `engine`'s target ref on this command line.
+    pub(crate) fn to_flag(&self, engine: Engine) -> String {
+        if self.own_ref_flags.contains(engine.id) {
+            format!("--{}-to", engine.id)
+        } else {
+            RefFlags::named(engine, None, None).to_flag
         }
     }
 

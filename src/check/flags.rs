@@ -2,7 +2,7 @@
 //! (a flag that is only argparse's abbreviation of an option), and the changed
 //! defaults of flags a recipe leaves unset (EA007).
 
-use super::values::{arity, known_choices, render_choices, type_error, value_matches_choice};
+use super::values::{arity, json_error, known_choices, render_choices, type_error, value_matches_choice};
 use super::worker_flags::{worker_accepts, WorkerParse, WorkerVerdict};
 use super::Bump;
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, Location, PastFlag, SemanticChange, ValueProblem};
@@ -81,6 +81,26 @@ pub(crate) fn unknown_options(dep: &Deployment, bump: Bump) -> BTreeSet<String> 
         .filter(|u| passed(&u.value))
         .map(|u| rewritten(&bump, &u.name).option)
         .filter(|o| bump.to.resolve_flag(o).is_none())
+        .collect()
+}
+
+/// Uses whose value is known at run time only (`$X`, or shell expansion text a
+/// reader passed on unexpanded), of flags the target parses as JSON: whether
+/// the value parses is not known, and is said so.
+/// As (the use, the target's option).
+pub(crate) fn unchecked_json(dep: &Deployment, bump: Bump) -> Vec<(FlagUse, String)> {
+    dep.roles
+        .iter()
+        .flat_map(|r| r.flag_uses(|name| is_switch(&bump, name)))
+        .filter(|u| match &u.value {
+            FlagValue::Dynamic { .. } => true,
+            FlagValue::Scalar { text, .. } => super::values::holds_expansion(text),
+            _ => false,
+        })
+        .filter_map(|u| {
+            let flag = bump.to.resolve_flag(&rewritten(&bump, &u.name).option)?;
+            super::values::parses_json(flag).then(|| (u.clone(), flag.canonical().to_string()))
+        })
         .collect()
 }
 
@@ -333,6 +353,9 @@ fn check_value(u: &FlagUse, flag: &Flag, bump: Bump) -> Option<Finding> {
         }
     }
     let expects = flag.type_name.clone().unwrap_or_else(|| "a value".into());
+    if let Some((value, error)) = values.iter().find_map(|v| Some((v, json_error(flag, v)?))) {
+        return Some(invalid(ValueProblem::NotJson { value: value.to_string(), error }));
+    }
     values
         .iter()
         .find_map(|v| Some((v, type_error(flag, v)?)))

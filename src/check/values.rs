@@ -4,6 +4,9 @@
 use crate::finding::NumberKind;
 use crate::surface::{Flag, Known, PyValue};
 
+/// A flag's `type_name` when argparse hands its values to `json.loads`.
+const JSON_LOADS: &str = "json.loads";
+
 /// A recipe value as the engine's parser would receive it.
 pub(crate) fn value_matches_choice(value: &str, choice: &PyValue) -> bool {
     match choice {
@@ -22,6 +25,30 @@ pub(crate) fn type_error(flag: &Flag, value: &str) -> Option<NumberKind> {
         Some("float") if parse_float(value).is_none() => Some(NumberKind::Number),
         _ => None,
     }
+}
+
+/// Whether argparse hands the flag's values to `json.loads`.
+pub(crate) fn parses_json(flag: &Flag) -> bool {
+    flag.type_name.as_deref() == Some(JSON_LOADS)
+}
+
+/// Whether a value still holds shell expansion text (`$X`, `${X}`): a reader
+/// that could not expand it may have passed it on as written, so what the
+/// server receives is not known.
+pub(crate) fn holds_expansion(value: &str) -> bool {
+    value.as_bytes().windows(2).any(|w| w[0] == b'$' && (w[1] == b'{' || w[1] == b'_' || w[1].is_ascii_alphabetic()))
+}
+
+/// Why `value` fails `json.loads`, for a flag of that type. Python's parser
+/// also takes `NaN` and `Infinity`, which JSON proper does not: a value that
+/// fails here with either in it is not judged, nor one holding shell
+/// expansion text ([`holds_expansion`]).
+pub(crate) fn json_error(flag: &Flag, value: &str) -> Option<String> {
+    if !parses_json(flag) || holds_expansion(value) {
+        return None;
+    }
+    let error = serde_json::from_str::<serde_json::Value>(value).err()?;
+    (!value.contains("NaN") && !value.contains("Infinity")).then(|| error.to_string())
 }
 
 fn parse_float(value: &str) -> Option<f64> {
@@ -77,6 +104,31 @@ pub(crate) fn render_choices(choices: &[PyValue]) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn json_flag() -> Flag {
+        serde_json::from_value(json!({
+            "names": ["--online_quant_config"], "dest": "online_quant_config", "action": "store", "type": "json.loads",
+            "nargs": null, "choices": null, "default": null, "required": false, "deprecated": null, "help": null,
+            "evidence": {"path": "atom/model_engine/arg_utils.py", "line": 1}
+        }))
+        .unwrap()
+    }
+
+    /// The value argparse hands to `json.loads`: the parse error when it
+    /// fails; not judged when Python's parser takes it (NaN) or the value is
+    /// shell text nobody expanded.
+    #[test]
+    fn json_typed_values_are_parsed() {
+        let flag = json_flag();
+        assert_eq!(json_error(&flag, r#"{"a": 1}"#), None);
+        assert_eq!(json_error(&flag, r#"{"a": 1,}"#).as_deref(), Some("trailing comma at line 1 column 9"));
+        assert_eq!(json_error(&flag, r#"{"a": NaN}"#), None);
+        assert_eq!(json_error(&flag, "${QUANT_CONFIG}"), None);
+        assert_eq!(json_error(&flag, r#"{"path": "$HOME/x"#), None);
+        assert!(json_error(&flag, r#"{"cost": "5$"#).is_some(), "a `$` that starts no expansion is judged");
+        let plain = Flag { type_name: Some("loads".into()), ..flag };
+        assert_eq!(json_error(&plain, "{"), None, "only json.loads is known to parse JSON");
+    }
 
     #[test]
     fn choices_compare_the_way_argparse_converts() {

@@ -1,5 +1,5 @@
 //! `engine-audit demo`: builds small engine repos from the bundled fixtures and
-//! audits the bundled recipes across the mini SGLang, vLLM and TensorRT-LLM bumps, so a fresh
+//! audits the bundled recipes across the mini SGLang, vLLM, ATOM and TensorRT-LLM bumps, so a fresh
 //! clone shows what the tool does in one command.
 
 use super::output::emit;
@@ -14,10 +14,14 @@ use std::process::ExitCode;
 /// Build the demo workspace in `root` and audit it (shared with the report tests).
 pub fn audit_demo(root: &Path) -> miette::Result<(crate::demo::DemoWorkspace, AuditReport)> {
     let ws = crate::demo::build(root)?;
-    let (files, errors) = recipe::collect_with(std::slice::from_ref(&ws.recipes), &LinkMapping::default());
+    let (mut files, errors) = recipe::collect_with(std::slice::from_ref(&ws.recipes), &LinkMapping::default());
     if let Some(e) = errors.into_iter().next() {
         return Err(miette::Report::new(e));
     }
+    // As `audit` does with a master config among its files: a single-node
+    // script runs in the image of the entry that names it (the ATOM script's
+    // release is the one its entry's image names).
+    let unread = audit::master_links::apply(&mut files, None, audit::master_links::Apply::ImagesOnly);
     let opts = AuditOptions {
         open: OpenOptions { offline: true, cache_dir: None, ..Default::default() },
         rules: crate::rules::load_rules(&[]).map_err(miette::Report::new)?,
@@ -25,12 +29,15 @@ pub fn audit_demo(root: &Path) -> miette::Result<(crate::demo::DemoWorkspace, Au
     }
     .with_source(&crate::profiles::SGLANG, Some(ws.sglang_repo.to_string_lossy().into_owned()), None)
     .with_source(&crate::profiles::VLLM, Some(ws.vllm_repo.to_string_lossy().into_owned()), None)
+    .with_source(&crate::profiles::ATOM, Some(ws.atom_repo.to_string_lossy().into_owned()), None)
     .with_source(&crate::profiles::TRTLLM, Some(ws.trtllm_repo.to_string_lossy().into_owned()), None)
     .with_source(&crate::profiles::DYNAMO, Some(ws.dynamo_repo.to_string_lossy().into_owned()), None)
     .with_refs(&crate::profiles::SGLANG, None, Some(ws.sglang_target.clone()))
     .with_own_refs(&crate::profiles::VLLM, None, ws.vllm_tags.last().cloned())
+    .with_own_refs(&crate::profiles::ATOM, None, ws.atom_tags.last().cloned())
     .with_own_refs(&crate::profiles::TRTLLM, None, ws.trtllm_tags.last().cloned());
     let mut report = audit::run(&files, &opts)?;
+    report.findings.extend(unread);
     relativize(&mut report, root);
     Ok((ws, report))
 }
@@ -97,15 +104,17 @@ pub fn run(args: DemoArgs) -> miette::Result<ExitCode> {
     };
     let (ws, report) = audit_demo(&root)?;
     emit(&format!(
-        "engine-audit demo: mini SGLang {}, mini vLLM {}, mini TensorRT-LLM {} and mini Dynamo {} built in {}\n\
-         Auditing the demo recipes for the SGLang bump to {}, the vLLM bump to {} and the TensorRT-LLM bump to {} (Dynamo stays where each recipe pins it).\n\n",
+        "engine-audit demo: mini SGLang {}, mini vLLM {}, mini ATOM {}, mini TensorRT-LLM {} and mini Dynamo {} built in {}\n\
+         Auditing the demo recipes for the SGLang bump to {}, the vLLM bump to {}, the ATOM bump to {} and the TensorRT-LLM bump to {} (Dynamo stays where each recipe pins it).\n\n",
         ws.sglang_tags.join(", "),
         ws.vllm_tags.join(", "),
+        ws.atom_tags.join(", "),
         ws.trtllm_tags.join(", "),
         ws.dynamo_tags.join(", "),
         root.display(),
         ws.sglang_target,
         ws.vllm_tags.last().map(String::as_str).unwrap_or("?"),
+        ws.atom_tags.last().map(String::as_str).unwrap_or("?"),
         ws.trtllm_tags.last().map(String::as_str).unwrap_or("?"),
     ));
     emit(&report::Format::Text.render(&report, &report::RenderOptions { color: super::audit::use_color(), ..Default::default() }));

@@ -210,6 +210,8 @@ pub enum ValueProblem {
     Arity { min: usize, max: Option<usize>, passed: usize },
     /// A value that does not convert with the flag's type.
     Type { value: String, not_a: NumberKind, expects: String },
+    /// A value of a `type=json.loads` flag that is not JSON: the parse error.
+    NotJson { value: String, error: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -295,6 +297,7 @@ impl ValueProblem {
             ValueProblem::Unusable { reason } => format!("`{option}` cannot take this value: {reason}"),
             ValueProblem::Arity { min, max, passed } => format!("`{option}` {}; the recipe passes {passed}", arity_words(*min, *max)),
             ValueProblem::Type { value, not_a, expects } => format!("{}, but `{option}` expects {expects}", not_a.words(value)),
+            ValueProblem::NotJson { value, error } => format!("`{value}` is not JSON ({error}), but `{option}` is parsed with json.loads"),
         }
     }
 }
@@ -450,6 +453,9 @@ impl FindingKind {
                     format!("`{option}` {} at {target}; the recipe passes {passed}.", arity_words(*min, *max))
                 }
                 ValueProblem::Type { value, not_a, expects } => format!("{}, but `{option}` expects {expects} at {target}.", not_a.words(value)),
+                ValueProblem::NotJson { value, error } => {
+                    format!("`{value}` is not JSON ({error}), but `{option}` is parsed with json.loads at {target}: the server exits at start-up.")
+                }
             },
             FindingKind::DefaultChanged { option, family, bump, old, new } => {
                 format!("`{option}` is not set by recipes in `{family}`, and its default changed {bump}: {old} → {new}.")

@@ -22,8 +22,8 @@
 //! not know the new name).
 //!
 //! The same file shape names other engines: `models_vllm.yaml` is read by
-//! [`vllm`]; others (`models_atom.yaml`) are recognised and skipped, never read
-//! as SGLang.
+//! [`vllm`], `models_atom.yaml` by [`atom`]; others are recognised and skipped,
+//! never read as SGLang.
 
 use super::format::{self, EditIntent, Loaded, RecipeFormat, Syntax};
 use super::links::LinkMapping;
@@ -50,9 +50,10 @@ impl RecipeFormat for AmdModels {
         let Some(root) = root else { return Ok(Loaded::default()) };
         match table_engine(&src.path, root) {
             Some(TableEngine::Vllm) => Ok(vllm::read(src, root)),
+            Some(TableEngine::Atom) => Ok(atom::read(src, root)),
             Some(TableEngine::Other(engine)) => {
                 let note = Note::info(
-                    format!("AMD multi-node model table for {engine}: skipped, only the SGLang and vLLM tables (models.yaml, models_vllm.yaml) are audited"),
+                    format!("AMD multi-node model table for {engine}: skipped, only the SGLang, vLLM and ATOM tables (models.yaml, models_vllm.yaml, models_atom.yaml) are audited"),
                     Some(root.span.clone()),
                 );
                 Ok(Loaded { kind: Some(RecipeKind::Other { backend: Some(engine) }), notes: vec![note], ..Loaded::default() })
@@ -106,6 +107,8 @@ enum TableEngine {
     Sglang,
     /// `models_vllm.yaml`: per-role flag strings and env strings.
     Vllm,
+    /// `models_atom.yaml`: flag strings per mode, value fields and env strings.
+    Atom,
     /// Another engine's table, by the file's name (`models_vllm.yaml` → `vllm`).
     Other(String),
 }
@@ -130,8 +133,11 @@ fn table_engine(path: &str, root: &Node) -> Option<TableEngine> {
     });
     let stem = std::path::Path::new(path).file_stem().and_then(|s| s.to_str()).unwrap_or("");
     let vllm_shaped = entries.iter().all(|e| has(e, "prefill_flags") || has(e, "decode_flags"));
+    let atom_shaped = !sglang_shaped
+        && entries.iter().all(|e| e.value.as_map().unwrap_or_default().iter().any(|f| f.key.as_str().is_some_and(atom::known_key)));
     match stem.strip_prefix("models_") {
         Some("vllm") if vllm_shaped => Some(TableEngine::Vllm),
+        Some("atom") if atom_shaped => Some(TableEngine::Atom),
         Some(engine) if engine != "sglang" && !engine.is_empty() && (sglang_shaped || flag_strings) => {
             Some(TableEngine::Other(engine.to_string()))
         }
@@ -672,10 +678,13 @@ fn set_value(file: &RecipeFile, span: &Span, value: &str) -> Option<Edit> {
     }
     let line = line_before(file, span.offset)?;
     let field_value = match line.trim().strip_suffix(':') {
-        Some(key) => [ROLE_FIELDS, BLOCK_FIELDS]
-            .iter()
-            .flat_map(|t| t.iter())
-            .any(|f| f.key == key.trim() && matches!(f.kind, FieldKind::Value | FieldKind::Arithmetic)),
+        Some(key) => {
+            [ROLE_FIELDS, BLOCK_FIELDS]
+                .iter()
+                .flat_map(|t| t.iter())
+                .any(|f| f.key == key.trim() && matches!(f.kind, FieldKind::Value | FieldKind::Arithmetic))
+                || atom::FIELDS.iter().any(|f| f.key == key.trim())
+        }
         None => false,
     };
     let written = file.text.get(span.offset..span.end())?;
@@ -724,6 +733,7 @@ fn delete_words(file: &RecipeFile, key: &Span, value: &Span) -> Option<Edit> {
     opens.then(|| Edit { path: file.path.clone(), offset: from, len: to - from, replacement: String::new() })
 }
 
+mod atom;
 mod vllm;
 
 #[cfg(test)]

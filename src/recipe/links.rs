@@ -18,7 +18,8 @@ pub struct LinkMapping {
     /// [`script_naming`](super::script_naming)): patterns tried in order.
     pub single_node_scripts: Vec<String>,
     /// The AMD multi-node model table (`models.yaml`) a `sglang-disagg` entry
-    /// runs its model's entry of, by the last part of its `model` path.
+    /// runs its model's entry of, by the last part of its `model` path; the
+    /// other engines' tables (`models_<engine>.yaml`) are beside it.
     pub amd_models: String,
 }
 
@@ -51,6 +52,20 @@ impl LinkMapping {
         crate::source::is_safe_tree_path(&path).then_some(path)
     }
 
+    /// The model table a `<engine>-disagg` entry's server script reads:
+    /// `models.yaml` for SGLang's, `models_<engine>.yaml` beside it for the
+    /// others whose tables are read (vLLM's, ATOM's), as the AMD scripts name them.
+    pub(crate) fn amd_model_table(&self, engine: &str) -> Option<String> {
+        match engine {
+            "sglang" => Some(self.amd_models.clone()),
+            "vllm" | "atom" => {
+                let folder = self.amd_models.rsplit_once('/').map_or("", |(folder, _)| folder);
+                Some(if folder.is_empty() { format!("models_{engine}.yaml") } else { format!("{folder}/models_{engine}.yaml") })
+            }
+            _ => None,
+        }
+    }
+
     /// Whether a link is written in a recipe folder's form, resolvable or not.
     pub(super) fn names_recipe_folder(&self, link: &str) -> bool {
         link.starts_with(&self.link_prefix) || link.starts_with(&format!("{}/", self.recipes_dir.trim_end_matches('/')))
@@ -76,7 +91,7 @@ pub struct MasterEntry {
     /// scripts its runner would look for, by the naming convention.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scripts: Vec<ScriptCandidates>,
-    /// For an AMD disaggregated SGLang entry (`framework: sglang-disagg`) that
+    /// For an AMD disaggregated entry (`framework: sglang-disagg`, `atom-disagg`, ...) that
     /// links no recipe: the model table its server script reads, and the
     /// table key (the `model` path's last part).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -87,9 +87,10 @@ pub(crate) fn read(src: &SourceText, root: &Node, mapping: &LinkMapping) -> (Mas
         } else {
             Vec::new()
         };
-        let model_table = match (field_str(value, "framework"), spanned(value.get("model"))) {
-            (Some("sglang-disagg"), Some(model)) if links.is_empty() => Some(ModelTableLink {
-                table: mapping.amd_models.clone(),
+        let disagg_engine = field_str(value, "framework").and_then(|f| f.strip_suffix("-disagg"));
+        let model_table = match (disagg_engine.and_then(|e| mapping.amd_model_table(e)), spanned(value.get("model"))) {
+            (Some(table), Some(model)) if links.is_empty() => Some(ModelTableLink {
+                table,
                 model: Spanned { value: model.value.rsplit('/').next().unwrap_or(&model.value).to_string(), span: model.span },
             }),
             _ => None,

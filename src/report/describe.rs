@@ -339,6 +339,7 @@ fn invalid_value(option: &str, problem: &ValueProblem, opt: &str, zh: bool) -> S
         ValueProblem::Type { value, not_a: NumberKind::Integer, .. } => format!("`{value}` 不是整数，而 `{opt}` 需要整数"),
         ValueProblem::Type { value, not_a: NumberKind::Number, .. } => format!("`{value}` 不是数字，而 `{opt}` 需要数值"),
         ValueProblem::Unusable { .. } => format!("配方传给 `{opt}` 的值与其类型或参数个数不符"),
+        ValueProblem::NotJson { value, error } => format!("`{value}` 不是合法的 JSON（{error}），而 `{opt}` 用 json.loads 解析"),
     }
 }
 

@@ -70,20 +70,32 @@ fn every_model_of_the_real_table_is_read_with_exact_spans() {
     }
 
     // The vLLM table is read by its own reader: one vLLM deployment per model,
-    // every flag word at its exact place. ATOM's is named and skipped.
+    // every flag word at its exact place.
     let vllm = recipe::load_path(&dir.join("models_vllm.yaml")).unwrap();
     assert_eq!(vllm.kind, RecipeKind::AmdModels);
     assert!(!vllm.deployments.is_empty() && vllm.deployments.iter().all(|d| d.engine == "vllm" && d.roles.len() == 2));
     for token in vllm.deployments.iter().flat_map(|d| d.roles.iter().flat_map(|r| r.argv.iter().flatten())) {
         assert_eq!(&vllm.text[token.span.offset..token.span.end()], token.raw, "{token:?}");
     }
+    // ATOM's too: each configuration server_atom.sh builds (tp, tp_dp, ep_dp,
+    // with and without MTP) of each model, every word at its exact place but
+    // the MTP size the script appends.
     let atom = recipe::load_path(&dir.join("models_atom.yaml")).unwrap();
-    assert_eq!(atom.kind, RecipeKind::Other { backend: Some("atom".into()) });
-    assert!(atom.deployments.is_empty());
+    assert_eq!(atom.kind, RecipeKind::AmdModels);
+    let names = model_names(&atom.text);
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(atom.deployments.len(), 21);
+    assert!(atom.deployments.iter().all(|d| d.engine == "atom" && names.contains(&d.name.as_str())));
+    for token in atom.deployments.iter().flat_map(|d| d.roles.iter().flat_map(|r| r.argv.iter().flatten())) {
+        if token.raw != "$DECODE_MTP_SIZE" {
+            assert_eq!(&atom.text[token.span.offset..token.span.end()], token.raw, "{token:?}");
+        }
+    }
+    assert!(atom.notes.iter().all(|n| n.level != recipe::NoteLevel::Warning && n.level != recipe::NoteLevel::Error), "{:?}", atom.notes);
     // Nothing else in the shared recipes is taken for a model table.
     let (files, _) = recipe::collect(&[shared().join("recipes")]);
     let tables: Vec<&str> = files.iter().filter(|f| f.kind == RecipeKind::AmdModels).map(|f| f.path.as_str()).collect();
-    assert_eq!(tables.len(), 2, "{tables:?}");
+    assert_eq!(tables.len(), 3, "{tables:?}");
     assert!(tables[0].ends_with("amd_utils/models.yaml"));
 }
 

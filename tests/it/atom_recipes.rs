@@ -3,7 +3,9 @@
 //! `openai_server.py` and `utils/envs.py`; no ATOM code): keys reach the parser
 //! as written (`kv_cache_dtype` → `--kv_cache_dtype`), a nightly image newer
 //! than the clone is named and not audited, `AITER_*` variables are said to be
-//! not checked, and `--atom-from`/`--atom-to` name ATOM's refs.
+//! not checked, and `--atom-from`/`--atom-to` name ATOM's refs. The AMD
+//! multi-node table (`models_atom.yaml`) is audited with the image of the
+//! `atom-disagg` master entry that runs its model.
 
 use super::git_repo::commit;
 use git2::{Repository, Signature, Time};
@@ -25,11 +27,14 @@ class EngineArgs:
         parser.add_argument("--kv_cache_dtype", choices=["bf16", "fp8"], type=str, default="bf16")
         parser.add_argument("--max-model-len", type=int, default=None)
         parser.add_argument("--method", type=str, default=None, choices=["mtp"])
+        parser.add_argument("--num-speculative-tokens", type=int, default=1)
         return parser
 "#;
 
-/// The second commit adds `--block-size` and the `eagle3` method.
+/// The second commit adds `--block-size`, the `eagle3` method and a
+/// JSON-typed `--online_quant_config`.
 const ARG_UTILS_V2: &str = r#"import argparse
+import json
 from dataclasses import dataclass
 
 
@@ -45,6 +50,8 @@ class EngineArgs:
         parser.add_argument("--max-model-len", type=int, default=None)
         parser.add_argument("--block-size", type=int, default=16)
         parser.add_argument("--method", type=str, default=None, choices=["mtp", "eagle3"])
+        parser.add_argument("--num-speculative-tokens", type=int, default=1)
+        parser.add_argument("--online_quant_config", type=json.loads, default=None)
         return parser
 "#;
 
@@ -237,4 +244,193 @@ fn atom_refs_are_named_by_their_own_flags() {
     let (code, report) = audit(&atom, &file, &["--atom-from", "main", "--atom-to", "v1"]);
     assert_eq!(code, 1);
     assert_eq!(found(&report), [pair("EA001", "block-size"), pair("EA005", "method")], "{report:#}");
+}
+
+/// A model table in the shape `server_atom.sh` reads, and the master entry
+/// that runs its model with a dated nightly.
+const TABLE: &str = r#"Mini-MoE:
+  env: "ATOM_DP_SIZE=1 ATOM_GONE=1 AITER_LOG_LEVEL=WARNING"
+  kv_cache_flags: "--kv-cache-dtype fp8"
+  mtp_flags: "--method eagle3 --num-speculative-tokens"
+  block_size: "64"
+  max_model_len: "8192"
+  online_quant_config: '{"global_quant_config":"ptpc_fp8"}'
+  online_quant_dpa_config: '{"global_quant_config":"ptpc_fp8",}'
+"#;
+
+fn master(image: &str) -> String {
+    format!(
+        r#"mini-fp8-mi355x-atom-disagg:
+  image: {image}
+  model: org/Mini-MoE
+  model-prefix: mini
+  runner: mi355x
+  precision: fp8
+  framework: atom-disagg
+  multinode: true
+  disagg: true
+"#
+    )
+}
+
+fn amd_chain(image: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let atom = dir.path().join("atom");
+    std::fs::create_dir(&atom).unwrap();
+    mini_atom(&atom);
+    let utils = dir.path().join("ix/benchmarks/multi_node/amd_utils");
+    std::fs::create_dir_all(&utils).unwrap();
+    std::fs::write(utils.join("models_atom.yaml"), TABLE).unwrap();
+    std::fs::create_dir_all(dir.path().join("ix/configs")).unwrap();
+    std::fs::write(dir.path().join("ix/configs/amd-master.yaml"), master(image)).unwrap();
+    (dir, atom)
+}
+
+fn audit_chain(dir: &Path, atom: &Path, args: &[&str]) -> (i32, Value) {
+    let out = assert_cmd::Command::cargo_bin("engine-audit")
+        .unwrap()
+        .current_dir(dir.join("ix"))
+        .args(["audit", "benchmarks/multi_node/amd_utils/models_atom.yaml", "configs/amd-master.yaml", "--atom"])
+        .arg(atom)
+        .args(["--offline", "--no-cache", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let code = out.status.code().expect("exited, no signal");
+    assert!(code <= 1, "exit {code}: {}", String::from_utf8_lossy(&out.stderr));
+    (code, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn distinct(report: &Value) -> Vec<(String, String)> {
+    let mut f = found(report);
+    f.dedup();
+    f
+}
+
+/// Every configuration `server_atom.sh` builds from the table is audited at
+/// the commit the `atom-disagg` entry's image names: the table's words and
+/// fields against that parser, its env against that registry.
+#[test]
+fn the_amd_atom_table_is_audited_with_its_master_entrys_image() {
+    // 2026-05-15: the first commit (v1), before `--block-size` and `eagle3`.
+    let (dir, atom) = amd_chain("rocm/atom-dev:nightly_202605151200");
+    let (code, report) = audit_chain(dir.path(), &atom, &[]);
+    assert_eq!(code, 1);
+    // tp, tp_dp, ep_dp, each with and without MTP.
+    assert_eq!(report["coverage"]["audited"], 6, "{report:#}");
+    assert_eq!(report["master_entries_checked"], 1, "{report:#}");
+    assert_eq!(
+        distinct(&report),
+        [
+            pair("EA001", "block-size"),
+            pair("EA001", "kv-cache-dtype"),
+            pair("EA001", "online_quant_config"),
+            pair("EA005", "method"),
+            pair("EA104", "ATOM_GONE")
+        ],
+        "{report:#}"
+    );
+    let how = report["bumps"][0]["how"].to_string();
+    assert!(how.contains("mini-fp8-mi355x-atom-disagg") && how.contains("dated build"), "{how}");
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("`AITER_LOG_LEVEL` not checked (aiter)"), "{notes}");
+
+    // 2026-06-01: the second commit has `--block-size` and `eagle3`; the kebab
+    // spelling is still refused, and `--fix` writes the registered one in the
+    // table's flag string.
+    let (dir, atom) = amd_chain("rocm/atom:rocm7.2.3_ubuntu24.04_py3.12_pytorch_release_2.10.0_atom20260601");
+    let (_, report) = audit_chain(dir.path(), &atom, &[]);
+    // The DPA quantization config (a trailing comma) is no JSON: json.loads
+    // fails at start-up in the tp_dp and ep_dp configurations, not in tp.
+    assert_eq!(
+        distinct(&report),
+        [pair("EA001", "kv-cache-dtype"), pair("EA006", "online_quant_config"), pair("EA104", "ATOM_GONE")],
+        "{report:#}"
+    );
+    let json: Vec<&Value> = report["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "EA006").collect();
+    // One per role, at the `_dpa` value: the tp configurations' plain config parses.
+    let sites: Vec<(&str, u64)> = json.iter().map(|f| (f["role"].as_str().unwrap(), f["line"].as_u64().unwrap())).collect();
+    assert_eq!(sites, [("decode", 8), ("prefill", 8)], "{json:#?}");
+    let message = json[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(r#"`{"global_quant_config":"ptpc_fp8",}` is not JSON (trailing comma at line 1 column 35), but `--online_quant_config` is parsed with json.loads"#),
+        "{message}"
+    );
+    audit_chain(dir.path(), &atom, &["--fix"]);
+    let table = std::fs::read_to_string(dir.path().join("ix/benchmarks/multi_node/amd_utils/models_atom.yaml")).unwrap();
+    assert_eq!(table, TABLE.replace("--kv-cache-dtype", "--kv_cache_dtype"));
+    let (_, report) = audit_chain(dir.path(), &atom, &[]);
+    assert_eq!(distinct(&report), [pair("EA006", "online_quant_config"), pair("EA104", "ATOM_GONE")], "{report:#}");
+}
+
+/// Without a master entry the table names no image: not audited, and the hint
+/// names ATOM's own ref flag (`--to` names SGLang's as soon as its source is
+/// given beside ATOM's).
+#[test]
+fn the_not_audited_hint_names_the_atom_ref_flag() {
+    let (dir, atom) = amd_chain("unused");
+    let table = dir.path().join("ix/benchmarks/multi_node/amd_utils/models_atom.yaml");
+    let (_, report) = audit(&atom, &table, &["--allow-unaudited", "atom"]);
+    assert_eq!(report["coverage"]["audited"], 0, "{report:#}");
+    let not = &report["coverage"]["not_audited"][0];
+    assert_eq!(not["engine"], "atom", "{report:#}");
+    assert_eq!(not["enable"], "--atom-to REF, or an image in the recipe", "{report:#}");
+    // And it does audit it.
+    let (_, report) = audit(&atom, &table, &["--atom-to", "main"]);
+    assert_eq!(report["coverage"]["audited"], 6, "{report:#}");
+}
+
+/// A JSON-typed flag's value is parsed as JSON: one that does not parse is
+/// EA006 with the parse error; one known at run time only is said to be
+/// unchecked, never taken as valid.
+#[test]
+fn json_typed_values_are_parsed_and_a_dynamic_one_is_said_unchecked() {
+    let dir = tempfile::tempdir().unwrap();
+    let atom = dir.path().join("atom");
+    std::fs::create_dir(&atom).unwrap();
+    mini_atom(&atom);
+    let script = dir.path().join("serve_atom.sh");
+    std::fs::write(
+        &script,
+        "#!/usr/bin/env bash\npython3 -m atom.entrypoints.openai_server --model /m \\\n    --online_quant_config \"$QUANT_CONFIG\" &\npython3 -m atom.entrypoints.openai_server --model /m \\\n    --online_quant_config '{\"global_quant_config\": ptpc_fp8}' &\n",
+    )
+    .unwrap();
+    let (_, report) = audit(&atom, &script, &["--atom-to", "main"]);
+    assert_eq!(report["coverage"]["audited"], 2, "{report:#}");
+    assert_eq!(found(&report), [pair("EA006", "online_quant_config")], "{report:#}");
+    let finding = &report["findings"][0];
+    assert_eq!(finding["line"], 5, "{finding:#}");
+    assert!(finding["message"].as_str().unwrap().contains("is not JSON (expected value at line 1 column 25)"), "{}", finding["message"]);
+    let notes = report["notes"].to_string();
+    assert!(
+        notes
+            .contains("serve_atom.sh:3:28: `--online_quant_config` is parsed as JSON; its value `$QUANT_CONFIG` is known at run time only"),
+        "{notes}"
+    );
+}
+
+/// The multi-node chain's env file: what `env_atom.sh` exports reaches the
+/// launches of the server script that sources it, and is held to the target's
+/// registry there (aiter's noted, not judged).
+#[test]
+fn env_atom_exports_reach_the_server_scripts_launches() {
+    let dir = tempfile::tempdir().unwrap();
+    let atom = dir.path().join("atom");
+    std::fs::create_dir(&atom).unwrap();
+    mini_atom(&atom);
+    let utils = dir.path().join("amd_utils");
+    std::fs::create_dir(&utils).unwrap();
+    std::fs::write(utils.join("env_atom.sh"), "#!/bin/bash\nexport ATOM_DP_SIZE=1\nexport ATOM_GONE=1\nexport AITER_LOG_LEVEL=WARNING\n")
+        .unwrap();
+    std::fs::write(
+        utils.join("server_atom.sh"),
+        "#!/bin/bash\nsource $ATOM_WS_PATH/env_atom.sh\nPREFILL_CMD=\"python3 -m atom.entrypoints.openai_server --model /m --block-size 16\"\neval \"$PREFILL_CMD\" &\n",
+    )
+    .unwrap();
+    let (_, report) = audit(&atom, &utils.join("server_atom.sh"), &["--atom-to", "main"]);
+    assert_eq!(report["coverage"]["audited"], 1, "{report:#}");
+    assert_eq!(found(&report), [pair("EA104", "ATOM_GONE")], "{report:#}");
+    let gone = &report["findings"][0];
+    assert!(gone["recipe"].as_str().unwrap().ends_with("env_atom.sh") && gone["line"] == 3, "{gone:#}");
+    assert!(report["notes"].to_string().contains("env_atom.sh:4:8: `AITER_LOG_LEVEL` not checked (aiter)"), "{report:#}");
 }

@@ -119,3 +119,36 @@ fn an_atom_script_across_releases() {
     assert!(found(&report).iter().all(|(code, _)| code != "EA001"), "{:?}", found(&report));
     assert!(source(&atom, "main", "atom/utils/arg_parser.py").contains("class FlexibleArgumentParser"));
 }
+
+/// The real `models_atom.yaml` (the shared InferenceX snapshot), audited at the
+/// commit the AMD master's `atom-disagg` image names (`nightly_202606101403`:
+/// main's last commit at or before then). Every flag its configurations pass
+/// is registered there; the one finding is an env var that commit does not read.
+#[test]
+fn the_real_atom_model_table_against_its_image() {
+    let Some(atom) = atom() else { return };
+    let table = super::real_data::shared().join("recipes/benchmarks/multi_node/amd_utils/models_atom.yaml");
+    if !table.is_file() {
+        eprintln!("{} not found: the real ATOM table test is skipped", table.display());
+        return;
+    }
+    const AT: &str = "087b82d9c1f630e79149ba37e6213257ec9a76f8";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&table, dir.path().join("models_atom.yaml")).unwrap();
+    let (_, report) = audit(&atom, &dir.path().join("models_atom.yaml"), AT, AT);
+    // 4 models: 3 with MTP flags (6 configurations each), 1 without (3).
+    assert_eq!(report["coverage"]["audited"], 21, "{report:#}");
+    let mut f = found(&report);
+    f.dedup();
+    assert_eq!(f, [pair("EA104", "ATOM_CPU_AFFINITY")], "{report:#}");
+    let grep =
+        Command::new("git").arg("--git-dir").arg(&atom).args(["grep", "-l", "ATOM_CPU_AFFINITY", AT, "--", "atom"]).output().unwrap();
+    assert!(grep.stdout.is_empty(), "read at {AT}: {}", String::from_utf8_lossy(&grep.stdout));
+    let arg_utils = source(&atom, AT, "atom/model_engine/arg_utils.py");
+    for flag in
+        ["\"--enable-tbo\"", "\"--kv_cache_dtype\"", "\"--online_quant_config\"", "\"--draft-model\"", "\"--max-num-batched-tokens\""]
+    {
+        assert!(arg_utils.contains(flag), "{flag}");
+    }
+    assert!(arg_utils.contains("choices=[\"mtp\", \"eagle3\"]"));
+}

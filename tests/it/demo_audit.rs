@@ -207,16 +207,16 @@ fn the_demo_command_prints_the_committed_report_and_the_readme_quotes_it() {
     let (banner, report) = stdout.split_once("\n\n").unwrap();
     assert!(
         banner.starts_with(
-            "engine-audit demo: mini SGLang v1.0.0, v1.1.0, v1.2.0, mini vLLM v0.8.0, v0.9.0, mini TensorRT-LLM v1.2.0, v1.3.0 and mini Dynamo v0.1.0, v0.2.0 built in "
+            "engine-audit demo: mini SGLang v1.0.0, v1.1.0, v1.2.0, mini vLLM v0.8.0, v0.9.0, mini ATOM v0.1.0, v0.2.0, mini TensorRT-LLM v1.2.0, v1.3.0 and mini Dynamo v0.1.0, v0.2.0 built in "
         ) && banner.ends_with(
-            "for the SGLang bump to v1.1.0, the vLLM bump to v0.9.0 and the TensorRT-LLM bump to v1.3.0 (Dynamo stays where each recipe pins it)."
+            "for the SGLang bump to v1.1.0, the vLLM bump to v0.9.0, the ATOM bump to v0.2.0 and the TensorRT-LLM bump to v1.3.0 (Dynamo stays where each recipe pins it)."
         ),
         "{banner}"
     );
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     assert_eq!(report, std::fs::read_to_string(root.join("reports/report.txt")).unwrap(), "UPDATE_REPORTS=1 cargo test --test it reports");
     let summary = report.trim_end().lines().last().unwrap();
-    assert!(summary.contains("sglang v1.0.0 → v1.1.0; vllm v0.8.0 → v0.9.0"), "{summary}");
+    assert!(summary.contains("sglang v1.0.0 → v1.1.0; vllm v0.8.0 → v0.9.0; atom v0.1.0 → v0.2.0"), "{summary}");
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     assert!(readme.contains(&format!("\n    {summary}\n")), "README.md does not quote the demo's summary: {summary}");
 }

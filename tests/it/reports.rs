@@ -137,14 +137,14 @@ fn text_shows_recipe_lines_evidence_fix_and_summary() {
         .contains("  affects: recipes/benchmarks/multi_node/srt-slurm-recipes/dsmini/dsmini-fp4-disagg.yaml:13:11 installs this Dynamo"));
     // Grouped by file, in report order; summary last.
     let files: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("── ")).collect();
-    assert_eq!(files.len(), 10, "{files:#?}");
+    assert_eq!(files.len(), 11, "{files:#?}");
     let (e, w, i) = report::counts(demo());
     let last = text.trim_end().lines().last().unwrap();
     assert_eq!(
         last,
         format!(
-            "{e} errors, {w} warnings, {i} info in 6 deployments of 7 recipe files; 1 input problem among them; \
-             sglang v1.0.0 → v1.1.0; vllm v0.8.0 → v0.9.0; trtllm v1.2.0 → v1.3.0; dynamo 0.1.0, 0.2.0"
+            "{e} errors, {w} warnings, {i} info in 7 deployments of 8 recipe files; 1 input problem among them; \
+             sglang v1.0.0 → v1.1.0; vllm v0.8.0 → v0.9.0; atom v0.1.0 → v0.2.0; trtllm v1.2.0 → v1.3.0; dynamo 0.1.0, 0.2.0"
         )
     );
 }
@@ -171,18 +171,18 @@ fn markdown_lead_sentences_hold_for_the_findings() {
     let md = report::Format::Markdown.render(demo(), &opts(Lang::EnZh));
     assert!(
         md.starts_with(
-            "**SGLang flag audit (v1.0.0 → v1.1.0); vLLM flag audit (v0.8.0 → v0.9.0); TensorRT-LLM flag audit (v1.2.0 → v1.3.0):** 16 errors, 26 warnings and 6 info in 6 deployments"
+            "**SGLang flag audit (v1.0.0 → v1.1.0); vLLM flag audit (v0.8.0 → v0.9.0); ATOM flag audit (v0.1.0 → v0.2.0); TensorRT-LLM flag audit (v1.2.0 → v1.3.0):** 19 errors, 27 warnings and 7 info in 7 deployments"
         ),
         "{md}"
     );
     // One line per area.
     let lead = md.lines().find(|l| l.starts_with("- **Flags:**")).unwrap();
-    assert!(lead.starts_with("- **Flags:** 11 flag settings in the recipes will stop the server at startup"), "{lead}");
+    assert!(lead.starts_with("- **Flags:** 14 flag settings in the recipes will stop the server at startup"), "{lead}");
     assert!(!md.to_lowercase().contains("all recipe flags still parse"), "EA001/EA002/EA005/EA006 fired");
     assert!(!md.contains("所有配方参数仍可解析"));
     assert!(lead.contains("`--cuda-graph-max-bs` is a deprecated alias for `--cuda-graph-max-bs-decode`"));
     assert!(lead.contains("`--log-config-file` is a deprecated alias for `--logging-config.pylogging_config_file`"));
-    assert!(lead.contains("Defaults changed for flags the recipes leave unset: `--gpu-memory-utilization` (`0.9` → `0.92`), `--mem-fraction-static` (`0.85` → `0.88`)."));
+    assert!(lead.contains("Defaults changed for flags the recipes leave unset: `--enable_prefix_caching` (`false` → `true`), `--gpu-memory-utilization` (`0.9` → `0.92`), `--mem-fraction-static` (`0.85` → `0.88`)."));
 
     // Without the breaking findings, the flags still parse, in both languages.
     let clean = without(demo(), &["EA001", "EA002", "EA005", "EA006"]);
@@ -215,7 +215,7 @@ fn markdown_lead_sentences_hold_for_the_findings() {
     // Env and Dynamo sentences follow their findings.
     let quiet = without(demo(), &["EA101", "EA102", "EA103", "EA104", "EA105", "EA201", "EA202", "EA203", "EA204", "EA205"]);
     let md = report::Format::Markdown.render(&quiet, &opts(Lang::EnZh));
-    assert!(md.contains("No `SGLANG_*`, `VLLM_*`, `TRTLLM_*` env var the recipes set is affected."));
+    assert!(md.contains("No `SGLANG_*`, `VLLM_*`, `ATOM_*`, `TRTLLM_*` env var the recipes set is affected."));
     assert!(md.contains("Dynamo 0.1.0: no import, attribute or pin problem against the SGLang target."));
     // Each Dynamo is said against the engine of the recipes that install it: 0.1.0
     // (SGLang recipes only) says nothing of vLLM.
@@ -235,8 +235,8 @@ fn markdown_collapses_identical_findings_across_recipes() {
         "{}",
         rows[0]
     );
-    // Same subject, different facts: separate rows.
-    assert_eq!(md.lines().filter(|l| l.starts_with("| `EA006`")).count(), 2);
+    // Same subject, different facts: separate rows (the ATOM script's JSON is a third).
+    assert_eq!(md.lines().filter(|l| l.starts_with("| `EA006`")).count(), 3);
     // One row per group in each section, and every finding in some row.
     let groups = report::markdown_groups(demo());
     assert_eq!(groups.iter().map(|g| g.findings.len()).sum::<usize>(), demo().findings.len());
@@ -267,7 +267,7 @@ fn markdown_links_evidence_when_the_repo_url_is_known() {
 fn markdown_chinese_is_written_out() {
     let md = report::Format::Markdown.render(demo(), &opts(Lang::Zh));
     for phrase in [
-        "### 参数（20）",
+        "### 参数（24）",
         "| 代码 | 问题 | 涉及配方 | 依据 | 修复 |",
         "`SGLANG_QUEUE_TIMEOUT_MS` 已弃用，由 `SGLANG_QUEUE_TIMEOUT` 取代（单位由毫秒改为秒）",
         "`sglang.srt.config_parser` 在 SGLang v1.1.0 中不存在（已移至 `sglang.srt.utils.config_parser`），Dynamo worker 启动即崩溃",
@@ -661,9 +661,12 @@ fn github_annotations_are_escaped_workflow_commands() {
     // code and subject.
     let mut sglang = demo().clone();
     // (the vLLM side: findings on vLLM recipes, or on the Dynamo they install;
-    // the TensorRT-LLM side: its recipe)
+    // the TensorRT-LLM side: its recipe; the ATOM side: its script)
     sglang.findings.retain(|f| {
-        !f.location.path.contains("vllm") && !f.location.path.contains("trt-mini") && !f.affects.iter().any(|a| a.path.contains("vllm"))
+        !f.location.path.contains("vllm")
+            && !f.location.path.contains("trt-mini")
+            && !f.location.path.contains("_atom")
+            && !f.affects.iter().any(|a| a.path.contains("vllm"))
     });
     let out = report::Format::Github.render(&sglang, &opts(Lang::En));
     let mut levels = std::collections::BTreeMap::new();
@@ -728,10 +731,33 @@ fn demo_workspace() -> tempfile::TempDir {
 
 fn audit_cmd(dir: &Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("engine-audit").unwrap();
-    // The three bumps of the demo in one run: `--to` names SGLang's, `--vllm-to`
-    // vLLM's, `--trtllm-to` TensorRT-LLM's.
-    cmd.current_dir(dir).args(["audit", "recipes", "--sglang", "sglang.git", "--vllm", "vllm.git", "--trtllm", "trtllm.git"]);
-    cmd.args(["--dynamo", "dynamo.git", "--to", "v1.1.0", "--vllm-to", "v0.9.0", "--trtllm-to", "v1.3.0", "--offline"]);
+    // The four bumps of the demo in one run: `--to` names SGLang's, `--vllm-to`
+    // vLLM's, `--atom-to` ATOM's, `--trtllm-to` TensorRT-LLM's.
+    cmd.current_dir(dir).args([
+        "audit",
+        "recipes",
+        "--sglang",
+        "sglang.git",
+        "--vllm",
+        "vllm.git",
+        "--atom",
+        "atom.git",
+        "--trtllm",
+        "trtllm.git",
+    ]);
+    cmd.args([
+        "--dynamo",
+        "dynamo.git",
+        "--to",
+        "v1.1.0",
+        "--vllm-to",
+        "v0.9.0",
+        "--atom-to",
+        "v0.2.0",
+        "--trtllm-to",
+        "v1.3.0",
+        "--offline",
+    ]);
     cmd
 }
 
@@ -956,16 +982,16 @@ fn clean_and_empty_audits_say_so() {
     let md = report::Format::Markdown.render(&clean, &opts(Lang::EnZh));
     assert!(
         md.starts_with(
-            "**SGLang flag audit (v1.0.0 → v1.1.0); vLLM flag audit (v0.8.0 → v0.9.0); TensorRT-LLM flag audit (v1.2.0 → v1.3.0):** 0 errors, 0 warnings and 0 info in 6 deployments of 7 recipe files.\n\
+            "**SGLang flag audit (v1.0.0 → v1.1.0); vLLM flag audit (v0.8.0 → v0.9.0); ATOM flag audit (v0.1.0 → v0.2.0); TensorRT-LLM flag audit (v1.2.0 → v1.3.0):** 0 errors, 0 warnings and 0 info in 7 deployments of 8 recipe files.\n\
          - **Flags:** All recipe flags still parse.\n\
-         - **Env vars:** No `SGLANG_*`, `VLLM_*`, `TRTLLM_*` env var the recipes set is affected.\n\
+         - **Env vars:** No `SGLANG_*`, `VLLM_*`, `ATOM_*`, `TRTLLM_*` env var the recipes set is affected.\n\
          - **Dynamo compatibility:** Dynamo 0.1.0: no import, attribute or pin problem against the SGLang target. \
          Dynamo 0.2.0: no import, attribute or pin problem against the vLLM target.\n"
         ),
         "{md}"
     );
     assert!(
-        md.contains("- **参数**：所有配方参数仍可解析。\n- **环境变量**：配方设置的 `SGLANG_*`、`VLLM_*`、`TRTLLM_*` 环境变量均不受影响。"),
+        md.contains("- **参数**：所有配方参数仍可解析。\n- **环境变量**：配方设置的 `SGLANG_*`、`VLLM_*`、`ATOM_*`、`TRTLLM_*` 环境变量均不受影响。"),
         "{md}"
     );
     assert!(!md.contains("| Code |"), "no empty tables");

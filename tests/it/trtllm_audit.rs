@@ -208,6 +208,21 @@ fn a_trtllm_serve_script_stays_not_audited_with_the_source_given() {
     );
 }
 
+/// A recipe whose image names no release is not audited, and the hint names
+/// TensorRT-LLM's own ref flag: `--to` would name another engine's release
+/// as soon as another engine's source is given.
+#[test]
+fn the_not_audited_hint_names_the_trtllm_ref_flag() {
+    let (dir, ws, _root) = demo_recipes();
+    let recipe = dir.path().join("no-image.yaml");
+    let text = "schema: 2\nname: dev\nmodel:\n  path: /m\n  container: my-registry/trt:latest\nfrontend:\n  type: trtllm_serve\nengine:\n  type: trtllm\nroles:\n  agg:\n    args:\n      kv_cache_config:\n        enable_partial_reuse: true\n";
+    std::fs::write(&recipe, text).unwrap();
+    let report = json(&audit(&ws.trtllm_repo, &[&recipe], &["--allow-unaudited", "trtllm"]));
+    let not = &report["coverage"]["not_audited"][0];
+    assert_eq!(not["engine"], "trtllm", "{report:#}");
+    assert!(not["enable"].as_str().is_some_and(|e| e.starts_with("--trtllm-to REF")), "{report:#}");
+}
+
 /// A dated dev image (`X.devYYYYMMDDHHMM`) no tag names is the last
 /// default-branch commit at or before its build minute, said in the bump line;
 /// the demo's v1.2.0 is committed at 2026-01-01 00:00 UTC, v1.3.0 a day later.

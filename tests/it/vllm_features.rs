@@ -326,3 +326,36 @@ fn one_run_bumps_each_engine_to_its_own_target() {
     let stderr = String::from_utf8_lossy(&gated.stderr);
     assert!(stderr.contains("not audited") && stderr.contains("--allow-unaudited vllm"), "{stderr}");
 }
+
+/// `AITER_*` set beside vLLM's own variables (as InferenceX's AMD scripts do)
+/// belong to the aiter library: a note says they are not checked, once per
+/// place written; no finding judges them. The same holds for SGLang's.
+#[test]
+fn aiter_variables_beside_vllm_and_sglang_are_said_not_checked() {
+    let (dir, ws, _) = demo_recipes();
+    let script = dir.path().join("serve_rocm.sh");
+    std::fs::write(
+        &script,
+        "#!/usr/bin/env bash\nexport AITER_LOG_LEVEL=ERROR\nexport VLLM_USE_V2_MODEL_RUNNER=1\nvllm serve /models/m --port 8000 -tp 8\n",
+    )
+    .unwrap();
+    let report = json(&audit(&ws.vllm_repo, &[&script], &["--format", "json"]));
+    assert_eq!(report["coverage"]["audited"], 1, "{report:#}");
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("serve_rocm.sh:2:8: `AITER_LOG_LEVEL` not checked (aiter)"), "{notes}");
+    assert!(!report["findings"].to_string().contains("AITER_"), "{report:#}");
+
+    let script = dir.path().join("serve_sglang_rocm.sh");
+    std::fs::write(
+        &script,
+        "#!/usr/bin/env bash\nexport AITER_BF16_FP8_MOE_BOUND=0\npython3 -m sglang.launch_server --model-path /models/m --tp 8\n",
+    )
+    .unwrap();
+    let out = run_with(
+        vec!["audit".as_ref(), script.as_os_str(), "--sglang".as_ref(), ws.sglang_repo.as_os_str(), "--to".as_ref(), "v1.1.0".as_ref()],
+        &["--offline", "--format", "json"],
+    );
+    let report = json(&out);
+    assert_eq!(report["coverage"]["audited"], 1, "{report:#}");
+    assert!(report["notes"].to_string().contains("`AITER_BF16_FP8_MOE_BOUND` not checked (aiter)"), "{report:#}");
+}

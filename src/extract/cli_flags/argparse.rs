@@ -288,9 +288,14 @@ fn fallback_default(call: &ArgCall, default: &Known<PyValue>) -> Option<Effectiv
     })
 }
 
-/// argparse shows a type by the callable's `__name__`.
+/// The type whose values argparse hands to `json.loads`.
+const JSON_LOADS: &str = "json.loads";
+
+/// argparse shows a type by the callable's `__name__`; `json.loads` keeps its
+/// module (`loads` alone names no parser), so values can be judged as JSON.
 fn type_name(kw: &KwArg) -> String {
     match &kw.value {
+        Ok(Val::External(e)) if e == JSON_LOADS => e.clone(),
         Ok(Val::Function(_, qual)) => qual.rsplit('.').next().unwrap_or(qual).to_string(),
         Ok(Val::Class(c)) => c.name.rsplit('.').next().unwrap_or(&c.name).to_string(),
         Ok(Val::External(e)) => e.rsplit('.').next().unwrap_or(e).to_string(),

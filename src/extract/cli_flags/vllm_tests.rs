@@ -84,8 +84,8 @@ fn serve_parser_as_vllm_builds_it() {
     assert_eq!(flag("--max-model-len").default, Known::Value(json!(null)));
     // The subclass's customisation ran after its base's (`super()`): nargs deleted.
     assert_eq!(flag("--allowed-origins").nargs, None);
-    assert_eq!(flag("--allowed-origins").type_name.as_deref(), Some("loads"));
-    assert_eq!(flag("--default-chat-template-kwargs").type_name.as_deref(), Some("loads"));
+    assert_eq!(flag("--allowed-origins").type_name.as_deref(), Some("json.loads"));
+    assert_eq!(flag("--default-chat-template-kwargs").type_name.as_deref(), Some("json.loads"));
 }
 
 #[test]

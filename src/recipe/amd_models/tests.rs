@@ -328,3 +328,132 @@ fn the_vllm_table_is_read_as_vllm_serve_gets_it() {
     // Not an SGLang table: the SGLang master entries find no model in it.
     assert!(model_deployments(&file, "Kimi-K2.5").is_empty());
 }
+
+// ---- the ATOM table ---------------------------------------------------------------
+
+const ATOM_FIXTURE: &str = include_str!("../../../fixtures/amd/models_atom.yaml");
+
+fn atom_fixture() -> RecipeFile {
+    load_as("amd_utils/models_atom.yaml", ATOM_FIXTURE)
+}
+
+/// A role's flags bound as ATOM binds them (the fixture's switches).
+fn atom_flags(d: &Deployment, role: &str) -> Vec<FlagUse> {
+    let switches = ["enable-dp-attention", "enable-expert-parallel"];
+    d.roles.iter().find(|r| r.role == role).unwrap().flag_uses(|n| switches.contains(&n))
+}
+
+fn scalar(flags: &[FlagUse], name: &str) -> String {
+    match &flag(flags, name).value {
+        FlagValue::Scalar { text, .. } => text.clone(),
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+#[test]
+fn the_atom_table_is_one_deployment_per_mode_the_script_builds() {
+    let file = atom_fixture();
+    assert_eq!(file.kind, RecipeKind::AmdModels);
+    let variants: Vec<String> =
+        file.deployments.iter().map(|d| format!("{} [{}]", d.name, d.variant.as_deref().unwrap_or_default())).collect();
+    assert_eq!(
+        variants,
+        [
+            "Alpha-MoE-FP4 [tp]",
+            "Alpha-MoE-FP4 [tp, mtp]",
+            "Alpha-MoE-FP4 [tp_dp]",
+            "Alpha-MoE-FP4 [tp_dp, mtp]",
+            "Alpha-MoE-FP4 [ep_dp]",
+            "Alpha-MoE-FP4 [ep_dp, mtp]",
+            // No mtp_flags: no MTP variants.
+            "Beta-Dense [tp]",
+            "Beta-Dense [tp_dp]",
+            "Beta-Dense [ep_dp]",
+        ]
+    );
+    assert!(file.deployments.iter().all(|d| d.engine == "atom"));
+    // Not the SGLang rows a `sglang-disagg` entry looks for.
+    assert!(model_deployments(&file, "Alpha-MoE-FP4").is_empty());
+}
+
+#[test]
+fn atom_flag_strings_fall_back_per_role_and_fields_go_where_the_script_passes_them() {
+    let file = atom_fixture();
+    let names = |d: &Deployment, role: &str| atom_flags(d, role).into_iter().map(|f| f.name).collect::<Vec<_>>();
+    // TP+DPA: decode has its own string, prefill falls back to `tp_dp_flags`.
+    let tp_dp = deployment(&file, "Alpha-MoE-FP4", "tp_dp");
+    assert_eq!(
+        names(tp_dp, "prefill"),
+        ["enable-dp-attention", "kv-cache-dtype", "block-size", "gpu-memory-utilization", "max-num-seqs", "online_quant_config"]
+    );
+    assert_eq!(scalar(&atom_flags(tp_dp, "decode"), "enable-tbo"), "all");
+    // Decode passes its own --max-num-seqs (the benchmark's concurrency), not the table's.
+    assert!(!names(tp_dp, "decode").contains(&"max-num-seqs".to_string()));
+    // The quantization config with DPA is the `_dpa` one, without it the plain one.
+    assert!(scalar(&atom_flags(tp_dp, "decode"), "online_quant_config").contains("exclude_layer"));
+    let tp = deployment(&file, "Alpha-MoE-FP4", "tp");
+    assert_eq!(scalar(&atom_flags(tp, "decode"), "online_quant_config"), r#"{"global_quant_config":"ptpc_fp8"}"#);
+    assert!(!names(tp, "prefill").contains(&"enable-dp-attention".to_string()));
+    // Env: `env` always, the mode's own in that mode only.
+    let env = |d: &Deployment| d.common_env.iter().map(|e| e.name.clone()).collect::<Vec<_>>();
+    assert_eq!(env(tp), ["ATOM_DP_SIZE", "AITER_LOG_LEVEL"]);
+    assert_eq!(env(tp_dp), ["ATOM_DP_SIZE", "AITER_LOG_LEVEL", "ATOM_TBO_CHUNKS"]);
+    assert_eq!(env(deployment(&file, "Alpha-MoE-FP4", "ep_dp")), ["ATOM_DP_SIZE", "AITER_LOG_LEVEL", "ATOM_EP_LB"]);
+    // Each flag points at its word in the quoted string, a field at its key.
+    let kv = flag(&atom_flags(tp, "prefill"), "kv-cache-dtype").clone();
+    assert_eq!((at(&file, &kv.key_span), scalar(&atom_flags(tp, "prefill"), "kv-cache-dtype").as_str()), ("kv-cache-dtype", "fp8"));
+    assert_eq!(at(&file, &flag(&atom_flags(tp, "prefill"), "block-size").key_span), "block_size");
+}
+
+#[test]
+fn atom_mtp_words_take_the_size_the_script_appends() {
+    let file = atom_fixture();
+    for role in ["prefill", "decode"] {
+        let flags = atom_flags(deployment(&file, "Alpha-MoE-FP4", "ep_dp, mtp"), role);
+        assert_eq!(scalar(&flags, "method"), "mtp");
+        // `--num-speculative-tokens` ends the string: its value is `$DECODE_MTP_SIZE`.
+        assert!(
+            matches!(&flag(&flags, "num-speculative-tokens").value, FlagValue::Dynamic { text } if text == "$DECODE_MTP_SIZE"),
+            "{role}"
+        );
+        let bound = deployment(&file, "Alpha-MoE-FP4", "ep_dp, mtp").roles.iter().find(|r| r.role == role).unwrap().bound(|_| false);
+        assert!(bound.unbound.is_empty(), "{:?}", bound.unbound);
+    }
+    assert!(!atom_flags(deployment(&file, "Alpha-MoE-FP4", "ep_dp"), "decode").iter().any(|f| f.name == "method"));
+}
+
+#[test]
+fn a_non_string_value_stops_the_reader_and_what_follows_is_not_set() {
+    let file = atom_fixture();
+    let beta = deployment(&file, "Beta-Dense", "tp");
+    let names: Vec<String> = atom_flags(beta, "prefill").into_iter().map(|f| f.name).collect();
+    // `max_num_batched_tokens: 8192` is an int: `.replace` fails there, so
+    // neither it nor `scheduler_delay_factor` (printed after it) is set;
+    // `max_model_len` (before it) is.
+    assert_eq!(names, ["max-model-len"]);
+    let note = file.notes.iter().find(|n| n.message.contains("Beta-Dense.max_num_batched_tokens")).expect("noted");
+    assert_eq!(note.level, NoteLevel::Warning);
+    assert!(
+        note.message.contains("`8192`, which YAML loads as a number") && note.message.contains("(scheduler_delay_factor)"),
+        "{}",
+        note.message
+    );
+    // A key the reader never prints is named, not guessed at.
+    assert!(file.notes.iter().any(|n| n.message.contains("`Beta-Dense.draft_model`: not a key server_atom.sh reads")));
+    // `kv_cache_flags: ""` passes nothing.
+    assert!(beta.roles.iter().all(|r| r.argv.as_ref().unwrap().is_empty()));
+}
+
+#[test]
+fn atom_flag_words_are_renamed_in_place_and_fields_set() {
+    let file = atom_fixture();
+    let tp = deployment(&file, "Alpha-MoE-FP4", "tp");
+    let kv = flag(&atom_flags(tp, "prefill"), "kv-cache-dtype").clone();
+    let edits = file.edit(EditIntent::Rename { span: &kv.key_span, old: "kv-cache-dtype", new: "kv_cache_dtype" });
+    assert!(apply(&file, &edits).contains(r#"kv_cache_flags: "--kv_cache_dtype fp8""#));
+    let block = flag(&atom_flags(tp, "prefill"), "block-size").clone();
+    // The key is the script's: never renamed.
+    assert!(file.edit(EditIntent::Rename { span: &block.key_span, old: "block-size", new: "kv-block-size" }).is_empty());
+    let edits = file.edit(EditIntent::SetValue { span: &block.value_span, value: "128" });
+    assert!(apply(&file, &edits).contains(r#"block_size: "128""#), "{edits:?}");
+}

@@ -87,7 +87,7 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Option<
 }
 
 /// `KEY=VALUE` words of an env string, each with its name's and value's places.
-fn env_pairs(src: &SourceText, path: &str, node: &Node, notes: &mut Vec<Note>) -> Vec<EnvUse> {
+pub(super) fn env_pairs(src: &SourceText, path: &str, node: &Node, notes: &mut Vec<Note>) -> Vec<EnvUse> {
     let mut out = Vec::new();
     for word in flag_words(src, path, node, notes) {
         let Known::Value(text) = &word.value else { continue };
