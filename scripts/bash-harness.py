@@ -153,10 +153,10 @@ def stub_dir(work):
     return d
 
 
-def run_bash(script, settings, stubs, records, sandbox, workspace, base=BASE_ENV):
+def run_bash(script, settings, stubs, records, sandbox, workspace, base_env=BASE_ENV):
     # A fresh folder per run: a stub killed with its job may still be writing.
     records = Path(tempfile.mkdtemp(prefix="records", dir=records))
-    env = dict(base)
+    env = dict(base_env)
     env.update(settings)
     env["PATH"] = f"{stubs}:/usr/bin:/bin"
     env["RECORD_DIR"] = str(records)
@@ -188,7 +188,7 @@ def run_bash(script, settings, stubs, records, sandbox, workspace, base=BASE_ENV
             k, _, v = kv.partition("=")
             # Engine variables the job itself passes in (job.slurm's `docker run
             # -e`, the harness's settings) are not the scripts' doing.
-            if k.startswith(ENGINE_ENV) and base.get(k) != v and settings.get(k) != v:
+            if k.startswith(ENGINE_ENV) and base_env.get(k) != v and settings.get(k) != v:
                 env[k] = v.replace(str(workspace), "/workspace").replace(str(sandbox), str(ORIGINAL_TREE))
         launches.append((after_launcher(argv), env))
     return launches
