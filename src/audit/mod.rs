@@ -405,9 +405,39 @@ fn check_consumer(report: &mut AuditReport, handle: &mut EngineHandle, link: &Co
     };
     check::pins::check(&surface, link.pin, bump.to, &mut report.findings);
     tag_engine(&mut report.findings, first, link.consumer);
+    // A target tree that lacks what its own profile says every release has is
+    // not the whole package (a few files assembled by hand): a module or name
+    // the consumer imports may be missing from the tree only, so the uses are
+    // named unchecked, never reported missing.
+    if let Some(lacks) = lacks_own_surface(bump.to) {
+        report.problems.push(Problem {
+            path: format!("{}@{}", link.component, surface.ref_name),
+            message: format!(
+                "what `{}` uses of {} was not checked against {}: that tree {lacks}, so it is not the whole package",
+                link.component,
+                profiles::display(link.engine),
+                bump.to.ref_name
+            ),
+        });
+        return;
+    }
     if let Ok(uses) = handle.consumer_uses(wanted, link) {
         let consumer = Consumer { link, uses, consumer_ref: &surface.ref_name };
         check::consumer::check(&consumer, bump, &mut report.findings);
+    }
+}
+
+/// What the engine tree `surface` was read from lacks of what its profile
+/// says every release has (the server's parser, the configuration file's root
+/// model), in words; `None` when it has them.
+fn lacks_own_surface(surface: &EngineSurface) -> Option<String> {
+    let server = profiles::known(&surface.engine)?.server.as_ref()?;
+    if surface.flags.is_empty() {
+        return Some("has no server options (its parser module was not found)".to_string());
+    }
+    match &server.config_file {
+        Some(file) if surface.config_keys.is_empty() => Some(format!("has no `{}` (module `{}`)", file.class, file.module)),
+        _ => None,
     }
 }
 

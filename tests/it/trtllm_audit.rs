@@ -284,3 +284,82 @@ fn the_real_recipes_against_the_assembled_releases() {
             .all(|f| f["severity"] == "error" || !f["message"].as_str().unwrap().contains("configuration file key")));
     }
 }
+
+/// A Dynamo tree (plain folder) whose TensorRT-LLM worker imports what the
+/// mini TensorRT-LLM v1.3.0 has, what it does not, and one missing name behind
+/// a guard; its `trtllm` extra pins another release.
+fn dynamo_with_trtllm_worker(dir: &Path) -> std::path::PathBuf {
+    let root = dir.join("dynamo-trt");
+    let component = root.join("components/src/dynamo/trtllm");
+    std::fs::create_dir_all(&component).unwrap();
+    std::fs::write(
+        root.join("pyproject.toml"),
+        "[project]\nname = \"ai-dynamo\"\nversion = \"0.3.0\"\ndependencies = [\"uvloop\"]\n\n\
+         [project.optional-dependencies]\ntrtllm = [\"uvloop\", \"tensorrt-llm==1.2.0\"]\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("components/src/dynamo/__init__.py"), "").unwrap();
+    std::fs::write(component.join("__init__.py"), "").unwrap();
+    std::fs::write(
+        component.join("main.py"),
+        "import argparse\n\
+         \n\
+         from tensorrt_llm.commands.serve import serve\n\
+         from tensorrt_llm.llmapi.llm_args import KvCacheConfig, SleepConfig\n\
+         \n\
+         try:\n    from tensorrt_llm.visual_gen import VisualGen\nexcept ImportError:\n    VisualGen = None\n\
+         \n\
+         \n\
+         def engine_args(config):\n    return {\"kv_cache_config\": KvCacheConfig(), \"model\": config.model}\n",
+    )
+    .unwrap();
+    root
+}
+
+/// Dynamo's TensorRT-LLM worker (`python -m dynamo.trtllm`) is held to the
+/// TensorRT-LLM target the way its SGLang and vLLM workers are: a name the
+/// target does not define (EA202, at import: the worker crashes at start), a
+/// missing module behind `except ImportError` (EA204), the pin of its
+/// `trtllm` extra (EA205). Against a tree that is not the whole package (its
+/// own parser module absent), nothing is claimed missing: the uses are named
+/// unchecked.
+#[test]
+fn dynamos_trtllm_worker_against_the_target() {
+    let (dir, ws, root) = demo_recipes();
+    let dynamo = dynamo_with_trtllm_worker(dir.path());
+    let recipe = root.join(RECIPE);
+    let report = json(&audit(&ws.trtllm_repo, &[&recipe], &["--trtllm-to", "v1.3.0", "--dynamo", dynamo.to_str().unwrap()]));
+    let found = by_subject(&report);
+    let (severity, _, message) = get(&found, "EA202", "tensorrt_llm.llmapi.llm_args.SleepConfig");
+    assert_eq!(severity, "error");
+    assert!(message.contains("crashes at start"), "{message}");
+    let (severity, _, message) = get(&found, "EA204", "tensorrt_llm.visual_gen");
+    assert_eq!(severity, "warning");
+    assert!(message.contains("VisualGen = None"), "{message}");
+    let (severity, _, message) = get(&found, "EA205", "tensorrt-llm");
+    assert_eq!(severity, "warning");
+    assert!(message.contains("tensorrt-llm==1.2.0") && message.contains("1.3.0"), "{message}");
+    // What the target has is no finding.
+    assert!(!found.keys().any(|(_, s)| s.starts_with("tensorrt_llm.commands") || s.ends_with("KvCacheConfig")), "{found:#?}");
+
+    // The same worker against a folder holding only `llm_args.py` of that
+    // release: `commands/serve.py` is missing from the folder, not from
+    // TensorRT-LLM, so no use is called missing.
+    let partial = dir.path().join("trtllm-partial");
+    std::fs::create_dir_all(partial.join("tensorrt_llm/llmapi")).unwrap();
+    let demo_llmapi = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/trtllm/v1.3.0/tensorrt_llm/llmapi");
+    for file in ["__init__.py", "llm_args.py", "utils.py"] {
+        std::fs::copy(demo_llmapi.join(file), partial.join("tensorrt_llm/llmapi").join(file)).unwrap();
+    }
+    std::fs::write(partial.join("tensorrt_llm/__init__.py"), "").unwrap();
+    let report = json(&audit(&partial, &[&recipe], &["--dynamo", dynamo.to_str().unwrap()]));
+    let found = by_subject(&report);
+    assert!(!found.keys().any(|(code, _)| ["EA201", "EA202", "EA203", "EA204"].contains(&code.as_str())), "{found:#?}");
+    let problems = report["problems"].as_array().unwrap();
+    assert!(
+        problems.iter().any(|p| p["path"].as_str().unwrap().starts_with("dynamo.trtllm@")
+            && p["message"].as_str().unwrap().contains("not checked")
+            && p["message"].as_str().unwrap().contains("not the whole package")),
+        "{problems:#?}"
+    );
+}
