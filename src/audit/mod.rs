@@ -241,7 +241,7 @@ impl<'a> Run<'a> {
                 let worker =
                     worker_parser_of(p).and_then(|key| worker_parsers.get(&key.id())).map(|(flags, who)| WorkerParse { flags, who });
                 check::flags::check_deployment(p.file, p.dep, bump, worker, &mut found);
-                check::config_keys::check_deployment(p.dep, bump, &mut found);
+                check::config_keys::check_deployment(p.file, p.dep, bump, &mut found);
                 check::env::check_deployment(p.engine, p.file, p.dep, bump, seen, &mut found);
                 let pair = pair_key(&bump).and_then(|k| pair_defaults.get(&k)).map_or(&[][..], Vec::as_slice);
                 Some((found, check::flags::changed_defaults(p.dep, bump, pair)))
@@ -267,6 +267,7 @@ impl<'a> Run<'a> {
             let first = report.findings.len();
             report.findings.extend(found);
             check::defaults::changed_defaults(p.file, p.dep, bump, defaults, &mut defaults_seen, &mut report.findings);
+            check::config_keys::changed_defaults(p.file, p.dep, bump, &mut defaults_seen, &mut report.findings);
             if !opts.rules.is_empty() {
                 let key = (p.engine.id, to.wanted.clone());
                 match (rules.get(&key), rule_trees.get(&key)) {
