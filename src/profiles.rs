@@ -516,6 +516,7 @@ mod tests {
             assert!(known(link.consumer).is_some_and(|p| p.server.is_none()), "{link:?}: the consumer is a profile without a server");
             assert!(known(link.engine).is_some_and(|p| p.server.is_some()), "{link:?}: the engine is a profile with a server");
             let package = known(link.engine).and_then(|p| p.package_roots.last()).unwrap();
+            assert_eq!(Some(link.package), package.rsplit('/').next(), "{link:?}: the package the consumer imports is the engine's");
             for class in link.classes {
                 assert!(class.module.starts_with(&format!("{package}.")), "{link:?}: {class:?} is the engine's");
             }
