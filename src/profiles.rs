@@ -186,6 +186,16 @@ pub(crate) struct ConsumerLink {
     pub engine: &'static str,
     /// The consumer's component package that uses the engine (`dynamo.sglang`).
     pub component: &'static str,
+    /// The engine's Python package, as the consumer imports it (`sglang`;
+    /// TensorRT-LLM's profile id is `trtllm`, its package `tensorrt_llm`).
+    pub package: &'static str,
+    /// Whether the worker a recipe starts hands its command line to the
+    /// engine's own parser (Dynamo's SGLang worker builds SGLang's `ServerArgs`
+    /// parser; its vLLM worker, vLLM's engine-only parser after its own). When
+    /// not (Dynamo's TensorRT-LLM worker parses its own options and reads the
+    /// LLM API arguments from files and `--trtllm.*` words), the recipe's words
+    /// are that worker's, never checked against the engine's server options.
+    pub argv_to_engine: bool,
     /// The distribution name the consumer pins the engine by (`sglang`).
     pub pin: &'static str,
     /// The engine classes whose members the component's uses are checked
@@ -379,6 +389,8 @@ pub(crate) static CONSUMER_LINKS: &[ConsumerLink] = &[
         consumer: "dynamo",
         engine: "sglang",
         component: "dynamo.sglang",
+        package: "sglang",
+        argv_to_engine: true,
         pin: "sglang",
         classes: &[ConsumerClass {
             module: "sglang.srt.server_args",
@@ -393,6 +405,8 @@ pub(crate) static CONSUMER_LINKS: &[ConsumerLink] = &[
         consumer: "dynamo",
         engine: "vllm",
         component: "dynamo.vllm",
+        package: "vllm",
+        argv_to_engine: true,
         pin: "vllm",
         classes: &[
             // `config.engine_args`, `self.engine_args`; the omni workers also
@@ -407,6 +421,20 @@ pub(crate) static CONSUMER_LINKS: &[ConsumerLink] = &[
             ConsumerClass { module: "vllm.config", class: "VllmConfig", also: &[], names: &["vllm_config"], attributes: &[] },
         ],
         worker_parser: Some(WorkerParser { module: "dynamo.vllm.args" }),
+    },
+    // `python -m dynamo.trtllm`: what it imports of `tensorrt_llm` and the
+    // `tensorrt-llm` pin of Dynamo's `trtllm` extra. It keeps the LLM API
+    // arguments in dicts (`engine_args`), never as a typed value, so no class
+    // is followed; its own options are not read (`argv_to_engine: false`).
+    ConsumerLink {
+        consumer: "dynamo",
+        engine: "trtllm",
+        component: "dynamo.trtllm",
+        package: "tensorrt_llm",
+        argv_to_engine: false,
+        pin: "tensorrt-llm",
+        classes: &[],
+        worker_parser: None,
     },
 ];
 
@@ -499,6 +527,7 @@ mod tests {
             assert!(known(link.consumer).is_some_and(|p| p.server.is_none()), "{link:?}: the consumer is a profile without a server");
             assert!(known(link.engine).is_some_and(|p| p.server.is_some()), "{link:?}: the engine is a profile with a server");
             let package = known(link.engine).and_then(|p| p.package_roots.last()).unwrap();
+            assert_eq!(Some(link.package), package.rsplit('/').next(), "{link:?}: the package the consumer imports is the engine's");
             for class in link.classes {
                 assert!(class.module.starts_with(&format!("{package}.")), "{link:?}: {class:?} is the engine's");
             }

@@ -424,7 +424,9 @@ pub struct ConfigKey {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub choices: Option<Known<Vec<PyValue>>>,
     /// The default; a `default_factory` is dynamic with its text, and a field
-    /// without default (required) is `None`.
+    /// without default (required) is `None`: absent from the JSON, so a
+    /// required field and one whose default is `None` (`null`) stay apart.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub default: Option<Known<PyValue>>,
     /// `default_factory=` as written, when the default is made by one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -446,6 +448,12 @@ pub struct ConfigKey {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nested: Option<String>,
     pub evidence: Evidence,
+}
+
+/// A key that is present is `Some`, even when its value is `null`
+/// ([`ConfigKey::default`]: absent means required).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Known<PyValue>>, D::Error> {
+    <Known<PyValue> as serde::Deserialize>::deserialize(d).map(Some)
 }
 
 /// A pydantic model's `extra` policy: what it does with an unknown key.

@@ -186,9 +186,9 @@ impl EngineHandle {
             let result = self.tree(wanted).map(|t| {
                 let units = Units { engine: link.consumer, tree: t.tree.as_ref(), root: &t.package_root, cache: &cache };
                 // Reads every module of the component: cached against the whole listing.
-                units.unit("consumer-uses", &format!("{}\0{}", link.engine, link.component), None, |pkg| {
+                units.unit("consumer-uses", &format!("{}\0{}", link.package, link.component), None, |pkg| {
                     let mut warnings = Vec::new();
-                    (consumer_uses_of(pkg, link.engine, link.component, link.classes, &mut warnings), warnings)
+                    (consumer_uses_of(pkg, link.package, link.component, link.classes, &mut warnings), warnings)
                 })
             });
             self.uses.insert(key.clone(), result);

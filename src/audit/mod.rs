@@ -241,7 +241,7 @@ impl<'a> Run<'a> {
                 let worker =
                     worker_parser_of(p).and_then(|key| worker_parsers.get(&key.id())).map(|(flags, who)| WorkerParse { flags, who });
                 check::flags::check_deployment(p.file, p.dep, bump, worker, &mut found);
-                check::config_keys::check_deployment(p.dep, bump, &mut found);
+                check::config_keys::check_deployment(p.file, p.dep, bump, &mut found);
                 check::env::check_deployment(p.engine, p.file, p.dep, bump, seen, &mut found);
                 let pair = pair_key(&bump).and_then(|k| pair_defaults.get(&k)).map_or(&[][..], Vec::as_slice);
                 Some((found, check::flags::changed_defaults(p.dep, bump, pair)))
@@ -278,6 +278,7 @@ impl<'a> Run<'a> {
             let first = report.findings.len();
             report.findings.extend(found);
             check::defaults::changed_defaults(p.file, p.dep, bump, defaults, &mut defaults_seen, &mut report.findings);
+            check::config_keys::changed_defaults(p.file, p.dep, bump, &mut defaults_seen, &mut report.findings);
             if !opts.rules.is_empty() {
                 let key = (p.engine.id, to.wanted.clone());
                 match (rules.get(&key), rule_trees.get(&key)) {
@@ -416,9 +417,39 @@ fn check_consumer(report: &mut AuditReport, handle: &mut EngineHandle, link: &Co
     };
     check::pins::check(&surface, link.pin, bump.to, &mut report.findings);
     tag_engine(&mut report.findings, first, link.consumer);
+    // A target tree that lacks what its own profile says every release has is
+    // not the whole package (a few files assembled by hand): a module or name
+    // the consumer imports may be missing from the tree only, so the uses are
+    // named unchecked, never reported missing.
+    if let Some(lacks) = lacks_own_surface(bump.to) {
+        report.problems.push(Problem {
+            path: format!("{}@{}", link.component, surface.ref_name),
+            message: format!(
+                "what `{}` uses of {} was not checked against {}: that tree {lacks}, so it is not the whole package",
+                link.component,
+                profiles::display(link.engine),
+                bump.to.ref_name
+            ),
+        });
+        return;
+    }
     if let Ok(uses) = handle.consumer_uses(wanted, link) {
         let consumer = Consumer { link, uses, consumer_ref: &surface.ref_name };
         check::consumer::check(&consumer, bump, &mut report.findings);
+    }
+}
+
+/// What the engine tree `surface` was read from lacks of what its profile
+/// says every release has (the server's parser, the configuration file's root
+/// model), in words; `None` when it has them.
+fn lacks_own_surface(surface: &EngineSurface) -> Option<String> {
+    let server = profiles::known(&surface.engine)?.server.as_ref()?;
+    if surface.flags.is_empty() {
+        return Some("has no server options (its parser module was not found)".to_string());
+    }
+    match &server.config_file {
+        Some(file) if surface.config_keys.is_empty() => Some(format!("has no `{}` (module `{}`)", file.class, file.module)),
+        _ => None,
     }
 }
 

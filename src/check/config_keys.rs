@@ -15,12 +15,17 @@ use super::Bump;
 use crate::codes::Severity;
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, KeyPolicy, KeyProblem, Location};
 use crate::recipe::yaml::ScalarType;
-use crate::recipe::{ConfigUse, ConfigValue, Deployment, RoleConfig};
+use crate::recipe::{ConfigUse, ConfigValue, Deployment, RecipeFile, RoleConfig};
 use crate::surface::{ConfigKey, EngineSurface, ExtraPolicy, Known, PyValue};
 use std::collections::HashMap;
 
-/// Every role's configuration keys against the target.
-pub(crate) fn check_deployment(dep: &Deployment, bump: Bump, out: &mut Vec<Finding>) {
+/// Every role's configuration keys against the target; `file` is where the
+/// fixes edit (the recipe the deployment was read from).
+pub(crate) fn check_deployment(file: &RecipeFile, dep: &Deployment, bump: Bump, out: &mut Vec<Finding>) {
+    check_in(Some(file), dep, bump, out)
+}
+
+fn check_in(file: Option<&RecipeFile>, dep: &Deployment, bump: Bump, out: &mut Vec<Finding>) {
     let Some(profile) = crate::profiles::by_id(&bump.to.engine).and_then(|p| p.server.as_ref()).and_then(|s| s.config_file.as_ref()) else {
         return;
     };
@@ -29,7 +34,7 @@ pub(crate) fn check_deployment(dep: &Deployment, bump: Bump, out: &mut Vec<Findi
         let mut found = Vec::new();
         match (bump.to.config_keys.is_empty(), role.config.first()) {
             (true, Some(first)) => found.push(unchecked(role, first, bump, profile.module, profile.class)),
-            _ => check_role(role, &models, bump, &mut found),
+            _ => check_role(file, role, &models, bump, &mut found),
         }
         out.extend(found.into_iter().map(|f| f.role(Some(&role.role)).deployment(&dep.name).variant(dep.variant.as_deref())));
     }
@@ -39,7 +44,7 @@ pub(crate) fn check_deployment(dep: &Deployment, bump: Bump, out: &mut Vec<Findi
 /// release history is asked about.
 pub(crate) fn unknown_keys(dep: &Deployment, bump: Bump) -> std::collections::BTreeSet<String> {
     let mut found = Vec::new();
-    check_deployment(dep, bump, &mut found);
+    check_in(None, dep, bump, &mut found);
     found
         .into_iter()
         .filter_map(|f| match f.kind {
@@ -99,7 +104,7 @@ enum Resolved<'s> {
     Opaque,
 }
 
-fn check_role(role: &RoleConfig, models: &Models, bump: Bump, out: &mut Vec<Finding>) {
+fn check_role(file: Option<&RecipeFile>, role: &RoleConfig, models: &Models, bump: Bump, out: &mut Vec<Finding>) {
     let mut resolved: HashMap<&str, Resolved> = HashMap::new();
     for u in &role.config {
         let (parent_written, name) = u.parent_and_name();
@@ -123,7 +128,7 @@ fn check_role(role: &RoleConfig, models: &Models, bump: Bump, out: &mut Vec<Find
         match models.field(parent, name) {
             Some(key) => {
                 resolved.insert(&u.path, Resolved::Field(key));
-                out.extend(deprecated(u, key, models, bump));
+                out.extend(deprecated(file, role, u, key, models, bump));
                 out.extend(check_value(u, key, bump));
             }
             None => {
@@ -182,7 +187,18 @@ fn unknown(u: &ConfigUse, parent: &str, model: &str, models: &Models, bump: Bump
 }
 
 /// EA003: a deprecated field whose message names a successor the target has.
-fn deprecated(u: &ConfigUse, key: &ConfigKey, models: &Models, bump: Bump) -> Option<Finding> {
+/// The fix renames the key in place when the successor is a field of the same
+/// model with the same type (the value carries over) that the role does not
+/// set already; else (a key of another map, a nested model, another type)
+/// it is advice.
+fn deprecated(
+    file: Option<&RecipeFile>,
+    role: &RoleConfig,
+    u: &ConfigUse,
+    key: &ConfigKey,
+    models: &Models,
+    bump: Bump,
+) -> Option<Finding> {
     let message = key.deprecated.as_deref()?;
     let parent = parent_of(&key.path);
     // The successor: a word of the message that is another key of the target,
@@ -205,11 +221,44 @@ fn deprecated(u: &ConfigUse, key: &ConfigKey, models: &Models, bump: Bump) -> Op
         problem: KeyProblem::Deprecated { replacement: replacement.clone(), upstream: Some(message.to_string()) },
     };
     let ev = EvidenceRef::new(&key.evidence, bump.target_ref()).with_note(format!("`{}` deprecated: \"{message}\"", key.path));
-    Some(
-        Finding::new(kind, Location::from_span(&u.key_span), &u.path)
-            .evidence(ev)
-            .fix(Some(Fix::advice(FixAction::Replace { old: u.path.clone(), new: replacement }))),
-    )
+    let successor = models.field(parent_of(&replacement), last_of(&replacement));
+    let fix = match (file, successor) {
+        (Some(file), Some(new)) if in_place(role, u, key, new) => {
+            let (written_parent, _) = u.parent_and_name();
+            let written =
+                if written_parent.is_empty() { last_of(&new.path).to_string() } else { format!("{written_parent}.{}", last_of(&new.path)) };
+            let edits = file.rename_key(&u.key_span, &u.shadowed, u.name(), last_of(&new.path));
+            Fix { actions: vec![FixAction::Replace { old: u.path.clone(), new: written }], edits }
+        }
+        _ => Fix::advice(FixAction::Replace { old: u.path.clone(), new: replacement }),
+    };
+    Some(Finding::new(kind, Location::from_span(&u.key_span), &u.path).evidence(ev).fix(Some(fix)))
+}
+
+/// Whether `u` (the deprecated `old`) can become `new` by renaming its key: a
+/// field of the same model, of the same type, holding no model, with a scalar
+/// value written, and not set by the role already (a rename would write it
+/// twice, and which value wins is the author's to say).
+fn in_place(role: &RoleConfig, u: &ConfigUse, old: &ConfigKey, new: &ConfigKey) -> bool {
+    let (written_parent, _) = u.parent_and_name();
+    let sets_new = role.config.iter().any(|o| {
+        let (p, n) = o.parent_and_name();
+        p == written_parent && (n == last_of(&new.path) || new.aliases.iter().any(|a| a == n))
+    });
+    parent_of(&old.path) == parent_of(&new.path)
+        && new.nested.is_none()
+        && bare_type(&old.type_name) == bare_type(&new.type_name)
+        && matches!(u.value, ConfigValue::Scalar { .. })
+        && !sets_new
+}
+
+/// An annotation without `Optional[...]` and spaces: `Optional[int]` and `int` alike.
+fn bare_type(annotation: &str) -> String {
+    let compact: String = annotation.chars().filter(|c| !c.is_whitespace()).collect();
+    match compact.strip_prefix("Optional[").and_then(|r| r.strip_suffix(']')) {
+        Some(inner) => inner.to_string(),
+        None => compact.strip_suffix("|None").map_or(compact.clone(), str::to_string),
+    }
 }
 
 /// EA005 / EA006: a scalar value against the field's closed set or plain type.
@@ -296,4 +345,65 @@ fn unchecked(role: &RoleConfig, first: &ConfigUse, bump: Bump, module: &str, cla
     };
     // Fail closed: what the server would refuse at start-up is not known.
     Finding::new(kind, Location::from_span(&first.key_span), &role.role).severity(Severity::Error)
+}
+
+/// EA007 for configuration keys: a key whose known default changed over the
+/// bump (neither side deprecated, neither made by a factory) that a role of
+/// the deployment does not write, said once per recipe family, key and bump
+/// (`seen` is shared with the flags' EA007), on the first such role. Each role
+/// is its own server with its own file, so one role setting the key does not
+/// set it for another. A key below a map the role writes as something else
+/// than a map (`kv_cache_config: null`) is the role's choice: not reported.
+pub(crate) fn changed_defaults(
+    file: &RecipeFile,
+    dep: &Deployment,
+    bump: Bump,
+    seen: &mut std::collections::BTreeSet<(String, String, Option<String>, String)>,
+    out: &mut Vec<Finding>,
+) {
+    let Some(from) = bump.from else { return };
+    if from.ref_name == bump.to.ref_name || bump.to.config_keys.is_empty() || from.config_keys.is_empty() {
+        return;
+    }
+    let family = std::path::Path::new(&file.path).parent().map(|p| p.display().to_string()).filter(|d| !d.is_empty()).unwrap_or(".".into());
+    for new in bump.to.config_keys.iter().filter(|k| k.deprecated.is_none() && k.default_factory.is_none()) {
+        let Some(old) = from.config_keys.iter().find(|k| k.path == new.path && k.deprecated.is_none() && k.default_factory.is_none())
+        else {
+            continue;
+        };
+        let (Some(Known::Value(a)), Some(Known::Value(b))) = (&old.default, &new.default) else { continue };
+        let Some(role) = dep.roles.iter().find(|r| !writes(r, new)) else { continue };
+        if a == b || !seen.insert((family.clone(), new.path.clone(), bump.current_ref().map(str::to_string), bump.target_ref().to_string()))
+        {
+            continue;
+        }
+        let at = role.span.as_ref().map(Location::from_span).unwrap_or(Location {
+            path: file.path.clone(),
+            line: 1,
+            column: 1,
+            offset: None,
+            len: None,
+        });
+        let (a, b) = (serde_json::to_string(a).unwrap_or_default(), serde_json::to_string(b).unwrap_or_default());
+        let note = format!("`{}` defaults to {b} here", new.path);
+        let kind = FindingKind::DefaultChanged { option: new.path.clone(), family: family.clone(), bump: bump.label(), old: a, new: b };
+        out.push(
+            Finding::new(kind, at, &new.path)
+                .role(Some(&role.role))
+                .deployment(&dep.name)
+                .variant(dep.variant.as_deref())
+                .evidence(EvidenceRef::new(&new.evidence, bump.target_ref()).with_note(note)),
+        );
+    }
+}
+
+/// Whether `role` writes `key` (by its name or an alias), or a parent of it
+/// as something else than a map (the role then decides the whole value).
+fn writes(role: &RoleConfig, key: &ConfigKey) -> bool {
+    let (parent, name) = (parent_of(&key.path), last_of(&key.path));
+    role.config.iter().any(|u| {
+        let (p, n) = u.parent_and_name();
+        (p == parent && (n == name || key.aliases.iter().any(|a| a == n)))
+            || (key.path.starts_with(&format!("{}.", u.path)) && !matches!(u.value, ConfigValue::Map))
+    })
 }

@@ -40,12 +40,15 @@ pub(super) fn may_be_its_own(worker: Option<&Worker>, option: &str, bump: Bump) 
         && bump.history.and_then(|h| h.flag(option, bump.target_ref())).is_none()
 }
 
-/// Whether the flags go to a consumer's worker that has no link to this engine
-/// (Dynamo's TRT-LLM worker, `python -m dynamo.trtllm`, is not read): its
-/// parser is neither the engine's server parser nor read, so every word it
-/// gets is named unread (EA306), never checked against the server's options.
+/// Whether the flags go to a consumer's worker whose parser is not the
+/// engine's (no link to this engine, or a link whose worker parses its own
+/// options: Dynamo's TRT-LLM worker, `python -m dynamo.trtllm`, whose options
+/// are not read): every word it gets is named unread (EA306), never checked
+/// against the server's options.
 pub(super) fn unlinked(worker: Option<&Worker>, bump: Bump) -> bool {
-    worker.is_some_and(|w| !crate::profiles::CONSUMER_LINKS.iter().any(|l| l.consumer == w.consumer && l.engine == bump.to.engine))
+    worker.is_some_and(|w| {
+        !crate::profiles::CONSUMER_LINKS.iter().any(|l| l.consumer == w.consumer && l.engine == bump.to.engine && l.argv_to_engine)
+    })
 }
 
 /// EA306 for a word handed to a worker whose parser is not read.

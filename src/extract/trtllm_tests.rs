@@ -267,6 +267,15 @@ fn llm_args_keys_nest_with_types_defaults_and_policies() {
     assert_eq!(key(&s, "model").extra, ExtraPolicy::Forbid);
     assert_eq!(kv.evidence.path, "tensorrt_llm/llmapi/llm_args.py");
     assert_eq!(kv.evidence.line, 45);
+    // In the JSON (`surface --format json`, the fact cache), a required field
+    // has no `default` and a default of `None` is `null`: they stay apart.
+    let json = |k: &ConfigKey| serde_json::to_value(k).unwrap();
+    assert!(json(key(&s, "model")).get("default").is_none(), "required: no default");
+    assert_eq!(json(old)["default"], serde_json::Value::Null, "`default=None`");
+    for k in [key(&s, "model"), old] {
+        let back: ConfigKey = serde_json::from_value(json(k)).unwrap();
+        assert_eq!(back.default, k.default, "{}", k.path);
+    }
 }
 
 #[test]

@@ -299,3 +299,242 @@ fn the_real_recipes_against_the_assembled_releases() {
             .all(|f| f["severity"] == "error" || !f["message"].as_str().unwrap().contains("configuration file key")));
     }
 }
+
+/// A Dynamo tree (plain folder) whose TensorRT-LLM worker imports what the
+/// mini TensorRT-LLM v1.3.0 has, what it does not, and one missing name behind
+/// a guard; its `trtllm` extra pins another release.
+fn dynamo_with_trtllm_worker(dir: &Path) -> std::path::PathBuf {
+    let root = dir.join("dynamo-trt");
+    let component = root.join("components/src/dynamo/trtllm");
+    std::fs::create_dir_all(&component).unwrap();
+    std::fs::write(
+        root.join("pyproject.toml"),
+        "[project]\nname = \"ai-dynamo\"\nversion = \"0.3.0\"\ndependencies = [\"uvloop\"]\n\n\
+         [project.optional-dependencies]\ntrtllm = [\"uvloop\", \"tensorrt-llm==1.2.0\"]\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("components/src/dynamo/__init__.py"), "").unwrap();
+    std::fs::write(component.join("__init__.py"), "").unwrap();
+    std::fs::write(
+        component.join("main.py"),
+        "import argparse\n\
+         \n\
+         from tensorrt_llm.commands.serve import serve\n\
+         from tensorrt_llm.llmapi.llm_args import KvCacheConfig, SleepConfig\n\
+         \n\
+         try:\n    from tensorrt_llm.visual_gen import VisualGen\nexcept ImportError:\n    VisualGen = None\n\
+         \n\
+         \n\
+         def engine_args(config):\n    return {\"kv_cache_config\": KvCacheConfig(), \"model\": config.model}\n",
+    )
+    .unwrap();
+    root
+}
+
+/// Dynamo's TensorRT-LLM worker (`python -m dynamo.trtllm`) is held to the
+/// TensorRT-LLM target the way its SGLang and vLLM workers are: a name the
+/// target does not define (EA202, at import: the worker crashes at start), a
+/// missing module behind `except ImportError` (EA204), the pin of its
+/// `trtllm` extra (EA205). Against a tree that is not the whole package (its
+/// own parser module absent), nothing is claimed missing: the uses are named
+/// unchecked.
+#[test]
+fn dynamos_trtllm_worker_against_the_target() {
+    let (dir, ws, root) = demo_recipes();
+    let dynamo = dynamo_with_trtllm_worker(dir.path());
+    let recipe = root.join(RECIPE);
+    let report = json(&audit(&ws.trtllm_repo, &[&recipe], &["--trtllm-to", "v1.3.0", "--dynamo", dynamo.to_str().unwrap()]));
+    let found = by_subject(&report);
+    let (severity, _, message) = get(&found, "EA202", "tensorrt_llm.llmapi.llm_args.SleepConfig");
+    assert_eq!(severity, "error");
+    assert!(message.contains("crashes at start"), "{message}");
+    let (severity, _, message) = get(&found, "EA204", "tensorrt_llm.visual_gen");
+    assert_eq!(severity, "warning");
+    assert!(message.contains("VisualGen = None"), "{message}");
+    let (severity, _, message) = get(&found, "EA205", "tensorrt-llm");
+    assert_eq!(severity, "warning");
+    assert!(message.contains("tensorrt-llm==1.2.0") && message.contains("1.3.0"), "{message}");
+    // What the target has is no finding.
+    assert!(!found.keys().any(|(_, s)| s.starts_with("tensorrt_llm.commands") || s.ends_with("KvCacheConfig")), "{found:#?}");
+
+    // The same worker against a folder holding only `llm_args.py` of that
+    // release: `commands/serve.py` is missing from the folder, not from
+    // TensorRT-LLM, so no use is called missing.
+    let partial = dir.path().join("trtllm-partial");
+    std::fs::create_dir_all(partial.join("tensorrt_llm/llmapi")).unwrap();
+    let demo_llmapi = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/trtllm/v1.3.0/tensorrt_llm/llmapi");
+    for file in ["__init__.py", "llm_args.py", "utils.py"] {
+        std::fs::copy(demo_llmapi.join(file), partial.join("tensorrt_llm/llmapi").join(file)).unwrap();
+    }
+    std::fs::write(partial.join("tensorrt_llm/__init__.py"), "").unwrap();
+    let report = json(&audit(&partial, &[&recipe], &["--dynamo", dynamo.to_str().unwrap()]));
+    let found = by_subject(&report);
+    assert!(!found.keys().any(|(code, _)| ["EA201", "EA202", "EA203", "EA204"].contains(&code.as_str())), "{found:#?}");
+    let problems = report["problems"].as_array().unwrap();
+    assert!(
+        problems.iter().any(|p| p["path"].as_str().unwrap().starts_with("dynamo.trtllm@")
+            && p["message"].as_str().unwrap().contains("not checked")
+            && p["message"].as_str().unwrap().contains("not the whole package")),
+        "{problems:#?}"
+    );
+}
+
+/// A TensorRT-LLM folder whose `KvCacheConfig` deprecates a field for a
+/// sibling of the same type, and `TorchLlmArgs` one for a nested model.
+fn trtllm_with_renamed_fields(dir: &Path) -> std::path::PathBuf {
+    let root = dir.join("trtllm-renames");
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/trtllm/v1.3.0/tensorrt_llm");
+    std::fs::create_dir_all(root.join("tensorrt_llm/llmapi")).unwrap();
+    std::fs::create_dir_all(root.join("tensorrt_llm/commands")).unwrap();
+    for file in ["__init__.py", "commands/__init__.py", "commands/serve.py", "llmapi/__init__.py", "llmapi/utils.py"] {
+        std::fs::copy(demo.join(file), root.join("tensorrt_llm").join(file)).unwrap();
+    }
+    std::fs::write(
+        root.join("tensorrt_llm/llmapi/llm_args.py"),
+        "from typing import Optional\n\
+         \n\
+         from pydantic import Field\n\
+         \n\
+         from .utils import StrictBaseModel\n\
+         \n\
+         \n\
+         class KvCacheConfig(StrictBaseModel):\n    \
+             reuse_partial_blocks: bool = Field(default=True, json_schema_extra={\"status\": \"deprecated\"},\n                                       description=\"Use allow_partial_reuse instead.\")\n    \
+             allow_partial_reuse: bool = True\n    \
+             free_gpu_memory_fraction: Optional[float] = 0.9\n\
+         \n\
+         \n\
+         class CudaGraphConfig(StrictBaseModel):\n    \
+             max_batch_size: int = 0\n\
+         \n\
+         \n\
+         class TorchLlmArgs(StrictBaseModel):\n    \
+             model: str = Field(...)\n    \
+             kv_cache_config: KvCacheConfig = Field(default_factory=KvCacheConfig)\n    \
+             cuda_graph_config: Optional[CudaGraphConfig] = None\n    \
+             use_cuda_graph: bool = Field(default=False, deprecated=\"Use cuda_graph_config instead.\")\n",
+    )
+    .unwrap();
+    root
+}
+
+const RENAMES: &str = "schema: 2
+name: trt-renames
+model:
+  path: /models/m
+  container: nvcr.io/nvidia/tensorrt-llm/release:1.3.0
+  precision: fp8
+frontend:
+  type: trtllm_serve
+engine:
+  type: trtllm
+roles:
+  prefill:
+    args:
+      use_cuda_graph: true
+      kv_cache_config:
+        reuse_partial_blocks: false
+        free_gpu_memory_fraction: 0.8
+  decode:
+    args:
+      kv_cache_config:
+        reuse_partial_blocks: false
+        allow_partial_reuse: true
+";
+
+/// `--fix` on EA003 for a configuration key: a deprecated field whose
+/// successor is a field of the same model and type is renamed in place
+/// (`kv_cache_config.reuse_partial_blocks` → `allow_partial_reuse`, at its
+/// depth); where the role sets the successor already, or the successor is a
+/// nested model (`use_cuda_graph` → `cuda_graph_config`), it stays advice.
+#[test]
+fn fix_renames_a_deprecated_key_to_its_sibling_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = trtllm_with_renamed_fields(dir.path());
+    let recipe = dir.path().join("trt-renames.yaml");
+    std::fs::write(&recipe, RENAMES).unwrap();
+
+    let report = json(&audit(&engine, &[&recipe], &[]));
+    let mut fixes: Vec<(String, String, bool)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "EA003")
+        .map(|f| {
+            let edits = f["fix"]["edits"].as_array().map_or(0, Vec::len);
+            (f["role"].as_str().unwrap().to_string(), f["subject"].as_str().unwrap().to_string(), edits > 0)
+        })
+        .collect();
+    fixes.sort();
+    assert_eq!(
+        fixes,
+        [
+            ("decode".to_string(), "kv_cache_config.reuse_partial_blocks".to_string(), false),
+            ("prefill".to_string(), "kv_cache_config.reuse_partial_blocks".to_string(), true),
+            ("prefill".to_string(), "use_cuda_graph".to_string(), false),
+        ],
+        "{report:#}"
+    );
+
+    let out = audit(&engine, &[&recipe], &["--fix"]);
+    assert!(out.status.code().is_some(), "{}", String::from_utf8_lossy(&out.stderr));
+    let fixed = std::fs::read_to_string(&recipe).unwrap();
+    let expected =
+        RENAMES.replacen("        reuse_partial_blocks: false\n        free", "        allow_partial_reuse: false\n        free", 1);
+    assert_eq!(fixed, expected, "only the prefill key is renamed, in place");
+    // Fixed, the prefill role no longer has that finding.
+    let report = json(&audit(&engine, &[&recipe], &[]));
+    let mut left: Vec<(&str, &str)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "EA003")
+        .map(|f| (f["role"].as_str().unwrap(), f["subject"].as_str().unwrap()))
+        .collect();
+    left.sort();
+    assert_eq!(left, [("decode", "kv_cache_config.reuse_partial_blocks"), ("prefill", "use_cuda_graph")], "{report:#}");
+}
+
+/// EA007 for configuration keys: over a bump whose release changes the
+/// default of `kv_cache_config.free_gpu_memory_fraction`, a role that leaves
+/// the key unset is told (once, on that role), a role that writes it is not;
+/// a key whose default did not change says nothing.
+#[test]
+fn a_changed_default_of_a_key_a_role_leaves_unset() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = trtllm_with_renamed_fields(dir.path());
+    let git_dir = dir.path().join("trtllm-defaults.git");
+    let repo = git2::Repository::init_bare(&git_dir).unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    let sig = git2::Signature::new("t", "t@localhost", &git2::Time::new(1_767_225_600, 0)).unwrap();
+    let first =
+        repo.commit(Some("refs/heads/main"), &sig, &sig, "v1.0.0", &repo.find_tree(tree_of(&repo, &old, &[])).unwrap(), &[]).unwrap();
+    repo.tag_lightweight("v1.0.0", &repo.find_object(first, None).unwrap(), false).unwrap();
+    let args = old.join("tensorrt_llm/llmapi/llm_args.py");
+    let text = std::fs::read_to_string(&args).unwrap();
+    std::fs::write(
+        &args,
+        text.replace("free_gpu_memory_fraction: Optional[float] = 0.9", "free_gpu_memory_fraction: Optional[float] = 0.85"),
+    )
+    .unwrap();
+    let parent = repo.find_commit(first).unwrap();
+    let second = repo
+        .commit(Some("refs/heads/main"), &sig, &sig, "v1.1.0", &repo.find_tree(tree_of(&repo, &old, &[])).unwrap(), &[&parent])
+        .unwrap();
+    repo.tag_lightweight("v1.1.0", &repo.find_object(second, None).unwrap(), false).unwrap();
+
+    let recipe = dir.path().join("trt-renames.yaml");
+    std::fs::write(&recipe, RENAMES).unwrap();
+    let report = json(&audit(&git_dir, &[&recipe], &["--trtllm-from", "v1.0.0", "--trtllm-to", "v1.1.0"]));
+    let changed: Vec<(&str, &str, &str)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "EA007")
+        .map(|f| (f["role"].as_str().unwrap(), f["subject"].as_str().unwrap(), f["message"].as_str().unwrap()))
+        .collect();
+    assert_eq!(changed.len(), 1, "{report:#}");
+    let (role, subject, message) = changed[0];
+    assert_eq!((role, subject), ("decode", "kv_cache_config.free_gpu_memory_fraction"), "prefill writes it; decode does not");
+    assert!(message.contains("v1.0.0 → v1.1.0: 0.9 → 0.85"), "{message}");
+}

@@ -164,7 +164,7 @@ pub struct ConsumerUse {
 /// `engine_package` whose component is `module_prefix` (else the first link of
 /// that engine): see [`consumer_uses_of`] to name them.
 pub fn consumer_uses(pkg: &Package, engine_package: &str, module_prefix: &str, warnings: &mut Vec<ExtractWarning>) -> Vec<ConsumerUse> {
-    let links = || crate::profiles::CONSUMER_LINKS.iter().filter(|l| l.engine == engine_package);
+    let links = || crate::profiles::CONSUMER_LINKS.iter().filter(|l| l.package == engine_package);
     let link = links().find(|l| l.component == module_prefix).or_else(|| links().next());
     consumer_uses_of(pkg, engine_package, module_prefix, link.map_or(&[][..], |l| l.classes), warnings)
 }

@@ -173,7 +173,7 @@ pub(crate) fn reads_in_file(file: &PyFile, instances: &[String], wanted: &dyn Fn
         };
         let name = match (&read.registry_name, read.key) {
             (Some((instance, name)), _) => instances.contains(instance).then(|| name.clone()),
-            (None, Some(key)) => file.string_value(key),
+            (None, Some(key)) => file.string_value(key).or_else(|| constant_name(file, key)),
             _ => None,
         };
         if let Some(name) = name.filter(|n| wanted(n)) {
@@ -188,6 +188,51 @@ pub(crate) fn reads_in_file(file: &PyFile, instances: &[String], wanted: &dyn Fn
         true
     });
     out
+}
+
+/// The string a name expression stands for when it is a constant of the same
+/// file: a module-level `NAME = "X"` (`os.environ.get(NAME)`), or a class
+/// attribute `ATTR = "X"` read as `self.ATTR` inside that class or as
+/// `Class.ATTR` (TensorRT-LLM's logger reads `os.environ.get(self.ENV_VARIABLE)`,
+/// its class body saying `ENV_VARIABLE = "TLLM_LOG_LEVEL"`). A name bound more
+/// than once at that level is not a constant: `None`.
+fn constant_name(file: &PyFile, key: Node) -> Option<String> {
+    match key.kind() {
+        "identifier" => string_assigned(file, file.root(), file.text(key)),
+        "attribute" => {
+            let object = key.child_by_field_name("object")?;
+            let attribute = file.text(key.child_by_field_name("attribute")?);
+            let class = match file.text(object) {
+                "self" | "cls" => {
+                    let mut node = key.parent()?;
+                    while node.kind() != "class_definition" {
+                        node = node.parent()?;
+                    }
+                    node
+                }
+                name => {
+                    crate::extract::consts::find_definition(&file.source, file.root(), name).filter(|d| d.kind() == "class_definition")?
+                }
+            };
+            string_assigned(file, crate::extract::consts::class_body(class)?, attribute)
+        }
+        _ => None,
+    }
+}
+
+/// The string literal `name` is assigned, when the block assigns it exactly
+/// once, at its own level.
+fn string_assigned(file: &PyFile, block: Node, name: &str) -> Option<String> {
+    let mut values = named_children(block).into_iter().filter_map(|stmt| {
+        let assign = named_children(stmt).into_iter().next().filter(|a| a.kind() == "assignment")?;
+        let left = assign.child_by_field_name("left")?;
+        (left.kind() == "identifier" && file.text(left) == name).then(|| assign.child_by_field_name("right"))
+    });
+    let value = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    file.string_value(value?)
 }
 
 /// The message of a notice read: the read is the whole test of an `if` with no

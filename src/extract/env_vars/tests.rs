@@ -252,3 +252,42 @@ fn package_without_registry_is_empty_not_an_error() {
     assert_eq!(registry, EnvRegistry::default());
     assert!(warnings.is_empty());
 }
+
+/// A name read through a constant of its file: a module-level `NAME = "X"`,
+/// a class attribute read as `self.ATTR` (TensorRT-LLM's logger) or
+/// `Class.ATTR`. A name bound twice, or to something else than a string, or
+/// an attribute of another object, names nothing.
+#[test]
+fn names_read_through_constants_of_the_file() {
+    let source = r#"import os
+
+FORCE_ENV = "TLLM_FORCE"
+TWICE = "TLLM_ONE"
+TWICE = "TLLM_TWO"
+
+
+class Logger:
+    ENV_VARIABLE = "TLLM_LOG_LEVEL"
+
+    def __init__(self):
+        self.level = os.environ.get(self.ENV_VARIABLE)
+
+
+class Launch:
+    INDEX = "TLLM_INDEX"
+
+
+def read():
+    a = os.environ.get(FORCE_ENV)
+    b = os.getenv(Launch.INDEX, "0")
+    c = os.environ.get(TWICE)
+    d = os.environ.get(other.ENV_VARIABLE)
+    return a, b, c, d
+"#;
+    let mut warnings = Vec::new();
+    let file = crate::extract::symbols::parse_source("pkg/log.py", source.as_bytes().to_vec(), &mut warnings).unwrap();
+    let reads = reads::reads_in_file(&file, &[], &|n: &str| n.starts_with("TLLM_"));
+    let found: Vec<(&str, u32)> = reads.iter().map(|r| (r.name.as_str(), r.evidence.line)).collect();
+    assert_eq!(found, [("TLLM_LOG_LEVEL", 12), ("TLLM_FORCE", 20), ("TLLM_INDEX", 21)]);
+    assert_eq!(reads[2].default, Some(Known::Value(json!("0"))));
+}
