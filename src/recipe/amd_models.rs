@@ -171,21 +171,40 @@ struct Field {
     key: &'static str,
     flag: &'static str,
     kind: FieldKind,
+    /// The roles the server script passes it for (it reads the others' but
+    /// never puts them on a command line).
+    roles: &'static [&'static str],
 }
+
+const BOTH: &[&str] = &ROLES;
+const PREFILL: &[&str] = &["prefill"];
+const DECODE: &[&str] = &["decode"];
 
 /// Fields read at the role's top level.
 const ROLE_FIELDS: &[Field] = &[
-    Field { key: "mem_fraction_static", flag: "mem-fraction-static", kind: FieldKind::Value },
-    Field { key: "disable_radix_cache", flag: "disable-radix-cache", kind: FieldKind::Switch },
-    Field { key: "prefill_round_robin_balance", flag: "prefill-round-robin-balance", kind: FieldKind::Switch },
+    Field { key: "mem_fraction_static", flag: "mem-fraction-static", kind: FieldKind::Value, roles: BOTH },
+    Field { key: "disable_radix_cache", flag: "disable-radix-cache", kind: FieldKind::Switch, roles: PREFILL },
+    // `--disable-cuda-graph` in place of `--cuda-graph-bs`.
+    Field { key: "disable_cuda_graph", flag: "disable-cuda-graph", kind: FieldKind::Switch, roles: PREFILL },
+    Field { key: "prefill_round_robin_balance", flag: "prefill-round-robin-balance", kind: FieldKind::Switch, roles: DECODE },
+    Field {
+        key: "disagg_decode_enable_radix_cache",
+        flag: "disaggregation-decode-enable-radix-cache",
+        kind: FieldKind::Switch,
+        roles: DECODE,
+    },
 ];
 
 /// Fields read in a role's `dp` / `ep_only` / `no_dp` block.
 const BLOCK_FIELDS: &[Field] = &[
-    Field { key: "max_running_requests", flag: "max-running-requests", kind: FieldKind::Value },
-    Field { key: "chunked_prefill_size", flag: "chunked-prefill-size", kind: FieldKind::Arithmetic },
-    Field { key: "cuda_graph_bs", flag: "cuda-graph-bs", kind: FieldKind::Values },
-    Field { key: "cuda_graph_bs_range", flag: "cuda-graph-bs", kind: FieldKind::Range },
+    Field { key: "max_running_requests", flag: "max-running-requests", kind: FieldKind::Value, roles: BOTH },
+    Field { key: "chunked_prefill_size", flag: "chunked-prefill-size", kind: FieldKind::Arithmetic, roles: PREFILL },
+    Field { key: "cuda_graph_bs", flag: "cuda-graph-bs", kind: FieldKind::Values, roles: BOTH },
+    Field { key: "cuda_graph_bs_range", flag: "cuda-graph-bs", kind: FieldKind::Range, roles: BOTH },
+    Field { key: "context_length", flag: "context-length", kind: FieldKind::Value, roles: BOTH },
+    Field { key: "max_total_tokens", flag: "max-total-tokens", kind: FieldKind::Value, roles: PREFILL },
+    // Read from the `dp` block only: without DP attention the script turns it off.
+    Field { key: "enable_two_batch_overlap", flag: "enable-two-batch-overlap", kind: FieldKind::Switch, roles: PREFILL },
 ];
 
 /// A range longer than this is not expanded (it would be as many spans).
@@ -285,9 +304,7 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
                     if with_mtp && name == "decode" {
                         argv.extend_from_slice(words("mtp_flags"));
                     }
-                    let block = mode.blocks().iter().find_map(|b| role.blocks.iter().find(|(k, _)| k == b));
-                    let mut flags = role.fields.clone();
-                    flags.extend(block.into_iter().flat_map(|(_, f)| f.iter().cloned()));
+                    let flags = role_flags(mode, name, role, &roles[0]);
                     RoleConfig {
                         role: name.to_string(),
                         span: role.span.clone(),
@@ -309,6 +326,38 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
     deployments
 }
 
+/// The flags a role's fields give in `mode`, as the server script composes
+/// them: the block's fields after the role's; with DP attention (and EP, as
+/// the `dp` variant runs) `--max-running-requests` is the job's maximum
+/// concurrency; a decode without a context length gets the prefill's; a
+/// prefill without CUDA graphs passes no `--cuda-graph-bs`.
+fn role_flags(mode: Mode, name: &str, role: &RoleFields, prefill: &RoleFields) -> Vec<FlagUse> {
+    let block = mode.blocks().iter().find_map(|b| role.blocks.iter().find(|(k, _)| k == b));
+    let mut flags = role.fields.clone();
+    flags.extend(block.into_iter().flat_map(|(_, f)| f.iter().cloned()));
+    let on = |flags: &[FlagUse], n: &str| flags.iter().any(|f| f.name == n && f.value == FlagValue::Switch { on: true });
+    if on(&flags, "disable-cuda-graph") {
+        flags.retain(|f| f.name != "cuda-graph-bs");
+    }
+    if !matches!(mode, Mode::Dp) {
+        flags.retain(|f| f.name != "enable-two-batch-overlap");
+    }
+    if name == "decode" && !flags.iter().any(|f| f.name == "context-length") {
+        let prefill_block = match mode {
+            Mode::Dp => prefill.blocks.iter().find(|(k, _)| k == "dp"),
+            _ => prefill.blocks.iter().find(|(k, _)| k == "no_dp"),
+        };
+        flags.extend(prefill_block.into_iter().flat_map(|(_, f)| f.iter().filter(|f| f.name == "context-length").cloned()));
+    }
+    if matches!(mode, Mode::Dp) {
+        let otherwise = if name == "decode" { "the end of `cuda_graph_bs_range` times the decode TP size" } else { "this value" };
+        for f in flags.iter_mut().filter(|f| f.name == "max-running-requests") {
+            f.value = FlagValue::Dynamic { text: format!("the job's maximum concurrency when EP is on too, else {otherwise}") };
+        }
+    }
+    flags
+}
+
 fn read_role(src: &SourceText, model: &str, role: &str, entry: &Entry, notes: &mut Vec<Note>) -> RoleFields {
     let mut out = RoleFields { span: Some(entry.key.span.clone()), ..RoleFields::default() };
     let Some(map) = entry.value.as_map() else {
@@ -322,9 +371,13 @@ fn read_role(src: &SourceText, model: &str, role: &str, entry: &Entry, notes: &m
         let Some(key) = field.key.as_str() else { continue };
         let path = format!("{model}.{role}.{key}");
         if let Some(known) = ROLE_FIELDS.iter().find(|f| f.key == key) {
-            out.fields.extend(field_flag(src, &path, known, field, notes));
+            if known.roles.contains(&role) {
+                out.fields.extend(field_flag(src, &path, known, field, notes));
+            } else {
+                notes.push(not_passed(&path, role, field));
+            }
         } else if ["dp", "ep_only", "no_dp"].contains(&key) {
-            out.blocks.push((key.to_string(), read_block(src, &path, field, notes)));
+            out.blocks.push((key.to_string(), read_block(src, &path, role, field, notes)));
         } else {
             notes.push(unknown_field(&path, ROLE_FIELDS, field));
         }
@@ -338,7 +391,7 @@ fn read_role(src: &SourceText, model: &str, role: &str, entry: &Entry, notes: &m
     out
 }
 
-fn read_block(src: &SourceText, path: &str, entry: &Entry, notes: &mut Vec<Note>) -> Vec<FlagUse> {
+fn read_block(src: &SourceText, path: &str, role: &str, entry: &Entry, notes: &mut Vec<Note>) -> Vec<FlagUse> {
     let Some(map) = entry.value.as_map() else {
         notes.push(Note::error(
             format!("`{path}` should be a map of fields, found a {}; its fields are not read", entry.value.kind_name()),
@@ -350,11 +403,18 @@ fn read_block(src: &SourceText, path: &str, entry: &Entry, notes: &mut Vec<Note>
     for field in map {
         let Some(key) = field.key.as_str() else { continue };
         match BLOCK_FIELDS.iter().find(|f| f.key == key) {
-            Some(known) => flags.extend(field_flag(src, &format!("{path}.{key}"), known, field, notes)),
+            Some(known) if known.roles.contains(&role) => flags.extend(field_flag(src, &format!("{path}.{key}"), known, field, notes)),
+            Some(_) => notes.push(not_passed(&format!("{path}.{key}"), role, field)),
             None => notes.push(unknown_field(&format!("{path}.{key}"), BLOCK_FIELDS, field)),
         }
     }
     flags
+}
+
+/// A field the server script reads for the other role only: nothing of it
+/// reaches this role's server.
+fn not_passed(path: &str, role: &str, field: &Entry) -> Note {
+    Note::info(format!("`{path}`: the server script does not pass it to the {role} server; not audited"), Some(field.key.span.clone()))
 }
 
 /// The server script's field-to-flag mapping is documented, not readable: a

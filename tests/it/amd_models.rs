@@ -49,7 +49,10 @@ fn every_model_of_the_real_table_is_read_with_exact_spans() {
     assert_eq!(file.deployments.len(), 9 * 6 + 3 * 3);
     for f in all_flags(&file) {
         let key = &file.text[f.key_span.offset..f.key_span.end()];
-        if key.contains('_') {
+        if key == "disagg_decode_enable_radix_cache" {
+            // The one field the server script spells out in full.
+            assert_eq!(f.name, "disaggregation-decode-enable-radix-cache");
+        } else if key.contains('_') {
             assert_eq!(key.trim_end_matches("_range").replace('_', "-"), f.name, "a field: {key}");
         } else {
             assert_eq!(key, f.name);
@@ -62,12 +65,27 @@ fn every_model_of_the_real_table_is_read_with_exact_spans() {
     assert_eq!((balance.key_span.line, balance.key_span.column), (61, 5));
     let mode = flags.iter().find(|f| f.name == "deepep-mode").unwrap();
     assert_eq!((mode.key_span.line, mode.key_span.column), (47, 68));
-    // The fields the README does not list are named, not guessed.
-    for field in
-        ["disable_cuda_graph", "context_length", "max_total_tokens", "enable_two_batch_overlap", "disagg_decode_enable_radix_cache"]
-    {
-        assert!(file.notes.iter().any(|n| n.message.contains(&format!(".{field}`: not a field"))), "{field}");
+    // The fields the README does not list are read as `server_sglang.sh` passes them, each for its role.
+    let role_flag = |role: &str, name: &str| {
+        file.deployments
+            .iter()
+            .flat_map(|d| &d.roles)
+            .filter(|r| r.role == role)
+            .flat_map(|r| r.flag_uses(|_| false))
+            .any(|f| f.name == name)
+    };
+    for (role, flag) in [
+        ("prefill", "disable-cuda-graph"),
+        ("prefill", "context-length"),
+        ("decode", "context-length"),
+        ("prefill", "max-total-tokens"),
+        ("prefill", "enable-two-batch-overlap"),
+        ("decode", "disaggregation-decode-enable-radix-cache"),
+    ] {
+        assert!(role_flag(role, flag), "{role} --{flag}");
     }
+    assert!(!role_flag("decode", "disable-cuda-graph") && !role_flag("prefill", "disaggregation-decode-enable-radix-cache"));
+    assert!(!file.notes.iter().any(|n| n.message.contains("`: not a field")), "{:?}", file.notes);
 
     // The vLLM table is read by its own reader: one vLLM deployment per model,
     // every flag word at its exact place.
