@@ -27,6 +27,7 @@ mod matrix;
 mod module_layers;
 mod oracle;
 mod oracle_atom;
+mod oracle_atomesh;
 mod oracle_trtllm;
 mod oracle_vllm;
 mod pr;
