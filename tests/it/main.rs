@@ -7,6 +7,7 @@ mod amd_models;
 mod atom_demo;
 mod atom_recipes;
 mod atom_scripts;
+mod atomesh_router;
 mod cache_folder;
 mod ci_files;
 mod cli_docs;
