@@ -110,16 +110,17 @@ ROUTER_CMD="/usr/local/bin/atomesh launch \
 eval "$ROUTER_CMD" 2>&1 | tee router.log &
 "#;
 
+fn files(cliargs: &str) -> [(&str, &str); 3] {
+    [("atom/__init__.py", ""), ("atom/mesh/Cargo.toml", "[package]\nname = \"mesh\"\n"), ("atom/mesh/src/cliargs.rs", cliargs)]
+}
+
 fn mini_atom(dir: &Path) {
     let repo = Repository::init(dir).unwrap();
     repo.set_head("refs/heads/main").unwrap();
     let sig = Signature::new("t", "t@localhost", &Time::new(1_777_593_600, 0)).unwrap();
-    let v2 = cliargs_v2();
-    let files = |cliargs: &'static str| [("atom/__init__.py", ""), ("atom/mesh/Cargo.toml", "[package]\nname = \"mesh\"\n"), ("atom/mesh/src/cliargs.rs", cliargs)];
     let first = commit(&repo, &sig, &files(CLIARGS_V1), None, 1_777_593_600);
     repo.tag_lightweight("v1", &repo.find_object(first, None).unwrap(), false).unwrap();
-    let v2: &'static str = Box::leak(v2.into_boxed_str());
-    let second = commit(&repo, &sig, &files(v2), Some(first), 1_780_272_000);
+    let second = commit(&repo, &sig, &files(&cliargs_v2()), Some(first), 1_780_272_000);
     repo.tag_lightweight("v2", &repo.find_object(second, None).unwrap(), false).unwrap();
 }
 
@@ -177,11 +178,7 @@ fn atomesh_launch_flags_are_held_to_the_routers_clap_surface() {
     // a script builds in a variable.
     assert_eq!(
         f,
-        [
-            row("EA001", "cache-threshold", 15),
-            row("EA001", "health-check-timeout", 15),
-            row("EA005", "backend", 15),
-        ],
+        [row("EA001", "cache-threshold", 15), row("EA001", "health-check-timeout", 15), row("EA005", "backend", 15),],
         "{report:#}"
     );
     let message = |subject: &str| {
