@@ -192,6 +192,8 @@ pub(crate) enum EngineName {
     Sglang,
     Vllm,
     Atom,
+    /// ATOM's router, read from `--atom`'s source.
+    Atomesh,
     Trtllm,
     Dynamo,
 }
@@ -202,6 +204,7 @@ impl EngineName {
             EngineName::Sglang => &crate::profiles::SGLANG,
             EngineName::Vllm => &crate::profiles::VLLM,
             EngineName::Atom => &crate::profiles::ATOM,
+            EngineName::Atomesh => &crate::profiles::ATOMESH,
             EngineName::Trtllm => &crate::profiles::TRTLLM,
             EngineName::Dynamo => &crate::profiles::DYNAMO,
         }

@@ -358,8 +358,9 @@ mod tests {
     #[test]
     fn every_audited_engine_has_a_source_key() {
         let file = parse("sglang: s\nvllm: v\natom: ../atom.git\ntrtllm: ../trtllm.git\ndynamo: d\n", "c.yaml").unwrap();
+        // A program of another engine's repository (ATOM's router) takes that engine's key.
         for profile in crate::profiles::PROFILES {
-            assert!(file.source_of(profile.id).is_some(), "`{}:` in .engine-audit.yaml", profile.id);
+            assert!(file.source_of(profile.source_id()).is_some(), "`{}:` in .engine-audit.yaml", profile.source_id());
         }
         assert_eq!(file.source_of("atom").map(String::as_str), Some("../atom.git"));
         // Accepted before the engine is audited (its recipes are not yet).

@@ -21,6 +21,11 @@ pub struct EngineProfile {
     pub package_roots: &'static [&'static str],
     /// The server it runs, for engines recipes start (a consumer has none).
     pub server: Option<ServerProfile>,
+    /// The profile whose source this one is read from, when it is a program
+    /// of another engine's repository (ATOM's `atomesh` router lives in ATOM's):
+    /// opened from that engine's source (`--atom`), at that engine's refs
+    /// (`--atom-to`), with its own surface.
+    pub source_of: Option<&'static str>,
 }
 
 /// How an engine's server is configured: the surface recipes are checked against.
@@ -37,8 +42,9 @@ pub struct ServerProfile {
     /// Their names are not in the engine's source, so they are said to be not
     /// checked, never judged unknown.
     pub foreign_env: &'static [(&'static str, &'static str)],
-    /// The configuration class consumers read: (dotted module, class).
-    pub config_class: (&'static str, &'static str),
+    /// The configuration class consumers read: (dotted module, class); none
+    /// for a program with no Python configuration class (a Rust router).
+    pub config_class: Option<(&'static str, &'static str)>,
     /// The commands scripts start its server with.
     pub launchers: &'static [Launcher],
     /// Whether the command lines those launchers start are read. When not
@@ -161,6 +167,13 @@ pub enum FlagsStrategy {
     /// with `@click.command(...)` and one `@click.option(...)` per option
     /// (TRT-LLM's `trtllm-serve serve`). Options are read from the decorators.
     ClickCommand { module: &'static str, function: &'static str },
+    /// A Rust program's clap-derive command line (ATOM's `atomesh` router):
+    /// the `#[derive(Parser)]` root struct in `file` (below the package root),
+    /// read for its `subcommand` (its own options when empty); `prefilter`
+    /// names a function of the file that takes options out of the arguments
+    /// before clap parses them (`--prefill URL [PORT]`). Read from the source,
+    /// never built.
+    ClapDerive { file: &'static str, subcommand: &'static str, prefilter: Option<&'static str> },
 }
 
 /// Where the engine's typed env registry is.
@@ -247,7 +260,7 @@ pub static SGLANG: EngineProfile = EngineProfile {
         env: EnvStrategy::TypedRegistry { files: &["srt/environ.py", "environ.py"] },
         env_prefixes: &["SGLANG_", "SGL_"],
         foreign_env: AITER,
-        config_class: ("sglang.srt.server_args", "ServerArgs"),
+        config_class: Some(("sglang.srt.server_args", "ServerArgs")),
         launchers: &[
             Launcher { role: "launch_server", form: LaunchForm::PythonModule("sglang.launch_server") },
             Launcher { role: "serve", form: LaunchForm::Program { program: "sglang", subcommand: "serve" } },
@@ -256,6 +269,7 @@ pub static SGLANG: EngineProfile = EngineProfile {
         resolution: Some(ResolutionProfile { modules: &["srt/server_args.py", "srt/arg_groups/"], declare_call: "declare_resolution" }),
         config_file: None,
     }),
+    source_of: None,
 };
 
 pub static VLLM: EngineProfile = EngineProfile {
@@ -273,7 +287,7 @@ pub static VLLM: EngineProfile = EngineProfile {
         env: EnvStrategy::GetterDict { file: "envs.py", dict: "environment_variables" },
         env_prefixes: &["VLLM_"],
         foreign_env: AITER,
-        config_class: ("vllm.engine.arg_utils", "EngineArgs"),
+        config_class: Some(("vllm.engine.arg_utils", "EngineArgs")),
         launchers: &[
             Launcher { role: "api_server", form: LaunchForm::PythonModule("vllm.entrypoints.openai.api_server") },
             Launcher {
@@ -287,6 +301,7 @@ pub static VLLM: EngineProfile = EngineProfile {
         resolution: None,
         config_file: None,
     }),
+    source_of: None,
 };
 
 pub static ATOM: EngineProfile = EngineProfile {
@@ -301,12 +316,39 @@ pub static ATOM: EngineProfile = EngineProfile {
         env_prefixes: &["ATOM_"],
         // The aiter kernels library (ROCm/aiter) reads its own variables.
         foreign_env: AITER,
-        config_class: ("atom.model_engine.arg_utils", "EngineArgs"),
+        config_class: Some(("atom.model_engine.arg_utils", "EngineArgs")),
         launchers: &[Launcher { role: "openai_server", form: LaunchForm::PythonModule("atom.entrypoints.openai_server") }],
         launches_read: true,
         resolution: None,
         config_file: None,
     }),
+    source_of: None,
+};
+
+/// ATOM's router, `atomesh` (Rust, `atom/mesh`): the AMD multi-node scripts
+/// start it in front of the prefill and decode servers (`atomesh launch
+/// --pd-disaggregation --prefill URL --decode URL --policy random ...`). Its
+/// command line is clap's derive in `mesh/src/cliargs.rs`; it reads no env
+/// registry. Read from ATOM's source at ATOM's refs.
+pub static ATOMESH: EngineProfile = EngineProfile {
+    id: "atomesh",
+    display: "atomesh",
+    package_roots: &["atom"],
+    server: Some(ServerProfile {
+        // `main.rs` hands the arguments to `filter_prefill_args_from` (which takes
+        // `--prefill URL [PORT]` out) and the rest to `Cli::parse_from`.
+        flags: FlagsStrategy::ClapDerive { file: "mesh/src/cliargs.rs", subcommand: "launch", prefilter: Some("filter_prefill_args_from") },
+        env: EnvStrategy::None,
+        env_prefixes: &[],
+        foreign_env: &[],
+        // A Rust program: no Python class a consumer reads.
+        config_class: None,
+        launchers: &[Launcher { role: "atomesh", form: LaunchForm::Program { program: "atomesh", subcommand: "launch" } }],
+        launches_read: true,
+        resolution: None,
+        config_file: None,
+    }),
+    source_of: Some("atom"),
 };
 
 pub static TRTLLM: EngineProfile = EngineProfile {
@@ -322,7 +364,7 @@ pub static TRTLLM: EngineProfile = EngineProfile {
         env: EnvStrategy::None,
         env_prefixes: &["TRTLLM_", "TLLM_"],
         foreign_env: &[],
-        config_class: ("tensorrt_llm.llmapi.llm_args", "TorchLlmArgs"),
+        config_class: Some(("tensorrt_llm.llmapi.llm_args", "TorchLlmArgs")),
         // `trtllm-serve [serve] MODEL ...`: found in scripts so that they are
         // named not audited; their command lines (and the `--config` YAML the
         // scripts write) are not read yet.
@@ -331,10 +373,11 @@ pub static TRTLLM: EngineProfile = EngineProfile {
         resolution: None,
         config_file: Some(ConfigFileProfile { module: "llmapi.llm_args", class: "TorchLlmArgs" }),
     }),
+    source_of: None,
 };
 
 pub static DYNAMO: EngineProfile =
-    EngineProfile { id: "dynamo", display: "Dynamo", package_roots: &["components/src/dynamo", "dynamo"], server: None };
+    EngineProfile { id: "dynamo", display: "Dynamo", package_roots: &["components/src/dynamo", "dynamo"], server: None, source_of: None };
 
 /// How srtctl hands a role's engine arguments (`roles.<role>.args`,
 /// `backend.<engine>_config.<mode>`) to an engine.
@@ -381,7 +424,7 @@ pub(crate) fn recipe_engine(id: &str) -> Option<&'static RecipeEngine> {
 }
 
 /// Every profile, engines first.
-pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &TRTLLM, &DYNAMO];
+pub(crate) static PROFILES: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &ATOMESH, &TRTLLM, &DYNAMO];
 
 /// Every consumer component and the engine it uses.
 pub(crate) static CONSUMER_LINKS: &[ConsumerLink] = &[
@@ -446,7 +489,7 @@ pub(crate) fn by_id(id: &str) -> Option<&'static EngineProfile> {
 /// Every profile the tool knows, audited or not yet (a new engine's surface
 /// can be read before its recipes are): what consumer links and report names
 /// look up.
-static KNOWN: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &TRTLLM, &DYNAMO];
+static KNOWN: &[&EngineProfile] = &[&SGLANG, &VLLM, &ATOM, &ATOMESH, &TRTLLM, &DYNAMO];
 
 /// A profile id read back (from the evaluation cache) as the `'static` id it
 /// names; an id no profile has is an error, so a stale entry is a miss.
@@ -478,9 +521,15 @@ impl EngineProfile {
         foreign.iter().find(|(prefix, _)| name.starts_with(prefix)).map(|(_, library)| *library)
     }
 
+    /// The profile id whose source (and refs) this one is read from: its own
+    /// unless it is a program of another engine's repository.
+    pub(crate) fn source_id(&self) -> &'static str {
+        self.source_of.unwrap_or(self.id)
+    }
+
     /// The configuration class consumers read, as (dotted module, class).
     pub(crate) fn config_class(&self) -> Option<(String, String)> {
-        self.server.as_ref().map(|s| (s.config_class.0.to_string(), s.config_class.1.to_string()))
+        self.server.as_ref().and_then(|s| s.config_class).map(|(module, class)| (module.to_string(), class.to_string()))
     }
 }
 
@@ -535,7 +584,7 @@ mod tests {
         for p in PROFILES {
             assert!(known(p.id).is_some(), "{}: every audited profile is known", p.id);
         }
-        for p in PROFILES.iter().filter(|p| p.server.is_some()) {
+        for p in PROFILES.iter().filter(|p| p.server.is_some() && p.source_of.is_none()) {
             assert!(recipe_engine(p.id).is_some(), "{}: every engine with a server is a recipe engine srt-slurm can name", p.id);
         }
         assert!(SGLANG.owns_env("SGL_X") && !SGLANG.owns_env("NCCL_X") && !DYNAMO.owns_env("SGLANG_X"));

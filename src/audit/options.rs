@@ -111,7 +111,8 @@ impl AuditOptions {
         }
         let servers: Vec<Engine> = crate::profiles::servers()
             .map(|(engine, _)| engine)
-            .filter(|e| self.sources.contains_key(e.id) && !self.refs.contains_key(e.id))
+            // A program read from another engine's source follows that engine's refs.
+            .filter(|e| e.source_of.is_none() && self.sources.contains_key(e.id) && !self.refs.contains_key(e.id))
             .collect();
         match servers.as_slice() {
             [] => Ok(self.with_refs(&crate::profiles::SGLANG, from, to)),
@@ -128,16 +129,22 @@ impl AuditOptions {
 
     /// The flag that names `engine`'s target ref on this command line.
     pub(crate) fn to_flag(&self, engine: Engine) -> String {
-        if self.own_ref_flags.contains(engine.id) {
-            format!("--{}-to", engine.id)
+        if self.own_ref_flags.contains(engine.source_id()) {
+            format!("--{}-to", engine.source_id())
         } else {
             RefFlags::named(engine, None, None).to_flag
         }
     }
 
     /// The refs named for `engine`, if any.
+    /// A program read from another engine's source ([`EngineProfile::source_of`])
+    /// is at that engine's refs.
     pub(crate) fn refs_of(&self, engine: Engine) -> RefFlags {
-        self.refs.get(engine.id).cloned().unwrap_or_else(|| RefFlags::named(engine, None, None))
+        self.refs
+            .get(engine.id)
+            .or_else(|| self.refs.get(engine.source_id()))
+            .cloned()
+            .unwrap_or_else(|| RefFlags::named(engine, None, None))
     }
 
     /// Whether any engine source was given.

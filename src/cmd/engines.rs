@@ -19,8 +19,8 @@ pub(crate) fn pick_engine(engine: Option<EngineName>, sources: &EngineSources) -
             None => return Err(miette::miette!(help = "pass --sglang, --vllm, --atom or --dynamo PATH|URL", "no engine source given")),
         },
     };
-    let spec = given.into_iter().find(|(e, _)| e.id == engine.id).map(|(_, s)| s);
-    let spec = spec.ok_or_else(|| miette::miette!("--{} is required for --engine {}", engine.id, engine.id))?;
+    let spec = given.into_iter().find(|(e, _)| e.id == engine.source_id()).map(|(_, s)| s);
+    let spec = spec.ok_or_else(|| miette::miette!("--{} is required for --engine {}", engine.source_id(), engine.id))?;
     Ok((engine, spec.spec, spec.root))
 }
 
@@ -61,8 +61,9 @@ pub(crate) fn audit_sources(sources: &EngineSources, config: &crate::config::Con
     opts.open.fetch = config.file.fetch.unwrap_or_default();
     let given = sources.given();
     for engine in crate::profiles::PROFILES.iter().copied() {
-        let flag = given.iter().find(|(e, _)| e.id == engine.id).map(|(_, s)| s.clone());
-        let spec = flag.clone().map(|s| s.spec).or_else(|| config.engine_source(config.file.source_of(engine.id)));
+        // A program of another engine's repository (ATOM's router) is read from that engine's source.
+        let flag = given.iter().find(|(e, _)| e.id == engine.source_id()).map(|(_, s)| s.clone());
+        let spec = flag.clone().map(|s| s.spec).or_else(|| config.engine_source(config.file.source_of(engine.source_id())));
         if let Some(spec) = spec {
             opts.sources.insert(engine.id, EngineSpec { spec, root: flag.and_then(|s| s.root) });
         }

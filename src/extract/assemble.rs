@@ -3,7 +3,7 @@
 
 use super::consts::classes;
 use super::units::{EnvScan, Units, WithWarnings};
-use super::{cli_flags, click_options, env_vars, parsed, pins, pydantic_models, symbols, Package};
+use super::{clap_derive, cli_flags, click_options, env_vars, parsed, pins, pydantic_models, symbols, Package};
 use crate::cache::FactCache;
 use crate::profiles::{Engine, EnvStrategy, FlagsStrategy};
 use crate::source::Tree;
@@ -129,6 +129,14 @@ pub fn extract_surface_with(
                     // Click parses exact option strings: no prefix matching, no rewrites.
                     let facts = crate::surface::ParserFacts { allow_abbrev: crate::surface::Known::Value(false), ..Default::default() };
                     ((click_options::extract_click_options(pkg, &module, function, &mut w), facts), w)
+                })
+            }
+            FlagsStrategy::ClapDerive { file, subcommand, prefilter } => {
+                let path = format!("{}/{file}", pkg.root);
+                units.unit("flags", subcommand, Some(&path), |pkg| {
+                    let mut w = Vec::new();
+                    let cmd = clap_derive::ClapCommand { file, subcommand, prefilter: *prefilter };
+                    (clap_derive::extract_clap_file(pkg, &cmd, &mut w), w)
                 })
             }
         }

@@ -4,6 +4,7 @@
 //! files through [`Tree`](crate::source::Tree).
 
 pub(crate) mod assemble;
+pub(crate) mod clap_derive;
 pub mod cli_flags;
 pub(crate) mod click_options;
 pub mod consts;

@@ -71,6 +71,10 @@ pub fn extract_flags(
         FlagsStrategy::ClickCommand { module, function } => {
             super::click_options::extract_click_options(pkg, &format!("{}.{module}", pkg.name), function, warnings)
         }
+        FlagsStrategy::ClapDerive { file, subcommand, prefilter } => {
+            let cmd = super::clap_derive::ClapCommand { file, subcommand, prefilter: *prefilter };
+            super::clap_derive::extract_clap_file(pkg, &cmd, warnings).0
+        }
     }
 }
 
