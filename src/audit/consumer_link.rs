@@ -54,7 +54,10 @@ fn check_link_with(engines: &mut Engines, link: &'static ConsumerLink, bump: &Li
             .collect(),
         Err(e) => return Err(miette::miette!("{} {}: {e}", consumer.display, bump.consumer_ref)),
     };
-    let demand = Demand { symbols_of: modules, classes: engine_classes(engine), metadata: true, ..Demand::default() };
+    // The server options too, as an audit reads them: whether the target tree is
+    // the whole package is judged by them (`lacks_own_surface`), and a surface
+    // read without them would look like a tree assembled by hand.
+    let demand = Demand { flags: true, symbols_of: modules, classes: engine_classes(engine), metadata: true, ..Demand::default() };
     let engine_handle = engines.get_mut(engine).ok_or_else(|| given(engine.id))?;
     let wanted: Vec<(String, Demand)> =
         bump.engine_from.into_iter().chain([bump.engine_to]).map(|w| (w.to_string(), demand.clone())).collect();

@@ -136,7 +136,11 @@ fn engine_artifact(e: &super::EvidenceRef, opts: &RenderOptions) -> Value {
     match evidence_url(e, opts) {
         Some(url) => json!({ "uri": url }),
         None => match e.engine.as_deref() {
-            Some(engine) => json!({ "uri": super::encode_path(&e.path), "uriBaseId": engine.to_ascii_uppercase() }),
+            Some(engine) => {
+                // A program read from another engine's repository (ATOM's router) is under that repository's id.
+                let repository = crate::profiles::by_id(engine).map_or(engine, |p| p.source_id());
+                json!({ "uri": super::encode_path(&e.path), "uriBaseId": repository.to_ascii_uppercase() })
+            }
             None => json!({ "uri": recipe_uri(&e.path, opts) }),
         },
     }
@@ -258,7 +262,8 @@ fn render(report: &AuditReport, opts: &RenderOptions) -> String {
     let index = |code: &str| ids.iter().position(|id| id == code);
     let results = results(report, &index, opts);
     let mut base_ids = Map::new();
-    for engine in crate::profiles::PROFILES.iter().map(|p| p.id) {
+    // One id per repository: a program read from another engine's source has none of its own.
+    for engine in crate::profiles::PROFILES.iter().filter(|p| p.source_of.is_none()).map(|p| p.id) {
         // No `uri`: each location names its own ref (and carries a blob URL when known).
         let description = json!({ "text": format!("the {engine} repository, at the ref each location's message names") });
         base_ids.insert(engine.to_ascii_uppercase(), json!({ "description": description }));
