@@ -4,7 +4,8 @@
 //!
 //! Per role the script passes `base_flags`, plus `dp_flags` when data-parallel
 //! attention is on, plus `ep_flags` when expert parallelism is on, plus
-//! `mtp_flags` on decode when MTP is on; then the role's fields by name
+//! `mtp_flags` on both roles when MTP is on (the prefill's draft layers must
+//! match the decode's); then the role's fields by name
 //! (`mem_fraction_static` → `--mem-fraction-static`, ...), the per-mode ones taken
 //! from the role's `dp`, `ep_only` or `no_dp` block. Each configuration the script
 //! can produce is one [`Deployment`] (`variant` `dp`, `ep_only`, `no_dp`, each also
@@ -267,7 +268,7 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
     for field in entry.value.as_map().unwrap_or_default() {
         let Some(key) = field.key.as_str() else { continue };
         if let Some(&name) = FLAG_STRINGS.iter().find(|&&s| s == key) {
-            strings.push((name, flag_words(src, &format!("{model}.{key}"), &field.value, notes)));
+            strings.push((name, flag_words(src, &format!("{model}.{key}"), &field.value, PrintedAs::InDoubleQuotes, notes)));
         } else if let Some(i) = ROLES.iter().position(|&r| r == key) {
             roles[i] = Some(read_role(src, model, ROLES[i], field, notes));
         } else {
@@ -299,10 +300,17 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
                 .iter()
                 .zip(&roles)
                 .map(|(&name, role)| {
+                    // In the script's order: base, EP, MTP (both roles: the prefill's
+                    // draft layers must match the decode's), DP.
                     let mut argv: Vec<ArgToken> = words("base_flags").to_vec();
-                    mode.strings().iter().for_each(|s| argv.extend_from_slice(words(s)));
-                    if with_mtp && name == "decode" {
+                    if mode.strings().contains(&"ep_flags") {
+                        argv.extend_from_slice(words("ep_flags"));
+                    }
+                    if with_mtp {
                         argv.extend_from_slice(words("mtp_flags"));
+                    }
+                    if mode.strings().contains(&"dp_flags") {
+                        argv.extend_from_slice(words("dp_flags"));
                     }
                     let flags = role_flags(mode, name, role, &roles[0]);
                     RoleConfig {
@@ -521,8 +529,20 @@ impl SrcChar {
     }
 }
 
+/// How a server script hands a table string to the shell before the launch's
+/// words are parsed from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PrintedAs {
+    /// As it is (`'...'` with its quotes escaped: server_atom.sh's `sh()`).
+    AsIs,
+    /// Inside the double quotes of an assignment the script `eval`s
+    /// (`print(f'MODEL_BASE_FLAGS="{...}"')`): bash first removes the
+    /// backslash of `\"`, `\\`, `\$` and `` \` `` (server_sglang.sh, server_vllm.sh).
+    InDoubleQuotes,
+}
+
 /// The words of one flag string, each spanning its bytes in the file.
-fn flag_words(src: &SourceText, path: &str, node: &Node, notes: &mut Vec<Note>) -> Vec<ArgToken> {
+pub(super) fn flag_words(src: &SourceText, path: &str, node: &Node, printed: PrintedAs, notes: &mut Vec<Note>) -> Vec<ArgToken> {
     let scalar = match &node.kind {
         NodeKind::Scalar(s) if s.resolve() == ScalarType::Null => {
             notes.push(Note::warning(format!("`{path}` is null: read as no flags"), Some(node.span.clone())));
@@ -537,7 +557,10 @@ fn flag_words(src: &SourceText, path: &str, node: &Node, notes: &mut Vec<Note>) 
             return Vec::new();
         }
     };
-    let (chars, exact) = source_chars(src, node, scalar);
+    let (mut chars, exact) = source_chars(src, node, scalar);
+    if printed == PrintedAs::InDoubleQuotes {
+        chars = in_double_quotes(chars, path, node, notes);
+    }
     if !exact {
         notes.push(Note::warning(
             format!("`{path}` is written over several lines or with escapes: its flags point at the whole value and are not edited"),
@@ -607,6 +630,32 @@ fn exact_chars(src: &SourceText, node: &Node, scalar: &Scalar) -> Option<Vec<Src
         out.push(SrcChar { c, at, len });
     }
     (out.iter().map(|c| c.c).collect::<String>() == scalar.text).then_some(out)
+}
+
+/// The characters bash leaves of text inside double quotes: a backslash before
+/// `"`, `\\`, `$` or `` ` `` is removed (the character keeps both places). An
+/// unescaped `"` would end those quotes and change the words: named, not guessed.
+fn in_double_quotes(chars: Vec<SrcChar>, path: &str, node: &Node, notes: &mut Vec<Note>) -> Vec<SrcChar> {
+    let mut out = Vec::with_capacity(chars.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match (c.c, chars.get(i + 1)) {
+            ('\\', Some(next)) if matches!(next.c, '"' | '\\' | '$' | '`') => {
+                out.push(SrcChar { c: next.c, at: c.at, len: next.end() - c.at });
+                i += 2;
+                continue;
+            }
+            ('"', _) => notes.push(Note::warning(
+                format!("`{path}`: a `\"` ends the double quotes the server script prints the string in; the words after it may differ from those read here"),
+                Some(node.span.clone()),
+            )),
+            _ => {}
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
 }
 
 /// One shell word: its value after quote removal and the characters it spans.

@@ -624,6 +624,34 @@ fn a_flag_string_given_up_past_the_cap_keeps_the_words_every_path_writes() {
     }
 }
 
+/// An array that paths build to different lengths (`A=(--tp-size 8)`, with
+/// optional flags appended under tests), past the cap on paths: the elements
+/// every path writes stay known, in `"${A[@]}"` and in `${A[*]}` inside a
+/// string run by `eval` (server_atom.sh's `DECODE_PARALLEL_ARGS`); what
+/// differs is unknown words, never claimed.
+#[test]
+fn an_array_of_two_lengths_given_up_past_the_cap_keeps_its_common_elements() {
+    let mut text = String::from("#!/bin/bash\nA=(--tp-size 8)\n");
+    for i in 0..7 {
+        text.push_str(&format!("if [[ \"$OPT_{i}\" == on ]]; then A=(\"${{A[@]}}\" --opt-{i}); fi\n"));
+    }
+    text.push_str("A=(\"${A[@]}\" --port 30000)\npython3 -m sglang.launch_server \"${A[@]}\" &\n");
+    text.push_str("CMD=\"python3 -m sglang.launch_server ${A[*]} --host h\"\neval \"$CMD\"\n");
+    let file = load("a.sh", &text).unwrap();
+    assert_eq!(file.deployments.len(), 2, "{:#?}", file.deployments);
+    note_with(&file, "more than 32 paths");
+    let roles: Vec<_> = file.deployments.iter().flat_map(|d| &d.roles).collect();
+    for role in &roles {
+        let flags = role.flag_uses(|_| false);
+        let value = |name: &str| flags.iter().find(|f| f.name == name).map(|f| f.value.clone());
+        for (name, text) in [("tp-size", "8"), ("port", "30000")] {
+            assert!(matches!(value(name), Some(FlagValue::Scalar { text: t, .. }) if t == text), "--{name} {text} in {flags:#?}");
+        }
+    }
+    // The merged paths' optional flags are unknown words on those roles.
+    assert!(roles.iter().any(|r| r.argv.iter().flatten().any(|t| t.value.is_dynamic())), "{roles:#?}");
+}
+
 /// A string of flags expanded unquoted is split into its words; a word with
 /// an unknown part keeps its literal flag name (`--dp-size=$TP`): the name is
 /// the one bash passes whatever `$TP` holds.

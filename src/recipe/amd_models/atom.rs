@@ -32,7 +32,7 @@ use super::super::format::Loaded;
 use super::super::yaml::{Entry, Node, NodeKind, ScalarType};
 use super::super::{ArgToken, Deployment, EnvUse, FlagUse, FlagValue, Note, RoleConfig};
 use super::vllm::env_pairs;
-use super::{flag_words, ROLES};
+use super::{flag_words, PrintedAs, ROLES};
 use crate::surface::Known;
 use crate::text::span::SourceText;
 
@@ -211,7 +211,7 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
             let words = match split.iter().find(|(k, _)| *k == key) {
                 Some((_, words)) => words.clone(),
                 None => {
-                    let words = flag_words(src, &path, &field.value, notes);
+                    let words = flag_words(src, &path, &field.value, PrintedAs::AsIs, notes);
                     split.push((key, words.clone()));
                     words
                 }

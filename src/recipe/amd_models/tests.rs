@@ -117,8 +117,10 @@ fn flag_strings_and_fields_become_flags_per_mode() {
     let FlagValue::List { items } = &flag(&decode, "cuda-graph-bs").value else { panic!() };
     assert_eq!(items.iter().map(|i| i.value.as_str()).collect::<Vec<_>>(), ["1", "2", "3", "4", "5", "6", "7", "8"], "seq 1 8");
     assert!(items.iter().all(|i| at(&file, &i.span) == "1-8"));
-    // MTP is the decode server's only.
-    assert!(!names(dp_mtp, "prefill").contains(&"speculative-algorithm".to_string()));
+    // MTP goes to both servers (the prefill's draft layers must match the
+    // decode's), and only in the MTP variant.
+    assert!(names(dp_mtp, "prefill").contains(&"speculative-algorithm".to_string()));
+    assert!(!names(deployment(&file, "DeepSeek-R1-0528", "dp"), "prefill").contains(&"speculative-algorithm".to_string()));
     let prefill = flags(dp_mtp, "prefill");
     let FlagValue::List { items } = &flag(&prefill, "cuda-graph-bs").value else { panic!() };
     assert_eq!(items.iter().map(|i| at(&file, &i.span)).collect::<Vec<_>>(), ["1", "2", "3"], "each value where it is written");
@@ -147,9 +149,10 @@ fn flag_strings_and_fields_become_flags_per_mode() {
     assert!(matches!(&flag(&prefill, "context-length").value, FlagValue::Scalar { text, .. } if text == "9217"));
     assert!(matches!(&flag(&flags(glm, "decode"), "context-length").value, FlagValue::Scalar { text, .. } if text == "9217"));
     assert!(matches!(&flag(&prefill, "chunked-prefill-size").value, FlagValue::Scalar { text, quoted: true, .. } if text == "16384"));
-    // A quoted JSON value with spaces is one word, as `bash -c` reads it.
+    // A quoted JSON value with spaces is one word, as `bash -c` reads it, with
+    // the backslashes the `eval`ed double quotes took away.
     let json = flag(&prefill, "model-loader-extra-config");
-    assert!(matches!(&json.value, FlagValue::Scalar { text, quoted: true, .. } if text == r#"{\"num_threads\": 8}"#), "{:?}", json.value);
+    assert!(matches!(&json.value, FlagValue::Scalar { text, quoted: true, .. } if text == r#"{"num_threads": 8}"#), "{:?}", json.value);
     assert_eq!(at(&file, &json.value_span), r#"'{\\\"num_threads\\\": 8}'"#);
 }
 
@@ -477,4 +480,29 @@ fn atom_flag_words_are_renamed_in_place_and_fields_set() {
     assert!(file.edit(EditIntent::Rename { span: &block.key_span, old: "block-size", new: "kv-block-size" }).is_empty());
     let edits = file.edit(EditIntent::SetValue { span: &block.value_span, value: "128" });
     assert!(apply(&file, &edits).contains(r#"block_size: "128""#), "{edits:?}");
+}
+
+/// server_sglang.sh prints `base_flags` inside the double quotes of an
+/// assignment that it `eval`s, and runs the command line with `bash -c`: a
+/// JSON value written `'{\"k\": true}'` in the string reaches SGLang as
+/// `{"k": true}` (the first shell removes the backslashes, the second the
+/// single quotes). The vLLM table goes the same way; ATOM's prints with `'...'`.
+#[test]
+fn a_flag_string_printed_in_double_quotes_loses_the_backslashes_bash_removes() {
+    let text = "M:\n  base_flags: \"--tp-size 8 --model-loader-extra-config '{\\\\\\\"enable_multithread_load\\\\\\\": true}' --x \\\\\\\\y\"\n  mtp_flags: \"\"\n  prefill:\n    mem_fraction_static: 0.8\n  decode:\n    mem_fraction_static: 0.8\n";
+    assert!(text.contains(r#"'{\\\"enable_multithread_load\\\": true}'"#), "{text}");
+    let file = load_as("amd_utils/models.yaml", text);
+    let d = &file.deployments[0];
+    let f = flags(d, "prefill");
+    assert!(
+        matches!(&flag(&f, "model-loader-extra-config").value, FlagValue::Scalar { text, .. } if text == r#"{"enable_multithread_load": true}"#),
+        "{:?}",
+        flag(&f, "model-loader-extra-config")
+    );
+    // `\\y` in the printed string is `\y` to the second shell, which gives `y`.
+    assert!(matches!(&flag(&f, "x").value, FlagValue::Scalar { text, .. } if text == "y"), "{:?}", flag(&f, "x"));
+    let vllm = "Kimi:\n  prefill_flags: \"--kv-transfer-config '{\\\\\\\"kv_role\\\\\\\": \\\\\\\"kv_both\\\\\\\"}'\"\n  decode_flags: \"--tensor-parallel-size 8\"\n";
+    let file = load_as("amd_utils/models_vllm.yaml", vllm);
+    let word = file.deployments[0].roles[0].argv.as_ref().unwrap()[1].value.clone();
+    assert_eq!(word, Known::Value(r#"{"kv_role": "kv_both"}"#.to_string()));
 }

@@ -14,7 +14,7 @@
 use super::super::format::Loaded;
 use super::super::yaml::{Entry, Node};
 use super::super::{ArgToken, Deployment, EnvUse, Note, RoleConfig};
-use super::{flag_words, ROLES};
+use super::{flag_words, PrintedAs, ROLES};
 use crate::surface::Known;
 use crate::text::span::SourceText;
 
@@ -46,7 +46,7 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Option<
         let path = format!("{model}.{key}");
         let role = |suffix: &str| ROLES.iter().position(|r| key.strip_suffix(suffix) == Some(r));
         if let Some(i) = role("_flags") {
-            flags[i] = Some(flag_words(src, &path, &field.value, notes));
+            flags[i] = Some(flag_words(src, &path, &field.value, PrintedAs::InDoubleQuotes, notes));
         } else if key == "env" {
             common_env = env_pairs(src, &path, &field.value, notes);
         } else if let Some(i) = role("_env") {
@@ -89,7 +89,7 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Option<
 /// `KEY=VALUE` words of an env string, each with its name's and value's places.
 pub(super) fn env_pairs(src: &SourceText, path: &str, node: &Node, notes: &mut Vec<Note>) -> Vec<EnvUse> {
     let mut out = Vec::new();
-    for word in flag_words(src, path, node, notes) {
+    for word in flag_words(src, path, node, PrintedAs::AsIs, notes) {
         let Known::Value(text) = &word.value else { continue };
         let Some((name, value)) = text.split_once('=').filter(|(n, _)| is_env_name(n)) else {
             notes.push(Note::warning(format!("`{path}`: `{}` is no KEY=VALUE pair; not read", word.raw), Some(word.span.clone())));

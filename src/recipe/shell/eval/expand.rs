@@ -329,7 +329,13 @@ impl Interp<'_> {
                         out.push(Item::Break);
                     }
                 }
-                out.extend(split(e));
+                // An element standing for any number of elements (an unquoted
+                // unknown expansion in the array's assignment, or paths that
+                // disagree) stays any number of words in `"${A[@]}"`.
+                out.extend(e.iter().map(|fr| {
+                    let many = !star && fr.split && fr.unknown.is_some();
+                    Item::Frag(Frag { split: !quoted || many, quoted, ..fr.clone() })
+                }));
             }
             out
         };

@@ -21,9 +21,11 @@ const MAX_WORDS: usize = 512;
 pub(super) fn join_values(name: &str, a: &Value, b: &Value, at: Origin) -> Option<Value> {
     match (a, b) {
         (Value::Str(x), Value::Str(y)) => join_strings(name, x, y, at).map(Value::Str),
-        // Elements are words of their own: only arrays of one length are
-        // joined, element by element; a differing element keeps its `--flag=`.
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+        // Elements are words of their own: arrays of one length are joined
+        // element by element (a differing element keeps its `--flag=`); of
+        // two lengths, as strings are, by their common elements.
+        (Value::Array(x), Value::Array(y)) if x.len() != y.len() => join_arrays(name, x, y, at).map(Value::Array),
+        (Value::Array(x), Value::Array(y)) => {
             let mut kept_any = false;
             let out = x
                 .iter()
@@ -82,6 +84,32 @@ fn join_strings(name: &str, x: &[Frag], y: &[Frag], at: Origin) -> Option<Vec<Fr
             out.push(Frag::literal(" ".into(), Origin { verbatim: false, ..at }, at, false));
         }
         out.extend(piece);
+    }
+    Some(out)
+}
+
+/// Arrays of two lengths (`A=(-tp "$TP")` on one path, `A=(-tp "$TP" ${EP_FLAGS})`
+/// on another): the elements both have, in order, stay; each stretch where
+/// they differ becomes one element that stands for any number of elements
+/// (`"${A[@]}"` gives it as unknown words, never as exactly one).
+fn join_arrays(name: &str, x: &[Word], y: &[Word], at: Origin) -> Option<Vec<Word>> {
+    if x.len() > MAX_WORDS || y.len() > MAX_WORDS {
+        return None;
+    }
+    let pairs = common_words(x, y);
+    if pairs.is_empty() {
+        return None;
+    }
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    for (ci, cj) in pairs.into_iter().chain(std::iter::once((x.len(), y.len()))) {
+        if ci > i || cj > j {
+            out.push(vec![Frag { split: true, ..gap(name, at) }]);
+        }
+        if ci < x.len() {
+            out.push(x[ci].clone());
+        }
+        (i, j) = (ci + 1, cj + 1);
     }
     Some(out)
 }
@@ -228,6 +256,21 @@ mod tests {
         assert!(join_values("C", &text(""), &text("--b 2"), at()).is_none());
         let arrays = (Value::Array(vec![vec![]]), Value::Array(vec![]));
         assert!(join_values("C", &arrays.0, &arrays.1, at()).is_none());
+    }
+
+    #[test]
+    fn arrays_of_two_lengths_keep_their_common_elements() {
+        let el = |s: &str| vec![Frag::literal(s.to_string(), at(), at(), false)];
+        let a = Value::Array(vec![el("-tp"), el("8")]);
+        let b = Value::Array(vec![el("-tp"), el("8"), el("--enable-expert-parallel"), el("--enable-dp-attention")]);
+        let Value::Array(out) = join_values("A", &a, &b, at()).unwrap() else { panic!() };
+        let words: Vec<String> =
+            out.iter().map(|f| f.iter().map(|x| if x.unknown.is_some() { "?".into() } else { x.text.clone() }).collect()).collect();
+        assert_eq!(words, ["-tp", "8", "?"]);
+        // The gap stands for any number of elements (none, on the first path).
+        assert!(out[2][0].split);
+        let c = Value::Array(vec![el("--x")]);
+        assert!(join_values("A", &c, &b, at()).is_none());
     }
 
     #[test]
