@@ -8,6 +8,7 @@
 #     scripts/bench.sh            # builds the release binary and the parse_all example first
 #     RUNS=9 scripts/bench.sh
 #     ENGINE_AUDIT_IX=~/ix BENCH_ONLY=ix scripts/bench.sh   # case 9 alone
+#     ENGINE_AUDIT_IX=~/ix ENGINE_AUDIT_ATOM=~/ATOM.git BENCH_ONLY=atom scripts/bench.sh   # case 10 alone
 #
 # Inputs: the corpus (ENGINE_AUDIT_CORPUS, default ~/.cache/engine-audit-corpus)
 # and the recipes (BENCH_RECIPES: the srt-slurm-recipes/sglang folder).
@@ -87,7 +88,50 @@ ix_table() {
 | 9f. floor: git archive of SGLang v0.5.23, vLLM v0.34.0, Dynamo v1.6.1 | $MED_floor_ix | 1 |
 TABLE
 }
+# The ATOM part of that tree (issue 46): every single-node ATOM script, the
+# AMD chain's ATOM server script (its env file sourced) and model table, with
+# ATOM's source (ENGINE_AUDIT_ATOM, a clone of ROCm/ATOM; skipped without) at
+# one target ref (BENCH_ATOM_REF), against the floor of `git archive` of it.
+ATOM_SRC="${ENGINE_AUDIT_ATOM:-}"
+ATOM_REF="${BENCH_ATOM_REF:-087b82d9c1f630e79149ba37e6213257ec9a76f8}"
+AUDIT_ATOM=() FLOOR_ATOM=()
+if ((${#AUDIT_IX[@]})) && [[ -n "$ATOM_SRC" ]]; then
+    mapfile -t ATOM_FILES < <(cd "$IX" && grep -rl "atom.entrypoints" benchmarks/single_node | sort)
+    ATOM_FILES+=(benchmarks/multi_node/amd_utils/server_atom.sh benchmarks/multi_node/amd_utils/models_atom.yaml)
+    AUDIT_ATOM=(bash -c 'cd "$0" && exec "$@"' "$IX" "$BIN" audit "${ATOM_FILES[@]}" --atom "$ATOM_SRC" --atom-to "$ATOM_REF"
+        --offline --format json --fail-on never)
+    FLOOR_ATOM=(git -C "$ATOM_SRC" archive "$ATOM_REF")
+fi
+WALLS_atom=() WALLS_atom_warm=() WALLS_floor_atom=()
+atom_round() {
+    time_once atom clear_cache "${AUDIT_ATOM[@]}"
+    time_once floor_atom no_prep "${FLOOR_ATOM[@]}"
+    "${AUDIT_ATOM[@]}" >/dev/null 2>&1 || true
+    time_once atom_warm no_prep "${AUDIT_ATOM[@]}"
+}
+atom_table() {
+    for name in atom atom_warm floor_atom; do median_of "$name"; done
+    local cold warm
+    cold=$(paired_ratio atom floor_atom)
+    warm=$(paired_ratio atom_warm atom)
+    cat <<TABLE
+| case | median s | ratio |
+|---|---|---|
+| 10. the ATOM part of the InferenceX tree (${#ATOM_FILES[@]} files) at ATOM ${ATOM_REF:0:9}, cold | $MED_atom | $cold × 10f (target ≤ 1.5: $(verdict "$cold" 1.5)) |
+| 10w. same, warm | $MED_atom_warm | $warm × cold (target ≤ 0.05: $(verdict "$warm" 0.05)) |
+| 10f. floor: git archive of that ATOM tree | $MED_floor_atom | 1 |
+TABLE
+}
 verdict() { if [[ $(echo "$1 <= $2" | bc -l) == 1 ]]; then echo "met"; else echo "MISSED"; fi; }
+if [[ "${BENCH_ONLY:-}" == atom ]]; then
+    if ((${#AUDIT_ATOM[@]} == 0)); then
+        echo "bench: BENCH_ONLY=atom needs ENGINE_AUDIT_IX and ENGINE_AUDIT_ATOM (a clone of ROCm/ATOM)" >&2
+        exit 2
+    fi
+    for ((round = 0; round < RUNS; round++)); do atom_round; done
+    atom_table
+    exit 0
+fi
 if [[ "${BENCH_ONLY:-}" == ix ]]; then
     if ((${#AUDIT_IX[@]} == 0)); then
         echo "bench: BENCH_ONLY=ix needs ENGINE_AUDIT_IX (a git checkout of the InferenceX tree)" >&2
@@ -123,6 +167,7 @@ for ((round = 0; round < RUNS; round++)); do
     "${AUDIT_VLLM[@]}" >/dev/null 2>&1 || true
     time_once vllm_warm no_prep "${AUDIT_VLLM[@]}"
     if ((${#AUDIT_IX[@]})); then ix_round; fi
+    if ((${#AUDIT_ATOM[@]})); then atom_round; fi
     if ((${#MATRIX[@]})); then
         time_once audit_wide clear_cache "${AUDIT_WIDE[@]}"
         time_once matrix clear_cache "${MATRIX[@]}"
@@ -180,3 +225,4 @@ if ((${#MATRIX[@]})); then
 TABLE
 fi
 if ((${#AUDIT_IX[@]})); then ix_table; fi
+if ((${#AUDIT_ATOM[@]})); then atom_table; fi

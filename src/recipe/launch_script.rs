@@ -246,7 +246,8 @@ fn deployment(src: &SourceText, site: Site) -> Deployment {
             .env
             .iter()
             .chain(run.exports.iter().filter(|e| !everywhere(&env_runs[&env_key(e)])))
-            .map(|e| EnvUse { condition: condition(&env_runs[&env_key(e)]), ..e.clone() })
+            // An export only some merged paths have keeps saying so.
+            .map(|e| EnvUse { condition: e.condition.clone().or_else(|| condition(&env_runs[&env_key(e)])), ..e.clone() })
             .collect();
         roles.push(RoleConfig {
             role: site.launcher.role.into(),

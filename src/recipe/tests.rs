@@ -678,6 +678,21 @@ fn unknown_parts_of_a_bash_c_string_stay_unknown() {
     assert_eq!(words_of(text), [vec!["--nnodes", "?${NODES}", "--node-rank", "0"]]);
 }
 
+/// Assignments before the launcher in a string run by `bash -c`, after a part
+/// not known where the string was built (server_sglang.sh's `PREFILL_CMD="A=1
+/// ${MOE_ENV} B=${N} python3 -m ..."`): each `NAME=` word is env of the launch,
+/// its value known or known at run time only.
+#[test]
+fn assignments_after_an_unknown_part_of_a_bash_c_string_are_env_of_the_launch() {
+    let text = "CMD=\"SGLANG_A=1 ${MOE_ENV} SGLANG_B=${N} python3 -m sglang.launch_server --tp 8\"\nsetsid bash -c \"$CMD\"\n";
+    let file = load_text("e.sh", text.into(), &LinkMapping::default()).unwrap();
+    let role = &file.deployments[0].roles[0];
+    let env: Vec<(&str, Option<&String>)> = role.env.iter().map(|e| (e.name.as_str(), e.value.value())).collect();
+    assert_eq!(env.iter().find(|(n, _)| *n == "SGLANG_A"), Some(&("SGLANG_A", Some(&"1".to_string()))), "{env:?}");
+    assert_eq!(env.iter().find(|(n, _)| *n == "SGLANG_B").map(|(_, v)| v.is_none()), Some(true), "{env:?}");
+    assert_eq!(words_of(text), [["--tp", "8"]]);
+}
+
 /// `eval "$CMD"` where `CMD` holds single quotes around a value not known when
 /// it was built (`'{"ip": "${NODE0_ADDR}"}'`, expanded inside the double
 /// quotes of the assignment): the quoted word is that unknown value, never the

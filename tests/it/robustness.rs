@@ -652,6 +652,31 @@ fn an_array_of_two_lengths_given_up_past_the_cap_keeps_its_common_elements() {
     assert!(roles.iter().any(|r| r.argv.iter().flatten().any(|t| t.value.is_dynamic())), "{roles:#?}");
 }
 
+/// An env var exported on some paths only, past the cap on paths (AMD's
+/// `env.sh`: `if [[ $MODEL_NAME == X ]]; then export SGLANG_...=1; fi` per
+/// model): the merged state is not claimed to export it, only that it may;
+/// one every path exports stays plain.
+#[test]
+fn an_export_only_some_merged_paths_have_is_said_to_be_maybe() {
+    let mut text = String::from("#!/bin/bash\nexport SGLANG_ALWAYS=1\n");
+    for i in 0..7 {
+        text.push_str(&format!("if [[ \"$MODEL_NAME\" == m{i} ]]; then export SGLANG_ONLY_{i}=1; fi\n"));
+        text.push_str(&format!("if [[ \"$OPT_{i}\" == on ]]; then export SGLANG_OPT_{i}=1; fi\n"));
+    }
+    text.push_str("python3 -m sglang.launch_server --tp 8\n");
+    let file = load("m.sh", &text).unwrap();
+    note_with(&file, "more than 32 paths");
+    let [dep] = file.deployments.as_slice() else { panic!("{:#?}", file.deployments) };
+    let maybe = "on some of the paths merged past the cap on paths only";
+    let envs: Vec<_> = dep.common_env.iter().chain(dep.roles.iter().flat_map(|r| &r.env)).collect();
+    let always = envs.iter().find(|e| e.name == "SGLANG_ALWAYS").expect("SGLANG_ALWAYS");
+    assert_eq!(always.condition, None);
+    let only: Vec<_> = envs.iter().filter(|e| e.name.starts_with("SGLANG_ONLY_")).collect();
+    assert!(!only.is_empty(), "{envs:#?}");
+    // A merged state's export of a model's variable is a maybe, never a claim.
+    assert!(only.iter().any(|e| e.condition.as_deref() == Some(maybe)), "{only:#?}");
+}
+
 /// A string of flags expanded unquoted is split into its words; a word with
 /// an unknown part keeps its literal flag name (`--dp-size=$TP`): the name is
 /// the one bash passes whatever `$TP` holds.

@@ -147,10 +147,17 @@ impl std::hash::Hash for Shared {
     }
 }
 
+/// The condition of an env var that only some of the paths merged past the
+/// cap export: it is not claimed to reach the launch, only that it may.
+pub(crate) const ON_SOME_MERGED_PATHS: &str = "on some of the paths merged past the cap on paths only";
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Var {
     value: Shared,
     exported: bool,
+    /// Set (or exported) on some of the paths merged into this state only:
+    /// whether a launch sees it at all is not known.
+    maybe_unset: bool,
     /// Where the name and the value were last written (for the env var's spans).
     name_at: Origin,
     value_at: Origin,
@@ -551,7 +558,7 @@ impl<'a> Interp<'a> {
             }
             (_, new, _) => new,
         };
-        state.vars.insert(name, Var { value: Shared::new(value), exported, name_at, value_at });
+        state.vars.insert(name, Var { value: Shared::new(value), exported, maybe_unset: false, name_at, value_at });
         state
     }
 
@@ -590,11 +597,11 @@ impl<'a> Interp<'a> {
             }
             // `local x`: empty inside the function, never the job's value.
             let value = Shared::new(if array { Value::Array(Vec::new()) } else { Value::Str(Vec::new()) });
-            state.vars.insert(name.clone(), Var { value, exported: false, name_at: at, value_at: at });
+            state.vars.insert(name.clone(), Var { value, exported: false, maybe_unset: false, name_at: at, value_at: at });
         } else if array && !state.vars.contains_key(&name) {
             // `declare -a X`: an empty array, whatever the job's environment holds.
             let value = Shared::new(Value::Array(Vec::new()));
-            state.vars.insert(name.clone(), Var { value, exported: false, name_at: at, value_at: at });
+            state.vars.insert(name.clone(), Var { value, exported: false, maybe_unset: false, name_at: at, value_at: at });
         }
         if export {
             let from_environment = self.is_environment_input(&name, &state);
@@ -603,7 +610,9 @@ impl<'a> Interp<'a> {
                 // Exporting a variable the script never sets passes on the job's value.
                 None if from_environment => {
                     let value = unknown_value(&name, "comes from the environment", at);
-                    state.vars.insert(name, Var { value: Shared::new(value), exported: true, name_at: at, value_at: at });
+                    state
+                        .vars
+                        .insert(name, Var { value: Shared::new(value), exported: true, maybe_unset: false, name_at: at, value_at: at });
                 }
                 None => {}
             }
@@ -637,7 +646,7 @@ impl<'a> Interp<'a> {
             let at = self.node_origin(file, n);
             let value = joined(self.expand(f, file, n, state, true), at);
             let exported = state.vars.get(&name).is_some_and(|v| v.exported);
-            state.vars.insert(name, Var { value: Shared::new(Value::Str(value)), exported, name_at: at, value_at: at });
+            state.vars.insert(name, Var { value: Shared::new(Value::Str(value)), exported, maybe_unset: false, name_at: at, value_at: at });
         }
     }
 
@@ -684,7 +693,13 @@ impl<'a> Interp<'a> {
                     let at = self.node_origin(file, node);
                     state.vars.insert(
                         w.clone(),
-                        Var { value: Shared::new(unknown_value(&w, "is read from input", at)), exported: false, name_at: at, value_at: at },
+                        Var {
+                            value: Shared::new(unknown_value(&w, "is read from input", at)),
+                            exported: false,
+                            maybe_unset: false,
+                            name_at: at,
+                            value_at: at,
+                        },
                     );
                 }
                 return vec![state];
@@ -709,7 +724,13 @@ impl<'a> Interp<'a> {
                 for frag in script.iter().filter(|fr| fr.unknown.is_some()) {
                     if let Some(name) = expansion_name(&frag.text).filter(|n| !child.vars.contains_key(n)) {
                         let value = Value::Str(vec![Frag { split: false, quoted: false, ..frag.clone() }]);
-                        let var = Var { value: Shared::new(value), exported: false, name_at: frag.origin, value_at: frag.origin };
+                        let var = Var {
+                            value: Shared::new(value),
+                            exported: false,
+                            maybe_unset: false,
+                            name_at: frag.origin,
+                            value_at: frag.origin,
+                        };
                         child.vars.insert(name, var);
                     }
                 }
@@ -747,11 +768,11 @@ impl<'a> Interp<'a> {
         }
         for &i in &found.env_words {
             let token = &tokens[i];
-            if let Some((name, value)) = token.value.value().and_then(|w| w.split_once('=')) {
+            if let Some((name, value)) = launch::assignment_word(token) {
                 env.retain(|e| e.name != name);
                 env.push(EnvUse {
                     name: name.to_string(),
-                    value: Known::Value(value.to_string()),
+                    value,
                     name_span: token.span.clone(),
                     value_span: token.span.clone(),
                     shadowed: Vec::new(),
@@ -815,7 +836,7 @@ impl<'a> Interp<'a> {
             name_span: self.span_of(var.name_at),
             value_span: self.span_of(var.value_at),
             shadowed: Vec::new(),
-            condition: None,
+            condition: var.maybe_unset.then(|| ON_SOME_MERGED_PATHS.to_string()),
         }
     }
 
@@ -904,7 +925,13 @@ fn widen(into: &mut State, other: &State) {
             _ => None,
         };
         let value = joined.unwrap_or_else(|| unknown_value(&name, "differs between paths through the script", template.value_at));
-        into.vars.insert(name, Var { value: Shared::new(value), ..template });
+        // Set or exported on one side only: the merged state may not have it.
+        let maybe_unset = match (x, y) {
+            (Some(x), Some(y)) => x.maybe_unset || y.maybe_unset || x.exported != y.exported,
+            _ => true,
+        };
+        let exported = x.is_some_and(|v| v.exported) || y.is_some_and(|v| v.exported);
+        into.vars.insert(name, Var { value: Shared::new(value), exported, maybe_unset, ..template });
     }
 }
 

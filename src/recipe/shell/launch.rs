@@ -73,7 +73,7 @@ pub(crate) fn find(words: &[ArgToken]) -> Option<Found> {
                 }
             }
         }
-        if word(i).is_some_and(|w| w.split_once('=').is_some_and(|(n, _)| is_env_name(n))) {
+        if assignment_word(&words[i]).is_some() {
             env_words.push(i);
         }
     }
@@ -136,6 +136,23 @@ fn python_module_args(words: &[ArgToken], at: usize, module: &str) -> Option<usi
         }
     }
     None
+}
+
+/// A word before the launcher that is `NAME=value` (`env` hands it to the
+/// program; in a string run by `bash -c` it is an assignment before the
+/// command): its name, and its value, known or not. The name must be literal
+/// text (`SGLANG_X=${N}` gives `SGLANG_X` a value known at run time only).
+pub(crate) fn assignment_word(token: &ArgToken) -> Option<(&str, crate::surface::Known<String>)> {
+    use crate::surface::Known;
+    let (text, known) = match &token.value {
+        Known::Value(w) => (w, true),
+        Known::Dynamic { dynamic } => (dynamic, false),
+    };
+    let (name, value) = text.split_once('=')?;
+    if !is_env_name(name) {
+        return None;
+    }
+    Some((name, if known { Known::Value(value.to_string()) } else { Known::dynamic(value.to_string()) }))
 }
 
 pub(crate) fn is_env_name(name: &str) -> bool {

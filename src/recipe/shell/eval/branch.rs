@@ -137,7 +137,13 @@ impl Interp<'_> {
                         let frag = Frag { text: format!("${name}"), unknown: Some(why), split: false, quoted: false, origin: at, word: at };
                         s.vars.insert(
                             name.clone(),
-                            Var { value: Shared::new(Value::Str(vec![frag])), exported: false, name_at: at, value_at: at },
+                            Var {
+                                value: Shared::new(Value::Str(vec![frag])),
+                                exported: false,
+                                maybe_unset: false,
+                                name_at: at,
+                                value_at: at,
+                            },
                         );
                         s
                     })

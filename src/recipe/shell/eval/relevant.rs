@@ -39,6 +39,20 @@ impl Interp<'_> {
         let diffs: Vec<Vec<String>> = states.iter().map(|s| s.vars.differing(&reference.vars)).collect();
         let mut kept: HashSet<String> = diffs.iter().flatten().filter(|n| self.relevant.names.contains(*n)).cloned().collect();
         let mut given_up: Vec<String> = Vec::new();
+        // Flags are what the audit checks: a variable holding some is given up
+        // last; among the others, the one with the most values first. The
+        // states do not change while names are given up, so the order is
+        // computed once (the last is given up first).
+        let mut order: Vec<_> = kept
+            .iter()
+            .map(|n| {
+                let held = || states.iter().filter_map(|s| s.vars.get(n.as_str()));
+                let flags = held().any(|v| holds_flags(&v.value));
+                let values: HashSet<u64> = states.iter().map(|s| name_value_hash(n, s.vars.get(n.as_str()))).collect();
+                ((!flags, values.len(), std::cmp::Reverse(n.clone())), n.clone())
+            })
+            .collect();
+        order.sort_unstable();
         loop {
             if let Some(groups) = group(states, &diffs, &kept) {
                 // Said once, after the run, with every name given up (`given_up`).
@@ -46,15 +60,7 @@ impl Interp<'_> {
                 self.relevant.merged = true;
                 return Some(groups);
             }
-            // Flags are what the audit checks: a variable holding some is given
-            // up last; among the others, the one with the most values first.
-            let most_values = kept.iter().max_by_key(|n| {
-                let held = || states.iter().filter_map(|s| s.vars.get(n.as_str()));
-                let flags = held().any(|v| holds_flags(&v.value));
-                let values: HashSet<u64> = states.iter().map(|s| name_value_hash(n, s.vars.get(n.as_str()))).collect();
-                (!flags, values.len(), std::cmp::Reverse((*n).clone()))
-            })?;
-            let name = most_values.clone();
+            let (_, name) = order.pop()?;
             kept.remove(&name);
             given_up.push(name);
         }
