@@ -68,13 +68,17 @@ if [[ -n "$IX" && -d "$IX/benchmarks" ]]; then
     FLOOR_IX=(bash -c 'git -C "$0" archive v0.5.23 >/dev/null && git -C "$1" archive v0.34.0 >/dev/null && git -C "$2" archive v1.6.1 >/dev/null'
         "$CORPUS/sglang.git" "$CORPUS/vllm.git" "$CORPUS/dynamo.git")
 fi
-WALLS_ix=() WALLS_ix_warm=() WALLS_floor_ix=()
-ix_round() {
-    time_once ix clear_cache "${AUDIT_IX[@]}"
-    time_once floor_ix no_prep "${FLOOR_IX[@]}"
-    "${AUDIT_IX[@]}" >/dev/null 2>&1 || true
-    time_once ix_warm no_prep "${AUDIT_IX[@]}"
+# cold_warm_round NAME AUDIT FLOOR: one round of a case: AUDIT (an array's
+# name) timed cold, its floor, then AUDIT warm (as NAME_warm, on its second run).
+cold_warm_round() {
+    local -n case_cmd="$2" case_floor="$3"
+    time_once "$1" clear_cache "${case_cmd[@]}"
+    time_once "floor_$1" no_prep "${case_floor[@]}"
+    "${case_cmd[@]}" >/dev/null 2>&1 || true
+    time_once "$1_warm" no_prep "${case_cmd[@]}"
 }
+WALLS_ix=() WALLS_ix_warm=() WALLS_floor_ix=()
+ix_round() { cold_warm_round ix AUDIT_IX FLOOR_IX; }
 ix_table() {
     for name in ix ix_warm floor_ix; do median_of "$name"; done
     local cold warm
@@ -103,12 +107,7 @@ if ((${#AUDIT_IX[@]})) && [[ -n "$ATOM_SRC" ]]; then
     FLOOR_ATOM=(git -C "$ATOM_SRC" archive "$ATOM_REF")
 fi
 WALLS_atom=() WALLS_atom_warm=() WALLS_floor_atom=()
-atom_round() {
-    time_once atom clear_cache "${AUDIT_ATOM[@]}"
-    time_once floor_atom no_prep "${FLOOR_ATOM[@]}"
-    "${AUDIT_ATOM[@]}" >/dev/null 2>&1 || true
-    time_once atom_warm no_prep "${AUDIT_ATOM[@]}"
-}
+atom_round() { cold_warm_round atom AUDIT_ATOM FLOOR_ATOM; }
 atom_table() {
     for name in atom atom_warm floor_atom; do median_of "$name"; done
     local cold warm

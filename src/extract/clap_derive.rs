@@ -235,21 +235,32 @@ impl<'t> RustFile<'t> {
     fn variants(&self, item: &ItemWithDerives<'t>) -> Vec<Variant<'t>> {
         let Some(list) = item.node.child_by_field_name("body") else { return Vec::new() };
         let mut out = Vec::new();
+        for (node, variant, settings) in self.enum_variants(list, &["command", "clap"]) {
+            let mut names = vec![string_setting(&settings, "name").unwrap_or_else(|| kebab_case(variant))];
+            for (k, v) in &settings {
+                if matches!(k.as_str(), "alias" | "visible_alias" | "aliases" | "visible_aliases") {
+                    names.extend(v.as_deref().map(string_list).unwrap_or_default());
+                }
+            }
+            out.push(Variant { names, body: node.child_by_field_name("body") });
+        }
+        out
+    }
+
+    /// Each variant of an enum's body with its name and the settings of the
+    /// attributes named `attr_names` written above it.
+    #[allow(clippy::type_complexity)]
+    fn enum_variants(&self, list: Node<'t>, attr_names: &[&str]) -> Vec<(Node<'t>, &'t str, Vec<(String, Option<String>)>)> {
+        let mut out = Vec::new();
         let mut attrs = Vec::new();
         for node in named_children(list) {
             match node.kind() {
                 "attribute_item" => attrs.push(node),
                 "enum_variant" => {
-                    let settings = self.attr_settings(&attrs, &["command", "clap"]);
-                    let variant = node.child_by_field_name("name").map(|n| self.text(n)).unwrap_or_default();
-                    let mut names = vec![string_setting(&settings, "name").unwrap_or_else(|| kebab_case(variant))];
-                    for (k, v) in &settings {
-                        if matches!(k.as_str(), "alias" | "visible_alias" | "aliases" | "visible_aliases") {
-                            names.extend(v.as_deref().map(string_list).unwrap_or_default());
-                        }
-                    }
-                    out.push(Variant { names, body: node.child_by_field_name("body") });
+                    let settings = self.attr_settings(&attrs, attr_names);
                     attrs.clear();
+                    let variant = node.child_by_field_name("name").map(|n| self.text(n)).unwrap_or_default();
+                    out.push((node, variant, settings));
                 }
                 _ => {}
             }
@@ -467,33 +478,23 @@ impl<'t> RustFile<'t> {
         let rename = string_setting(&self.attr_settings(&item.attrs, &["value", "clap"]), "rename_all");
         let Some(list) = item.node.child_by_field_name("body") else { return Some(Known::Dynamic { dynamic: ty.to_string() }) };
         let mut out = Vec::new();
-        let mut attrs = Vec::new();
-        for node in named_children(list) {
-            match node.kind() {
-                "attribute_item" => attrs.push(node),
-                "enum_variant" => {
-                    let settings = self.attr_settings(&attrs, &["value", "clap"]);
-                    attrs.clear();
-                    if settings.iter().any(|(k, _)| k == "skip") {
-                        continue;
-                    }
-                    let variant = node.child_by_field_name("name").map(|n| self.text(n)).unwrap_or_default();
-                    let name = match (string_setting(&settings, "name"), rename.as_deref()) {
-                        (Some(n), _) => n,
-                        (None, None | Some("kebab-case")) => kebab_case(variant),
-                        (None, Some("snake_case")) => kebab_case(variant).replace('-', "_"),
-                        (None, Some("lower" | "lowercase")) => variant.to_lowercase(),
-                        (None, Some("verbatim")) => variant.to_string(),
-                        (None, Some(other)) => return Some(Known::Dynamic { dynamic: format!("rename_all = \"{other}\"") }),
-                    };
-                    out.push(name);
-                    for (k, v) in &settings {
-                        if matches!(k.as_str(), "alias" | "aliases") {
-                            out.extend(v.as_deref().map(string_list).unwrap_or_default());
-                        }
-                    }
+        for (_, variant, settings) in self.enum_variants(list, &["value", "clap"]) {
+            if settings.iter().any(|(k, _)| k == "skip") {
+                continue;
+            }
+            let name = match (string_setting(&settings, "name"), rename.as_deref()) {
+                (Some(n), _) => n,
+                (None, None | Some("kebab-case")) => kebab_case(variant),
+                (None, Some("snake_case")) => kebab_case(variant).replace('-', "_"),
+                (None, Some("lower" | "lowercase")) => variant.to_lowercase(),
+                (None, Some("verbatim")) => variant.to_string(),
+                (None, Some(other)) => return Some(Known::Dynamic { dynamic: format!("rename_all = \"{other}\"") }),
+            };
+            out.push(name);
+            for (k, v) in &settings {
+                if matches!(k.as_str(), "alias" | "aliases") {
+                    out.extend(v.as_deref().map(string_list).unwrap_or_default());
                 }
-                _ => {}
             }
         }
         Some(Known::Value(out))

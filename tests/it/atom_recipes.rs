@@ -7,6 +7,7 @@
 //! multi-node table (`models_atom.yaml`) is audited with the image of the
 //! `atom-disagg` master entry that runs its model.
 
+use super::atom_cli::audit_json;
 use super::git_repo::commit;
 use git2::{Repository, Signature, Time};
 use serde_json::Value;
@@ -142,20 +143,8 @@ fn recipe(container: &str) -> String {
 }
 
 fn audit(atom: &Path, recipe: &Path, args: &[&str]) -> (i32, Value) {
-    let out = assert_cmd::Command::cargo_bin("engine-audit")
-        .unwrap()
-        .arg("audit")
-        .arg(recipe)
-        .arg("--atom")
-        .arg(atom)
-        .args(["--offline", "--no-cache", "--format", "json"])
-        .args(args)
-        .output()
-        .unwrap();
-    let code = out.status.code().expect("exited, no signal");
     // 2: nothing could be audited (the report is still written).
-    assert!(code <= 2, "exit {code}: {}", String::from_utf8_lossy(&out.stderr));
-    (code, serde_json::from_slice(&out.stdout).unwrap())
+    audit_json(atom, recipe, args, 2)
 }
 
 /// (code, subject) of every finding, sorted.

@@ -4,6 +4,7 @@
 //! single-node scripts' shape; each finding is checked against the ATOM source
 //! itself (`git show REF:path`).
 
+use super::atom_cli::audit_json;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,18 +30,7 @@ fn atom() -> Option<PathBuf> {
 }
 
 fn audit(atom: &Path, scripts: &Path, from: &str, to: &str) -> (i32, Value) {
-    let out = assert_cmd::Command::cargo_bin("engine-audit")
-        .unwrap()
-        .arg("audit")
-        .arg(scripts)
-        .arg("--atom")
-        .arg(atom)
-        .args(["--from", from, "--to", to, "--offline", "--no-cache", "--format", "json"])
-        .output()
-        .unwrap();
-    let code = out.status.code().expect("exited, no signal");
-    assert!(code == 0 || code == 1, "exit {code}: {}", String::from_utf8_lossy(&out.stderr));
-    (code, serde_json::from_slice(&out.stdout).unwrap())
+    audit_json(atom, scripts, &["--from", from, "--to", to], 1)
 }
 
 fn source(repo: &Path, r: &str, path: &str) -> String {

@@ -5,6 +5,7 @@
 //! code). The script builds the command in a variable and runs it with `eval`,
 //! as the AMD multi-node `server_atom.sh` does.
 
+use super::atom_cli::audit_json;
 use super::git_repo::commit;
 use git2::{Repository, Signature, Time};
 use serde_json::Value;
@@ -125,19 +126,7 @@ fn mini_atom(dir: &Path) {
 }
 
 fn audit(atom: &Path, scripts: &Path, args: &[&str]) -> Value {
-    let out = assert_cmd::Command::cargo_bin("engine-audit")
-        .unwrap()
-        .arg("audit")
-        .arg(scripts)
-        .arg("--atom")
-        .arg(atom)
-        .args(["--offline", "--no-cache", "--format", "json"])
-        .args(args)
-        .output()
-        .unwrap();
-    let code = out.status.code().expect("exited, no signal");
-    assert!(code <= 1, "exit {code}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    audit_json(atom, scripts, args, 1).1
 }
 
 /// (code, subject, line) of every finding, sorted.

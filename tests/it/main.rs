@@ -4,6 +4,7 @@
 
 mod action;
 mod amd_models;
+mod atom_cli;
 mod atom_demo;
 mod atom_recipes;
 mod atom_scripts;
