@@ -329,16 +329,26 @@ def show_roles(binary, path):
     return roles
 
 
-def best_role(roles, passed):
-    """The shown command line that agrees best with bash's words: (pairs,
-    hits, env)."""
+def env_score(shown, env):
+    """Engine env vars the tool shows that bash set (a value not known matches
+    any value), less those it shows that bash did not set."""
+    hit = sum(1 for k, v in shown.items() if k in env and (v is None or v == env[k]))
+    return hit - (len(shown) - hit)
+
+
+def best_role(roles, passed, env=None):
+    """The shown command line (one path through the script) that agrees best
+    with bash's words, then with bash's engine env: paths that differ only in
+    an export (`if [ $TP -lt 8 ]; then export X=0; fi` with `$TP` unknown to
+    the tool) are told apart by it. (pairs, hits, env)."""
     best = None
     for _, r, common in roles:
         sp = role_pairs(r)
         hit = score(sp, passed)
-        key = (hit - (len(sp) - hit), hit)
+        shown_env = role_env(r, common)
+        key = (hit - (len(sp) - hit), hit, env_score(shown_env, env or {}))
         if best is None or key > best[0]:
-            best = (key, sp, hit, role_env(r, common))
+            best = (key, sp, hit, shown_env)
     return (best[1], best[2], best[3]) if best else ([], 0, {})
 
 
@@ -348,7 +358,7 @@ def compare(t, misses, label, settings, argv, env, roles, table_roles=(), given=
     the words the script's line left unmatched."""
     t["launches"] += 1
     passed = passed_pairs(argv)
-    sp, _, senv = best_role(roles, passed)
+    sp, _, senv = best_role(roles, passed, env)
     if table_roles:
         left = list(passed)
         taken = []
@@ -357,7 +367,7 @@ def compare(t, misses, label, settings, argv, env, roles, table_roles=(), given=
                 if matches(s_, p_):
                     taken.append(left.pop(k))
                     break
-        tp, _, tenv = best_role(table_roles, left)
+        tp, _, tenv = best_role(table_roles, left, env)
         # A word both readers state (the script's `--block-size ${BLOCK_SIZE}` and
         # the table's `--block-size 16`) is one word: the table's statement of
         # a word already matched is not a second claim, unless its value differs.
