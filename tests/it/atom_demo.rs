@@ -4,6 +4,7 @@
 //! runs in the image its master entry names (`..._atom0.1.0`): `surface`,
 //! `diff`, `show`, `audit`, `--fix`, `pr` and `matrix`.
 
+use super::cli_run::{run, run_with, text};
 use super::pr::{bump_branch, demo_recipes, findings, json, pr};
 use serde_json::Value;
 use std::ffi::OsStr;
@@ -12,19 +13,6 @@ use std::process::Output;
 
 const SCRIPT: &str = "benchmarks/single_node/fixed_seq_len/minimoe_fp8_mi355x_atom.sh";
 const MASTER: &str = "configs/demo-master.yaml";
-
-fn run(args: &[&OsStr]) -> Output {
-    assert_cmd::Command::cargo_bin("engine-audit").unwrap().args(args).env("NO_COLOR", "1").output().unwrap()
-}
-
-fn run_with<'a>(mut args: Vec<&'a OsStr>, extra: &'a [&'a str]) -> Output {
-    args.extend(extra.iter().map(OsStr::new));
-    run(&args)
-}
-
-fn text(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// `audit SCRIPT MASTER --atom <demo atom.git> --offline` plus `extra`.
 fn audit(atom: &Path, root: &Path, extra: &[&str]) -> Output {

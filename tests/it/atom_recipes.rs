@@ -7,10 +7,11 @@
 //! multi-node table (`models_atom.yaml`) is audited with the image of the
 //! `atom-disagg` master entry that runs its model.
 
-use super::atom_cli::audit_json;
+use super::atom_cli::{audit_json, audit_json_in};
 use super::git_repo::commit;
 use git2::{Repository, Signature, Time};
 use serde_json::Value;
+use std::ffi::OsStr;
 use std::path::Path;
 
 const ARG_UTILS_V1: &str = r#"import argparse
@@ -276,18 +277,8 @@ fn amd_chain(image: &str) -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 fn audit_chain(dir: &Path, atom: &Path, args: &[&str]) -> (i32, Value) {
-    let out = assert_cmd::Command::cargo_bin("engine-audit")
-        .unwrap()
-        .current_dir(dir.join("ix"))
-        .args(["audit", "benchmarks/multi_node/amd_utils/models_atom.yaml", "configs/amd-master.yaml", "--atom"])
-        .arg(atom)
-        .args(["--offline", "--no-cache", "--format", "json"])
-        .args(args)
-        .output()
-        .unwrap();
-    let code = out.status.code().expect("exited, no signal");
-    assert!(code <= 1, "exit {code}: {}", String::from_utf8_lossy(&out.stderr));
-    (code, serde_json::from_slice(&out.stdout).unwrap())
+    let inputs = ["benchmarks/multi_node/amd_utils/models_atom.yaml", "configs/amd-master.yaml"].map(OsStr::new);
+    audit_json_in(Some(&dir.join("ix")), &inputs, atom, args, 1)
 }
 
 fn distinct(report: &Value) -> Vec<(String, String)> {

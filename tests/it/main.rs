@@ -12,6 +12,7 @@ mod atomesh_router;
 mod cache_folder;
 mod ci_files;
 mod cli_docs;
+mod cli_run;
 mod codes;
 mod corpus_acceptance;
 mod coverage;

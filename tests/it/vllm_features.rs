@@ -5,6 +5,7 @@
 //! `demo_audit.rs`; the fact cache, `fact_cache.rs`; the real releases,
 //! `vllm_recipes.rs` and `oracle_vllm.rs`.
 
+use super::cli_run::{run, run_with, text};
 use super::pr::{bump_branch, demo_recipes, findings, json, pr};
 use std::ffi::OsStr;
 use std::path::Path;
@@ -12,20 +13,6 @@ use std::process::Output;
 
 const RECIPE: &str = "benchmarks/multi_node/srt-slurm-recipes/qwen-mini/qwen-mini-vllm-disagg.yaml";
 const SCRIPT: &str = "benchmarks/launch-vllm.sh";
-
-fn run(args: &[&OsStr]) -> Output {
-    assert_cmd::Command::cargo_bin("engine-audit").unwrap().args(args).env("NO_COLOR", "1").output().unwrap()
-}
-
-/// `run` of `args` followed by the plain words `extra`.
-fn run_with<'a>(mut args: Vec<&'a OsStr>, extra: &'a [&'a str]) -> Output {
-    args.extend(extra.iter().map(OsStr::new));
-    run(&args)
-}
-
-fn text(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// `surface --vllm <demo vllm.git> --at REF --offline` plus `extra`.
 fn surface(vllm: &Path, at: &str, extra: &[&str]) -> Output {

@@ -9,7 +9,7 @@
 //! where the two differ becomes one unknown piece that may stand for any number
 //! of words. A word that differs only after its `=` keeps its `--flag=` part.
 
-use super::super::words::{Frag, Origin};
+use super::super::words::{fields, Frag, Item, Origin};
 use super::Value;
 
 /// Words compared per value pair, beyond which the values are joined as a
@@ -115,37 +115,15 @@ fn join_arrays(name: &str, x: &[Word], y: &[Word], at: Origin) -> Option<Vec<Wor
 }
 
 /// The pieces of a value that bash's splitting makes words: literal text is cut
-/// at whitespace; an unknown piece stays inside the word it is written in.
+/// at whitespace; an unknown piece stays inside the word it is written in
+/// (bash's field splitting, [`fields`], with every literal piece split).
 fn words(frags: &[Frag]) -> Vec<Word> {
-    let mut out = Vec::new();
-    let mut current: Word = Vec::new();
-    for frag in frags {
-        if frag.unknown.is_some() {
-            current.push(frag.clone());
-            continue;
-        }
-        let exact = frag.origin.verbatim && frag.origin.end - frag.origin.start == frag.text.len();
-        let mut at = 0;
-        for piece in frag.text.split_inclusive([' ', '\t', '\n']) {
-            let word = piece.trim_end_matches([' ', '\t', '\n']);
-            if !word.is_empty() {
-                let origin = if exact {
-                    Origin { start: frag.origin.start + at, end: frag.origin.start + at + word.len(), ..frag.origin }
-                } else {
-                    Origin { verbatim: false, ..frag.origin }
-                };
-                current.push(Frag { text: word.to_string(), origin, ..frag.clone() });
-            }
-            if word.len() < piece.len() && !current.is_empty() {
-                out.push(std::mem::take(&mut current));
-            }
-            at += piece.len();
-        }
-    }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
+    let items = frags.iter().map(|f| Item::Frag(Frag { split: f.split || f.unknown.is_none(), ..f.clone() })).collect();
+    // A stored value's literal pieces are not split again where it is read.
+    fields(items, false)
+        .into_iter()
+        .map(|w| w.into_iter().map(|f| if f.unknown.is_none() { Frag { split: false, ..f } } else { f }).collect())
+        .collect()
 }
 
 /// Two words are the same when their text and what is unknown in them agree
