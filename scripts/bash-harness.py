@@ -2,7 +2,7 @@
 """The launch-script evaluator against bash itself, on a real InferenceX tree.
 
     scripts/bash-harness.py INFERENCEX_TREE [ENGINE_AUDIT_BINARY] [--only SUBSTRING]
-        [--family sglang|vllm|amd-sglang|amd-vllm|amd-atom]
+        [--family sglang|vllm|trt|amd-sglang|amd-vllm|amd-atom]
 
 Each single-node launch script (benchmarks/single_node/{fixed_seq_len,
 fixed_seq_len/deprecated,agentic,speedbench}/*.sh that starts SGLang or vLLM)
@@ -28,7 +28,13 @@ model table it reads with `eval "$(python3 -c ...)"`: each launch is compared
 with the best-matching command line of `show server.sh` together with the
 table's entry for that model (the words the table gives are audited there).
 
-Prints flag and env recall and precision per family and overall. A word or
+TensorRT-LLM scripts (family `trt`: `trtllm-serve`, behind `mpirun`) hand
+most settings over in a YAML file they write with here-documents: the stub
+keeps the file the launch names (`--config`, `--extra_llm_api_options`) as it
+is at launch, and its keys (dotted paths, values as written) are compared with
+the keys `show` reads for the matching command line.
+
+Prints flag, env and config-key recall and precision per family and overall. A word or
 value the tool reads as not known matches any value. This is a test tool: the
 tool itself never runs audited code. Nothing here is committed data: the tree
 is given by its path.
@@ -48,8 +54,9 @@ import time
 from pathlib import Path
 
 FOLDERS = ["fixed_seq_len", "fixed_seq_len/deprecated", "agentic", "speedbench"]
-LAUNCH = re.compile(r"sglang\.launch_server|sglang serve|vllm serve|vllm\.entrypoints")
-ENGINE_ENV = ("SGLANG_", "SGL_", "VLLM_", "ATOM_")
+LAUNCH = re.compile(r"sglang\.launch_server|sglang serve|vllm serve|vllm\.entrypoints|trtllm-serve")
+ENGINE_ENV = ("SGLANG_", "SGL_", "VLLM_", "ATOM_", "TRTLLM_", "TLLM_")
+CONFIG_OPTIONS = ("--config", "--extra_llm_api_options")
 AMD_UTILS = "benchmarks/multi_node/amd_utils"
 # ENGINE of the job -> the model table its server script reads.
 AMD_TABLES = {"sglang-disagg": "models.yaml", "vllm-disagg": "models_vllm.yaml", "atom-disagg": "models_atom.yaml"}
@@ -92,11 +99,19 @@ record() {
     f=$(mktemp "$RECORD_DIR/launch.XXXXXX")
     printf '%s\0' "$@" > "$f.argv"
     env -0 > "$f.env"
+    # The configuration file a trtllm-serve launch names, as it is at launch.
+    prev=""
+    for a in "$@"; do
+        case "$a" in --config=*|--extra_llm_api_options=*) cp -- "${a#*=}" "$f.config" 2>/dev/null ;; esac
+        case "$prev" in --config|--extra_llm_api_options) cp -- "$a" "$f.config" 2>/dev/null ;; esac
+        prev="$a"
+    done
     mv "$f" "$f.done"
     exit 0
 }
 name=$(basename "$0")
 case "$name" in
+    trtllm-serve) record "$0" "$@"; exit 0 ;;
     vllm) [[ "$1" == "serve" ]] && record "$0" "$@"; exit 0 ;;
     sglang) [[ "$1" == "serve" ]] && record "$0" "$@"; exit 0 ;;
 esac
@@ -116,6 +131,13 @@ esac
 exit 0
 """
 NOOP = "#!/bin/sh\nexit 0\n"
+# mpirun runs the command after its own options.
+MPIRUN = r"""#!/bin/bash
+while [[ $# -gt 0 && "$1" == -* ]]; do
+    case "$1" in -n|-np|-N|-H|--host|-x|--map-by|--bind-to|--mca) shift 2 ;; *) shift ;; esac
+done
+exec "$@"
+"""
 NOOPS = ["srun", "docker", "pip", "pip3", "hf", "huggingface-cli", "nvidia-smi", "rocm-smi", "amd-smi", "curl", "wget",
          "numactl", "sleep", "git", "nohup_", "ibv_devinfo", "sudo", "apt-get", "uv", "lm_eval", "pkill", "kill_"]
 
@@ -134,6 +156,8 @@ def scripts(tree):
 
 
 def family(text):
+    if "trtllm-serve" in text:
+        return "trt"
     return "vllm" if re.search(r"vllm serve|vllm\.entrypoints", text) else "sglang"
 
 
@@ -146,8 +170,9 @@ def runs_for(text):
 def stub_dir(work):
     d = work / "bin"
     d.mkdir()
-    for name in ["python3", "python", "vllm", "sglang"]:
+    for name in ["python3", "python", "vllm", "sglang", "trtllm-serve"]:
         (d / name).write_text(RECORDER)
+    (d / "mpirun").write_text(MPIRUN)
     for name in NOOPS:
         (d / name).write_text(NOOP)
     for p in d.iterdir():
@@ -199,12 +224,57 @@ def run_bash(script, settings, stubs, records, sandbox, workspace, base_env=BASE
                 given.add(k)
             else:
                 env[k] = v.replace(str(workspace), "/workspace").replace(str(sandbox), str(ORIGINAL_TREE))
-        launches.append((after_launcher(argv), env, given))
+        config = Path(base + ".config")
+        launches.append((after_launcher(argv), env, given, config_keys(config.read_text(errors="replace")) if config.is_file() else None))
     return launches
+
+
+def config_keys(text):
+    """The keys of a configuration file as bash wrote it: dotted path -> the
+    value as written (every scalar as text), `map`, or `list of N`."""
+    import yaml
+    try:
+        root = yaml.load(text, Loader=yaml.BaseLoader)
+    except yaml.YAMLError:
+        return {"<not YAML>": text}
+    out = {}
+
+    def walk(node, prefix):
+        for k, v in (node or {}).items():
+            path = f"{prefix}.{k}" if prefix else str(k)
+            if isinstance(v, dict):
+                out[path] = "map"
+                walk(v, path)
+            elif isinstance(v, list):
+                out[path] = f"list of {len(v)}"
+            else:
+                out[path] = v
+    if isinstance(root, dict):
+        walk(root, "")
+    return out
+
+
+def role_config(role):
+    """The keys `show` reads for a command line's configuration file; a value
+    not known is `None` (matches any value)."""
+    out = {}
+    for k in role.get("config") or []:
+        v = k.get("value") or {}
+        kind = v.get("type")
+        out[k["key"]] = {"scalar": v.get("text"), "map": "map", "null": "null"}.get(kind) if kind != "list" else f"list of {v.get('len')}"
+    return out
+
+
+def config_score(shown, passed):
+    """Keys both have with values that agree (a value not known agrees)."""
+    return sum(1 for k, v in shown.items() if k in passed and (v is None or v == passed[k] or (v == "null" and passed[k] in ("", "null", "~"))))
 
 
 def after_launcher(argv):
     for i, w in enumerate(argv):
+        if w.rsplit("/", 1)[-1] == "trtllm-serve":
+            rest = argv[i + 1:]
+            return rest[1:] if rest[:1] == ["serve"] else rest
         if w == "serve" or re.match(r"sglang\.launch_server|vllm\.entrypoints|atom\.entrypoints", w):
             return argv[i + 1:]
     return argv
@@ -336,7 +406,7 @@ def env_score(shown, env):
     return hit - (len(shown) - hit)
 
 
-def best_role(roles, passed, env=None):
+def best_role(roles, passed, env=None, config=None):
     """The shown command line (one path through the script) that agrees best
     with bash's words, then with bash's engine env: paths that differ only in
     an export (`if [ $TP -lt 8 ]; then export X=0; fi` with `$TP` unknown to
@@ -346,19 +416,21 @@ def best_role(roles, passed, env=None):
         sp = role_pairs(r)
         hit = score(sp, passed)
         shown_env = role_env(r, common)
-        key = (hit - (len(sp) - hit), hit, env_score(shown_env, env or {}))
+        shown_config = role_config(r)
+        c = config_score(shown_config, config or {})
+        key = (hit - (len(sp) - hit), hit, env_score(shown_env, env or {}), 2 * c - len(shown_config) - len(config or {}))
         if best is None or key > best[0]:
-            best = (key, sp, hit, shown_env)
-    return (best[1], best[2], best[3]) if best else ([], 0, {})
+            best = (key, sp, hit, shown_env, shown_config)
+    return (best[1], best[2], best[3], best[4]) if best else ([], 0, {}, {})
 
 
-def compare(t, misses, label, settings, argv, env, roles, table_roles=(), given=frozenset()):
+def compare(t, misses, label, settings, argv, env, roles, table_roles=(), given=frozenset(), config=None):
     """One launch against the tool's reading: the best command line of the
     script, and for the AMD chain also the best entry of the model table for
     the words the script's line left unmatched."""
     t["launches"] += 1
     passed = passed_pairs(argv)
-    sp, _, senv = best_role(roles, passed, env)
+    sp, _, senv, sconfig = best_role(roles, passed, env, config)
     if table_roles:
         left = list(passed)
         taken = []
@@ -367,7 +439,7 @@ def compare(t, misses, label, settings, argv, env, roles, table_roles=(), given=
                 if matches(s_, p_):
                     taken.append(left.pop(k))
                     break
-        tp, _, tenv = best_role(table_roles, left, env)
+        tp, _, tenv, _ = best_role(table_roles, left, env)
         # A word both readers state (the script's `--block-size ${BLOCK_SIZE}` and
         # the table's `--block-size 16`) is one word: the table's statement of
         # a word already matched is not a second claim, unless its value differs.
@@ -382,14 +454,21 @@ def compare(t, misses, label, settings, argv, env, roles, table_roles=(), given=
     t["es"] += len(senv)
     eh = sum(1 for k, v in senv.items() if k in env and (v is None or v == env[k]))
     t["eh"] += eh
-    if hit < len(passed) or hit < len(sp) or eh < len(env) or eh < len(senv):
+    config = config or {}
+    ch = config_score(sconfig, config)
+    t["cp"] += len(config)
+    t["cs"] += len(sconfig)
+    t["ch"] += ch
+    if hit < len(passed) or hit < len(sp) or eh < len(env) or eh < len(senv) or ch < len(config) or ch < len(sconfig):
+        agree = lambda k: k in sconfig and k in config and config_score({k: sconfig[k]}, config) == 1
         misses.append((label, settings, [p for p in passed if not any(matches(s_, p) for s_ in sp)],
                        [s_ for s_ in sp if not any(matches(s_, p) for p in passed)],
-                       sorted(set(env) - set(senv)), sorted(set(senv) - set(env))))
+                       sorted(set(env) - set(senv)), sorted(set(senv) - set(env)),
+                       {k: v for k, v in config.items() if not agree(k)}, {k: v for k, v in sconfig.items() if not agree(k)}))
 
 
 def new_totals():
-    return {"scripts": 0, "runs": 0, "launches": 0, "fp": 0, "fs": 0, "fh": 0, "ep": 0, "es": 0, "eh": 0}
+    return {"scripts": 0, "runs": 0, "launches": 0, "fp": 0, "fs": 0, "fh": 0, "ep": 0, "es": 0, "eh": 0, "cp": 0, "cs": 0, "ch": 0}
 
 
 def amd_jobs(tree):
@@ -481,8 +560,8 @@ def main():
             t["scripts"] += 1
             for settings in runs_for(text):
                 t["runs"] += 1
-                for argv, env, given in run_bash(sandbox / rel, settings, stubs, work / "records", sandbox, workspace):
-                    compare(t, misses, str(rel), settings, argv, env, roles, given=given)
+                for argv, env, given, config in run_bash(sandbox / rel, settings, stubs, work / "records", sandbox, workspace):
+                    compare(t, misses, str(rel), settings, argv, env, roles, given=given, config=config)
         server = tree / AMD_UTILS / "server.sh"
         jobs = [j for j in amd_jobs(tree) if (not only_family or j[0] == only_family) and (not only or only in j[1])]
         if jobs and server.is_file():
@@ -497,15 +576,16 @@ def main():
                     t["scripts"] += 1
                 t["runs"] += 1
                 table_roles = [r for r in tables[settings["ENGINE"]] if r[0] == key]
-                for argv, env, given in run_bash(sandbox / AMD_UTILS / "server.sh", settings, stubs, work / "records",
-                                                 sandbox, workspace, base):
+                for argv, env, given, _ in run_bash(sandbox / AMD_UTILS / "server.sh", settings, stubs, work / "records",
+                                                    sandbox, workspace, base):
                     compare(t, misses, f"{AMD_UTILS}/server.sh [{key}]", settings, argv, env, roles, table_roles, given)
-    all_t = {k: sum(t[k] for t in totals.values()) for k in ["scripts", "runs", "launches", "fp", "fs", "fh", "ep", "es", "eh"]}
-    print(f"{'family':<10} {'scripts':>7} {'runs':>6} {'launches':>8} {'flag recall':>11} {'flag precision':>14} {'env recall':>10} {'env precision':>13}")
+    all_t = {k: sum(t[k] for t in totals.values()) for k in new_totals()}
+    print(f"{'family':<10} {'scripts':>7} {'runs':>6} {'launches':>8} {'flag recall':>11} {'flag precision':>14} {'env recall':>10} {'env precision':>13}"
+          f" {'config recall':>13} {'config precision':>16}")
     for name, t in sorted(totals.items()) + [("all", all_t)]:
         ratio = lambda a, b: f"{a / b:.3f}" if b else "-"
         print(f"{name:<10} {t['scripts']:>7} {t['runs']:>6} {t['launches']:>8} {ratio(t['fh'], t['fp']):>11} {ratio(t['fh'], t['fs']):>14} "
-              f"{ratio(t['eh'], t['ep']):>10} {ratio(t['eh'], t['es']):>13}")
+              f"{ratio(t['eh'], t['ep']):>10} {ratio(t['eh'], t['es']):>13} {ratio(t['ch'], t['cp']):>13} {ratio(t['ch'], t['cs']):>16}")
     if os.environ.get("HARNESS_MISSES"):
         for m in misses:
             print("MISS", json.dumps(m))

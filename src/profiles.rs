@@ -47,10 +47,10 @@ pub struct ServerProfile {
     pub config_class: Option<(&'static str, &'static str)>,
     /// The commands scripts start its server with.
     pub launchers: &'static [Launcher],
-    /// Whether the command lines those launchers start are read. When not
-    /// (TRT-LLM: its scripts hand most settings over in a YAML file the
-    /// script writes), a script that starts the server is named not audited,
-    /// never read as clean, while its recipes may be audited.
+    /// Whether the command lines those launchers start are read. When not (an
+    /// engine whose scripts are not understood yet), a script that starts the
+    /// server is named not audited, never read as clean, while its recipes
+    /// may be audited.
     pub launches_read: bool,
     /// Where fields left `None` by the parser are resolved at startup.
     pub resolution: Option<ResolutionProfile>,
@@ -67,6 +67,9 @@ pub struct ConfigFileProfile {
     pub module: &'static str,
     /// The root model the file's top-level keys are fields of.
     pub class: &'static str,
+    /// The server's options that take the file's path (`--config`): a script
+    /// that writes the file and names it there is audited with its keys.
+    pub options: &'static [&'static str],
 }
 
 /// Where the engine resolves fields the parser left unset: what makes a flag's
@@ -100,6 +103,12 @@ pub enum LaunchForm {
     /// subcommand takes one optional positional before its options (`vllm serve
     /// [model_tag]`); `positional` is its name as the parser registers it.
     ProgramWithPositional { program: &'static str, subcommand: &'static str, positional: &'static str },
+    /// `<program> [<subcommand>] <positional> [options]`: a command group that
+    /// runs `subcommand` when its first word names none of its commands
+    /// (`trtllm-serve MODEL` is `trtllm-serve serve MODEL`). `others` are the
+    /// group's other commands: a launch of one of them is not this launcher's
+    /// and is named not read.
+    DefaultCommand { program: &'static str, subcommand: &'static str, positional: &'static str, others: &'static [&'static str] },
 }
 
 impl Launcher {
@@ -111,6 +120,8 @@ impl Launcher {
             LaunchForm::Program { program, subcommand } | LaunchForm::ProgramWithPositional { program, subcommand, .. } => {
                 format!("{program} {subcommand}")
             }
+            // Scripts name the program alone.
+            LaunchForm::DefaultCommand { program, .. } => program.to_string(),
         }
     }
 
@@ -118,16 +129,24 @@ impl Launcher {
     pub(crate) fn program(&self) -> Option<(&'static str, &'static str)> {
         match self.form {
             LaunchForm::PythonModule(_) => None,
-            LaunchForm::Program { program, subcommand } | LaunchForm::ProgramWithPositional { program, subcommand, .. } => {
-                Some((program, subcommand))
-            }
+            LaunchForm::Program { program, subcommand }
+            | LaunchForm::ProgramWithPositional { program, subcommand, .. }
+            | LaunchForm::DefaultCommand { program, subcommand, .. } => Some((program, subcommand)),
         }
     }
 
     /// The positional the launcher takes before its options, if any.
     pub(crate) fn leading_positional(&self) -> Option<&'static str> {
         match self.form {
-            LaunchForm::ProgramWithPositional { positional, .. } => Some(positional),
+            LaunchForm::ProgramWithPositional { positional, .. } | LaunchForm::DefaultCommand { positional, .. } => Some(positional),
+            _ => None,
+        }
+    }
+
+    /// The program's other commands, when the subcommand may be left out.
+    pub(crate) fn other_commands(&self) -> Option<&'static [&'static str]> {
+        match self.form {
+            LaunchForm::DefaultCommand { others, .. } => Some(others),
             _ => None,
         }
     }
@@ -365,13 +384,26 @@ pub static TRTLLM: EngineProfile = EngineProfile {
         env_prefixes: &["TRTLLM_", "TLLM_"],
         foreign_env: &[],
         config_class: Some(("tensorrt_llm.llmapi.llm_args", "TorchLlmArgs")),
-        // `trtllm-serve [serve] MODEL ...`: found in scripts so that they are
-        // named not audited; their command lines (and the `--config` YAML the
-        // scripts write) are not read yet.
-        launchers: &[Launcher { role: "trtllm-serve", form: LaunchForm::Program { program: "trtllm-serve", subcommand: "serve" } }],
-        launches_read: false,
+        // `trtllm-serve [serve] MODEL ...`: `main` in `commands/serve.py` is a
+        // click group that runs `serve` when the first word names none of its
+        // commands. The LlmArgs YAML the scripts write (a here-document) is
+        // read through `--config`.
+        launchers: &[Launcher {
+            role: "trtllm-serve",
+            form: LaunchForm::DefaultCommand {
+                program: "trtllm-serve",
+                subcommand: "serve",
+                positional: "model",
+                others: &["disaggregated", "disaggregated_mpi_worker", "mm_embedding_serve"],
+            },
+        }],
+        launches_read: true,
         resolution: None,
-        config_file: Some(ConfigFileProfile { module: "llmapi.llm_args", class: "TorchLlmArgs" }),
+        config_file: Some(ConfigFileProfile {
+            module: "llmapi.llm_args",
+            class: "TorchLlmArgs",
+            options: &["--config", "--extra_llm_api_options"],
+        }),
     }),
     source_of: None,
 };

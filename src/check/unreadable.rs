@@ -79,6 +79,17 @@ pub(crate) fn unread_launches(file: &RecipeFile) -> Vec<Finding> {
                     .variant(dep.variant.as_deref()),
             );
         }
+        // A configuration file the command line names and that could not be read.
+        for role in &dep.roles {
+            let Some(unread) = &role.config_unread else { continue };
+            let kind = FindingKind::UnreadLaunch { words: Some(unread.words.clone()), why: unread.why.clone() };
+            out.push(
+                Finding::new(kind, Location::from_span(&unread.span), &unread.words)
+                    .role(Some(&role.role))
+                    .deployment(&dep.name)
+                    .variant(dep.variant.as_deref()),
+            );
+        }
     }
     out
 }

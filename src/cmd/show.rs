@@ -274,6 +274,7 @@ fn text(file: &ShownFile, out: &mut String) {
                 crate::recipe::ConfigValue::Null => ": null".into(),
                 crate::recipe::ConfigValue::Map => ":".into(),
                 crate::recipe::ConfigValue::List { len } => format!(": a list of {len}"),
+                crate::recipe::ConfigValue::Dynamic { text } => format!(": {text} (not known)"),
             };
             let _ = writeln!(out, "    {scope}config {}{value}  {}", c.key, c.at);
         }

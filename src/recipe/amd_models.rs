@@ -321,6 +321,7 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
                         argv: Some(argv),
                         dynamic: None,
                         config: Vec::new(),
+                        config_unread: None,
                     }
                 })
                 .collect();

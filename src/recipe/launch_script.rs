@@ -13,6 +13,7 @@
 //! caller can say which flags are switches.
 
 use super::argv::ArgToken;
+use super::config_file::{self, LaunchConfig};
 use super::format::{self, EditIntent, Loaded, RecipeFormat, Syntax};
 use super::links::LinkMapping;
 use super::shell::cond::{self, Path};
@@ -183,6 +184,7 @@ fn read_uncached(src: &SourceText) -> Result<Reading, RecipeError> {
             argv: None,
             dynamic: Some(why),
             config: Vec::new(),
+            config_unread: None,
         };
         deployments.push(Deployment::launched(engine.id, format!("{}@{}", launcher.role, span.line), vec![role], Vec::new()));
     }
@@ -194,7 +196,9 @@ fn read_uncached(src: &SourceText) -> Result<Reading, RecipeError> {
 fn deployment(src: &SourceText, site: Site) -> Deployment {
     let mut runs: Vec<Run> = Vec::new();
     for run in site.runs {
-        match runs.iter_mut().find(|r| r.argv == run.argv && r.env == run.env && r.exports == run.exports && r.dynamic == run.dynamic) {
+        match runs.iter_mut().find(|r| {
+            r.argv == run.argv && r.env == run.env && r.exports == run.exports && r.dynamic == run.dynamic && r.files == run.files
+        }) {
             // The same command line on two paths: on either of them.
             Some(r) => r.path = r.path.intersection(&run.path).cloned().collect(),
             None => runs.push(run),
@@ -236,8 +240,17 @@ fn deployment(src: &SourceText, site: Site) -> Deployment {
     let everywhere = |present: &[usize]| present.len() == runs.len();
     let common_env: Vec<EnvUse> =
         runs.first().map(|r| r.exports.iter().filter(|e| everywhere(&env_runs[&env_key(e)])).cloned().collect()).unwrap_or_default();
+    let config_profile = site.engine.server.as_ref().and_then(|s| s.config_file.as_ref());
     let mut roles = Vec::new();
     for run in &runs {
+        let (config, config_unread) = match (config_profile, &run.argv) {
+            (Some(profile), Some(argv)) => match config_file::of_launch(profile, argv, &run.files) {
+                LaunchConfig::None => (Vec::new(), None),
+                LaunchConfig::Read(keys) => (keys, None),
+                LaunchConfig::Unread(unread) => (Vec::new(), Some(unread)),
+            },
+            _ => (Vec::new(), None),
+        };
         let argv = run
             .argv
             .as_ref()
@@ -256,7 +269,8 @@ fn deployment(src: &SourceText, site: Site) -> Deployment {
             env,
             argv,
             dynamic: run.dynamic.clone(),
-            config: Vec::new(),
+            config,
+            config_unread,
         });
     }
     let name = if site.span.path == src.path {

@@ -11,6 +11,7 @@
 
 pub(crate) mod amd_models;
 pub(crate) mod argv;
+pub(crate) mod config_file;
 mod files;
 pub(crate) mod format;
 pub(crate) mod image;
@@ -189,6 +190,20 @@ pub struct RoleConfig {
     /// at every depth, parents before their children, by dotted path.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<ConfigUse>,
+    /// A configuration file the command line hands the server (`--config
+    /// cfg.yml`) whose keys could not be read: what names it, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_unread: Option<UnreadConfig>,
+}
+
+/// The configuration file of a launch that could not be read (a path not
+/// known, a file the script does not write, YAML that does not parse).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnreadConfig {
+    /// The words that name it, as written (`--config "$CONFIG_FILE"`).
+    pub words: String,
+    pub span: Span,
+    pub why: String,
 }
 
 /// One key of the YAML configuration file a role hands the engine
@@ -238,6 +253,11 @@ pub enum ConfigValue {
     /// A list (of scalars or maps: its items are not keys).
     List {
         len: usize,
+    },
+    /// Not knowable statically: a script writes the value from an expansion
+    /// whose value is not known (`max_batch_size: $CONC`); the text as written.
+    Dynamic {
+        text: String,
     },
 }
 

@@ -93,7 +93,16 @@ fn the_demo_script_is_safe_up_to_v1_1_0_and_breaks_at_v1_2_0() {
     assert_eq!(sglang["breaking"], serde_json::json!([1, 1, 2]));
     // vLLM, TensorRT-LLM and ATOM recipes with no source of their engine given are listed, not left out.
     let not: Vec<&str> = m["not_audited"].as_array().unwrap().iter().map(|n| n["reason"].as_str().unwrap()).collect();
-    assert_eq!(not, ["no vLLM source given", "no vLLM source given", "no TensorRT-LLM source given", "no ATOM source given"]);
+    assert_eq!(
+        not,
+        [
+            "no vLLM source given",
+            "no vLLM source given",
+            "no TensorRT-LLM source given",
+            "no ATOM source given",
+            "no TensorRT-LLM source given"
+        ]
+    );
 }
 
 #[test]
@@ -281,7 +290,7 @@ fn markdown_groups_identical_rows_and_names_what_it_cuts_to_fit() {
     let (full, code) = run_in(&d.root, &args, &d.cache);
     assert_eq!(code, 0, "{full}");
     assert!(full.starts_with(MARKDOWN_TABLE), "{full}");
-    assert!(full.contains("**Not audited (4)**") && full.contains("**First breaks**"), "{full}");
+    assert!(full.contains("**Not audited (5)**") && full.contains("**First breaks**"), "{full}");
     assert!(!full.contains("_Cut to fit"), "the default budget holds the demo whole: {full}");
     // Budgets that force cuts: the text fits, says what went, and every table
     // ends with its own last row (never cut mid-table).
@@ -300,7 +309,7 @@ fn markdown_groups_identical_rows_and_names_what_it_cuts_to_fit() {
     assert!(cut.contains("_Cut to fit: first-break details (1 of 2 kept). "), "{cut}");
     // Tighter: the codes in the cells and the not-audited list go too (the rest counted by reason).
     let (cut, _) = run_in(&d.root, &[&args[..], &["--max-chars", "1500"]].concat(), &d.cache);
-    assert!(cut.contains("the codes in each cell; first-break details (0 of 2 kept); the not-audited list (0 of 4 named)"), "{cut}");
+    assert!(cut.contains("the codes in each cell; first-break details (0 of 2 kept); the not-audited list (0 of 5 named)"), "{cut}");
     assert!(cut.contains("launch-aggregated.sh: launch_server@9` | unknown (from --since) | i1 | W3 | **E1** | v1.1.0 |"), "{cut}");
     assert!(cut.contains("- 2 more: vLLM: no vLLM source given"), "{cut}");
     // Then the names in groups (the folder they share stays), then whole groups from the end.
@@ -347,7 +356,7 @@ fn html_is_one_self_contained_page_and_every_recipe_string_is_escaped() {
     // Rows grouped by folder; each row's answer in a details row; not-audited listed.
     assert!(html.contains("<tr class=\"group\"><th colspan=\"7\">recipes/benchmarks/ (3)</th></tr>"), "{html}");
     assert!(html.contains("<details><summary>answer</summary>current release unknown"), "{html}");
-    assert!(html.contains("<h2>Not audited (4)</h2>"), "{html}");
+    assert!(html.contains("<h2>Not audited (5)</h2>"), "{html}");
 }
 
 #[test]

@@ -193,19 +193,58 @@ fn tree_of(repo: &git2::Repository, dir: &Path, skip: &[&str]) -> git2::Oid {
     tb.write().unwrap()
 }
 
+/// The demo's single-node script writes its LlmArgs YAML with here-documents
+/// and hands it to `trtllm-serve --extra_llm_api_options`: the file's keys are
+/// audited as the server reads them, each at its line in the script, with the
+/// value from a variable pointed at where the variable is given it.
 #[test]
-fn a_trtllm_serve_script_stays_not_audited_with_the_source_given() {
+fn a_trtllm_serve_script_is_audited_with_the_config_file_it_writes() {
+    let (_dir, ws, root) = demo_recipes();
+    let script = root.join("benchmarks/single_node/fixed_seq_len/trtmini_fp8_b200_trt.sh");
+    let report = json(&audit(&ws.trtllm_repo, &[&script], &["--to", "v1.3.0"]));
+    assert_eq!(report["coverage"]["audited"], 1, "{report:#}");
+    let found = by_subject(&report);
+    let (severity, line, message) = get(&found, "EA001", "kv_cache_config.enable_partial_reuse");
+    assert_eq!((severity.as_str(), *line), ("error", 23));
+    assert!(message.contains("refuses to start") && message.contains("up to v1.2.0"), "{message}");
+    // `backend: $MOE_BACKEND`, where `MOE_BACKEND="DEEPGEMM"` on the DP path.
+    let (severity, line, message) = get(&found, "EA005", "moe_config.backend");
+    assert_eq!((severity.as_str(), *line), ("error", 12));
+    assert!(message.contains("`DEEPGEMM`"), "{message}");
+    assert_eq!(found.len(), 2, "the options and the other keys are v1.3.0's: {found:#?}");
+
+    // Audited against the release it was written for, it is clean.
+    let report = json(&audit(&ws.trtllm_repo, &[&script], &["--to", "v1.2.0"]));
+    assert_eq!(report["coverage"]["audited"], 1, "{report:#}");
+    assert!(by_subject(&report).is_empty(), "{report:#}");
+}
+
+/// A key that is not a field, in a file a script writes, and a file it hands
+/// over but does not write (named, never clean).
+#[test]
+fn a_script_config_file_is_held_to_the_models_or_named_unread() {
     let (dir, ws, _root) = demo_recipes();
     let script = dir.path().join("trt_serve.sh");
-    std::fs::write(&script, "#!/bin/bash\ncat > cfg.yml <<EOF\nkv_cache_config:\n  dtype: fp8\nEOF\ntrtllm-serve serve /models/m --config cfg.yml --tp_size 8\n").unwrap();
-    let report = json(&audit(&ws.trtllm_repo, &[&script], &["--to", "v1.3.0"]));
-    assert_eq!(report["coverage"]["audited"], 0, "{report:#}");
-    let not = &report["coverage"]["not_audited"][0];
-    assert_eq!(
-        (not["engine"].as_str(), not["reason"].as_str()),
-        (Some("trtllm"), Some("its launch command lines are not read yet")),
-        "{report:#}"
-    );
+    std::fs::write(
+        &script,
+        "#!/bin/bash
+cat > cfg.yml <<EOF
+kv_cache_config:
+  dtypee: fp8
+EOF
+trtllm-serve serve /models/m --config cfg.yml --tp_size 8
+trtllm-serve /models/m --config /etc/other.yml
+",
+    )
+    .unwrap();
+    let found = by_subject(&json(&audit(&ws.trtllm_repo, &[&script], &["--to", "v1.3.0"])));
+    let (severity, line, message) = get(&found, "EA001", "kv_cache_config.dtypee");
+    assert_eq!((severity.as_str(), *line), ("error", 4));
+    assert!(message.contains("Did you mean `dtype`?"), "{message}");
+    let (severity, line, message) = get(&found, "EA306", "--config /etc/other.yml");
+    assert_eq!((severity.as_str(), *line), ("warning", 7));
+    assert!(message.contains("writes no `/etc/other.yml`"), "{message}");
+    assert_eq!(found.len(), 2, "{found:#?}");
 }
 
 /// A recipe whose image names no release is not audited, and the hint names

@@ -271,6 +271,7 @@ fn role_config(printed: &Printed, role: &str, mode: Mode, with_mtp: bool, entry:
         argv: Some(argv),
         dynamic: None,
         config: Vec::new(),
+        config_unread: None,
     }
 }
 

@@ -77,6 +77,7 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Option<
                 argv: Some(argv.unwrap_or_default()),
                 dynamic: None,
                 config: Vec::new(),
+                config_unread: None,
             }
         })
         .collect();

@@ -31,6 +31,11 @@ mod nested;
 mod reach;
 mod relevant;
 mod sourced;
+mod written;
+
+#[cfg(test)]
+pub(crate) use written::placeholder;
+pub(crate) use written::{WrittenFile, PLACEHOLDER};
 
 /// States kept at once; more are joined, their differing variables unknown.
 pub(crate) const MAX_STATES: usize = 32;
@@ -52,6 +57,9 @@ pub(crate) struct Run {
     /// The script's exported variables at the command.
     pub exports: Vec<EnvUse>,
     pub dynamic: Option<String>,
+    /// The files the script wrote on this path that the command line names
+    /// (`--config cfg.yml`), as the server reads them.
+    pub files: Vec<WrittenFile>,
 }
 
 /// A command that starts an engine's server, and every path that reached it.
@@ -449,20 +457,10 @@ impl<'a> Interp<'a> {
                 })
                 .collect(),
             "command" => states.into_iter().flat_map(|s| self.command(f, file, node, s, depth)).collect(),
-            "redirected_statement" => match node.child_by_field_name("body") {
-                Some(body) if states.iter().any(|s| s.out.is_some()) && capture::stdout_redirected(f, node) => {
-                    // Inside `$(...)`, what goes to a file or stderr is not output.
-                    let mut out = Vec::new();
-                    for state in states {
-                        let printed = state.out.clone();
-                        let quiet = self.statement(f, file, body, vec![State { out: None, ..state }], depth);
-                        out.extend(quiet.into_iter().map(|s| State { out: printed.clone(), ..s }));
-                    }
-                    out
-                }
-                Some(body) => self.statement(f, file, body, states, depth),
-                None => states,
-            },
+            "redirected_statement" => {
+                let states: Vec<State> = states.into_iter().map(|s| self.write_heredoc(f, file, node, s)).collect();
+                self.redirected(f, file, node, states, depth)
+            }
             "compound_statement" | "do_group" => self.block(f, file, &named_children(node), states, depth),
             // A subshell, a pipeline's parts: their assignments do not reach the
             // script, their launches do.
@@ -481,6 +479,24 @@ impl<'a> Interp<'a> {
             "case_statement" => self.case_statement(f, file, node, states, depth),
             "for_statement" | "c_style_for_statement" | "while_statement" => self.loop_statement(f, file, node, states, depth),
             _ => states,
+        }
+    }
+
+    /// A statement with redirections: its body, run as any statement.
+    fn redirected(&mut self, f: &File, file: usize, node: Node, states: Vec<State>, depth: usize) -> Vec<State> {
+        match node.child_by_field_name("body") {
+            Some(body) if states.iter().any(|s| s.out.is_some()) && capture::stdout_redirected(f, node) => {
+                // Inside `$(...)`, what goes to a file or stderr is not output.
+                let mut out = Vec::new();
+                for state in states {
+                    let printed = state.out.clone();
+                    let quiet = self.statement(f, file, body, vec![State { out: None, ..state }], depth);
+                    out.extend(quiet.into_iter().map(|s| State { out: printed.clone(), ..s }));
+                }
+                out
+            }
+            Some(body) => self.statement(f, file, body, states, depth),
+            None => states,
         }
     }
 
@@ -739,14 +755,20 @@ impl<'a> Interp<'a> {
             }
         }
         let Some(found) = launch::find(&tokens) else {
-            if let Some((engine, launcher)) = launch::find_unread(&tokens) {
+            if let Some((engine, launcher, why)) = launch::find_unread(&tokens) {
                 let span = self.span_of(self.node_origin(file, node));
-                let why = format!("{}'s command lines are not read yet", engine.display);
                 self.record(
                     engine,
                     launcher,
                     span,
-                    Run { path: state.path.clone(), argv: None, env: Vec::new(), exports: Vec::new(), dynamic: Some(why) },
+                    Run {
+                        path: state.path.clone(),
+                        argv: None,
+                        env: Vec::new(),
+                        exports: Vec::new(),
+                        dynamic: Some(why),
+                        files: Vec::new(),
+                    },
                 );
                 return vec![state];
             }
@@ -786,7 +808,8 @@ impl<'a> Interp<'a> {
             .find(|a| matches!(a.kind(), "for_statement" | "c_style_for_statement" | "while_statement"))
             .map(|l| format!("launched inside a loop ({}): may run with other arguments each time", self.line(file, l)));
         let exports = self.exported_env(&state).into_iter().filter(|e| !env.iter().any(|p| p.name == e.name)).collect();
-        self.record(found.engine, found.launcher, site, Run { path: state.path.clone(), argv: Some(argv), env, exports, dynamic });
+        let files = self.files_named(&state, &argv);
+        self.record(found.engine, found.launcher, site, Run { path: state.path.clone(), argv: Some(argv), env, exports, dynamic, files });
         vec![state]
     }
 
@@ -808,7 +831,7 @@ impl<'a> Interp<'a> {
                 engine,
                 launcher,
                 span,
-                Run { path: Path::new(), argv: None, env: Vec::new(), exports: Vec::new(), dynamic: Some(why) },
+                Run { path: Path::new(), argv: None, env: Vec::new(), exports: Vec::new(), dynamic: Some(why), files: Vec::new() },
             );
         }
     }
@@ -921,6 +944,9 @@ fn widen(into: &mut State, other: &State) {
         let (x, y) = (into.vars.get(&name), other.vars.get(&name));
         let template = x.or(y).cloned().unwrap_or_else(|| unreachable!("the name comes from one of the maps"));
         let joined = match (x, y) {
+            // A file's text joined word by word would be no file either path
+            // writes (a key of one path beside a gap of the other's).
+            _ if name.starts_with(written::WRITTEN) => None,
             (Some(x), Some(y)) => join::join_values(&name, &x.value, &y.value, template.value_at),
             _ => None,
         };

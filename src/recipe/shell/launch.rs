@@ -62,6 +62,13 @@ pub(crate) fn find(words: &[ArgToken]) -> Option<Found> {
             for launcher in server.launchers {
                 let args = match (&launcher.form, launcher.program()) {
                     (LaunchForm::PythonModule(module), _) if python => python_module_args(words, i, module),
+                    (LaunchForm::DefaultCommand { program, subcommand, others, .. }, _) if word(i).map(base) == Some(program) => {
+                        match word(i + 1) {
+                            Some(w) if w == *subcommand => Some(i + 2),
+                            Some(w) if others.contains(&w) => None,
+                            _ => Some(i + 1),
+                        }
+                    }
                     (_, Some((program, subcommand))) if word(i).map(base) == Some(program) && word(i + 1) == Some(subcommand) => {
                         Some(i + 2)
                     }
@@ -80,20 +87,34 @@ pub(crate) fn find(words: &[ArgToken]) -> Option<Found> {
     None
 }
 
-/// A command that starts an engine whose command lines are not read yet
-/// (TensorRT-LLM's `trtllm-serve`), by its program's name, directly or
-/// behind wrappers (`mpirun -n 1 trtllm-serve ...`).
-pub(crate) fn find_unread(words: &[ArgToken]) -> Option<(Engine, &'static Launcher)> {
+/// A command that starts an engine whose command lines are not read (one
+/// not audited yet, or another command of a launcher's group:
+/// `trtllm-serve disaggregated ...`), by its program's name, directly or
+/// behind wrappers (`mpirun -n 1 trtllm-serve ...`): the engine, the
+/// launcher, and why it is not read.
+pub(crate) fn find_unread(words: &[ArgToken]) -> Option<(Engine, &'static Launcher, String)> {
     let first = words.first()?.value.value()?;
-    let programs = || crate::profiles::unread_servers().flat_map(|(e, s)| s.launchers.iter().map(move |l| (e, l)));
-    let program_of = |w: &str| programs().find(|(_, l)| l.program().is_some_and(|(p, _)| p == base(w)));
-    if let Some(found) = program_of(first) {
+    let at = |i: usize| words.get(i).and_then(|t| t.value.value()).map(String::as_str);
+    let unread = || crate::profiles::unread_servers().flat_map(|(e, s)| s.launchers.iter().map(move |l| (e, l)));
+    let read = || crate::profiles::script_servers().flat_map(|(e, s)| s.launchers.iter().map(move |l| (e, l)));
+    let found_at = |i: usize| {
+        let w = at(i)?;
+        if let Some((engine, launcher)) = unread().find(|(_, l)| l.program().is_some_and(|(p, _)| p == base(w))) {
+            return Some((engine, launcher, format!("{}'s command lines are not read yet", engine.display)));
+        }
+        read().find_map(|(engine, launcher)| {
+            let (program, _) = launcher.program()?;
+            let command = at(i + 1).filter(|c| launcher.other_commands().is_some_and(|o| o.contains(c)))?;
+            (program == base(w)).then(|| (engine, launcher, format!("`{program} {command}` is not read (only `{}` is)", launcher.text())))
+        })
+    };
+    if let Some(found) = found_at(0) {
         return Some(found);
     }
     if !WRAPPERS.contains(&base(first)) {
         return None;
     }
-    words[1..].iter().filter_map(|t| t.value.value()).find_map(|w| program_of(w))
+    (1..words.len()).find_map(found_at)
 }
 
 fn launcher_program(word: &str) -> bool {
@@ -165,6 +186,8 @@ pub(crate) fn mentions_launcher(text: &str) -> Option<(Engine, &'static Launcher
         .form
     {
         LaunchForm::PythonModule(module) => text.contains(module),
-        LaunchForm::Program { .. } | LaunchForm::ProgramWithPositional { .. } => text.contains(&l.text()),
+        LaunchForm::Program { .. } | LaunchForm::ProgramWithPositional { .. } | LaunchForm::DefaultCommand { .. } => {
+            text.contains(&l.text())
+        }
     })
 }

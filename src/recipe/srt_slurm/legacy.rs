@@ -79,6 +79,7 @@ fn read_roles(backend: &Node, engine: &str, form: ArgsForm, notes: &mut Vec<Note
                         argv: None,
                         dynamic: None,
                         config,
+                        config_unread: None,
                     });
                 }
             }
@@ -119,6 +120,7 @@ fn role_entry<'r>(roles: &'r mut Vec<RoleConfig>, role: &str, entry: &crate::rec
                 argv: None,
                 dynamic: None,
                 config: Vec::new(),
+                config_unread: None,
             });
             roles.len() - 1
         }

@@ -175,7 +175,16 @@ pub(super) fn read(src: &SourceText, tree: &Node, variant: Option<String>, notes
             read_extra_args(&format!("roles.{role}.extra_args"), words, notes)
         });
         let container = spanned_scalar(spec.get("container"), &["roles", role, "container"], notes).or_else(|| default_container.clone());
-        let config = RoleConfig { role: role.to_string(), span: Some(entry.key.span.clone()), flags, env, argv, dynamic: None, config };
+        let config = RoleConfig {
+            role: role.to_string(),
+            span: Some(entry.key.span.clone()),
+            flags,
+            env,
+            argv,
+            dynamic: None,
+            config,
+            config_unread: None,
+        };
         let same =
             |d: &&mut Deployment| d.engine == engine && d.container.as_ref().map(|c| &c.value) == container.as_ref().map(|c| &c.value);
         match groups.iter_mut().find(same) {

@@ -4,7 +4,7 @@
 use crate::profiles::ArgsForm;
 use crate::recipe::image::DynamoRef;
 use crate::recipe::yaml::{Entry, Node, NodeKind, ScalarType};
-use crate::recipe::{ArgToken, ConfigUse, ConfigValue, DynamoSpec, EnvUse, FlagUse, FlagValue, Note};
+use crate::recipe::{ArgToken, ConfigUse, DynamoSpec, EnvUse, FlagUse, FlagValue, Note};
 use crate::surface::Known;
 use crate::text::Spanned;
 
@@ -85,38 +85,7 @@ fn read_config(config_key: &str, role: &str, node: &Node, notes: &mut Vec<Note>)
         }
         return Vec::new();
     }
-    let mut out = Vec::new();
-    config_keys(node, "", 0, &mut out);
-    out
-}
-
-fn config_keys(node: &Node, prefix: &str, depth: usize, out: &mut Vec<ConfigUse>) {
-    for entry in node.as_map().into_iter().flatten() {
-        // A key that is not a string (`1: x`) is no field name: the model
-        // refuses or drops it as any unknown key, so it is kept as written.
-        let key = match entry.key.as_scalar() {
-            Some(s) => s.text.clone(),
-            None => continue,
-        };
-        let path = if prefix.is_empty() { key } else { format!("{prefix}.{key}") };
-        let value = match &entry.value.kind {
-            NodeKind::Scalar(_) if entry.value.is_null() => ConfigValue::Null,
-            NodeKind::Scalar(s) => ConfigValue::Scalar { text: s.text.clone(), quoted: s.is_quoted(), ty: s.resolve() },
-            NodeKind::Map(_) => ConfigValue::Map,
-            NodeKind::Seq(items) => ConfigValue::List { len: items.len() },
-        };
-        out.push(ConfigUse {
-            path: path.clone(),
-            depth: depth + 1,
-            value,
-            key_span: entry.key.span.clone(),
-            value_span: entry.value.span.clone(),
-            shadowed: entry.shadows.clone(),
-        });
-        if matches!(entry.value.kind, NodeKind::Map(_)) {
-            config_keys(&entry.value, &path, depth + 1, out);
-        }
-    }
+    crate::recipe::config_file::keys(node)
 }
 
 fn flag_value(role: &str, key: &str, node: &Node, notes: &mut Vec<Note>) -> FlagValue {

@@ -20,6 +20,7 @@ impl Interp<'_> {
                         env: Vec::new(),
                         exports: self.exported_env(&state),
                         dynamic: Some(why),
+                        files: Vec::new(),
                     };
                     self.record(engine, launcher, span, run);
                 }
@@ -253,6 +254,7 @@ impl Interp<'_> {
                             env: Vec::new(),
                             exports: self.exported_env(&state),
                             dynamic: Some(message),
+                            files: Vec::new(),
                         };
                         self.record(engine, launcher, span, run);
                     }

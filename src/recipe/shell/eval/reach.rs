@@ -291,6 +291,8 @@ pub(super) fn names_a_launcher(text: &str) -> bool {
         return true;
     }
     crate::profiles::script_servers().flat_map(|(_, s)| s.launchers.iter()).any(|l| match (l.program(), &l.form) {
+        // A group run with its default command is named by its program alone.
+        (Some((program, _)), crate::profiles::LaunchForm::DefaultCommand { .. }) => word_at(text, program).next().is_some(),
         (Some((program, subcommand)), _) => word_at(text, program).any(|after| {
             let next = text[after..].trim_start_matches([' ', '\t', '\\', '\n', '"', '\'']);
             next.starts_with('$') || next.strip_prefix(subcommand).is_some_and(|rest| rest.chars().next().is_none_or(|c| !is_word_char(c)))
