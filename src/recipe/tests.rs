@@ -469,20 +469,6 @@ fn adjacent_expansions_in_a_string_both_expand() {
     assert_eq!(words, ["--tp-size", "8", "--enable-metrics", "--tp-size", "8"]);
 }
 
-/// `[[ -n "$X" ]]` on a value with known text in it holds whatever the rest
-/// of the value is: no path is forked where the script has only one.
-#[test]
-fn a_value_with_known_text_is_not_empty_whatever_its_unknown_part() {
-    let text = "#!/bin/bash\nMTP=\"${EXTRA_MTP} --speculative-num-steps 2\"\nif [[ -n \"$MTP\" ]]; then\n  ARGS=\"--tp 8 $MTP\"\nelse\n  ARGS=\"--tp 8\"\nfi\nif [ -z \"$MTP\" ]; then\n  ARGS=\"$ARGS --never\"\nfi\npython3 -m sglang.launch_server $ARGS\n";
-    let file = load_text("n.sh", text.into(), &LinkMapping::default()).unwrap();
-    let roles = &file.deployments[0].roles;
-    assert_eq!(roles.len(), 1, "{roles:#?}");
-    let argv = roles[0].argv.as_ref().unwrap();
-    let steps = argv.iter().find(|t| t.value.value().is_some_and(|v| v == "--speculative-num-steps")).expect("passed");
-    assert_eq!(steps.condition, None);
-    assert!(!argv.iter().any(|t| t.raw.contains("never")), "{argv:#?}");
-}
-
 // ---- srt-slurm schema 2 ----------------------------------------------------------
 
 fn errors(file: &RecipeFile) -> Vec<&str> {

@@ -227,15 +227,10 @@ impl Interp<'_> {
             "unary_expression" => {
                 let op = node.child(0).map(|o| &f.text[o.byte_range()])?;
                 let operand = node.named_children(&mut node.walk()).last()?;
-                let frags = joined(self.expand(f, file, operand, state, true), self.node_origin(file, operand));
-                // Known text in it makes a value non-empty, whatever the rest is
-                // (`"${FLAGS} --speculative-num-steps 1"` with `FLAGS` not known).
-                let has_text = frags.iter().any(|fr| fr.unknown.is_none() && !fr.text.is_empty());
-                match (op, known_text(&frags)) {
+                let value = known_text(&joined(self.expand(f, file, operand, state, true), self.node_origin(file, operand)));
+                match (op, value) {
                     ("-n", Some(v)) => Some(Cond::Known(!v.is_empty())),
                     ("-z", Some(v)) => Some(Cond::Known(v.is_empty())),
-                    ("-n", None) if has_text => Some(Cond::Known(true)),
-                    ("-z", None) if has_text => Some(Cond::Known(false)),
                     ("!", _) => None,
                     _ => None,
                 }
