@@ -9,6 +9,7 @@
 #     RUNS=9 scripts/bench.sh
 #     ENGINE_AUDIT_IX=~/ix BENCH_ONLY=ix scripts/bench.sh   # case 9 alone
 #     ENGINE_AUDIT_IX=~/ix ENGINE_AUDIT_ATOM=~/ATOM.git BENCH_ONLY=atom scripts/bench.sh   # case 10 alone
+#     ENGINE_AUDIT_IX=~/ix ENGINE_AUDIT_TRTLLM=~/trtllm.git BENCH_ONLY=trtllm scripts/bench.sh   # case 11 alone
 #
 # Inputs: the corpus (ENGINE_AUDIT_CORPUS, default ~/.cache/engine-audit-corpus)
 # and the recipes (BENCH_RECIPES: the srt-slurm-recipes/sglang folder).
@@ -121,6 +122,35 @@ atom_table() {
 | 10f. floor: git archive of that ATOM tree | $MED_floor_atom | 1 |
 TABLE
 }
+# The TensorRT-LLM part of that tree (issue 45): every `trtllm-serve` script
+# (the LlmArgs YAML it writes read with it) and every srt-slurm TRT-LLM recipe,
+# with TensorRT-LLM's source (ENGINE_AUDIT_TRTLLM, the repository assembled as
+# docs/trtllm.md says; skipped without) at one target tag (BENCH_TRTLLM_REF),
+# against the floor of `git archive` of it.
+TRTLLM_SRC="${ENGINE_AUDIT_TRTLLM:-}"
+TRTLLM_REF="${BENCH_TRTLLM_REF:-v1.3.0rc3}"
+AUDIT_TRTLLM=() FLOOR_TRTLLM=()
+if ((${#AUDIT_IX[@]})) && [[ -n "$TRTLLM_SRC" ]]; then
+    mapfile -t TRTLLM_FILES < <(cd "$IX" && { grep -rl "trtllm-serve" benchmarks/single_node; find benchmarks/multi_node -path "*trtllm*" -name "*.yaml"; } | sort)
+    AUDIT_TRTLLM=(bash -c 'cd "$0" && exec "$@"' "$IX" "$BIN" audit "${TRTLLM_FILES[@]}" --trtllm "$TRTLLM_SRC" --trtllm-to "$TRTLLM_REF"
+        --offline --format json --fail-on never)
+    FLOOR_TRTLLM=(git -C "$TRTLLM_SRC" archive "$TRTLLM_REF")
+fi
+WALLS_trtllm=() WALLS_trtllm_warm=() WALLS_floor_trtllm=()
+trtllm_round() { cold_warm_round trtllm AUDIT_TRTLLM FLOOR_TRTLLM; }
+trtllm_table() {
+    for name in trtllm trtllm_warm floor_trtllm; do median_of "$name"; done
+    local cold warm
+    cold=$(paired_ratio trtllm floor_trtllm)
+    warm=$(paired_ratio trtllm_warm trtllm)
+    cat <<TABLE
+| case | median s | ratio |
+|---|---|---|
+| 11. the TensorRT-LLM part of the InferenceX tree (${#TRTLLM_FILES[@]} files) at ${TRTLLM_REF}, cold | $MED_trtllm | $cold × 11f (target ≤ 1.5: $(verdict "$cold" 1.5)) |
+| 11w. same, warm | $MED_trtllm_warm | $warm × cold (target ≤ 0.05: $(verdict "$warm" 0.05)) |
+| 11f. floor: git archive of that TensorRT-LLM tree | $MED_floor_trtllm | 1 |
+TABLE
+}
 verdict() { if [[ $(echo "$1 <= $2" | bc -l) == 1 ]]; then echo "met"; else echo "MISSED"; fi; }
 if [[ "${BENCH_ONLY:-}" == atom ]]; then
     if ((${#AUDIT_ATOM[@]} == 0)); then
@@ -129,6 +159,15 @@ if [[ "${BENCH_ONLY:-}" == atom ]]; then
     fi
     for ((round = 0; round < RUNS; round++)); do atom_round; done
     atom_table
+    exit 0
+fi
+if [[ "${BENCH_ONLY:-}" == trtllm ]]; then
+    if ((${#AUDIT_TRTLLM[@]} == 0)); then
+        echo "bench: BENCH_ONLY=trtllm needs ENGINE_AUDIT_IX and ENGINE_AUDIT_TRTLLM (docs/trtllm.md: the assembled repository)" >&2
+        exit 2
+    fi
+    for ((round = 0; round < RUNS; round++)); do trtllm_round; done
+    trtllm_table
     exit 0
 fi
 if [[ "${BENCH_ONLY:-}" == ix ]]; then
@@ -167,6 +206,7 @@ for ((round = 0; round < RUNS; round++)); do
     time_once vllm_warm no_prep "${AUDIT_VLLM[@]}"
     if ((${#AUDIT_IX[@]})); then ix_round; fi
     if ((${#AUDIT_ATOM[@]})); then atom_round; fi
+    if ((${#AUDIT_TRTLLM[@]})); then trtllm_round; fi
     if ((${#MATRIX[@]})); then
         time_once audit_wide clear_cache "${AUDIT_WIDE[@]}"
         time_once matrix clear_cache "${MATRIX[@]}"
@@ -225,3 +265,4 @@ TABLE
 fi
 if ((${#AUDIT_IX[@]})); then ix_table; fi
 if ((${#AUDIT_ATOM[@]})); then atom_table; fi
+if ((${#AUDIT_TRTLLM[@]})); then trtllm_table; fi

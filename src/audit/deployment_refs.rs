@@ -38,9 +38,14 @@ impl DeploymentRefs {
 
 /// How a recipe names the ref of one engine: the image of the engine it
 /// starts, or a consumer's install block.
-fn recipe_ref(engine: Engine, dep: &Deployment, repo: &crate::source::EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
+fn recipe_ref(
+    engine: Engine,
+    dep: &Deployment,
+    repo: &crate::source::EngineRepo,
+    dynamo: Option<&crate::source::EngineRepo>,
+) -> Result<Option<DerivedRef>, Unresolved> {
     match engine.server {
-        Some(_) => refs::image_ref(engine, dep, repo),
+        Some(_) => refs::image_ref(engine, dep, repo, dynamo),
         None => refs::dynamo_ref(dep, repo),
     }
 }
@@ -76,6 +81,7 @@ pub(super) fn derive_refs(
     for engine in std::iter::once(server).chain(consumers) {
         let handle = engines.get(engine);
         let repo = handle.and_then(|h| h.source.repo());
+        let dynamo = engines.get(&profiles::DYNAMO).and_then(|h| h.source.repo());
         let flags = opts.refs_of(engine);
         let flag_ref = |value: &Option<String>, flag: &str| value.as_ref().map(|v| DerivedRef { wanted: v.clone(), how: flag.to_string() });
         let mut unresolved = |u: Unresolved| {
@@ -86,7 +92,7 @@ pub(super) fn derive_refs(
         let (from, mut to) = from_to(
             flag_ref(&flags.from, &flags.from_flag),
             flag_ref(&flags.to, &flags.to_flag),
-            || match recipe_ref(engine, dep, repo?) {
+            || match recipe_ref(engine, dep, repo?, dynamo) {
                 Ok(r) => r,
                 Err(u) => {
                     unresolved(u);
@@ -94,7 +100,7 @@ pub(super) fn derive_refs(
                 }
             },
             base.map(|b| {
-                || match recipe_ref(engine, b, repo?) {
+                || match recipe_ref(engine, b, repo?, dynamo) {
                     Ok(r) => r.map(|r| DerivedRef { how: format!("before: {}", r.how), ..r }),
                     Err(u) => {
                         // The recipe before the change names no span in this file: say it in a note.

@@ -16,6 +16,7 @@ mod master;
 pub(crate) mod master_links;
 mod options;
 pub(crate) mod refs;
+mod runtime_image;
 
 use crate::check::{self, consumer::Consumer, worker_flags::WorkerParse, Bump};
 use crate::extract::consumer::UseKind;

@@ -26,7 +26,14 @@ pub(crate) struct Unresolved {
 
 /// The ref of `engine` a container image stands for: its version tag, else the
 /// commit a nightly tag names. `Ok(None)` when the recipe names no image.
-pub(crate) fn image_ref(engine: Engine, dep: &Deployment, repo: &EngineRepo) -> Result<Option<DerivedRef>, Unresolved> {
+/// A Dynamo runtime image names a Dynamo release: the engine inside is the
+/// release it pins, read from `dynamo` (Dynamo's source, when given).
+pub(crate) fn image_ref(
+    engine: Engine,
+    dep: &Deployment,
+    repo: &EngineRepo,
+    dynamo: Option<&EngineRepo>,
+) -> Result<Option<DerivedRef>, Unresolved> {
     let (Some(container), Some(image)) = (dep.entry_image.as_ref().map(|e| &e.image).or(dep.container.as_ref()), &dep.image) else {
         return Ok(None);
     };
@@ -34,6 +41,12 @@ pub(crate) fn image_ref(engine: Engine, dep: &Deployment, repo: &EngineRepo) -> 
         Some(entry) => format!("image {} (of master key {})", entry.image.value, entry.key),
         None => format!("image {}", container.value),
     };
+    if super::runtime_image::is_dynamo_runtime(image) {
+        return match super::runtime_image::engine_ref(engine, image, &container.value, repo, dynamo) {
+            Ok((wanted, rule)) => Ok(Some(DerivedRef { wanted, how: format!("{how} ({rule})") })),
+            Err(message) => Err(Unresolved { engine: engine.display, what: container.value.clone(), message }),
+        };
+    }
     for wanted in image_candidates(image) {
         if let Ok(Some(resolved)) = repo.try_resolve(&wanted) {
             return Ok(Some(DerivedRef { wanted: resolved.wanted, how }));

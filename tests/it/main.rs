@@ -39,6 +39,7 @@ mod recipe_schema;
 mod reports;
 mod repository_url;
 mod robustness;
+mod runtime_images;
 mod schema2_real;
 mod semver_guard;
 mod shell_bash;
