@@ -109,18 +109,25 @@ if ((${#AUDIT_IX[@]})) && [[ -n "$ATOM_SRC" ]]; then
 fi
 WALLS_atom=() WALLS_atom_warm=() WALLS_floor_atom=()
 atom_round() { cold_warm_round atom AUDIT_ATOM FLOOR_ATOM; }
-atom_table() {
-    for name in atom atom_warm floor_atom; do median_of "$name"; done
-    local cold warm
-    cold=$(paired_ratio atom floor_atom)
-    warm=$(paired_ratio atom_warm atom)
+# engine_part_table NAME N LABEL FLOOR_LABEL: the table of a case that
+# audits one engine's part of the tree against `git archive` of its target.
+engine_part_table() {
+    local name=$1 n=$2 label=$3 floor_label=$4
+    for m in "$name" "${name}_warm" "floor_$name"; do median_of "$m"; done
+    local cold warm med="MED_$name" med_warm="MED_${name}_warm" med_floor="MED_floor_$name"
+    cold=$(paired_ratio "$name" "floor_$name")
+    warm=$(paired_ratio "${name}_warm" "$name")
     cat <<TABLE
 | case | median s | ratio |
 |---|---|---|
-| 10. the ATOM part of the InferenceX tree (${#ATOM_FILES[@]} files) at ATOM ${ATOM_REF:0:9}, cold | $MED_atom | $cold × 10f (target ≤ 1.5: $(verdict "$cold" 1.5)) |
-| 10w. same, warm | $MED_atom_warm | $warm × cold (target ≤ 0.05: $(verdict "$warm" 0.05)) |
-| 10f. floor: git archive of that ATOM tree | $MED_floor_atom | 1 |
+| $n. $label, cold | ${!med} | $cold × ${n}f (target ≤ 1.5: $(verdict "$cold" 1.5)) |
+| ${n}w. same, warm | ${!med_warm} | $warm × cold (target ≤ 0.05: $(verdict "$warm" 0.05)) |
+| ${n}f. $floor_label | ${!med_floor} | 1 |
 TABLE
+}
+atom_table() {
+    engine_part_table atom 10 "the ATOM part of the InferenceX tree (${#ATOM_FILES[@]} files) at ATOM ${ATOM_REF:0:9}" \
+        "floor: git archive of that ATOM tree"
 }
 # The TensorRT-LLM part of that tree (issue 45): every `trtllm-serve` script
 # (the LlmArgs YAML it writes read with it) and every srt-slurm TRT-LLM recipe,
@@ -139,37 +146,25 @@ fi
 WALLS_trtllm=() WALLS_trtllm_warm=() WALLS_floor_trtllm=()
 trtllm_round() { cold_warm_round trtllm AUDIT_TRTLLM FLOOR_TRTLLM; }
 trtllm_table() {
-    for name in trtllm trtllm_warm floor_trtllm; do median_of "$name"; done
-    local cold warm
-    cold=$(paired_ratio trtllm floor_trtllm)
-    warm=$(paired_ratio trtllm_warm trtllm)
-    cat <<TABLE
-| case | median s | ratio |
-|---|---|---|
-| 11. the TensorRT-LLM part of the InferenceX tree (${#TRTLLM_FILES[@]} files) at ${TRTLLM_REF}, cold | $MED_trtllm | $cold × 11f (target ≤ 1.5: $(verdict "$cold" 1.5)) |
-| 11w. same, warm | $MED_trtllm_warm | $warm × cold (target ≤ 0.05: $(verdict "$warm" 0.05)) |
-| 11f. floor: git archive of that TensorRT-LLM tree | $MED_floor_trtllm | 1 |
-TABLE
+    engine_part_table trtllm 11 "the TensorRT-LLM part of the InferenceX tree (${#TRTLLM_FILES[@]} files) at ${TRTLLM_REF}" \
+        "floor: git archive of that TensorRT-LLM tree"
 }
 verdict() { if [[ $(echo "$1 <= $2" | bc -l) == 1 ]]; then echo "met"; else echo "MISSED"; fi; }
-if [[ "${BENCH_ONLY:-}" == atom ]]; then
-    if ((${#AUDIT_ATOM[@]} == 0)); then
-        echo "bench: BENCH_ONLY=atom needs ENGINE_AUDIT_IX and ENGINE_AUDIT_ATOM (a clone of ROCm/ATOM)" >&2
+# only_case NAME AUDIT NEEDS: BENCH_ONLY=NAME runs that case alone (its
+# rounds, then its table), or says what it needs when AUDIT is empty.
+only_case() {
+    local -n case_cmd="$2"
+    [[ "${BENCH_ONLY:-}" == "$1" ]] || return 0
+    if ((${#case_cmd[@]} == 0)); then
+        echo "bench: BENCH_ONLY=$1 needs $3" >&2
         exit 2
     fi
-    for ((round = 0; round < RUNS; round++)); do atom_round; done
-    atom_table
+    for ((round = 0; round < RUNS; round++)); do "$1_round"; done
+    "$1_table"
     exit 0
-fi
-if [[ "${BENCH_ONLY:-}" == trtllm ]]; then
-    if ((${#AUDIT_TRTLLM[@]} == 0)); then
-        echo "bench: BENCH_ONLY=trtllm needs ENGINE_AUDIT_IX and ENGINE_AUDIT_TRTLLM (docs/trtllm.md: the assembled repository)" >&2
-        exit 2
-    fi
-    for ((round = 0; round < RUNS; round++)); do trtllm_round; done
-    trtllm_table
-    exit 0
-fi
+}
+only_case atom AUDIT_ATOM "ENGINE_AUDIT_IX and ENGINE_AUDIT_ATOM (a clone of ROCm/ATOM)"
+only_case trtllm AUDIT_TRTLLM "ENGINE_AUDIT_IX and ENGINE_AUDIT_TRTLLM (docs/trtllm.md: the assembled repository)"
 if [[ "${BENCH_ONLY:-}" == ix ]]; then
     if ((${#AUDIT_IX[@]} == 0)); then
         echo "bench: BENCH_ONLY=ix needs ENGINE_AUDIT_IX (a git checkout of the InferenceX tree)" >&2
