@@ -97,15 +97,24 @@ TABLE
 # AMD chain's ATOM server script (its env file sourced) and model table, with
 # ATOM's source (ENGINE_AUDIT_ATOM, a clone of ROCm/ATOM; skipped without) at
 # one target ref (BENCH_ATOM_REF), against the floor of `git archive` of it.
+# engine_part_case NAME SOURCE REF FILE...: the audit of FILE... (paths in
+# the tree) with one engine's SOURCE (`--NAME`) at REF (`--NAME-to`), as
+# AUDIT_<NAME>, and its floor, `git archive` of that ref, as FLOOR_<NAME>.
+engine_part_case() {
+    local name=$1 src=$2 ref=$3
+    shift 3
+    local -n audit="AUDIT_${name^^}" floor="FLOOR_${name^^}"
+    audit=(bash -c 'cd "$0" && exec "$@"' "$IX" "$BIN" audit "$@" "--$name" "$src" "--$name-to" "$ref"
+        --offline --format json --fail-on never)
+    floor=(git -C "$src" archive "$ref")
+}
 ATOM_SRC="${ENGINE_AUDIT_ATOM:-}"
 ATOM_REF="${BENCH_ATOM_REF:-087b82d9c1f630e79149ba37e6213257ec9a76f8}"
 AUDIT_ATOM=() FLOOR_ATOM=()
 if ((${#AUDIT_IX[@]})) && [[ -n "$ATOM_SRC" ]]; then
     mapfile -t ATOM_FILES < <(cd "$IX" && grep -rl "atom.entrypoints" benchmarks/single_node | sort)
     ATOM_FILES+=(benchmarks/multi_node/amd_utils/server_atom.sh benchmarks/multi_node/amd_utils/models_atom.yaml)
-    AUDIT_ATOM=(bash -c 'cd "$0" && exec "$@"' "$IX" "$BIN" audit "${ATOM_FILES[@]}" --atom "$ATOM_SRC" --atom-to "$ATOM_REF"
-        --offline --format json --fail-on never)
-    FLOOR_ATOM=(git -C "$ATOM_SRC" archive "$ATOM_REF")
+    engine_part_case atom "$ATOM_SRC" "$ATOM_REF" "${ATOM_FILES[@]}"
 fi
 WALLS_atom=() WALLS_atom_warm=() WALLS_floor_atom=()
 atom_round() { cold_warm_round atom AUDIT_ATOM FLOOR_ATOM; }
@@ -139,9 +148,7 @@ TRTLLM_REF="${BENCH_TRTLLM_REF:-v1.3.0rc3}"
 AUDIT_TRTLLM=() FLOOR_TRTLLM=()
 if ((${#AUDIT_IX[@]})) && [[ -n "$TRTLLM_SRC" ]]; then
     mapfile -t TRTLLM_FILES < <(cd "$IX" && { grep -rl "trtllm-serve" benchmarks/single_node; find benchmarks/multi_node -path "*trtllm*" -name "*.yaml"; } | sort)
-    AUDIT_TRTLLM=(bash -c 'cd "$0" && exec "$@"' "$IX" "$BIN" audit "${TRTLLM_FILES[@]}" --trtllm "$TRTLLM_SRC" --trtllm-to "$TRTLLM_REF"
-        --offline --format json --fail-on never)
-    FLOOR_TRTLLM=(git -C "$TRTLLM_SRC" archive "$TRTLLM_REF")
+    engine_part_case trtllm "$TRTLLM_SRC" "$TRTLLM_REF" "${TRTLLM_FILES[@]}"
 fi
 WALLS_trtllm=() WALLS_trtllm_warm=() WALLS_floor_trtllm=()
 trtllm_round() { cold_warm_round trtllm AUDIT_TRTLLM FLOOR_TRTLLM; }

@@ -78,10 +78,11 @@ pub(super) fn derive_refs(
         .iter()
         .filter(|l| l.engine == server.id && kind == &RecipeKind::SrtSlurm)
         .filter_map(|l| profiles::by_id(l.consumer));
+    // Dynamo's source, where a runtime image's engine release is read.
+    let dynamo = engines.get(&profiles::DYNAMO).and_then(|h| h.source.repo());
     for engine in std::iter::once(server).chain(consumers) {
         let handle = engines.get(engine);
         let repo = handle.and_then(|h| h.source.repo());
-        let dynamo = engines.get(&profiles::DYNAMO).and_then(|h| h.source.repo());
         let flags = opts.refs_of(engine);
         let flag_ref = |value: &Option<String>, flag: &str| value.as_ref().map(|v| DerivedRef { wanted: v.clone(), how: flag.to_string() });
         let mut unresolved = |u: Unresolved| {

@@ -46,19 +46,12 @@ pub(crate) fn engine_ref(
     let Some(dynamo) = dynamo else {
         return Err(unresolved(format!("{inside}; give Dynamo's source (--dynamo) to read the pin")));
     };
-    let resolved = [format!("v{version}"), version.clone()].into_iter().find_map(|w| dynamo.try_resolve(&w).ok().flatten());
-    let Some(resolved) = resolved else {
-        return Err(unresolved(format!("{inside}, and {} has no Dynamo {version}", dynamo.spec)));
-    };
-    let tree = dynamo.tree_at(&resolved).map_err(|e| unresolved(format!("{inside}; its tree could not be read: {e}")))?;
     let pin =
         crate::profiles::CONSUMER_LINKS.iter().find(|l| l.consumer == crate::profiles::DYNAMO.id && l.engine == engine.id).map(|l| l.pin);
     let Some(pin) = pin else {
         return Err(unresolved(format!("{inside}; Dynamo has no link to {}", engine.display)));
     };
-    let Some(pinned) = exact_pin(&tree, pin) else {
-        return Err(unresolved(format!("{inside}; Dynamo {version} pins no exact `{pin}==` release")));
-    };
+    let pinned = pinned_by(dynamo, version, pin).map_err(|detail| unresolved(format!("{inside}{detail}")))?;
     let tried = [format!("v{pinned}"), pinned.clone()];
     match tried.iter().find_map(|w| repo.try_resolve(w).ok().flatten()) {
         Some(r) => Ok((r.wanted, format!("a Dynamo runtime image: Dynamo {version} pins `{pin}=={pinned}`"))),
@@ -69,6 +62,29 @@ pub(crate) fn engine_ref(
             tried.join(", ")
         ))),
     }
+}
+
+/// What Dynamo `version` pins `pin` to, else why not (said after the image's
+/// description). Read once per Dynamo source, release and pin in a run: many
+/// recipes name one image, and listing a Dynamo tree is a walk of its tree
+/// objects.
+fn pinned_by(dynamo: &EngineRepo, version: &str, pin: &str) -> Result<String, String> {
+    type Memo = std::collections::HashMap<(String, String, String), Result<String, String>>;
+    static READ: std::sync::OnceLock<std::sync::Mutex<Memo>> = std::sync::OnceLock::new();
+    let key = (dynamo.spec.clone(), version.to_string(), pin.to_string());
+    let memo = READ.get_or_init(Default::default);
+    if let Some(known) = memo.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return known.clone();
+    }
+    let read = || {
+        let resolved = [format!("v{version}"), version.to_string()].into_iter().find_map(|w| dynamo.try_resolve(&w).ok().flatten());
+        let resolved = resolved.ok_or_else(|| format!(", and {} has no Dynamo {version}", dynamo.spec))?;
+        let tree = dynamo.tree_at(&resolved).map_err(|e| format!("; its tree could not be read: {e}"))?;
+        exact_pin(&tree, pin).ok_or_else(|| format!("; Dynamo {version} pins no exact `{pin}==` release"))
+    };
+    let answer = read();
+    memo.lock().unwrap_or_else(|p| p.into_inner()).insert(key, answer.clone());
+    answer
 }
 
 /// The version of `pin` that Dynamo's `pyproject.toml` requires exactly

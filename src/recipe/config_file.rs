@@ -259,6 +259,13 @@ mod tests {
     }
 
     #[test]
+    fn cat_reading_stdin_as_dash_writes_the_here_document_too() {
+        let file = script("#!/bin/bash\ncat - > c.yml << EOF\nprint_iter_log: true\nEOF\ntrtllm-serve /m --config c.yml\n");
+        let role = &file.deployments[0].roles[0];
+        assert_eq!(keys_of(&file, role), [("print_iter_log".to_string(), "true".to_string(), 3, "print_iter_log".to_string())]);
+    }
+
+    #[test]
     fn a_backslash_in_an_unquoted_here_document_escapes_only_what_bash_unescapes() {
         let text = "#!/bin/bash\ncat > c.yml << EOF\nchat_template: \\$HOME\\n\nEOF\ntrtllm-serve /m --config c.yml\n";
         let file = script(text);

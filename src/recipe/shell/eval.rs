@@ -946,7 +946,7 @@ fn widen(into: &mut State, other: &State) {
         let joined = match (x, y) {
             // A file's text joined word by word would be no file either path
             // writes (a key of one path beside a gap of the other's).
-            _ if name.starts_with(written::WRITTEN) => None,
+            _ if written::is_written(&name) => None,
             (Some(x), Some(y)) => join::join_values(&name, &x.value, &y.value, template.value_at),
             _ => None,
         };

@@ -45,7 +45,7 @@ impl TextFacts {
                 "command" if names_a_launcher(text) => self.seeds.extend(identifiers(text)),
                 // What a here-document writes to a file may reach a launch
                 // that names the file (`--config cfg.yml`).
-                "redirected_statement" if writes_heredoc_to_file(node) => self.seeds.extend(identifiers(text)),
+                "redirected_statement" if super::written::heredoc_write(&file.text, node).is_some() => self.seeds.extend(identifiers(text)),
                 _ => {}
             }
             stack.extend(named_children(node));
@@ -63,17 +63,6 @@ impl Interp<'_> {
         self.text_facts.files = self.files.len();
         &self.text_facts
     }
-}
-
-/// `cat > FILE << EOF`, `cat << EOF >> FILE`: a statement with a
-/// here-document and a redirection of stdout to a file.
-fn writes_heredoc_to_file(node: tree_sitter::Node) -> bool {
-    let children = named_children(node);
-    let heredoc = children.iter().find(|c| c.kind() == "heredoc_redirect");
-    let to_file = |r: &tree_sitter::Node| {
-        r.kind() == "file_redirect" && (0..r.child_count()).filter_map(|i| r.child(i)).any(|c| matches!(c.kind(), ">" | ">>" | ">|"))
-    };
-    heredoc.is_some_and(|h| children.iter().chain(named_children(*h).iter()).any(to_file))
 }
 
 /// Every shell-name-like token of `text` (an over-approximation of the names

@@ -38,7 +38,7 @@ impl Interp<'_> {
         let reference = &states[0];
         let diffs: Vec<Vec<String>> = states.iter().map(|s| s.vars.differing(&reference.vars)).collect();
         // A file the script writes may be handed to a launch (`--config cfg.yml`).
-        let relevant = |n: &String| self.relevant.names.contains(n) || n.starts_with(super::written::WRITTEN);
+        let relevant = |n: &String| self.relevant.names.contains(n) || super::written::is_written(n);
         let mut kept: HashSet<String> = diffs.iter().flatten().filter(|n| relevant(n)).cloned().collect();
         let mut given_up: Vec<String> = Vec::new();
         // Flags are what the audit checks: a variable holding some is given up
@@ -50,7 +50,7 @@ impl Interp<'_> {
             .map(|n| {
                 let held = || states.iter().filter_map(|s| s.vars.get(n.as_str()));
                 // A written file holds keys the audit checks, as a flag string does.
-                let flags = n.starts_with(super::written::WRITTEN) || held().any(|v| holds_flags(&v.value));
+                let flags = super::written::is_written(n) || held().any(|v| holds_flags(&v.value));
                 let values: HashSet<u64> = states.iter().map(|s| name_value_hash(n, s.vars.get(n.as_str()))).collect();
                 ((!flags, values.len(), std::cmp::Reverse(n.clone())), n.clone())
             })

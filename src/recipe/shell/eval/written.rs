@@ -15,7 +15,38 @@ use super::*;
 /// The prefix of a written file's name among the state's variables: a `>`
 /// and a blank cannot start a shell name, and the name reads as what it is
 /// where a note lists it (`> dsr1-fp4.yml`).
-pub(crate) const WRITTEN: &str = "> ";
+const WRITTEN: &str = "> ";
+
+/// Whether a name among a state's variables is a written file's.
+pub(super) fn is_written(name: &str) -> bool {
+    name.starts_with(WRITTEN)
+}
+
+/// `cat > FILE << EOF` (the two redirections in either order, `>>` to
+/// append): its here-document, whether it appends, and the destination word.
+/// Syntax only, so that what `facts` counts as a write is what runs as one.
+pub(super) struct HeredocWrite<'t> {
+    pub heredoc: Node<'t>,
+    pub append: bool,
+    pub destination: Node<'t>,
+}
+
+/// The write a `redirected_statement` makes, if it is one: `cat` with no
+/// operand but `-` copies its stdin, the here-document, to its stdout.
+pub(super) fn heredoc_write<'t>(text: &str, node: Node<'t>) -> Option<HeredocWrite<'t>> {
+    let body = node.child_by_field_name("body").filter(|b| b.kind() == "command")?;
+    let program = body.child_by_field_name("name").map(|n| &text[n.byte_range()]);
+    let operands = named_children(body).into_iter().filter(|c| c.kind() != "command_name" && &text[c.byte_range()] != "-").count();
+    if program != Some("cat") || operands > 0 {
+        return None;
+    }
+    let heredocs: Vec<Node> = named_children(node).into_iter().filter(|c| c.kind() == "heredoc_redirect").collect();
+    let [heredoc] = heredocs[..] else { return None };
+    let redirects = named_children(node).into_iter().chain(named_children(heredoc)).filter(|c| c.kind() == "file_redirect");
+    // The last redirection of stdout is where the text goes.
+    let (append, destination) = redirects.filter_map(|r| output_redirect(text, r)).next_back()?;
+    Some(HeredocWrite { heredoc, append, destination })
+}
 
 /// A file a script wrote, as a launch that names it finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,17 +90,7 @@ impl Interp<'_> {
     /// Any other statement leaves the state as it is. A destination whose
     /// name is not known writes no file the launch can be matched with.
     pub(super) fn write_heredoc(&mut self, f: &File, file: usize, node: Node, mut state: State) -> State {
-        let Some(body) = node.child_by_field_name("body").filter(|b| b.kind() == "command") else { return state };
-        let program = body.child_by_field_name("name").map(|n| &f.text[n.byte_range()]);
-        // `cat` with no operand (or `-`) copies its stdin, the here-document.
-        let operands = named_children(body).into_iter().filter(|c| c.kind() != "command_name").count();
-        if program != Some("cat") || operands > 0 {
-            return state;
-        }
-        let heredocs: Vec<Node> = named_children(node).into_iter().filter(|c| c.kind() == "heredoc_redirect").collect();
-        let [heredoc] = heredocs[..] else { return state };
-        let redirects = named_children(node).into_iter().chain(named_children(heredoc)).filter(|c| c.kind() == "file_redirect");
-        let Some((append, destination)) = redirects.filter_map(|r| output_redirect(f, r)).next_back() else { return state };
+        let Some(HeredocWrite { heredoc, append, destination }) = heredoc_write(&f.text, node) else { return state };
         let at = self.node_origin(file, destination);
         let Some(path) = known_text(&joined(self.expand(f, file, destination, &state, false), at)) else { return state };
         let content = self.heredoc_content(f, file, heredoc, &state);
@@ -160,21 +181,20 @@ impl Interp<'_> {
         }
     }
 
-    /// The files a launch's words name (a word that is the path, or ends in
-    /// `=path`) that the script wrote on this path.
+    /// The files a launch's words name (a word that is the path, or the part
+    /// after `=` of `--opt=path`) that the script wrote on this path.
     pub(super) fn files_named(&self, state: &State, argv: &[ArgToken]) -> Vec<WrittenFile> {
-        let names = |path: &str| {
-            argv.iter().filter_map(|t| t.value.value()).any(|w| w == path || w.strip_suffix(path).is_some_and(|head| head.ends_with('=')))
-        };
-        let mut out = Vec::new();
-        for (name, var) in state.vars.iter() {
-            let Some(path) = name.strip_prefix(WRITTEN) else { continue };
-            let Value::Str(frags) = &*var.value else { continue };
-            if names(path) {
-                out.push(self.written_file(path, frags));
-            }
-        }
-        out
+        let words = argv.iter().filter_map(|t| t.value.value());
+        let mut paths: Vec<&str> = words.flat_map(|w| std::iter::once(w.as_str()).chain(w.split_once('=').map(|(_, p)| p))).collect();
+        paths.sort_unstable();
+        paths.dedup();
+        paths
+            .into_iter()
+            .filter_map(|path| match state.vars.get(&format!("{WRITTEN}{path}")).map(|v| &*v.value) {
+                Some(Value::Str(frags)) => Some(self.written_file(path, frags)),
+                _ => None,
+            })
+            .collect()
     }
 
     fn written_file(&self, path: &str, frags: &[Frag]) -> WrittenFile {
@@ -198,9 +218,9 @@ impl Interp<'_> {
 }
 
 /// `> FILE`, `>> FILE`, `>| FILE` on stdout: (appends, the destination).
-fn output_redirect<'t>(f: &File, redirect: Node<'t>) -> Option<(bool, Node<'t>)> {
+fn output_redirect<'t>(text: &str, redirect: Node<'t>) -> Option<(bool, Node<'t>)> {
     if let Some(fd) = redirect.child_by_field_name("descriptor") {
-        if &f.text[fd.byte_range()] != "1" {
+        if &text[fd.byte_range()] != "1" {
             return None;
         }
     }
