@@ -112,6 +112,7 @@ mod tests {
             deprecated: None,
             extra,
             nested: None,
+            union: None,
             evidence: Evidence { path: "llm_args.py".into(), line: 1 },
         }
     }

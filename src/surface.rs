@@ -447,7 +447,59 @@ pub struct ConfigKey {
     /// The model this key's value is, when it nests (`KvCacheConfig`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nested: Option<String>,
+    /// When the value is one of several models, picked by a key of its own
+    /// (`speculative_config: {decoding_type: MTP, ...}`): how the engine picks.
+    /// Each member's fields are keys under `<path>[<value>]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub union: Option<ConfigUnion>,
     pub evidence: Evidence,
+}
+
+/// A configuration value that is one of several models, chosen by the value of
+/// one of its keys through a table in the engine's source (TRT-LLM's
+/// `DecodingBaseConfig.from_dict`: `{"MTP": MTPDecodingConfig, ...}[data["decoding_type"]]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigUnion {
+    /// The key whose value picks the model; the engine takes it out before
+    /// the model reads the rest (`decoding_type`).
+    pub discriminator: String,
+    /// Each value the table maps, with the model it picks, in table order.
+    pub members: Vec<UnionMember>,
+    /// The value is lowered before the lookup (`table.get(value.lower())`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lowercased: bool,
+    /// Values the code tests before the table (`if decoding_type == "Eagle" and ...`):
+    /// which model they pick depends on more than the value, so the keys
+    /// under them are not checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub branched: Vec<String>,
+    /// The table.
+    pub evidence: Evidence,
+}
+
+/// One entry of a [`ConfigUnion`]'s table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnionMember {
+    pub value: String,
+    pub model: String,
+}
+
+impl ConfigUnion {
+    /// The table's entry for a value as a recipe writes it.
+    pub fn member(&self, written: &str) -> Option<&UnionMember> {
+        let value = if self.lowercased { written.to_lowercase() } else { written.to_string() };
+        self.members.iter().find(|m| m.value == value)
+    }
+
+    /// Whether the value picks a model by the table alone.
+    pub fn is_branched(&self, written: &str) -> bool {
+        self.branched.iter().any(|b| b == written || (self.lowercased && b.eq_ignore_ascii_case(written)))
+    }
+
+    /// The model path under which the member picked by `value` keeps its keys.
+    pub fn member_path(field_path: &str, value: &str) -> String {
+        format!("{field_path}[{value}]")
+    }
 }
 
 /// A key that is present is `Some`, even when its value is `null`

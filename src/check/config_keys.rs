@@ -7,8 +7,12 @@
 //! (EA005) or of the wrong plain type (EA006). A target whose keys could not
 //! be read leaves the role's keys unchecked, and says so (EA306): never clean.
 //!
-//! Keys below a field that nests no single model (a union picked at run time,
-//! a dict) are the engine's to interpret: they are not checked.
+//! Keys below a union picked by one of its keys through a table in the source
+//! (TRT-LLM's `speculative_config: {decoding_type: MTP, ...}`) are checked
+//! against the member the role's value picks; a value outside the table is
+//! EA005. Keys below a field that nests no model the source picks statically
+//! (a union pydantic picks at run time, a dict, a value the code tests before
+//! its table) are the engine's to interpret: they are not checked.
 
 use super::values::render_choices;
 use super::Bump;
@@ -16,7 +20,7 @@ use crate::codes::Severity;
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, KeyPolicy, KeyProblem, Location};
 use crate::recipe::yaml::ScalarType;
 use crate::recipe::{ConfigUse, ConfigValue, Deployment, RecipeFile, RoleConfig};
-use crate::surface::{ConfigKey, EngineSurface, ExtraPolicy, Known, PyValue};
+use crate::surface::{ConfigKey, ConfigUnion, EngineSurface, ExtraPolicy, Known, PyValue, UnionMember};
 use std::collections::HashMap;
 
 /// Every role's configuration keys against the target; `file` is where the
@@ -104,28 +108,49 @@ enum Resolved<'s> {
     Opaque,
 }
 
+impl<'s> Resolved<'s> {
+    fn field(&self) -> Option<&'s ConfigKey> {
+        match self {
+            Resolved::Field(key) => Some(key),
+            Resolved::Opaque => None,
+        }
+    }
+}
+
 fn check_role(file: Option<&RecipeFile>, role: &RoleConfig, models: &Models, bump: Bump, out: &mut Vec<Finding>) {
     let mut resolved: HashMap<&str, Resolved> = HashMap::new();
     for u in &role.config {
         let (parent_written, name) = u.parent_and_name();
         // The model path that holds this key, as the target spells it.
-        let (parent, model) = match parent_written {
-            "" => ("", models.root.to_string()),
-            written => match resolved.get(written) {
-                Some(Resolved::Field(key)) => match &key.nested {
-                    Some(model) => (key.path.as_str(), model.clone()),
-                    None => {
+        let (parent, model): (String, String) = match parent_written {
+            "" => (String::new(), models.root.to_string()),
+            written => match resolved.get(written).and_then(Resolved::field) {
+                Some(key) => match (&key.nested, &key.union) {
+                    (Some(model), _) => (key.path.clone(), model.clone()),
+                    (None, Some(union)) if name == union.discriminator => {
+                        resolved.insert(&u.path, Resolved::Opaque);
+                        out.extend(check_discriminator(u, key, union, bump));
+                        continue;
+                    }
+                    (None, Some(union)) => match picked(role, written, union) {
+                        Some(member) => (ConfigUnion::member_path(&key.path, &member.value), member.model.clone()),
+                        None => {
+                            resolved.insert(&u.path, Resolved::Opaque);
+                            continue;
+                        }
+                    },
+                    (None, None) => {
                         resolved.insert(&u.path, Resolved::Opaque);
                         continue;
                     }
                 },
-                _ => {
+                None => {
                     resolved.insert(&u.path, Resolved::Opaque);
                     continue;
                 }
             },
         };
-        match models.field(parent, name) {
+        match models.field(&parent, name) {
             Some(key) => {
                 resolved.insert(&u.path, Resolved::Field(key));
                 out.extend(deprecated(file, role, u, key, models, bump));
@@ -133,10 +158,40 @@ fn check_role(file: Option<&RecipeFile>, role: &RoleConfig, models: &Models, bum
             }
             None => {
                 resolved.insert(&u.path, Resolved::Opaque);
-                out.push(unknown(u, parent, &model, models, bump));
+                out.push(unknown(u, &parent, &model, models, bump));
             }
         }
     }
+}
+
+/// The member of a union the role's map at `written` picks: by the value it
+/// writes for the union's key, when that value is known and picks by the
+/// table alone. `None` leaves the keys under it unchecked (no key written,
+/// a value not known or not in the table, which [`check_discriminator`] reports).
+fn picked<'u>(role: &RoleConfig, written: &str, union: &'u ConfigUnion) -> Option<&'u UnionMember> {
+    let at = format!("{written}.{}", union.discriminator);
+    let text = role.config.iter().find_map(|c| match &c.value {
+        ConfigValue::Scalar { text, .. } if c.path == at => Some(text),
+        _ => None,
+    })?;
+    (!union.is_branched(text)).then(|| union.member(text)).flatten()
+}
+
+/// EA005: the union's key names no entry of the engine's table (the engine
+/// raises at start-up: no model to build).
+fn check_discriminator(u: &ConfigUse, key: &ConfigKey, union: &ConfigUnion, bump: Bump) -> Option<Finding> {
+    let ConfigValue::Scalar { text, .. } = &u.value else { return None };
+    if union.member(text).is_some() || union.is_branched(text) {
+        return None;
+    }
+    let choices: Vec<PyValue> = union.members.iter().map(|m| PyValue::String(m.value.clone())).collect();
+    let problem = KeyProblem::Choice { value: text.clone(), choices: render_choices(&choices) };
+    let kind = FindingKind::ConfigKey { key: u.path.clone(), target: bump.target_ref().to_string(), problem };
+    let note = format!("`{}` picks its model by `{}` from this table", key.path, union.discriminator);
+    Some(
+        Finding::new(kind, Location::from_span(&u.value_span), &u.path)
+            .evidence(EvidenceRef::new(&union.evidence, bump.target_ref()).with_note(note)),
+    )
 }
 
 /// EA001: a key the model has no field for.
@@ -372,7 +427,13 @@ pub(crate) fn changed_defaults(
             continue;
         };
         let (Some(Known::Value(a)), Some(Known::Value(b))) = (&old.default, &new.default) else { continue };
-        let Some(role) = dep.roles.iter().find(|r| !writes(r, new)) else { continue };
+        // A key of a union's member counts for a role that picks that member only.
+        // Said as the role writes it (`speculative_config.max_draft_len`).
+        let Some((role, written)) =
+            dep.roles.iter().find_map(|r| written_path(r, &bump.to.config_keys, &new.path).filter(|w| !writes(r, new, w)).map(|w| (r, w)))
+        else {
+            continue;
+        };
         if a == b || !seen.insert((family.clone(), new.path.clone(), bump.current_ref().map(str::to_string), bump.target_ref().to_string()))
         {
             continue;
@@ -386,9 +447,9 @@ pub(crate) fn changed_defaults(
         });
         let (a, b) = (serde_json::to_string(a).unwrap_or_default(), serde_json::to_string(b).unwrap_or_default());
         let note = format!("`{}` defaults to {b} here", new.path);
-        let kind = FindingKind::DefaultChanged { option: new.path.clone(), family: family.clone(), bump: bump.label(), old: a, new: b };
+        let kind = FindingKind::DefaultChanged { option: written.clone(), family: family.clone(), bump: bump.label(), old: a, new: b };
         out.push(
-            Finding::new(kind, at, &new.path)
+            Finding::new(kind, at, &written)
                 .role(Some(&role.role))
                 .deployment(&dep.name)
                 .variant(dep.variant.as_deref())
@@ -397,13 +458,40 @@ pub(crate) fn changed_defaults(
     }
 }
 
-/// Whether `role` writes `key` (by its name or an alias), or a parent of it
-/// as something else than a map (the role then decides the whole value).
-fn writes(role: &RoleConfig, key: &ConfigKey) -> bool {
-    let (parent, name) = (parent_of(&key.path), last_of(&key.path));
+/// Whether `role` writes `key` (by its name or an alias) at `written` (its
+/// path as the role writes it), or a parent of it as something else than a
+/// map (the role then decides the whole value).
+fn writes(role: &RoleConfig, key: &ConfigKey, written: &str) -> bool {
+    let (parent, name) = (parent_of(written), last_of(written));
     role.config.iter().any(|u| {
         let (p, n) = u.parent_and_name();
         (p == parent && (n == name || key.aliases.iter().any(|a| a == n)))
-            || (key.path.starts_with(&format!("{}.", u.path)) && !matches!(u.value, ConfigValue::Map))
+            || (written.starts_with(&format!("{}.", u.path)) && !matches!(u.value, ConfigValue::Map))
     })
+}
+
+/// A key's model path as `role` writes it: each union member on the way
+/// (`speculative_config[MTP]`) must be the one the role picks; `None` when it
+/// is not (the key is none of the role's).
+fn written_path(role: &RoleConfig, keys: &[ConfigKey], path: &str) -> Option<String> {
+    let mut model = String::new();
+    let mut written = String::new();
+    for part in path.split('.') {
+        let (name, value) = match part.split_once('[') {
+            Some((name, rest)) => (name, Some(rest.strip_suffix(']')?)),
+            None => (part, None),
+        };
+        let join = |prefix: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
+        let (field_model, field_written) = (join(&model), join(&written));
+        if let Some(value) = value {
+            let union = keys.iter().find(|k| k.path == field_model).and_then(|k| k.union.as_ref())?;
+            (picked(role, &field_written, union)?.value == value).then_some(())?;
+        }
+        model = match value {
+            Some(value) => ConfigUnion::member_path(&field_model, value),
+            None => field_model,
+        };
+        written = field_written;
+    }
+    Some(written)
 }

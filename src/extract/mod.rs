@@ -20,7 +20,9 @@ pub use assemble::{extract_surface, extract_surface_with, Demand, EnvReads};
 pub use package::Package;
 pub(crate) mod env_vars;
 pub(crate) mod pins;
+pub(crate) mod pydantic_classes;
 pub(crate) mod pydantic_models;
+pub(crate) mod pydantic_unions;
 pub mod symbols;
 #[cfg(test)]
 mod trtllm_tests;

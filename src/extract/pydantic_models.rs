@@ -16,8 +16,9 @@ use std::sync::Arc;
 
 use tree_sitter::Node;
 
-use super::consts::{class_body, find_definition, ClassRef, ConstEval, Scope, Val};
+use super::consts::{class_body, ClassRef, ConstEval, Scope, Val};
 use super::package::Package;
+use super::pydantic_classes::{bases, class_node, generic, is_external_model_name, is_model, locate, Base, MAX_BASES};
 use super::python::{named_children, PyFile};
 use crate::profiles::ConfigFileProfile;
 use crate::surface::{ConfigKey, ExtraPolicy, ExtractWarning, Known, PyValue};
@@ -28,8 +29,6 @@ pub(crate) const STATUSES: &[&str] = &["stable", "beta", "prototype", "deprecate
 
 /// How deep models nest before the walk stops (TRT-LLM's deepest is three).
 const MAX_NESTING: usize = 6;
-/// How many base classes deep a model's fields are gathered.
-const MAX_BASES: usize = 16;
 
 /// Every key of the configuration file `profile` describes, nested keys after
 /// their parent, in declaration order.
@@ -91,14 +90,16 @@ impl Reader<'_, '_> {
             let path = if prefix.is_empty() { field.name.clone() } else { format!("{prefix}.{}", field.name) };
             let (key, nested) = self.key(&path, &field, extra.clone());
             self.out.push(key);
-            if let Some(nested) = nested {
-                self.model(&path, &nested, depth + 1, open);
+            for (under, model) in nested {
+                self.model(&under, &model, depth + 1, open);
             }
         }
         open.remove(class);
     }
 
-    fn key(&mut self, path: &str, field: &FieldDecl, extra: ExtraPolicy) -> (ConfigKey, Option<ClassRef>) {
+    /// The key of `field` at `path`, and the models whose keys go under it:
+    /// the one it nests at `path`, or each member of a union at `path[value]`.
+    fn key(&mut self, path: &str, field: &FieldDecl, extra: ExtraPolicy) -> (ConfigKey, Vec<(String, ClassRef)>) {
         let file = &field.file;
         let module = field.model.module.as_str();
         let root = file.root();
@@ -176,6 +177,10 @@ impl Reader<'_, '_> {
             Some(a) => (self.choices(file, module, a), nested_model(self.ev, file, module, a)),
             None => (None, None),
         };
+        let union = match (&nested, annotation) {
+            (None, Some(a)) => super::pydantic_unions::read(self.ev, file, module, a),
+            _ => None,
+        };
         let key = ConfigKey {
             path: path.to_string(),
             model: field.model.name.clone(),
@@ -188,9 +193,17 @@ impl Reader<'_, '_> {
             deprecated,
             extra,
             nested: nested.as_ref().map(|c| c.name.clone()),
+            union: union.as_ref().map(|(u, _)| u.clone()),
             evidence: crate::surface::Evidence { path: file.path.clone(), line: field.line },
         };
-        (key, nested)
+        let under = match (nested, union) {
+            (Some(model), _) => vec![(path.to_string(), model)],
+            (None, Some((_, members))) => {
+                members.into_iter().map(|(value, model)| (crate::surface::ConfigUnion::member_path(path, &value), model)).collect()
+            }
+            (None, None) => Vec::new(),
+        };
+        (key, under)
     }
 
     fn fold(&mut self, file: &PyFile, module: &str, node: Node) -> Known<PyValue> {
@@ -259,32 +272,6 @@ fn unwrap_optional<'t>(file: &PyFile, node: Node<'t>) -> Option<Node<'t>> {
     Some(node)
 }
 
-/// `Head[a, b]` as (`Head`, [a, b]): annotations parse as `generic_type`
-/// (plain head) or `subscript` (dotted head, `typing.Optional[...]`).
-fn generic<'f, 't>(file: &'f PyFile, node: Node<'t>) -> Option<(&'f str, Vec<Node<'t>>)> {
-    let unwrap = |n: Node<'t>| if n.kind() == "type" { named_children(n).into_iter().next().unwrap_or(n) } else { n };
-    let (head, args) = match node.kind() {
-        "subscript" => {
-            let head = node.child_by_field_name("value")?;
-            (head, named_children(node).into_iter().filter(|n| n.id() != head.id()).map(unwrap).collect::<Vec<_>>())
-        }
-        "generic_type" => {
-            let children = named_children(node);
-            let head = *children.first()?;
-            let params = children.iter().find(|c| c.kind() == "type_parameter")?;
-            (head, named_children(*params).into_iter().map(unwrap).collect())
-        }
-        _ => return None,
-    };
-    // `Literal[("a", "b")]` reads as its items.
-    let args = match args.as_slice() {
-        [one] if matches!(one.kind(), "tuple" | "expression_list") => named_children(*one),
-        _ => args,
-    };
-    let text = file.text(head);
-    Some((text.rsplit('.').next().unwrap_or(text), args))
-}
-
 /// The names an alias argument gives: a string, or the strings of
 /// `AliasChoices("a", "b")` (an `AliasPath` names no top-level key: none).
 fn alias_names(file: &PyFile, value: Node) -> Vec<String> {
@@ -335,75 +322,6 @@ fn nested_model(ev: &ConstEval, file: &PyFile, module: &str, node: Node) -> Opti
         _ => return None,
     };
     is_model(ev, &class, 0).then_some(class)
-}
-
-/// The file and class node defining `class`.
-fn locate(ev: &ConstEval, class: &ClassRef) -> Option<(Arc<PyFile>, usize)> {
-    let file = ev.module_file(&class.module)?;
-    let def = find_definition(&file.source, file.root(), &class.name)?;
-    (def.kind() == "class_definition").then_some(())?;
-    let start = def.start_byte();
-    Some((file, start))
-}
-
-/// The class node of `class` in `file` (found again by its start byte).
-fn class_node(file: &PyFile, start: usize) -> Option<Node<'_>> {
-    let mut node = file.root().descendant_for_byte_range(start, start)?;
-    while node.kind() != "class_definition" {
-        node = node.parent()?;
-    }
-    Some(node)
-}
-
-/// A base of a model: an engine class, or a name from outside (`BaseModel`).
-enum Base {
-    Engine(ClassRef),
-    External(String),
-    Unknown,
-}
-
-fn bases(ev: &ConstEval, file: &PyFile, module: &str, class: Node) -> Vec<Base> {
-    let Some(list) = class.child_by_field_name("superclasses") else { return Vec::new() };
-    named_children(list)
-        .into_iter()
-        .filter(|b| b.kind() != "keyword_argument")
-        .map(|b| {
-            // `Generic[T]`, `BaseModel[...]`: the subscripted class.
-            let node = if b.kind() == "subscript" { b.child_by_field_name("value").unwrap_or(b) } else { b };
-            match ev.eval(file, node, Scope::module(module)) {
-                Ok(Val::Class(c)) => Base::Engine(c),
-                Ok(Val::External(name)) => Base::External(name),
-                _ => {
-                    let text = file.text(node);
-                    // A name imported from outside the package folds to nothing
-                    // useful; its spelling still says what it is.
-                    if is_external_model_name(text) || matches!(text, "ABC" | "abc.ABC" | "Generic" | "object") {
-                        Base::External(text.to_string())
-                    } else {
-                        Base::Unknown
-                    }
-                }
-            }
-        })
-        .collect()
-}
-
-fn is_external_model_name(name: &str) -> bool {
-    name == "BaseModel" || name.ends_with(".BaseModel")
-}
-
-/// Whether `class` is a pydantic model: it reaches pydantic's `BaseModel`.
-fn is_model(ev: &ConstEval, class: &ClassRef, depth: usize) -> bool {
-    if depth > MAX_BASES {
-        return false;
-    }
-    let Some((file, start)) = locate(ev, class) else { return false };
-    let Some(node) = class_node(&file, start) else { return false };
-    bases(ev, &file, &class.module, node).into_iter().any(|b| match b {
-        Base::Engine(c) => is_model(ev, &c, depth + 1),
-        Base::External(name) => is_external_model_name(&name),
-        Base::Unknown => false,
-    })
 }
 
 /// The fields of `class` with its bases' first (pydantic's order: a field a

@@ -375,3 +375,68 @@ fn env_vars_are_found_where_they_are_read() {
     assert_eq!(gc.default, Known::Value(PyValue::from("0")));
     assert_eq!(gc.evidence.path, "tensorrt_llm/commands/serve.py");
 }
+
+/// A union picked through a table by a value lowered first, declared straight
+/// in the annotation (no alias): each member's keys under `field[value]`, and
+/// the written value matched without case.
+#[test]
+fn a_union_dispatched_on_a_lowered_value() {
+    let args = r#"from typing import ClassVar, Optional, Union
+
+from .utils import StrictBaseModel
+
+
+class AttentionBase(StrictBaseModel):
+    window: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        kinds = {"local": LocalAttention, "strided": StridedAttention}
+        kind = data.get("kind", None)
+        if kind is None:
+            raise ValueError("a kind is required")
+        chosen = kinds.get(kind.lower())
+        return chosen(**{k: v for k, v in data.items() if k != "kind"})
+
+
+class LocalAttention(AttentionBase):
+    kind: ClassVar[str] = "local"
+    radius: int = 64
+
+
+class StridedAttention(AttentionBase):
+    kind: ClassVar[str] = "strided"
+    stride: int = 2
+
+
+class TorchLlmArgs(StrictBaseModel):
+    attention_config: Optional[Union[LocalAttention, StridedAttention]] = None
+"#;
+    let tree = MemTree::from_files(
+        "v0",
+        [
+            ("tensorrt_llm/__init__.py", ""),
+            ("tensorrt_llm/llmapi/__init__.py", ""),
+            ("tensorrt_llm/llmapi/llm_args.py", args),
+            ("tensorrt_llm/llmapi/utils.py", UTILS),
+        ],
+    );
+    let s = extract_surface(&tree, &TRTLLM, "tensorrt_llm", "v0", &Demand::full(&TRTLLM));
+    let paths: Vec<&str> = s.config_keys.iter().map(|k| k.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "attention_config",
+            "attention_config[local].window",
+            "attention_config[local].radius",
+            "attention_config[strided].window",
+            "attention_config[strided].stride"
+        ]
+    );
+    let union = key(&s, "attention_config").union.clone().expect("a dispatched union");
+    assert_eq!(union.discriminator, "kind");
+    assert!(union.lowercased && union.branched.is_empty(), "{union:?}");
+    assert_eq!(union.member("Strided").map(|m| m.model.as_str()), Some("StridedAttention"));
+    assert_eq!(union.member("dense"), None);
+    assert_eq!(key(&s, "attention_config").nested, None);
+}

@@ -47,6 +47,7 @@ mod smart_http;
 mod source_dir;
 mod source_git;
 mod trtllm_audit;
+mod trtllm_unions;
 mod version;
 mod vllm_features;
 mod vllm_recipes;

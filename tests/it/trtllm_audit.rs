@@ -13,7 +13,7 @@ use std::path::Path;
 
 const RECIPE: &str = "benchmarks/multi_node/srt-slurm-recipes/trt-mini/trt-mini-fp8-agg.yaml";
 
-fn audit(trtllm: &Path, paths: &[&Path], extra: &[&str]) -> std::process::Output {
+pub(super) fn audit(trtllm: &Path, paths: &[&Path], extra: &[&str]) -> std::process::Output {
     assert_cmd::Command::cargo_bin("engine-audit")
         .unwrap()
         .arg("audit")
@@ -176,7 +176,7 @@ fn a_release_whose_config_models_are_not_there_leaves_the_keys_unchecked_and_say
 }
 
 /// Every file below `dir` but those named in `skip`, as a git tree.
-fn tree_of(repo: &git2::Repository, dir: &Path, skip: &[&str]) -> git2::Oid {
+pub(super) fn tree_of(repo: &git2::Repository, dir: &Path, skip: &[&str]) -> git2::Oid {
     let mut tb = repo.treebuilder(None).unwrap();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
