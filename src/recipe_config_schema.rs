@@ -113,6 +113,7 @@ mod tests {
             extra,
             nested: None,
             union: None,
+            checks: Vec::new(),
             evidence: Evidence { path: "llm_args.py".into(), line: 1 },
         }
     }

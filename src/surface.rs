@@ -452,7 +452,159 @@ pub struct ConfigKey {
     /// Each member's fields are keys under `<path>[<value>]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub union: Option<ConfigUnion>,
+    /// The field's `@field_validator`s that run on the parsed value, in the
+    /// order pydantic runs them, as far as their guards were read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<FieldCheck>,
     pub evidence: Evidence,
+}
+
+/// One `@field_validator` (mode `after`) of a field, read as the guards at
+/// the top of its body: `if <test on the value>: raise ...` rejects, `if
+/// <test>: return v` accepts. Reading stops at the first statement of
+/// another shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldCheck {
+    /// The validator function's name.
+    pub function: String,
+    pub guards: Vec<ValueGuard>,
+    /// The body is those guards and `return v` only: the value goes on
+    /// unchanged, so the validators after it see what the recipe wrote.
+    pub returns_value: bool,
+    pub evidence: Evidence,
+}
+
+/// `if <test>: raise` / `if <test>: return v`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValueGuard {
+    pub test: ValueTest,
+    pub rejects: bool,
+    /// The test as written (`not 0 <= v <= 1`).
+    pub text: String,
+    /// The error's message, when it is a plain string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    pub evidence: Evidence,
+}
+
+/// A test on the value alone, with numbers and `None`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ValueTest {
+    IsNone,
+    Compare { left: Operand, cmp: Comparison, right: Operand },
+    Not { test: Box<ValueTest> },
+    All { tests: Vec<ValueTest> },
+    Any { tests: Vec<ValueTest> },
+}
+
+/// A side of a comparison: the value, or a number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operand {
+    Value,
+    Number(f64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Comparison {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+/// What a value is to a [`ValueTest`]: a number, `None`, or something the
+/// tests cannot judge (a string, a list, a bool).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TestedValue {
+    Number(f64),
+    None,
+    Other,
+}
+
+impl ValueTest {
+    /// The test's outcome on `value`; `None` when it cannot be known.
+    pub fn eval(&self, value: TestedValue) -> Option<bool> {
+        match self {
+            ValueTest::IsNone => match value {
+                TestedValue::None => Some(true),
+                TestedValue::Number(_) => Some(false),
+                TestedValue::Other => None,
+            },
+            ValueTest::Compare { left, cmp, right } => {
+                let side = |o: &Operand| match (o, value) {
+                    (Operand::Number(n), _) => Some(*n),
+                    (Operand::Value, TestedValue::Number(n)) => Some(n),
+                    _ => None,
+                };
+                let (a, b) = (side(left)?, side(right)?);
+                Some(match cmp {
+                    Comparison::Lt => a < b,
+                    Comparison::Le => a <= b,
+                    Comparison::Gt => a > b,
+                    Comparison::Ge => a >= b,
+                    Comparison::Eq => a == b,
+                    Comparison::Ne => a != b,
+                })
+            }
+            ValueTest::Not { test } => test.eval(value).map(|b| !b),
+            // Python's `and`/`or` stop at the first deciding operand: a known
+            // outcome decides even when a later operand cannot be known.
+            ValueTest::All { tests } => {
+                for t in tests {
+                    if !t.eval(value)? {
+                        return Some(false);
+                    }
+                }
+                Some(true)
+            }
+            ValueTest::Any { tests } => {
+                for t in tests {
+                    if t.eval(value)? {
+                        return Some(true);
+                    }
+                }
+                Some(false)
+            }
+        }
+    }
+}
+
+impl FieldCheck {
+    /// What the guards make of `value`, in their order.
+    pub fn outcome(&self, value: TestedValue) -> CheckOutcome<'_> {
+        for guard in &self.guards {
+            match guard.test.eval(value) {
+                Some(true) if guard.rejects => return CheckOutcome::Rejected(guard),
+                Some(true) => return CheckOutcome::Accepted,
+                Some(false) => {}
+                None => return CheckOutcome::Unknown,
+            }
+        }
+        if self.returns_value {
+            CheckOutcome::Accepted
+        } else {
+            CheckOutcome::PastGuards
+        }
+    }
+}
+
+/// What a [`FieldCheck`] does with a value.
+#[derive(Debug, PartialEq)]
+pub enum CheckOutcome<'g> {
+    /// A guard that raises holds: validation fails.
+    Rejected(&'g ValueGuard),
+    /// Returned unchanged (a guard that returns it holds, or the body is
+    /// guards and `return v` only).
+    Accepted,
+    /// Past every guard, into statements not read: not known.
+    PastGuards,
+    /// A test that cannot be known on this value.
+    Unknown,
 }
 
 /// A configuration value that is one of several models, chosen by the value of

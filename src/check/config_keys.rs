@@ -20,7 +20,7 @@ use crate::codes::Severity;
 use crate::finding::{EvidenceRef, Finding, FindingKind, Fix, FixAction, KeyPolicy, KeyProblem, Location};
 use crate::recipe::yaml::ScalarType;
 use crate::recipe::{ConfigUse, ConfigValue, Deployment, RecipeFile, RoleConfig};
-use crate::surface::{ConfigKey, ConfigUnion, EngineSurface, ExtraPolicy, Known, PyValue, UnionMember};
+use crate::surface::{CheckOutcome, ConfigKey, ConfigUnion, EngineSurface, ExtraPolicy, Known, PyValue, TestedValue, UnionMember};
 use std::collections::HashMap;
 
 /// Every role's configuration keys against the target; `file` is where the
@@ -316,7 +316,8 @@ fn bare_type(annotation: &str) -> String {
     }
 }
 
-/// EA005 / EA006: a scalar value against the field's closed set or plain type.
+/// EA005 / EA006: a scalar value against the field's closed set or plain
+/// type, then against its validators' guards.
 fn check_value(u: &ConfigUse, key: &ConfigKey, bump: Bump) -> Option<Finding> {
     let ConfigValue::Scalar { text, ty, .. } = &u.value else { return None };
     let problem = match &key.choices {
@@ -324,12 +325,41 @@ fn check_value(u: &ConfigUse, key: &ConfigKey, bump: Bump) -> Option<Finding> {
             .then(|| KeyProblem::Choice { value: text.clone(), choices: render_choices(choices) }),
         Some(Known::Dynamic { .. }) => None,
         None => type_problem(text, ty, &key.type_name),
-    }?;
+    };
+    let Some(problem) = problem else { return rejected(u, key, text, ty, bump) };
     let note = format!("`{}: {}` declared here", key.path, key.type_name);
     let kind = FindingKind::ConfigKey { key: u.path.clone(), target: bump.target_ref().to_string(), problem };
     Some(
         Finding::new(kind, Location::from_span(&u.value_span), &u.path)
             .evidence(EvidenceRef::new(&key.evidence, bump.target_ref()).with_note(note)),
+    )
+}
+
+/// EA006: a validator of the field raises on the value. The validators run
+/// in order; one whose outcome cannot be known, or that may hand on another
+/// value, ends what can be said.
+fn rejected(u: &ConfigUse, key: &ConfigKey, text: &str, ty: &ScalarType, bump: Bump) -> Option<Finding> {
+    let value = match ty {
+        ScalarType::Int | ScalarType::Float => text.parse::<f64>().map_or(TestedValue::Other, TestedValue::Number),
+        ScalarType::Null => TestedValue::None,
+        _ => TestedValue::Other,
+    };
+    let (check, guard) = key.checks.iter().find_map(|check| match check.outcome(value) {
+        CheckOutcome::Rejected(guard) => Some(Some((check, guard))),
+        CheckOutcome::Accepted => None,
+        CheckOutcome::PastGuards | CheckOutcome::Unknown => Some(None),
+    })??;
+    let problem = KeyProblem::Rejected {
+        value: text.to_string(),
+        validator: check.function.clone(),
+        test: guard.text.clone(),
+        message: guard.message.clone(),
+    };
+    let note = format!("`{}` raises when `{}`", check.function, guard.text);
+    let kind = FindingKind::ConfigKey { key: u.path.clone(), target: bump.target_ref().to_string(), problem };
+    Some(
+        Finding::new(kind, Location::from_span(&u.value_span), &u.path)
+            .evidence(EvidenceRef::new(&guard.evidence, bump.target_ref()).with_note(note)),
     )
 }
 

@@ -23,6 +23,7 @@ pub(crate) mod pins;
 pub(crate) mod pydantic_classes;
 pub(crate) mod pydantic_models;
 pub(crate) mod pydantic_unions;
+pub(crate) mod pydantic_validators;
 pub mod symbols;
 #[cfg(test)]
 mod trtllm_tests;

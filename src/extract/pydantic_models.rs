@@ -8,8 +8,9 @@
 //! closed set of values a `Literal[...]` or enum allows, the default (a
 //! `default_factory` is named, not run), the alias, the status the field
 //! carries (`status=` or `json_schema_extra={"status": ...}`), a deprecation
-//! message, and the declaring model's `extra` policy (whether an unknown key
-//! is refused at start-up or dropped in silence).
+//! message, the declaring model's `extra` policy (whether an unknown key
+//! is refused at start-up or dropped in silence), and the guards of the
+//! field's validators (`pydantic_validators`).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -86,9 +87,11 @@ impl Reader<'_, '_> {
             return;
         }
         let extra = extra_policy(self.ev, class, 0);
+        let mut checks = super::pydantic_validators::field_checks(self.ev, class);
         for field in fields(self.ev, class, 0) {
             let path = if prefix.is_empty() { field.name.clone() } else { format!("{prefix}.{}", field.name) };
-            let (key, nested) = self.key(&path, &field, extra.clone());
+            let (mut key, nested) = self.key(&path, &field, extra.clone());
+            key.checks = checks.remove(&field.name).unwrap_or_default();
             self.out.push(key);
             for (under, model) in nested {
                 self.model(&under, &model, depth + 1, open);
@@ -194,6 +197,7 @@ impl Reader<'_, '_> {
             extra,
             nested: nested.as_ref().map(|c| c.name.clone()),
             union: union.as_ref().map(|(u, _)| u.clone()),
+            checks: Vec::new(),
             evidence: crate::surface::Evidence { path: file.path.clone(), line: field.line },
         };
         let under = match (nested, union) {

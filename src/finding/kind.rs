@@ -143,6 +143,15 @@ pub enum KeyProblem {
     Choice { value: String, choices: String },
     /// EA006: the value is not of the field's plain type.
     Type { value: String, expects: String },
+    /// EA006: a validator of the field raises on the value (`test`, as
+    /// written, holds; `message` is its error's text when plain).
+    Rejected {
+        value: String,
+        validator: String,
+        test: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
     /// EA306: the target's keys could not be read, so none of the `count`
     /// keys the role writes was checked (`key` is then the role).
     Unchecked { count: usize, reason: String },
@@ -168,7 +177,7 @@ impl KeyProblem {
             KeyProblem::Unknown { .. } => Code::EA001,
             KeyProblem::Deprecated { .. } => Code::EA003,
             KeyProblem::Choice { .. } => Code::EA005,
-            KeyProblem::Type { .. } => Code::EA006,
+            KeyProblem::Type { .. } | KeyProblem::Rejected { .. } => Code::EA006,
             KeyProblem::Unchecked { .. } => Code::EA306,
         }
     }
@@ -193,6 +202,10 @@ fn key_message(key: &str, target: &str, problem: &KeyProblem) -> String {
         }
         KeyProblem::Choice { value, choices } => format!("`{value}` is not a valid value for `{key}` at {target} (allowed: {choices})."),
         KeyProblem::Type { value, expects } => format!("`{value}` is not {expects}, but `{key}` expects one at {target}."),
+        KeyProblem::Rejected { value, validator, test, message } => {
+            let says = message.as_deref().map(|m| format!(": \"{m}\"")).unwrap_or_default();
+            format!("`{key}: {value}` is refused at {target}: its validator `{validator}` raises when `{test}`{says}, so the server does not start.")
+        }
         KeyProblem::Unchecked { count, reason } => format!(
             "the {count} configuration file key{} role `{key}` writes could not be checked at {target}, so whether the server takes them is not known: {reason}",
             if *count == 1 { "" } else { "s" }

@@ -299,6 +299,10 @@ fn key_phrase(key: &str, problem: &KeyProblem, zh: bool) -> String {
         (KeyProblem::Choice { value, choices }, true) => format!("`{value}` 不是 `{key}` 的有效取值（可选值：{choices}）"),
         (KeyProblem::Type { value, expects }, false) => format!("`{value}` is not {expects}, as `{key}` expects"),
         (KeyProblem::Type { value, expects }, true) => format!("`{value}` 不是 `{key}` 所需的 {expects}"),
+        (KeyProblem::Rejected { value, validator, test, .. }, false) => {
+            format!("`{key}: {value}` is refused by the validator `{validator}` (`{test}`)")
+        }
+        (KeyProblem::Rejected { value, validator, test, .. }, true) => format!("`{key}: {value}` 被校验器 `{validator}` 拒绝（`{test}`）"),
         (KeyProblem::Unchecked { count, reason }, false) => {
             format!("the {count} configuration key(s) of role `{key}` were not checked ({reason})")
         }

@@ -48,6 +48,7 @@ mod source_dir;
 mod source_git;
 mod trtllm_audit;
 mod trtllm_unions;
+mod trtllm_validators;
 mod version;
 mod vllm_features;
 mod vllm_recipes;
