@@ -8,7 +8,7 @@
 //! JSON type; anything else is not constrained (the schema says no more than
 //! was read).
 
-use crate::surface::{ConfigKey, ExtraPolicy, Known};
+use crate::surface::{ConfigKey, ConfigUnion, ExtraPolicy, Known};
 use serde_json::{json, Map, Value};
 
 /// The schema of one role's `args` (`zip`: each value may also be a list of
@@ -32,12 +32,13 @@ fn object(keys: &[ConfigKey], prefix: &str, extra: &ExtraPolicy, zip: bool) -> V
     for key in keys.iter().filter(|k| k.path.matches('.').count() == depth && k.path.starts_with(prefix)) {
         let name = key.path.rsplit('.').next().unwrap_or(&key.path);
         let children: Vec<&ConfigKey> = keys.iter().filter(|c| c.path.starts_with(&format!("{}.", key.path))).collect();
-        let mut schema = match (&key.nested, children.first()) {
-            (Some(_), Some(child)) => {
+        let mut schema = match (&key.nested, children.first(), &key.union) {
+            (Some(_), Some(child), _) => {
                 let mut nested = object(keys, &format!("{}.", key.path), &child.extra, false);
                 nested["type"] = json!(["object", "null"]);
                 nested
             }
+            (None, _, Some(union)) => union_object(keys, key, union),
             _ => leaf(key),
         };
         describe(&mut schema, key);
@@ -52,6 +53,57 @@ fn object(keys: &[ConfigKey], prefix: &str, extra: &ExtraPolicy, zip: bool) -> V
         out["additionalProperties"] = json!(false);
     }
     out
+}
+
+/// A union's value: the key that picks the member must name an entry of the
+/// table, and with it the map holds that member's keys (its policy on
+/// others). A value the engine tests before its table picks by more than the
+/// value: its map is left open.
+fn union_object(keys: &[ConfigKey], key: &ConfigKey, union: &ConfigUnion) -> Value {
+    let spelled = |value: &str| -> Value {
+        if union.lowercased {
+            // The engine lowers the value first: any case names the entry.
+            let pattern: String = value
+                .chars()
+                .map(|c| match (c.to_lowercase().next(), c.to_uppercase().next()) {
+                    (Some(l), Some(u)) if l != u => format!("[{l}{u}]"),
+                    _ => regex_escape(c),
+                })
+                .collect();
+            json!({"type": "string", "pattern": format!("^{pattern}$")})
+        } else {
+            json!({"const": value})
+        }
+    };
+    let mut cases = Vec::new();
+    for member in &union.members {
+        if union.is_branched(&member.value) {
+            continue;
+        }
+        let path = ConfigUnion::member_path(&key.path, &member.value);
+        let extra = keys.iter().find(|k| k.path.starts_with(&format!("{path}."))).map_or(ExtraPolicy::Unknown, |k| k.extra.clone());
+        let mut then = object(keys, &format!("{path}."), &extra, false);
+        // The key that picks the member is taken out before the member reads the rest.
+        then["properties"][union.discriminator.as_str()] = json!({});
+        cases.push(json!({
+            "if": {"type": "object", "properties": {union.discriminator.as_str(): spelled(&member.value)}, "required": [union.discriminator]},
+            "then": then,
+        }));
+    }
+    let entries: Vec<Value> = union.members.iter().map(|m| spelled(&m.value)).collect();
+    json!({
+        "type": ["object", "null"],
+        "properties": {union.discriminator.as_str(): {"anyOf": entries}},
+        "allOf": cases,
+    })
+}
+
+fn regex_escape(c: char) -> String {
+    if "\\^$.|?*+()[]{}".contains(c) {
+        format!("\\{c}")
+    } else {
+        c.to_string()
+    }
 }
 
 /// A key holding a value: its closed set or plain type, `null` where the
@@ -144,6 +196,44 @@ mod tests {
         root["$ref"] = json!("#/definitions/role");
         let instance: Value = serde_yaml_ng::from_str(yaml).unwrap();
         jsonschema::validator_for(&root).unwrap().iter_errors(&instance).count()
+    }
+
+    /// A union picked by `kind` (lowered first): each member's keys and policy
+    /// once `kind` names it; a value the engine tests before its table is open.
+    #[test]
+    fn a_union_holds_each_members_keys_once_its_key_names_it() {
+        use crate::surface::{Evidence, UnionMember};
+        use ExtraPolicy::*;
+        let mut field = key("attention", "TorchLlmArgs", "AttentionConfig", Forbid);
+        field.union = Some(ConfigUnion {
+            discriminator: "kind".into(),
+            members: vec![
+                UnionMember { value: "local".into(), model: "Local".into() },
+                UnionMember { value: "wide".into(), model: "Wide".into() },
+                UnionMember { value: "legacy".into(), model: "Local".into() },
+            ],
+            lowercased: true,
+            branched: vec!["legacy".into()],
+            evidence: Evidence { path: "llm_args.py".into(), line: 9 },
+        });
+        let keys = vec![
+            field,
+            key("attention[local].radius", "Local", "int", Forbid),
+            key("attention[wide].stride", "Wide", "int", Ignore),
+            key("attention[legacy].radius", "Local", "int", Forbid),
+        ];
+        let root =
+            json!({"definitions": {"role": config_role(&keys, false), "zip_role": config_role(&keys, true)}, "$ref": "#/definitions/role"});
+        let validator = jsonschema::validator_for(&root).unwrap();
+        let errors = |yaml: &str| validator.iter_errors(&serde_yaml_ng::from_str::<Value>(yaml).unwrap()).count();
+        assert_eq!(errors("attention: {kind: local, radius: 4}"), 0);
+        assert_eq!(errors("attention: {kind: LOCAL, radius: 4}"), 0, "the engine lowers the value");
+        assert!(errors("attention: {kind: local, radius: many}") > 0, "the member's type");
+        assert!(errors("attention: {kind: local, stride: 2}") > 0, "`Local` forbids another member's key");
+        assert_eq!(errors("attention: {kind: wide, anything: 2}"), 0, "`Wide` drops unknown keys");
+        assert!(errors("attention: {kind: dense}") > 0, "not in the table");
+        assert_eq!(errors("attention: {kind: legacy, anything: 2}"), 0, "tested before the table: open");
+        assert_eq!(errors("attention: null"), 0);
     }
 
     #[test]
