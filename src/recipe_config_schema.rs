@@ -67,7 +67,7 @@ fn union_object(keys: &[ConfigKey], key: &ConfigKey, union: &ConfigUnion) -> Val
                 .chars()
                 .map(|c| match (c.to_lowercase().next(), c.to_uppercase().next()) {
                     (Some(l), Some(u)) if l != u => format!("[{l}{u}]"),
-                    _ => regex_escape(c),
+                    _ => regex::escape(&c.to_string()),
                 })
                 .collect();
             json!({"type": "string", "pattern": format!("^{pattern}$")})
@@ -96,14 +96,6 @@ fn union_object(keys: &[ConfigKey], key: &ConfigKey, union: &ConfigUnion) -> Val
         "properties": {union.discriminator.as_str(): {"anyOf": entries}},
         "allOf": cases,
     })
-}
-
-fn regex_escape(c: char) -> String {
-    if "\\^$.|?*+()[]{}".contains(c) {
-        format!("\\{c}")
-    } else {
-        c.to_string()
-    }
 }
 
 /// A key holding a value: its closed set or plain type, `null` where the

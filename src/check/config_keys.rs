@@ -121,34 +121,26 @@ fn check_role(file: Option<&RecipeFile>, role: &RoleConfig, models: &Models, bum
     let mut resolved: HashMap<&str, Resolved> = HashMap::new();
     for u in &role.config {
         let (parent_written, name) = u.parent_and_name();
-        // The model path that holds this key, as the target spells it.
-        let (parent, model): (String, String) = match parent_written {
-            "" => (String::new(), models.root.to_string()),
-            written => match resolved.get(written).and_then(Resolved::field) {
-                Some(key) => match (&key.nested, &key.union) {
-                    (Some(model), _) => (key.path.clone(), model.clone()),
-                    (None, Some(union)) if name == union.discriminator => {
-                        resolved.insert(&u.path, Resolved::Opaque);
-                        out.extend(check_discriminator(u, key, union, bump));
-                        continue;
-                    }
-                    (None, Some(union)) => match picked(role, written, union) {
-                        Some(member) => (ConfigUnion::member_path(&key.path, &member.value), member.model.clone()),
-                        None => {
-                            resolved.insert(&u.path, Resolved::Opaque);
-                            continue;
-                        }
-                    },
-                    (None, None) => {
-                        resolved.insert(&u.path, Resolved::Opaque);
-                        continue;
-                    }
-                },
-                None => {
-                    resolved.insert(&u.path, Resolved::Opaque);
-                    continue;
+        // The model path that holds this key, as the target spells it; `None`
+        // when nothing below the parent can be checked.
+        let holder: Option<(String, String)> = match parent_written {
+            "" => Some((String::new(), models.root.to_string())),
+            written => resolved.get(written).and_then(Resolved::field).and_then(|key| match (&key.nested, &key.union) {
+                (Some(model), _) => Some((key.path.clone(), model.clone())),
+                // The key that picks the member: taken out before the member reads the rest.
+                (None, Some(union)) if name == union.discriminator => {
+                    out.extend(check_discriminator(u, key, union, bump));
+                    None
                 }
-            },
+                (None, Some(union)) => {
+                    picked(role, written, union).map(|m| (ConfigUnion::member_path(&key.path, &m.value), m.model.clone()))
+                }
+                (None, None) => None,
+            }),
+        };
+        let Some((parent, model)) = holder else {
+            resolved.insert(&u.path, Resolved::Opaque);
+            continue;
         };
         match models.field(&parent, name) {
             Some(key) => {
@@ -457,6 +449,9 @@ pub(crate) fn changed_defaults(
             continue;
         };
         let (Some(Known::Value(a)), Some(Known::Value(b))) = (&old.default, &new.default) else { continue };
+        if a == b {
+            continue;
+        }
         // A key of a union's member counts for a role that picks that member only.
         // Said as the role writes it (`speculative_config.max_draft_len`).
         let Some((role, written)) =
@@ -464,8 +459,7 @@ pub(crate) fn changed_defaults(
         else {
             continue;
         };
-        if a == b || !seen.insert((family.clone(), new.path.clone(), bump.current_ref().map(str::to_string), bump.target_ref().to_string()))
-        {
+        if !seen.insert((family.clone(), new.path.clone(), bump.current_ref().map(str::to_string), bump.target_ref().to_string())) {
             continue;
         }
         let at = role.span.as_ref().map(Location::from_span).unwrap_or(Location {

@@ -107,3 +107,15 @@ pub(super) fn generic<'f, 't>(file: &'f PyFile, node: Node<'t>) -> Option<(&'f s
     let text = file.text(head);
     Some((text.rsplit('.').next().unwrap_or(text), args))
 }
+
+/// The name of a class method's first parameter after `cls`
+/// (`def from_dict(cls, data: dict)` → `data`): the value it is handed.
+pub(super) fn value_parameter<'f>(file: &'f PyFile, def: Node) -> Option<&'f str> {
+    let params = def.child_by_field_name("parameters").map(named_children)?;
+    let param = params.get(1)?;
+    let name = match param.kind() {
+        "identifier" => *param,
+        _ => param.child_by_field_name("name").or_else(|| named_children(*param).into_iter().next())?,
+    };
+    Some(file.text(name))
+}

@@ -20,14 +20,14 @@
 
 use tree_sitter::Node;
 
-use super::consts::{class_body, final_binding, BindingKind, ClassRef, ConstEval, Scope, Val};
-use super::pydantic_classes::{bases, class_node, generic, is_model, locate, Base};
-use super::python::{named_children, PyFile};
+use super::consts::{class_body, final_binding, find_definition, BindingKind, ClassRef, ConstEval, Scope, Val};
+use super::pydantic_classes::{bases, class_node, generic, is_model, locate, value_parameter, Base};
+use super::python::{named_children, walk, PyFile};
 use crate::surface::{ConfigUnion, UnionMember};
 
 /// How deep aliases and bases are followed.
 const MAX_HOPS: usize = 8;
-/// How many nodes of one method are visited.
+/// How many nodes of one method are visited (past that, its subtrees are skipped).
 const MAX_NODES: usize = 20_000;
 /// The class method that builds the member from the data.
 const DISPATCH_METHOD: &str = "from_dict";
@@ -96,9 +96,9 @@ fn dispatch_of(ev: &ConstEval, class: &ClassRef, hops: usize) -> Option<(ConfigU
     }
     let (file, start) = locate(ev, class)?;
     let node = class_node(&file, start)?;
-    if let Some(found) =
-        class_body(node).and_then(|body| method(&file, body, DISPATCH_METHOD)).and_then(|m| table(ev, &file, &class.module, m))
-    {
+    // The class's own method (decorated or not), not an inherited one.
+    let method = class_body(node).and_then(|body| find_definition(&file.source, body, DISPATCH_METHOD));
+    if let Some(found) = method.filter(|d| d.kind() == "function_definition").and_then(|m| table(ev, &file, &class.module, m)) {
         return Some(found);
     }
     bases(ev, &file, &class.module, node).into_iter().find_map(|b| match b {
@@ -107,31 +107,20 @@ fn dispatch_of(ev: &ConstEval, class: &ClassRef, hops: usize) -> Option<(ConfigU
     })
 }
 
-/// The function `name` defined in a class body, decorated or not.
-fn method<'t>(file: &PyFile, body: Node<'t>, name: &str) -> Option<Node<'t>> {
-    named_children(body).into_iter().find_map(|stmt| {
-        let def = if stmt.kind() == "decorated_definition" { stmt.child_by_field_name("definition")? } else { stmt };
-        (def.kind() == "function_definition" && def.child_by_field_name("name").is_some_and(|n| file.text(n) == name)).then_some(def)
-    })
-}
-
 /// What one dispatch method reads: the key, the table, the lowering and the
 /// values tested before the lookup.
 fn table(ev: &ConstEval, file: &PyFile, module: &str, function: Node) -> Option<(ConfigUnion, Vec<(String, ClassRef)>)> {
-    // `def from_dict(cls, data, ...)`: the data is the parameter after `cls`.
-    let params = function.child_by_field_name("parameters").map(named_children).unwrap_or_default();
-    let data = params.get(1).map(|p| match p.kind() {
-        "identifier" => file.text(*p),
-        _ => p.child_by_field_name("name").or_else(|| named_children(*p).into_iter().next()).map_or("", |n| file.text(n)),
-    })?;
-    let nodes = descendants(function);
+    // `def from_dict(cls, data, ...)`.
+    let data = value_parameter(file, function)?;
+    let mut nodes = Vec::new();
+    walk(function, |n| {
+        nodes.push(n);
+        nodes.len() < MAX_NODES
+    });
     // `decoding_type = data.get("decoding_type", ...)`: the key, and the name it is held in.
-    let (discriminator, held_in) = nodes.iter().find_map(|n| {
-        let (call, target) = match n.kind() {
-            "assignment" => (n.child_by_field_name("right")?, n.child_by_field_name("left").map(|l| file.text(l).to_string())),
-            _ => return None,
-        };
-        Some((key_read(file, call, data)?, target?))
+    let (discriminator, held_in) = nodes.iter().filter(|n| n.kind() == "assignment").find_map(|n| {
+        let key = key_read(file, n.child_by_field_name("right")?, data)?;
+        Some((key, file.text(n.child_by_field_name("left")?).to_string()))
     })?;
     let mut members: Vec<(String, ClassRef)> = Vec::new();
     let mut evidence = None;
@@ -203,27 +192,4 @@ fn is_method_call(file: &PyFile, call: Node, object: &str, method: &str) -> bool
             && f.child_by_field_name("object").is_some_and(|o| file.text(o) == object)
             && f.child_by_field_name("attribute").is_some_and(|a| file.text(a) == method)
     })
-}
-
-/// The nodes under `node`, in source order, at most [`MAX_NODES`].
-fn descendants(node: Node) -> Vec<Node> {
-    let mut out = Vec::new();
-    let mut cursor = node.walk();
-    let mut done = false;
-    while !done && out.len() < MAX_NODES {
-        out.push(cursor.node());
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() || cursor.node().id() == node.id() {
-                done = true;
-                break;
-            }
-        }
-    }
-    out
 }

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use tree_sitter::Node;
 
 use super::consts::{class_body, ClassRef, ConstEval};
-use super::pydantic_classes::{bases, class_node, locate, Base, MAX_BASES};
+use super::pydantic_classes::{bases, class_node, locate, value_parameter, Base, MAX_BASES};
 use super::python::{named_children, PyFile};
 use crate::surface::{Comparison, FieldCheck, Operand, ValueGuard, ValueTest};
 
@@ -87,12 +87,8 @@ fn after_fields(file: &PyFile, decorator: Node) -> Option<Vec<String>> {
 
 /// The guards opening the body of validator `def`.
 fn read_check(file: &PyFile, def: Node, name: &str) -> Option<FieldCheck> {
-    // `def check(cls, v, info)`: the value is the parameter after `cls`.
-    let params = def.child_by_field_name("parameters").map(named_children).unwrap_or_default();
-    let value = params.get(1).map(|p| match p.kind() {
-        "identifier" => file.text(*p),
-        _ => p.child_by_field_name("name").or_else(|| named_children(*p).into_iter().next()).map_or("", |n| file.text(n)),
-    })?;
+    // `def check(cls, v, info)`.
+    let value = value_parameter(file, def)?;
     let body = def.child_by_field_name("body")?;
     let mut guards = Vec::new();
     let mut returns_value = false;

@@ -156,13 +156,8 @@ fn extra_args_are_click_options_taken_only_exactly() {
 fn a_release_whose_config_models_are_not_there_leaves_the_keys_unchecked_and_says_so() {
     let (dir, ws, root) = demo_recipes();
     let git_dir = dir.path().join("no-llm-args.git");
-    let repo = git2::Repository::init_bare(&git_dir).unwrap();
-    repo.set_head("refs/heads/main").unwrap();
     let release = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/trtllm/v1.3.0");
-    let tree = tree_of(&repo, &release, &["llm_args.py"]);
-    let sig = git2::Signature::new("t", "t@localhost", &git2::Time::new(1_767_225_600, 0)).unwrap();
-    let commit = repo.commit(Some("refs/heads/main"), &sig, &sig, "v1.3.0 without llm_args", &repo.find_tree(tree).unwrap(), &[]).unwrap();
-    repo.tag_lightweight("v1.3.0", &repo.find_object(commit, None).unwrap(), false).unwrap();
+    commit_tagged(&bare_repo(&git_dir), &release, &["llm_args.py"], "v1.3.0", None);
     drop(ws);
 
     let report = json(&audit(&git_dir, &[&root.join(RECIPE)], &["--to", "v1.3.0"]));
@@ -176,6 +171,25 @@ fn a_release_whose_config_models_are_not_there_leaves_the_keys_unchecked_and_say
 }
 
 /// Every file below `dir` but those named in `skip`, as a git tree.
+/// A bare repository whose `main` the tests commit releases on.
+pub(super) fn bare_repo(git_dir: &Path) -> git2::Repository {
+    let repo = git2::Repository::init_bare(git_dir).unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    repo
+}
+
+/// Commits the folder `dir` (less the names in `skip`) on `main` after
+/// `parent`, tagged `tag`.
+pub(super) fn commit_tagged(repo: &git2::Repository, dir: &Path, skip: &[&str], tag: &str, parent: Option<git2::Oid>) -> git2::Oid {
+    let sig = git2::Signature::new("t", "t@localhost", &git2::Time::new(1_767_225_600, 0)).unwrap();
+    let tree = repo.find_tree(tree_of(repo, dir, skip)).unwrap();
+    let parents: Vec<git2::Commit> = parent.map(|p| repo.find_commit(p).unwrap()).into_iter().collect();
+    let parents: Vec<&git2::Commit> = parents.iter().collect();
+    let id = repo.commit(Some("refs/heads/main"), &sig, &sig, tag, &tree, &parents).unwrap();
+    repo.tag_lightweight(tag, &repo.find_object(id, None).unwrap(), false).unwrap();
+    id
+}
+
 pub(super) fn tree_of(repo: &git2::Repository, dir: &Path, skip: &[&str]) -> git2::Oid {
     let mut tb = repo.treebuilder(None).unwrap();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
@@ -543,12 +557,8 @@ fn a_changed_default_of_a_key_a_role_leaves_unset() {
     let dir = tempfile::tempdir().unwrap();
     let old = trtllm_with_renamed_fields(dir.path());
     let git_dir = dir.path().join("trtllm-defaults.git");
-    let repo = git2::Repository::init_bare(&git_dir).unwrap();
-    repo.set_head("refs/heads/main").unwrap();
-    let sig = git2::Signature::new("t", "t@localhost", &git2::Time::new(1_767_225_600, 0)).unwrap();
-    let first =
-        repo.commit(Some("refs/heads/main"), &sig, &sig, "v1.0.0", &repo.find_tree(tree_of(&repo, &old, &[])).unwrap(), &[]).unwrap();
-    repo.tag_lightweight("v1.0.0", &repo.find_object(first, None).unwrap(), false).unwrap();
+    let repo = bare_repo(&git_dir);
+    let first = commit_tagged(&repo, &old, &[], "v1.0.0", None);
     let args = old.join("tensorrt_llm/llmapi/llm_args.py");
     let text = std::fs::read_to_string(&args).unwrap();
     std::fs::write(
@@ -556,11 +566,7 @@ fn a_changed_default_of_a_key_a_role_leaves_unset() {
         text.replace("free_gpu_memory_fraction: Optional[float] = 0.9", "free_gpu_memory_fraction: Optional[float] = 0.85"),
     )
     .unwrap();
-    let parent = repo.find_commit(first).unwrap();
-    let second = repo
-        .commit(Some("refs/heads/main"), &sig, &sig, "v1.1.0", &repo.find_tree(tree_of(&repo, &old, &[])).unwrap(), &[&parent])
-        .unwrap();
-    repo.tag_lightweight("v1.1.0", &repo.find_object(second, None).unwrap(), false).unwrap();
+    commit_tagged(&repo, &old, &[], "v1.1.0", Some(first));
 
     let recipe = dir.path().join("trt-renames.yaml");
     std::fs::write(&recipe, RENAMES).unwrap();

@@ -7,7 +7,7 @@
 //! field concerns only the roles that pick that member.
 
 use super::pr::json;
-use super::trtllm_audit::{audit, tree_of};
+use super::trtllm_audit::{audit, bare_repo, commit_tagged};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -74,30 +74,33 @@ fn args_v2() -> String {
     ARGS_V1.replace("    width: int = 2\n", "    beam_width: int = 2\n").replace("greedy: bool = True", "greedy: bool = False")
 }
 
+/// The mini package at `root` (`tensorrt_llm/`: a `serve` command, the strict
+/// base, and `llm_args`), for the TensorRT-LLM tests that need their own models.
+pub(super) fn write_package(root: &Path, llm_args: &str) {
+    let package = root.join("tensorrt_llm");
+    std::fs::create_dir_all(package.join("llmapi")).unwrap();
+    std::fs::create_dir_all(package.join("commands")).unwrap();
+    for (file, text) in [
+        ("__init__.py", ""),
+        ("llmapi/__init__.py", ""),
+        ("llmapi/utils.py", UTILS),
+        ("llmapi/llm_args.py", llm_args),
+        ("commands/__init__.py", ""),
+        ("commands/serve.py", SERVE),
+    ] {
+        std::fs::write(package.join(file), text).unwrap();
+    }
+}
+
 /// A bare repository with the two releases as tags `v1.0.0` and `v1.1.0`.
 fn two_releases(dir: &Path) -> PathBuf {
     let tree = dir.join("trtllm-unions");
-    let package = tree.join("tensorrt_llm");
-    std::fs::create_dir_all(package.join("llmapi")).unwrap();
-    std::fs::create_dir_all(package.join("commands")).unwrap();
-    for (file, text) in [("__init__.py", ""), ("llmapi/__init__.py", ""), ("llmapi/utils.py", UTILS), ("commands/__init__.py", "")] {
-        std::fs::write(package.join(file), text).unwrap();
-    }
-    std::fs::write(package.join("commands/serve.py"), SERVE).unwrap();
     let git_dir = dir.join("trtllm-unions.git");
-    let repo = git2::Repository::init_bare(&git_dir).unwrap();
-    repo.set_head("refs/heads/main").unwrap();
-    let sig = git2::Signature::new("t", "t@localhost", &git2::Time::new(1_767_225_600, 0)).unwrap();
-    let mut parent: Option<git2::Oid> = None;
-    for (tag, args) in [("v1.0.0", ARGS_V1.to_string()), ("v1.1.0", args_v2())] {
-        std::fs::write(package.join("llmapi/llm_args.py"), args).unwrap();
-        let tree_id = tree_of(&repo, &tree, &[]);
-        let parents: Vec<git2::Commit> = parent.map(|p| repo.find_commit(p).unwrap()).into_iter().collect();
-        let refs: Vec<&git2::Commit> = parents.iter().collect();
-        let id = repo.commit(Some("refs/heads/main"), &sig, &sig, tag, &repo.find_tree(tree_id).unwrap(), &refs).unwrap();
-        repo.tag_lightweight(tag, &repo.find_object(id, None).unwrap(), false).unwrap();
-        parent = Some(id);
-    }
+    let repo = bare_repo(&git_dir);
+    write_package(&tree, ARGS_V1);
+    let first = commit_tagged(&repo, &tree, &[], "v1.0.0", None);
+    write_package(&tree, &args_v2());
+    commit_tagged(&repo, &tree, &[], "v1.1.0", Some(first));
     git_dir
 }
 

@@ -6,10 +6,9 @@
 
 use super::pr::json;
 use super::trtllm_audit::audit;
+use super::trtllm_unions::write_package;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-const UTILS: &str =
-    "from pydantic import BaseModel, ConfigDict\n\n\nclass StrictBaseModel(BaseModel):\n    model_config = ConfigDict(extra=\"forbid\")\n";
 
 const ARGS: &str = r#"from typing import List, Optional
 
@@ -82,23 +81,9 @@ class TorchLlmArgs(StrictBaseModel):
     pool_config: PoolConfig = Field(default_factory=PoolConfig)
 "#;
 
-const SERVE: &str = "import click\n\n\n@click.command(\"serve\")\n@click.argument(\"model\", type=str)\ndef serve(model):\n    pass\n";
-
 fn package(dir: &Path) -> PathBuf {
     let root = dir.join("trtllm-validators");
-    let package = root.join("tensorrt_llm");
-    std::fs::create_dir_all(package.join("llmapi")).unwrap();
-    std::fs::create_dir_all(package.join("commands")).unwrap();
-    for (file, text) in [
-        ("__init__.py", ""),
-        ("llmapi/__init__.py", ""),
-        ("llmapi/utils.py", UTILS),
-        ("llmapi/llm_args.py", ARGS),
-        ("commands/__init__.py", ""),
-        ("commands/serve.py", SERVE),
-    ] {
-        std::fs::write(package.join(file), text).unwrap();
-    }
+    write_package(&root, ARGS);
     root
 }
 
@@ -109,17 +94,18 @@ fn recipe(pool: &str) -> String {
     )
 }
 
-/// The EA006 findings of a pool block: (subject, line, message).
-fn rejected(dir: &Path, engine: &Path, pool: &str) -> Vec<(String, u64, String)> {
+/// The EA006 findings of a pool block: (subject, line, message, first evidence).
+fn rejected(dir: &Path, engine: &Path, pool: &str) -> Vec<(String, u64, String, Value)> {
     let path = dir.join("pools.yaml");
     std::fs::write(&path, recipe(pool)).unwrap();
     let report = json(&audit(engine, &[&path], &[]));
+    let text = |v: &Value| v.as_str().unwrap().to_string();
     report["findings"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|f| f["code"] == "EA006")
-        .map(|f| (f["subject"].as_str().unwrap().to_string(), f["line"].as_u64().unwrap(), f["message"].as_str().unwrap().to_string()))
+        .map(|f| (text(&f["subject"]), f["line"].as_u64().unwrap(), text(&f["message"]), f["evidence"][0].clone()))
         .collect()
 }
 
@@ -165,15 +151,11 @@ fn a_value_a_guard_rejects_is_ea006_with_the_validators_line() {
     let engine = package(dir.path());
     let found =
         rejected(dir.path(), &engine, "        share: 1.5\n        chunk: 0\n        ways: 8\n        spare: -4\n        slots: 0\n");
-    let subjects: Vec<(&str, u64)> = found.iter().map(|(s, l, _)| (s.as_str(), *l)).collect();
+    let subjects: Vec<(&str, u64)> = found.iter().map(|(s, l, ..)| (s.as_str(), *l)).collect();
     assert_eq!(subjects, [("pool_config.share", 15), ("pool_config.chunk", 16), ("pool_config.slots", 19)], "{found:#?}");
-    let (_, _, share) = &found[0];
+    let (_, _, share, evidence) = &found[0];
     assert!(share.contains("`check_share` raises when `not 0 < v <= 1`") && share.contains("\"share must be in (0, 1]\""), "{share}");
     // The evidence is the guard's line in llm_args.py.
-    let path = dir.path().join("pools.yaml");
-    let report = json(&audit(&engine, &[&path], &[]));
-    let evidence =
-        report["findings"].as_array().unwrap().iter().find(|f| f["subject"] == "pool_config.share").unwrap()["evidence"][0].clone();
     assert_eq!((evidence["path"].as_str(), evidence["line"].as_u64()), (Some("tensorrt_llm/llmapi/llm_args.py"), Some(33)), "{evidence:#}");
 
     let accepted = rejected(dir.path(), &engine, "        share: null\n        chunk: 4096\n        ways: 3\n        slots: 1000\n");
