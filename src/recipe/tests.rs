@@ -767,3 +767,39 @@ fn a_variable_the_script_checks_the_job_sets_comes_from_the_job() {
     assert!(lines.iter().all(|l| l.len() == 4), "{lines:?}");
     assert!(lines.iter().any(|l| l[1] == "8192") && lines.iter().any(|l| l[1].starts_with('?')), "{lines:?}");
 }
+
+/// A launcher held in a variable that a sourced library assigns (`source
+/// lib.sh` then `$SERVER --tp 2`): whether the statements after the `source`
+/// may launch is judged again once the library is read. Judged before, the
+/// library was run only up to its own last launch (it has none), so `SERVER`
+/// was never assigned and the launch was missed without a word.
+#[test]
+fn a_launcher_that_a_sourced_library_assigns_is_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lib.sh"), "SERVER=\"python3 -m sglang.launch_server\"\nARGS=(--tp 2)\n").unwrap();
+    let script = dir.path().join("run.sh");
+    std::fs::write(&script, "source \"$(dirname \"$0\")/lib.sh\"\n$SERVER \"${ARGS[@]}\"\necho done\n").unwrap();
+    let file = load_path(&script).unwrap();
+    let argv: Vec<&str> = file.deployments[0].roles[0].argv.as_ref().unwrap().iter().map(|t| t.raw.as_str()).collect();
+    assert_eq!(argv, ["--tp", "2"]);
+}
+
+/// What a sourced file assigns is read once per run and shared by every
+/// script that sources it, for exactly its text: a library changed between
+/// two reads is read again (its launcher variable renamed here).
+#[test]
+fn a_sourced_library_is_judged_by_its_text_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib.sh");
+    std::fs::write(&lib, "SERVER=\"python3 -m sglang.launch_server\"\n").unwrap();
+    let first = dir.path().join("first.sh");
+    std::fs::write(&first, "source \"$(dirname \"$0\")/lib.sh\"\n$SERVER --tp 2\n").unwrap();
+    let argv =
+        |file: &RecipeFile| -> Vec<String> { file.deployments[0].roles[0].argv.as_ref().unwrap().iter().map(|t| t.raw.clone()).collect() };
+    assert_eq!(argv(&load_path(&first).unwrap()), ["--tp", "2"]);
+    std::fs::write(&lib, "SERVER=echo\nOTHER=\"python3 -m sglang.launch_server\"\n").unwrap();
+    let second = dir.path().join("second.sh");
+    std::fs::write(&second, "source \"$(dirname \"$0\")/lib.sh\"\n$OTHER --tp 4\n").unwrap();
+    assert_eq!(argv(&load_path(&second).unwrap()), ["--tp", "4"]);
+    assert!(load_path(&first).unwrap().deployments.is_empty());
+}

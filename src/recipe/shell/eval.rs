@@ -13,7 +13,7 @@ use super::super::argv::ArgToken;
 use super::super::{EnvUse, Note};
 use super::cond::{decided, Atom, Path, Test};
 use super::launch;
-use super::vars::Vars;
+use super::vars::{self, Vars};
 use super::words::{self, fields, joined, known_text, Field, Frag, Item, Origin};
 use crate::profiles::{Engine, Launcher};
 use crate::surface::Known;
@@ -200,6 +200,9 @@ struct File {
     /// expansion as written, `${NODE0_ADDR}`), and why. Read again inside
     /// single quotes they would be text; they stay unknown.
     unknown: Vec<(usize, usize, String)>,
+    /// What the file assigns, defines and launches with, when read already
+    /// (a sourced file, read once per run).
+    facts: Option<std::sync::Arc<facts::FileFacts>>,
 }
 
 impl File {
@@ -275,7 +278,15 @@ impl<'a> Interp<'a> {
             text_facts: facts::TextFacts::default(),
             looked_at: std::cell::RefCell::new(looked_at),
         };
-        let file = interp.add_file(File { tree, text: src.text.clone(), map: None, fallback: None, real: Some(0), unknown: Vec::new() });
+        let file = interp.add_file(File {
+            tree,
+            text: src.text.clone(),
+            map: None,
+            fallback: None,
+            real: Some(0),
+            unknown: Vec::new(),
+            facts: None,
+        });
         let start = State { vars: Vars::new(), path: Path::new(), positional: None, out: None, frames: Vec::new(), returned: false };
         interp.exec_file(file, vec![start], 0, true);
         interp.merged_paths_note();
@@ -838,7 +849,7 @@ impl<'a> Interp<'a> {
 
     fn exported_env(&self, state: &State) -> Vec<EnvUse> {
         // In the order they are written, as the script reads.
-        let mut exported: Vec<(&String, &Var)> = state.vars.iter().filter(|(_, v)| v.exported).collect();
+        let mut exported: Vec<(&vars::Name, &Var)> = state.vars.iter().filter(|(_, v)| v.exported).collect();
         exported.sort_by_key(|(_, v)| (v.name_at.file, v.name_at.start));
         exported.into_iter().map(|(name, var)| self.env_use(name, var)).collect()
     }
@@ -943,6 +954,16 @@ fn widen(into: &mut State, other: &State) {
     for name in into.vars.differing(&other.vars) {
         let (x, y) = (into.vars.get(&name), other.vars.get(&name));
         let template = x.or(y).cloned().unwrap_or_else(|| unreachable!("the name comes from one of the maps"));
+        // A group of merged paths takes its members in one by one: a value
+        // already unknown here stays so, whatever the next member holds.
+        if let Some(x) = x.filter(|x| is_merge_gap(&name, x)) {
+            let maybe_unset = y.is_none_or(|y| x.maybe_unset || y.maybe_unset || x.exported != y.exported);
+            let exported = x.exported || y.is_some_and(|v| v.exported);
+            if (maybe_unset, exported) != (x.maybe_unset, x.exported) {
+                into.vars.insert(name, Var { maybe_unset, exported, ..template });
+            }
+            continue;
+        }
         let joined = match (x, y) {
             // A file's text joined word by word would be no file either path
             // writes (a key of one path beside a gap of the other's).
@@ -950,7 +971,7 @@ fn widen(into: &mut State, other: &State) {
             (Some(x), Some(y)) => join::join_values(&name, &x.value, &y.value, template.value_at),
             _ => None,
         };
-        let value = joined.unwrap_or_else(|| unknown_value(&name, "differs between paths through the script", template.value_at));
+        let value = joined.unwrap_or_else(|| unknown_value(&name, DIFFERS, template.value_at));
         // Set or exported on one side only: the merged state may not have it.
         let maybe_unset = match (x, y) {
             (Some(x), Some(y)) => x.maybe_unset || y.maybe_unset || x.exported != y.exported,
@@ -997,6 +1018,17 @@ fn fork(state: State, cond: Cond) -> (Option<State>, Option<State>) {
 
 fn unknown_frag(raw: &str, why: &str, split: bool, quoted: bool, at: Origin) -> Item {
     Item::Frag(Frag { text: raw.to_string(), unknown: Some(why.to_string()), split, quoted, origin: at, word: at })
+}
+
+/// Why a variable that paths merged past the cap disagree on is not known.
+const DIFFERS: &str = "differs between paths through the script";
+
+/// Whether `var` holds the value [`widen`] gives `name` where nothing of two
+/// paths' values is shared (and would give it again).
+fn is_merge_gap(name: &str, var: &Var) -> bool {
+    matches!(&*var.value, Value::Str(frags) if matches!(frags.as_slice(),
+        [only] if only.unknown.as_deref() == Some(DIFFERS) && only.text.strip_prefix('$') == Some(name)
+            && only.origin == var.value_at && only.word == var.value_at && !only.split && !only.quoted))
 }
 
 fn unknown_value(name: &str, why: &str, at: Origin) -> Value {

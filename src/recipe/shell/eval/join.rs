@@ -185,7 +185,7 @@ fn join_word(name: &str, x: &[Frag], y: &[Frag], at: Origin) -> Word {
 fn gap(name: &str, at: Origin) -> Frag {
     Frag {
         text: format!("${name}"),
-        unknown: Some("differs between paths through the script".to_string()),
+        unknown: Some(super::DIFFERS.to_string()),
         split: false,
         quoted: false,
         origin: Origin { verbatim: false, ..at },

@@ -118,10 +118,11 @@ impl Interp<'_> {
         };
         let shown = self.shown_path(&path);
         let real = self.real.len();
-        let Some((tree, names)) = sourced::parse(&path, &text, self.parser) else { return vec![state] };
+        let Some(sourced::Sourced { tree, names, facts }) = sourced::parse(&path, &text, self.parser) else { return vec![state] };
         self.real.push(SourceText::new(shown, text.clone()));
         self.real_paths.push(Some(path));
-        let id = self.add_file_with(File { tree, text, map: None, fallback: None, real: Some(real), unknown: Vec::new() }, &names);
+        let read = File { tree, text, map: None, fallback: None, real: Some(real), unknown: Vec::new(), facts: Some(facts) };
+        let id = self.add_file_with(read, &names);
         if self.files[id].tree.root_node().has_error() {
             self.note(format!("{at}: `source {name}`: shell syntax error in it; commands around it may be missed"), Some(origin));
         }
@@ -275,7 +276,15 @@ impl Interp<'_> {
                 if tree.root_node().has_error() {
                     self.note(format!("{at}: the string given to `{what}` is not valid shell; commands in it may be missed"), Some(origin));
                 }
-                let id = self.add_file(File { tree, text, map: Some(map), fallback: Some(origin), real: None, unknown: unknown_ranges });
+                let id = self.add_file(File {
+                    tree,
+                    text,
+                    map: Some(map),
+                    fallback: Some(origin),
+                    real: None,
+                    unknown: unknown_ranges,
+                    facts: None,
+                });
                 self.evals.insert(key, id);
                 id
             }

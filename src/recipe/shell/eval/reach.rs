@@ -11,6 +11,7 @@
 
 use super::{named_children, File, Interp};
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 use tree_sitter::Node;
 
 /// Programs whose run reads code the evaluator cannot see from the words alone.
@@ -40,13 +41,36 @@ impl Cut {
 /// What is known of which functions may launch, by their definition's place.
 #[derive(Default)]
 pub(super) struct LaunchReach {
+    /// Judgements made since the last statement was judged, by the
+    /// definition's (file, start); functions defined further on in the file
+    /// being judged (not known to the evaluator yet) apart, since their calls
+    /// are resolved among that file's definitions.
     functions: HashMap<(usize, usize), bool>,
+    local_functions: HashMap<(usize, usize), bool>,
+    /// Judgements of known functions that hold while no function is defined
+    /// and no file is read (`settled_at`: the definitions and files then).
+    /// Judging the same library functions again for each statement was most
+    /// of what judging launches cost. A "no" read from a function still being
+    /// judged (a call cycle) is provisional: what depends on it is not kept.
+    settled: HashMap<(usize, usize), bool>,
+    settled_at: (usize, usize),
+    judging: HashSet<(usize, usize)>,
+    provisional: usize,
     /// Variables some read file assigns a text naming a launcher: only
-    /// through them can a word the evaluator expands become one.
+    /// through them can a word the evaluator expands become one. They depend
+    /// on the files read only (`Some(n)`: computed when `n` files were read).
     launcher_vars: HashSet<String>,
-    /// [`Interp::runs_last`] answers, by (file, command, functions known).
-    runs_last: HashMap<(usize, usize, usize), bool>,
+    launcher_vars_at: Option<usize>,
+    /// [`Interp::runs_last`] answers, by (file, command, functions known, files read).
+    runs_last: HashMap<(usize, usize, usize, usize), bool>,
+    /// Every function each file defines (its tree never changes): judging a
+    /// command run last asks for them once per command reached, and walking
+    /// the whole tree each time was a fifth of evaluating the AMD chain.
+    file_definitions: HashMap<usize, Rc<Definitions>>,
 }
+
+/// Functions by name: where their definition is (byte range in its file).
+type Definitions = HashMap<String, (usize, usize)>;
 
 impl Interp<'_> {
     /// The index of the last of `nodes` (statements of `file`) that may start
@@ -54,9 +78,8 @@ impl Interp<'_> {
     pub(super) fn last_launch(&mut self, f: &File, nodes: &[Node]) -> Option<usize> {
         // A judgement of a function holds only for the functions known when it
         // was made: a `source` run since may define the ones it calls.
-        self.reach.functions.clear();
-        self.reach.launcher_vars = self.launcher_variables();
-        let mut local = HashMap::new();
+        self.fresh_judgements();
+        let mut local = Definitions::new();
         for node in nodes {
             collect_definitions(f, *node, &mut local);
         }
@@ -70,8 +93,8 @@ impl Interp<'_> {
     pub(super) fn runs_last(&mut self, file: usize, node: Node, depth: usize) -> bool {
         let Some(cut) = self.cut.filter(|c| c.file == file && c.depth == depth && c.quiet_after) else { return false };
         // Asked once per state that reaches the command: the answer only
-        // changes when a function is defined.
-        let key = (file, node.id(), self.definitions);
+        // changes when a function is defined or a file read.
+        let key = (file, node.id(), self.definitions, self.files.len());
         if let Some(known) = self.reach.runs_last.get(&key) {
             return *known;
         }
@@ -82,15 +105,17 @@ impl Interp<'_> {
 
     fn judge_runs_last(&mut self, cut: Cut, file: usize, node: Node) -> bool {
         // What runs after the command: the statements after it in its block
-        // and in each enclosing one, up to the container (whose own later
-        // statements are judged by `quiet_after`).
+        // and in each enclosing one, up to the container's. The container's
+        // later statements were judged (`quiet_after`) before this statement
+        // ran; they are judged again, since a file it sources may assign what
+        // they run (`source lib.sh` then `$SERVER --tp 8`, `SERVER` set in
+        // the library): judged before the library was read, the library was
+        // cut before that assignment and the launch never seen.
         let mut after: Vec<Node> = Vec::new();
         let mut current = node;
         loop {
             let Some(parent) = current.parent() else { return false };
-            if parent.id() == cut.container {
-                break;
-            }
+            let top = parent.id() == cut.container;
             let mut next = current.next_named_sibling();
             while let Some(sibling) = next {
                 // The other branches of an `if` or a `case` are not run after this one.
@@ -99,6 +124,9 @@ impl Interp<'_> {
                 }
                 after.push(sibling);
                 next = sibling.next_named_sibling();
+            }
+            if top {
+                break;
             }
             if matches!(parent.kind(), "for_statement" | "c_style_for_statement" | "while_statement" | "function_definition") {
                 return false;
@@ -110,14 +138,39 @@ impl Interp<'_> {
         }
         // Functions the file defines further on are not known to the evaluator yet.
         let f = self.files[file].clone();
-        let mut local = HashMap::new();
-        collect_definitions(&f, f.tree.root_node(), &mut local);
+        let local = self
+            .reach
+            .file_definitions
+            .entry(file)
+            .or_insert_with(|| {
+                let mut all = Definitions::new();
+                collect_definitions(&f, f.tree.root_node(), &mut all);
+                Rc::new(all)
+            })
+            .clone();
         // Judgements hold for the functions known when made (see `last_launch`).
-        self.reach.functions.clear();
+        self.fresh_judgements();
         !after.iter().any(|n| self.node_may_launch(&f, *n, &local))
     }
 
-    fn node_may_launch(&mut self, f: &File, node: Node, local: &HashMap<String, Node>) -> bool {
+    /// Forget the judgements made for other statements, and the settled ones
+    /// once a function was defined or a file read since; the variables that
+    /// may hold a launcher are those of every file read.
+    fn fresh_judgements(&mut self) {
+        if self.reach.launcher_vars_at != Some(self.files.len()) {
+            self.reach.launcher_vars = self.launcher_variables();
+            self.reach.launcher_vars_at = Some(self.files.len());
+        }
+        self.reach.functions.clear();
+        self.reach.local_functions.clear();
+        let now = (self.definitions, self.files.len());
+        if self.reach.settled_at != now {
+            self.reach.settled.clear();
+            self.reach.settled_at = now;
+        }
+    }
+
+    fn node_may_launch(&mut self, f: &File, node: Node, local: &Definitions) -> bool {
         if node.kind() == "function_definition" {
             // Defining is not running: a call is judged where it is made.
             return false;
@@ -125,10 +178,10 @@ impl Interp<'_> {
         if node.kind() == "command" && self.command_may_launch(f, node, local) {
             return true;
         }
-        named_children(node).into_iter().any(|c| self.node_may_launch(f, c, local))
+        may_hold_commands(f, node) && named_children(node).into_iter().any(|c| self.node_may_launch(f, c, local))
     }
 
-    fn command_may_launch(&mut self, f: &File, node: Node, local: &HashMap<String, Node>) -> bool {
+    fn command_may_launch(&mut self, f: &File, node: Node, local: &Definitions) -> bool {
         let text = &f.text[node.byte_range()];
         if names_a_launcher(text) {
             return true;
@@ -163,40 +216,51 @@ impl Interp<'_> {
 
     /// Whether the function `name` may launch; `None` when no function of
     /// that name is known.
-    fn function_may_launch(&mut self, f: &File, name: &str, local: &HashMap<String, Node>) -> Option<bool> {
-        if let Some(def) = local.get(name) {
+    fn function_may_launch(&mut self, f: &File, name: &str, local: &Definitions) -> Option<bool> {
+        if let Some(&(start, end)) = local.get(name) {
             // Defined further on in the script itself, not yet known to the evaluator.
-            let key = (usize::MAX, def.start_byte());
-            if let Some(known) = self.reach.functions.get(&key) {
+            let key = (f as *const File as usize, start);
+            if let Some(known) = self.reach.local_functions.get(&key) {
                 return Some(*known);
             }
-            self.reach.functions.insert(key, false);
-            let may = self.body_may_launch(f, *def, local);
-            self.reach.functions.insert(key, may);
+            self.reach.local_functions.insert(key, false);
+            let may = match definition_at(f, start, end) {
+                Some(def) => self.body_may_launch(f, def, local),
+                None => true,
+            };
+            self.reach.local_functions.insert(key, may);
             return Some(may);
         }
         match self.functions.get(name).copied() {
             Some((file, start, end)) => {
-                if let Some(known) = self.reach.functions.get(&(file, start)) {
+                let key = (file, start);
+                if let Some(known) = self.reach.settled.get(&key) {
+                    return Some(*known);
+                }
+                if let Some(known) = self.reach.functions.get(&key) {
+                    if self.reach.judging.contains(&key) {
+                        self.reach.provisional += 1;
+                    }
                     return Some(*known);
                 }
                 // A call cycle is judged "no launch" while it is being judged:
                 // a launch inside it is found on its own text.
-                self.reach.functions.insert((file, start), false);
+                self.reach.functions.insert(key, false);
                 let def_file = self.files[file].clone();
-                let Some(def) = def_file
-                    .tree
-                    .root_node()
-                    .descendant_for_byte_range(start, end)
-                    .and_then(|n| std::iter::successors(Some(n), |n| n.parent()).find(|n| n.kind() == "function_definition"))
-                else {
-                    self.reach.functions.insert((file, start), true);
+                let Some(def) = definition_at(&def_file, start, end) else {
+                    self.reach.functions.insert(key, true);
                     return Some(true);
                 };
-                let mut inner = HashMap::new();
+                let mut inner = Definitions::new();
                 collect_definitions(&def_file, def, &mut inner);
+                self.reach.judging.insert(key);
+                let provisional = self.reach.provisional;
                 let may = self.body_may_launch(&def_file, def, &inner);
-                self.reach.functions.insert((file, start), may);
+                self.reach.judging.remove(&key);
+                self.reach.functions.insert(key, may);
+                if may || self.reach.provisional == provisional {
+                    self.reach.settled.insert(key, may);
+                }
                 Some(may)
             }
             None => None,
@@ -206,7 +270,7 @@ impl Interp<'_> {
     /// Code known as text (a trap's handler, an eval of literal words): it
     /// may launch when it names a launcher, runs code the words do not show
     /// (`eval`, `source`, `bash`, ...), or calls a function that may.
-    fn code_may_launch(&mut self, f: &File, code: &str, local: &HashMap<String, Node>) -> bool {
+    fn code_may_launch(&mut self, f: &File, code: &str, local: &Definitions) -> bool {
         if names_a_launcher(code) || code.contains(['$', '`']) {
             return true;
         }
@@ -229,12 +293,12 @@ impl Interp<'_> {
     /// Every variable a read file assigns (or loops over) a text naming a
     /// launcher, or naming such a variable (`CMD=("$PY" -m "$MODULE")`).
     pub(super) fn launcher_variables(&mut self) -> HashSet<String> {
-        let assigned = &self.text_facts().assigned;
-        let mut out: HashSet<String> = HashSet::new();
+        let facts = self.text_facts();
+        let mut out: HashSet<String> = facts.naming_a_launcher.clone();
         loop {
             let before = out.len();
-            for (name, texts) in assigned {
-                if !out.contains(name) && texts.iter().any(|text| names_a_launcher(text) || mentions_any(text, &out)) {
+            for (name, texts) in &facts.assigned {
+                if !out.contains(name) && texts.iter().any(|text| mentions_any(text, &out)) {
                     out.insert(name.clone());
                 }
             }
@@ -244,7 +308,7 @@ impl Interp<'_> {
         }
     }
 
-    fn body_may_launch(&mut self, f: &File, def: Node, local: &HashMap<String, Node>) -> bool {
+    fn body_may_launch(&mut self, f: &File, def: Node, local: &Definitions) -> bool {
         match def.child_by_field_name("body") {
             Some(body) => named_children(body).into_iter().any(|c| self.node_may_launch(f, c, local)),
             None => false,
@@ -271,20 +335,71 @@ fn literal_arguments(f: &File, node: Node) -> Option<String> {
 }
 
 /// Functions defined among `node` and below, by name.
-fn collect_definitions<'t>(f: &File, node: Node<'t>, out: &mut HashMap<String, Node<'t>>) {
+fn collect_definitions(f: &File, node: Node, out: &mut Definitions) {
     if node.kind() == "function_definition" {
         if let Some(name) = node.child_by_field_name("name") {
-            out.insert(f.text[name.byte_range()].to_string(), node);
+            out.insert(f.text[name.byte_range()].to_string(), (node.start_byte(), node.end_byte()));
         }
     }
-    for c in named_children(node) {
-        collect_definitions(f, c, out);
+    if may_hold_commands(f, node) {
+        for c in named_children(node) {
+            collect_definitions(f, c, out);
+        }
     }
+}
+
+/// Whether a command (or a function definition) may be written below `node`.
+/// A statement may hold others; a command, an assignment or a word only
+/// through a substitution (`$(...)`, `` `...` ``, `<(...)`), which its text
+/// shows. Walking every word of every command of a 2,000-line library, for
+/// each script that sources it, was most of what judging launches cost.
+fn may_hold_commands(f: &File, node: Node) -> bool {
+    match node.kind() {
+        "command"
+        | "variable_assignment"
+        | "declaration_command"
+        | "unset_command"
+        | "test_command"
+        | "word"
+        | "string"
+        | "raw_string"
+        | "concatenation"
+        | "simple_expansion"
+        | "expansion"
+        | "number"
+        | "heredoc_body"
+        | "comment" => {
+            let text = &f.text[node.byte_range()];
+            memchr::memmem::find(text.as_bytes(), b"$(").is_some() || text.contains(['`']) || text.contains("<(") || text.contains(">(")
+        }
+        _ => true,
+    }
+}
+
+/// The function definition at `start..end` of the file.
+fn definition_at(f: &File, start: usize, end: usize) -> Option<Node<'_>> {
+    let inner = f.tree.root_node().descendant_for_byte_range(start, end)?;
+    std::iter::successors(Some(inner), |n| n.parent()).find(|n| n.kind() == "function_definition")
 }
 
 /// The text names a launcher's module, or its program followed by its
 /// subcommand or by a word only known when run (`vllm serve`, `vllm "$SUB"`).
 pub(super) fn names_a_launcher(text: &str) -> bool {
+    // Every answer below needs one of the launchers' programs or modules in
+    // the text: most commands name none, and are let go on one scan.
+    static NEEDLES: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    let needles = NEEDLES.get_or_init(|| {
+        let unread = crate::profiles::unread_servers().flat_map(|(_, s)| s.launchers.iter()).filter_map(|l| l.program()).map(|(p, _)| p);
+        let read = crate::profiles::script_servers().flat_map(|(_, s)| s.launchers.iter()).filter_map(|l| match (l.program(), &l.form) {
+            (Some((program, _)), _) => Some(program),
+            (None, crate::profiles::LaunchForm::PythonModule(module)) => Some(*module),
+            _ => None,
+        });
+        aho_corasick::AhoCorasick::new(unread.chain(read)).expect("launcher names are plain strings")
+    });
+    if !needles.is_match(text) {
+        return false;
+    }
     // An engine not read yet is found by its program alone (`trtllm-serve MODEL`).
     let unread = crate::profiles::unread_servers().flat_map(|(_, s)| s.launchers.iter()).filter_map(|l| l.program());
     if unread.into_iter().any(|(program, _)| word_at(text, program).next().is_some()) {

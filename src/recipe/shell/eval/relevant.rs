@@ -11,6 +11,7 @@
 //! fixed point, every name mentioned where those are assigned or in the
 //! functions called there.
 
+use super::super::vars::Name;
 use super::facts::identifiers;
 use super::{Interp, State, MAX_STATES};
 use std::collections::{HashMap, HashSet};
@@ -36,10 +37,10 @@ impl Interp<'_> {
         // Differences relative to one state: states forked from one another
         // share their variables' base, so only their changes are compared.
         let reference = &states[0];
-        let diffs: Vec<Vec<String>> = states.iter().map(|s| s.vars.differing(&reference.vars)).collect();
+        let diffs: Vec<Vec<Name>> = states.iter().map(|s| s.vars.differing(&reference.vars)).collect();
         // A file the script writes may be handed to a launch (`--config cfg.yml`).
-        let relevant = |n: &String| self.relevant.names.contains(n) || super::written::is_written(n);
-        let mut kept: HashSet<String> = diffs.iter().flatten().filter(|n| relevant(n)).cloned().collect();
+        let relevant = |n: &str| self.relevant.names.contains(n) || super::written::is_written(n);
+        let mut kept: HashSet<Name> = diffs.iter().flatten().filter(|n| relevant(n)).cloned().collect();
         let mut given_up: Vec<String> = Vec::new();
         // Flags are what the audit checks: a variable holding some is given up
         // last; among the others, the one with the most values first. The
@@ -48,10 +49,10 @@ impl Interp<'_> {
         let mut order: Vec<_> = kept
             .iter()
             .map(|n| {
-                let held = || states.iter().filter_map(|s| s.vars.get(n.as_str()));
+                let held = || states.iter().filter_map(|s| s.vars.get(n));
                 // A written file holds keys the audit checks, as a flag string does.
                 let flags = super::written::is_written(n) || held().any(|v| holds_flags(&v.value));
-                let values: HashSet<u64> = states.iter().map(|s| name_value_hash(n, s.vars.get(n.as_str()))).collect();
+                let values: HashSet<u64> = states.iter().map(|s| name_value_hash(n, s.vars.get(n))).collect();
                 ((!flags, values.len(), std::cmp::Reverse(n.clone())), n.clone())
             })
             .collect();
@@ -65,7 +66,7 @@ impl Interp<'_> {
             }
             let (_, name) = order.pop()?;
             kept.remove(&name);
-            given_up.push(name);
+            given_up.push(name.to_string());
         }
     }
 
@@ -136,7 +137,7 @@ fn name_value_hash(name: &str, var: Option<&super::Var>) -> u64 {
 
 /// The states grouped by the values of `kept` (and their flow), each group
 /// widened into one; `None` past [`MAX_STATES`] groups.
-fn group(states: &[State], diffs: &[Vec<String>], kept: &HashSet<String>) -> Option<Vec<State>> {
+fn group(states: &[State], diffs: &[Vec<Name>], kept: &HashSet<Name>) -> Option<Vec<State>> {
     let mut groups: Vec<State> = Vec::new();
     let mut by_key: HashMap<u64, Vec<usize>> = HashMap::new();
     for (s, diff) in states.iter().zip(diffs) {
@@ -148,7 +149,7 @@ fn group(states: &[State], diffs: &[Vec<String>], kept: &HashSet<String>) -> Opt
                     && g.frames.len() == s.frames.len()
                     && g.positional == s.positional
                     && g.out == s.out
-                    && g.vars.differing(&s.vars).iter().all(|n| !kept.contains(n))
+                    && g.vars.differing_names(&s.vars).all(|n| !kept.contains(n))
             })
         });
         match found {
