@@ -406,19 +406,22 @@ def env_score(shown, env):
     return hit - (len(shown) - hit)
 
 
-def best_role(roles, passed, env=None, config=None):
+def best_role(roles, passed, env=None, config=None, also=()):
     """The shown command line (one path through the script) that agrees best
     with bash's words, then with bash's engine env: paths that differ only in
     an export (`if [ $TP -lt 8 ]; then export X=0; fi` with `$TP` unknown to
-    the tool) are told apart by it. (pairs, hits, env)."""
+    the tool) are told apart by it. A claim that matches a word in `also`
+    (one another reader already matched) is neither a hit nor a wrong claim.
+    (pairs, hits, env)."""
     best = None
     for _, r, common in roles:
         sp = role_pairs(r)
         hit = score(sp, passed)
+        restated = score([s_ for s_ in sp if not any(matches(s_, p_) for p_ in passed)], list(also))
         shown_env = role_env(r, common)
         shown_config = role_config(r)
         c = config_score(shown_config, config or {})
-        key = (hit - (len(sp) - hit), hit, env_score(shown_env, env or {}), 2 * c - len(shown_config) - len(config or {}))
+        key = (hit - (len(sp) - hit - restated), hit, env_score(shown_env, env or {}), 2 * c - len(shown_config) - len(config or {}))
         if best is None or key > best[0]:
             best = (key, sp, hit, shown_env, shown_config)
     return (best[1], best[2], best[3], best[4]) if best else ([], 0, {}, {})
@@ -439,7 +442,7 @@ def compare(t, misses, label, settings, argv, env, roles, table_roles=(), given=
                 if matches(s_, p_):
                     taken.append(left.pop(k))
                     break
-        tp, _, tenv, _ = best_role(table_roles, left, env)
+        tp, _, tenv, _ = best_role(table_roles, left, env, also=taken)
         # A word both readers state (the script's `--block-size ${BLOCK_SIZE}` and
         # the table's `--block-size 16`) is one word: the table's statement of
         # a word already matched is not a second claim, unless its value differs.

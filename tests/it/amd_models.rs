@@ -96,13 +96,14 @@ fn every_model_of_the_real_table_is_read_with_exact_spans() {
         assert_eq!(&vllm.text[token.span.offset..token.span.end()], token.raw, "{token:?}");
     }
     // ATOM's too: each configuration server_atom.sh builds (tp, tp_dp, ep_dp,
-    // with and without MTP) of each model, every word at its exact place but
-    // the MTP size the script appends.
+    // with and without MTP, and for the model whose two quantization configs
+    // differ the jobs whose servers differ in DPA) of each model, every word at
+    // its exact place but the MTP size the script appends.
     let atom = recipe::load_path(&dir.join("models_atom.yaml")).unwrap();
     assert_eq!(atom.kind, RecipeKind::AmdModels);
     let names = model_names(&atom.text);
     assert_eq!(names.len(), 4, "{names:?}");
-    assert_eq!(atom.deployments.len(), 21);
+    assert_eq!(atom.deployments.len(), 29);
     assert!(atom.deployments.iter().all(|d| d.engine == "atom" && names.contains(&d.name.as_str())));
     for token in atom.deployments.iter().flat_map(|d| d.roles.iter().flat_map(|r| r.argv.iter().flatten())) {
         if token.raw != "$DECODE_MTP_SIZE" {

@@ -296,8 +296,9 @@ fn the_amd_atom_table_is_audited_with_its_master_entrys_image() {
     let (dir, atom) = amd_chain("rocm/atom-dev:nightly_202605151200");
     let (code, report) = audit_chain(dir.path(), &atom, &[]);
     assert_eq!(code, 1);
-    // tp, tp_dp, ep_dp, each with and without MTP.
-    assert_eq!(report["coverage"]["audited"], 6, "{report:#}");
+    // tp, tp_dp, ep_dp, each with and without MTP; its two quantization
+    // configs differ, so also the four jobs whose servers differ in DPA.
+    assert_eq!(report["coverage"]["audited"], 14, "{report:#}");
     assert_eq!(report["master_entries_checked"], 1, "{report:#}");
     assert_eq!(
         distinct(&report),
@@ -357,7 +358,7 @@ fn the_not_audited_hint_names_the_atom_ref_flag() {
     assert_eq!(not["enable"], "--atom-to REF, or an image in the recipe", "{report:#}");
     // And it does audit it.
     let (_, report) = audit(&atom, &table, &["--atom-to", "main"]);
-    assert_eq!(report["coverage"]["audited"], 6, "{report:#}");
+    assert_eq!(report["coverage"]["audited"], 14, "{report:#}");
 }
 
 /// A JSON-typed flag's value is parsed as JSON: one that does not parse is

@@ -25,7 +25,9 @@
 //! Each configuration the script can build is one [`Deployment`]: `tp` (no
 //! DPA), `tp_dp`, `ep_dp`, each also with `, mtp` when the model has MTP flags.
 //! EP without DPA passes no table flags beyond `tp`'s, so it is no variant of
-//! its own. What the script passes itself (`-tp`, `--kv-transfer-config`, the
+//! its own. The script picks both servers' quantization config by the
+//! prefill's mode: where the two configs differ, the jobs whose servers differ
+//! in DPA are configurations too (`prefill tp_dp, decode tp`). What the script passes itself (`-tp`, `--kv-transfer-config`, the
 //! defaults it falls back to) is audited at its own launches, not here.
 
 use super::super::format::Loaded;
@@ -221,16 +223,29 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
     }
     let mtp = !printed.words(MTP).is_empty();
     let mut deployments = Vec::new();
-    for mode in Mode::ALL {
+    for (prefill, decode) in mode_pairs(&printed) {
         for with_mtp in if mtp { vec![false, true] } else { vec![false] } {
-            let roles = ROLES.iter().map(|&role| role_config(&printed, role, mode, with_mtp, entry)).collect();
+            // The script picks both servers' `--online_quant_config` by the
+            // prefill's mode (`PREFILL_ENABLE_DP`).
+            let roles = [("prefill", prefill), ("decode", decode)]
+                .into_iter()
+                .map(|(role, mode)| role_config(&printed, role, mode, prefill.quant(), with_mtp, entry))
+                .collect();
             let mut env = printed.env(ENV).to_vec();
-            if let Some((_, env_line)) = mode.lines() {
-                env.extend_from_slice(printed.env(env_line));
+            // Each server's mode exports its env words in the one shell both start from.
+            for mode in if prefill == decode { vec![prefill] } else { vec![prefill, decode] } {
+                if let Some((_, env_line)) = mode.lines() {
+                    env.extend_from_slice(printed.env(env_line));
+                }
             }
+            let modes = if prefill == decode {
+                prefill.name().to_string()
+            } else {
+                format!("prefill {}, decode {}", prefill.name(), decode.name())
+            };
             deployments.push(Deployment {
                 name_span: Some(entry.key.span.clone()),
-                variant: Some(if with_mtp { format!("{}, mtp", mode.name()) } else { mode.name().to_string() }),
+                variant: Some(if with_mtp { format!("{modes}, mtp") } else { modes }),
                 ..Deployment::launched(crate::profiles::ATOM.id, model.to_string(), roles, env)
             });
         }
@@ -238,7 +253,27 @@ fn read_model(src: &SourceText, entry: &Entry, notes: &mut Vec<Note>) -> Vec<Dep
     deployments
 }
 
-fn role_config(printed: &Printed, role: &str, mode: Mode, with_mtp: bool, entry: &Entry) -> RoleConfig {
+/// The (prefill, decode) modes read as configurations of their own: each mode
+/// on both servers; and where the table gives the two modes' quantization
+/// configs different values, the jobs whose servers differ in data-parallel
+/// attention, since there the decode gets the config of the prefill's mode,
+/// which no configuration of one mode shows.
+fn mode_pairs(printed: &Printed) -> Vec<(Mode, Mode)> {
+    let mut pairs: Vec<(Mode, Mode)> = Mode::ALL.iter().map(|&m| (m, m)).collect();
+    let value = |line: &str| printed.flag(line).map(|f| &f.value);
+    if value(QUANT) != value(QUANT_DPA) {
+        for prefill in Mode::ALL {
+            for decode in Mode::ALL {
+                if (prefill == Mode::Tp) != (decode == Mode::Tp) {
+                    pairs.push((prefill, decode));
+                }
+            }
+        }
+    }
+    pairs
+}
+
+fn role_config(printed: &Printed, role: &str, mode: Mode, quant: &str, with_mtp: bool, entry: &Entry) -> RoleConfig {
     let mut argv: Vec<ArgToken> = Vec::new();
     if let Some((flags_line, _)) = mode.lines() {
         argv.extend_from_slice(printed.words(&format!("{role}_{flags_line}")));
@@ -262,7 +297,7 @@ fn role_config(printed: &Printed, role: &str, mode: Mode, with_mtp: bool, entry:
     argv.extend_from_slice(printed.words(KV));
     let mut flags: Vec<FlagUse> =
         FIELDS.iter().filter(|f| f.roles.contains(&role) && f.flag != QUANT).filter_map(|f| printed.flag(f.key).cloned()).collect();
-    flags.extend(printed.flag(mode.quant()).cloned());
+    flags.extend(printed.flag(quant).cloned());
     RoleConfig {
         role: role.to_string(),
         span: Some(entry.key.span.clone()),

@@ -389,7 +389,17 @@ fn the_atom_table_is_one_deployment_per_mode_the_script_builds() {
             "Alpha-MoE-FP4 [tp_dp, mtp]",
             "Alpha-MoE-FP4 [ep_dp]",
             "Alpha-MoE-FP4 [ep_dp, mtp]",
-            // No mtp_flags: no MTP variants.
+            // Its two quantization configs differ: the jobs whose servers
+            // differ in data-parallel attention are configurations of their own.
+            "Alpha-MoE-FP4 [prefill tp, decode tp_dp]",
+            "Alpha-MoE-FP4 [prefill tp, decode tp_dp, mtp]",
+            "Alpha-MoE-FP4 [prefill tp, decode ep_dp]",
+            "Alpha-MoE-FP4 [prefill tp, decode ep_dp, mtp]",
+            "Alpha-MoE-FP4 [prefill tp_dp, decode tp]",
+            "Alpha-MoE-FP4 [prefill tp_dp, decode tp, mtp]",
+            "Alpha-MoE-FP4 [prefill ep_dp, decode tp]",
+            "Alpha-MoE-FP4 [prefill ep_dp, decode tp, mtp]",
+            // No mtp_flags: no MTP variants; no quantization config: no mixed jobs.
             "Beta-Dense [tp]",
             "Beta-Dense [tp_dp]",
             "Beta-Dense [ep_dp]",
@@ -427,6 +437,25 @@ fn atom_flag_strings_fall_back_per_role_and_fields_go_where_the_script_passes_th
     let kv = flag(&atom_flags(tp, "prefill"), "kv-cache-dtype").clone();
     assert_eq!((at(&file, &kv.key_span), scalar(&atom_flags(tp, "prefill"), "kv-cache-dtype").as_str()), ("kv-cache-dtype", "fp8"));
     assert_eq!(at(&file, &flag(&atom_flags(tp, "prefill"), "block-size").key_span), "block_size");
+}
+
+/// server_atom.sh picks both servers' `--online_quant_config` by the
+/// prefill's `PREFILL_ENABLE_DP`: a decode without DPA beside a DPA prefill
+/// gets the `_dpa` config, with its own mode's flag strings; both modes' env
+/// words are exported in the shell both servers start from.
+#[test]
+fn in_a_job_whose_servers_differ_in_dpa_the_decode_gets_the_prefills_quant_config() {
+    let file = atom_fixture();
+    let names = |d: &Deployment, role: &str| atom_flags(d, role).into_iter().map(|f| f.name).collect::<Vec<_>>();
+    let mixed = deployment(&file, "Alpha-MoE-FP4", "prefill tp_dp, decode tp");
+    assert!(scalar(&atom_flags(mixed, "decode"), "online_quant_config").contains("exclude_layer"));
+    assert!(!names(mixed, "decode").contains(&"enable-dp-attention".to_string()));
+    assert!(names(mixed, "prefill").contains(&"enable-dp-attention".to_string()));
+    let other = deployment(&file, "Alpha-MoE-FP4", "prefill tp, decode ep_dp");
+    assert_eq!(scalar(&atom_flags(other, "decode"), "online_quant_config"), r#"{"global_quant_config":"ptpc_fp8"}"#);
+    assert!(names(other, "decode").contains(&"enable-expert-parallel".to_string()));
+    let env = |d: &Deployment| d.common_env.iter().map(|e| e.name.clone()).collect::<Vec<_>>();
+    assert_eq!(env(deployment(&file, "Alpha-MoE-FP4", "prefill ep_dp, decode tp")), ["ATOM_DP_SIZE", "AITER_LOG_LEVEL", "ATOM_EP_LB"]);
 }
 
 #[test]
