@@ -803,3 +803,22 @@ fn a_sourced_library_is_judged_by_its_text_when_it_changes() {
     assert_eq!(argv(&load_path(&second).unwrap()), ["--tp", "4"]);
     assert!(load_path(&first).unwrap().deployments.is_empty());
 }
+
+/// A string built from an array that paths merged past the cap disagree on,
+/// then run by `eval` (server_atom.sh's `DECODE_CMD` with its
+/// `${DECODE_PARALLEL_ARGS[*]}`): the merged part stays unknown in the eval'd
+/// string. Read again as `$A` it was the array's first element, a second
+/// `--tp-size` on the line.
+#[test]
+fn a_merged_array_in_an_eval_string_is_not_read_again_as_its_first_element() {
+    let mut text = String::from("A=(--tp-size \"$TP\")\nif [ \"$M\" = ep ]; then A=(--tp-size \"$TP\" $EP_FLAGS); fi\n");
+    for i in 1..=5 {
+        text.push_str(&format!("if [ \"$B{i}\" = 1 ]; then F{i}=--f{i}; else F{i}=--g{i}; fi\n"));
+    }
+    text.push_str("CMD=\"python3 -m sglang.launch_server ${A[*]} $F1 $F2 $F3 $F4 $F5\"\neval \"$CMD\"\n");
+    let lines = words_of(&text);
+    assert!(!lines.is_empty());
+    for line in &lines {
+        assert_eq!(line.iter().filter(|w| *w == "--tp-size").count(), 1, "{line:?}");
+    }
+}

@@ -1021,7 +1021,7 @@ fn unknown_frag(raw: &str, why: &str, split: bool, quoted: bool, at: Origin) -> 
 }
 
 /// Why a variable that paths merged past the cap disagree on is not known.
-const DIFFERS: &str = "differs between paths through the script";
+pub(super) const DIFFERS: &str = "differs between paths through the script";
 
 /// Whether `var` holds the value [`widen`] gives `name` where nothing of two
 /// paths' values is shared (and would give it again).

@@ -18,6 +18,30 @@ impl Interp<'_> {
         // tree-sitter-bash puts the blank before an expansion inside a string into
         // the expansion (`"${A} ${B}"`): it is text.
         let lead = raw.len() - raw.trim_start().len();
+        // In eval text, a value that paths merged past the cap disagree on is
+        // written as its variable's expansion (`$ARGS`). Read again, it would
+        // be that variable's value here, not the words either path wrote: an
+        // array's first element (`$ARGS` is `${ARGS[0]}`, a second `-tp` on
+        // server_atom.sh's decode line), or the eval'd string itself.
+        if matches!(node.kind(), "expansion" | "simple_expansion") {
+            let gap = f.unknown_within(node.start_byte() + lead, node.end_byte()).filter(|(_, _, why)| why.ends_with(DIFFERS));
+            if gap.is_some() {
+                let mut out = Vec::new();
+                if lead > 0 {
+                    let at = self.origin(file, node.start_byte(), node.start_byte() + lead, true);
+                    out.push(Item::Frag(Frag::literal(raw[..lead].to_string(), at, word, quoted)));
+                }
+                out.push(Item::Frag(Frag {
+                    text: raw[lead..].to_string(),
+                    unknown: Some(DIFFERS.to_string()),
+                    split: !quoted,
+                    quoted,
+                    origin: self.origin(file, node.start_byte() + lead, node.end_byte(), false),
+                    word,
+                }));
+                return out;
+            }
+        }
         if lead > 0 && matches!(node.kind(), "expansion" | "simple_expansion") {
             let blank =
                 Frag::literal(raw[..lead].to_string(), self.origin(file, node.start_byte(), node.start_byte() + lead, true), word, quoted);
