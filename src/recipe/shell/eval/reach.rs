@@ -157,10 +157,7 @@ impl Interp<'_> {
     /// once a function was defined or a file read since; the variables that
     /// may hold a launcher are those of every file read.
     fn fresh_judgements(&mut self) {
-        if self.reach.launcher_vars_at != Some(self.files.len()) {
-            self.reach.launcher_vars = self.launcher_variables();
-            self.reach.launcher_vars_at = Some(self.files.len());
-        }
+        self.refresh_launcher_vars();
         self.reach.functions.clear();
         self.reach.local_functions.clear();
         let now = (self.definitions, self.files.len());
@@ -290,9 +287,18 @@ impl Interp<'_> {
         positional || mentions_any(text, &self.reach.launcher_vars)
     }
 
+    /// [`Interp::launcher_variables`], computed again only once a file was read.
+    pub(super) fn refresh_launcher_vars(&mut self) -> &HashSet<String> {
+        if self.reach.launcher_vars_at != Some(self.files.len()) {
+            self.reach.launcher_vars = self.launcher_variables();
+            self.reach.launcher_vars_at = Some(self.files.len());
+        }
+        &self.reach.launcher_vars
+    }
+
     /// Every variable a read file assigns (or loops over) a text naming a
     /// launcher, or naming such a variable (`CMD=("$PY" -m "$MODULE")`).
-    pub(super) fn launcher_variables(&mut self) -> HashSet<String> {
+    fn launcher_variables(&mut self) -> HashSet<String> {
         let facts = self.text_facts();
         let mut out: HashSet<String> = facts.naming_a_launcher.clone();
         loop {
@@ -385,21 +391,6 @@ fn definition_at(f: &File, start: usize, end: usize) -> Option<Node<'_>> {
 /// The text names a launcher's module, or its program followed by its
 /// subcommand or by a word only known when run (`vllm serve`, `vllm "$SUB"`).
 pub(super) fn names_a_launcher(text: &str) -> bool {
-    // Every answer below needs one of the launchers' programs or modules in
-    // the text: most commands name none, and are let go on one scan.
-    static NEEDLES: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
-    let needles = NEEDLES.get_or_init(|| {
-        let unread = crate::profiles::unread_servers().flat_map(|(_, s)| s.launchers.iter()).filter_map(|l| l.program()).map(|(p, _)| p);
-        let read = crate::profiles::script_servers().flat_map(|(_, s)| s.launchers.iter()).filter_map(|l| match (l.program(), &l.form) {
-            (Some((program, _)), _) => Some(program),
-            (None, crate::profiles::LaunchForm::PythonModule(module)) => Some(*module),
-            _ => None,
-        });
-        aho_corasick::AhoCorasick::new(unread.chain(read)).expect("launcher names are plain strings")
-    });
-    if !needles.is_match(text) {
-        return false;
-    }
     // An engine not read yet is found by its program alone (`trtllm-serve MODEL`).
     let unread = crate::profiles::unread_servers().flat_map(|(_, s)| s.launchers.iter()).filter_map(|l| l.program());
     if unread.into_iter().any(|(program, _)| word_at(text, program).next().is_some()) {

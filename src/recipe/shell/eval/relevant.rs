@@ -95,7 +95,7 @@ impl Interp<'_> {
         if self.relevant.files == self.files.len() {
             return;
         }
-        let launcher_vars = self.launcher_variables();
+        let launcher_vars = self.refresh_launcher_vars().clone();
         let text = self.text_facts();
         let mut work: Vec<String> = text.seeds.iter().cloned().chain(launcher_vars).collect();
         let engine_env = |n: &str| crate::profiles::servers().any(|(p, _)| p.owns_env(n));
